@@ -1,0 +1,255 @@
+import { z } from "zod";
+import { FREQUENCIES, inputFormType, STORED_FORM_TYPES } from "../../../shared/enums.js";
+import { centsToDollars } from "../../../shared/money.js";
+import type { FormConfig } from "../../../shared/schemas/form.js";
+import type { FormRecord } from "../../store/forms.js";
+
+/** How forms look on the wire: the zod schemas that document them, and the functions that build them. */
+
+const dollars = z.number().meta({ description: "US dollars, at most 2 decimals" });
+
+export const formSummarySchema = z.object({
+  formID: z.string(),
+  formUrl: z.string(),
+  title: z.string(),
+  description: z.string(),
+  formType: z.enum(STORED_FORM_TYPES),
+  funds: z.array(z.string()),
+  frequencies: z.array(z.enum(FREQUENCIES)),
+  color: z.string(),
+  headerImage: z.string().nullable(),
+  active: z.boolean(),
+  goal: dollars.nullable(),
+  eventDate: z.string().nullable().optional(),
+  startTime: z.string().nullable().optional(),
+  endTime: z.string().nullable().optional(),
+  location: z.string().nullable().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export const formFullSchema = formSummarySchema.extend({
+  embedHTML: z.string(),
+  defaultFrequency: z.enum(FREQUENCIES),
+  oneTimeAmounts: z.array(dollars),
+  dailyAmounts: z.array(dollars),
+  weeklyAmounts: z.array(dollars),
+  monthlyAmounts: z.array(dollars),
+  annuallyAmounts: z.array(dollars),
+  defaultAmount: dollars.nullable(),
+  allowCustomAmount: z.boolean(),
+  givingLevels: z.array(z.object({ title: z.string(), amount: dollars, description: z.string() })),
+  sponsorshipGroups: z.array(
+    z.object({
+      groupTitle: z.string(),
+      description: z.string(),
+      options: z.array(
+        z.object({ optionTitle: z.string(), amount: dollars, description: z.string(), quantity: z.number().nullable() }),
+      ),
+    }),
+  ),
+  productGroups: z
+    .array(
+      z.object({
+        productGroupName: z.string(),
+        description: z.string(),
+        products: z.array(
+          z.object({ productName: z.string(), price: dollars, description: z.string(), quantity: z.number().nullable() }),
+        ),
+      }),
+    )
+    .optional()
+    .meta({ description: "PRODUCT forms only: the sponsorship groups under the names prefill and checkout match" }),
+  tickets: z.array(
+    z.object({
+      name: z.string(),
+      price: dollars,
+      quantity: z.number().nullable(),
+      ticketType: z.enum(["INDIVIDUAL", "GROUP"]),
+      groupSize: z.number(),
+      description: z.string(),
+      maxPerOrder: z.number().nullable(),
+      quantitySold: z.number(),
+    }),
+  ),
+  promoCodes: z.array(
+    z.object({
+      code: z.string(),
+      discountType: z.enum(["percentage", "amount"]),
+      discountValue: z.number(),
+      quantity: z.number().nullable(),
+      applicableTickets: z.array(z.string()),
+      timesRedeemed: z.number(),
+    }),
+  ),
+  customInputs: z.array(
+    z.object({
+      id: z.string(),
+      title: z.string(),
+      question: z.string(),
+      inputType: z.enum(["short_text", "long_text", "single_select", "multi_select"]),
+      required: z.boolean(),
+      options: z.array(z.string()),
+    }),
+  ),
+  faqs: z.array(z.object({ question: z.string(), answer: z.string() })),
+  enableFundraisingBar: z.boolean(),
+  enableDonorList: z.boolean(),
+  enableCoverFees: z.boolean(),
+  enableAnonymous: z.boolean(),
+  enableOrganizationName: z.boolean(),
+  enableBillingAddress: z.boolean(),
+  enableCountryDropdown: z.boolean(),
+  enablePhone: z.boolean(),
+  enableCustomEmail: z.boolean(),
+  replyToAddress: z.string().nullable(),
+  emailSubject: z.string().nullable(),
+  customMessage: z.string().nullable(),
+  enableTimeAndLocation: z.boolean(),
+  eventDetails: z.string().nullable(),
+  timeZone: z.string().nullable(),
+});
+
+export type FormSummary = z.infer<typeof formSummarySchema>;
+export type FormFull = z.infer<typeof formFullSchema>;
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+export function hostedPath(config: Pick<FormConfig, "formType">): "donate" | "attend" {
+  return config.formType === "EVENT" ? "attend" : "donate";
+}
+
+export function formUrl(publicUrl: string, formId: string): string {
+  return `${publicUrl}/donate/${formId}`;
+}
+
+/**
+ * The iframe snippet organizations paste into their site: the hosted form in embed mode with a reserved
+ * height, and the loader script that resizes it from the form's height messages.
+ */
+export function embedHtml(publicUrl: string, form: FormRecord): string {
+  const src = `${publicUrl}/${hostedPath(form.config)}/${form.id}?embed=1`;
+  const title = `${form.config.formType === "EVENT" ? "Register" : "Donate"}: ${form.config.title}`;
+  return (
+    `<iframe src="${escapeHtml(src)}" title="${escapeHtml(title)}" allow="payment" ` +
+    `data-almoner-form="${escapeHtml(form.id)}" style="width:100%;max-width:640px;height:720px;border:0" ` +
+    `loading="lazy"></iframe>\n<script async src="${escapeHtml(`${publicUrl}/embed.js`)}"></script>`
+  );
+}
+
+export function toSummary(publicUrl: string, form: FormRecord): FormSummary {
+  const c = form.config;
+  const summary: FormSummary = {
+    formID: form.id,
+    formUrl: formUrl(publicUrl, form.id),
+    title: c.title,
+    description: c.description,
+    formType: c.formType,
+    funds: c.funds,
+    frequencies: c.frequencies,
+    color: c.color,
+    headerImage: c.headerImage,
+    active: c.active,
+    goal: c.enableFundraisingBar && c.goal !== null ? centsToDollars(c.goal) : null,
+    createdAt: form.createdAt,
+    updatedAt: form.updatedAt,
+  };
+  if (c.formType === "EVENT") {
+    summary.eventDate = c.eventDate;
+    summary.startTime = c.startTime;
+    summary.endTime = c.endTime;
+    summary.location = c.location;
+  }
+  return summary;
+}
+
+/** Sales figures that reads add to tickets and promo codes; zero until the checkout records sales. */
+export interface FormSales {
+  ticketsSold: Record<string, number>;
+  promoRedemptions: Record<string, number>;
+}
+
+const NO_SALES: FormSales = { ticketsSold: {}, promoRedemptions: {} };
+
+export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = NO_SALES): FormFull {
+  const c = form.config;
+  const d = (cents: number[]) => cents.map(centsToDollars);
+  const full: FormFull = {
+    ...toSummary(publicUrl, form),
+    goal: c.goal === null ? null : centsToDollars(c.goal),
+    embedHTML: embedHtml(publicUrl, form),
+    eventDate: c.eventDate,
+    startTime: c.startTime,
+    endTime: c.endTime,
+    location: c.location,
+    defaultFrequency: c.defaultFrequency,
+    oneTimeAmounts: d(c.oneTimeAmounts),
+    dailyAmounts: d(c.dailyAmounts),
+    weeklyAmounts: d(c.weeklyAmounts),
+    monthlyAmounts: d(c.monthlyAmounts),
+    annuallyAmounts: d(c.annuallyAmounts),
+    defaultAmount: c.defaultAmount === null ? null : centsToDollars(c.defaultAmount),
+    allowCustomAmount: c.allowCustomAmount,
+    givingLevels: c.givingLevels.map((l) => ({ ...l, amount: centsToDollars(l.amount) })),
+    sponsorshipGroups: c.sponsorshipGroups.map((g) => ({
+      ...g,
+      options: g.options.map((o) => ({ ...o, amount: centsToDollars(o.amount) })),
+    })),
+    tickets: c.tickets.map((t) => ({
+      ...t,
+      price: centsToDollars(t.price),
+      quantitySold: sales.ticketsSold[t.name] ?? 0,
+    })),
+    promoCodes: c.promoCodes.map((p) => ({
+      ...p,
+      discountValue: p.discountType === "amount" ? centsToDollars(p.discountValue) : p.discountValue,
+      timesRedeemed: sales.promoRedemptions[p.code.toUpperCase()] ?? 0,
+    })),
+    customInputs: c.customInputs.map((i) => ({ ...i, question: i.title })),
+    faqs: c.faqs,
+    enableFundraisingBar: c.enableFundraisingBar,
+    enableDonorList: c.enableDonorList,
+    enableCoverFees: c.enableCoverFees,
+    enableAnonymous: c.enableAnonymous,
+    enableOrganizationName: c.enableOrganizationName,
+    enableBillingAddress: c.enableBillingAddress,
+    enableCountryDropdown: c.enableCountryDropdown,
+    enablePhone: c.enablePhone,
+    enableCustomEmail: c.enableCustomEmail,
+    replyToAddress: c.replyToAddress,
+    emailSubject: c.emailSubject,
+    customMessage: c.customMessage,
+    enableTimeAndLocation: c.enableTimeAndLocation,
+    eventDetails: c.eventDetails,
+    timeZone: c.timeZone,
+  };
+  if (c.formType === "PRODUCT") {
+    full.productGroups = c.sponsorshipGroups.map((g) => ({
+      productGroupName: g.groupTitle,
+      description: g.description,
+      products: g.options.map((o) => ({
+        productName: o.optionTitle,
+        price: centsToDollars(o.amount),
+        description: o.description,
+        quantity: o.quantity,
+      })),
+    }));
+  }
+  return full;
+}
+
+/** The stored form as create input (dollars, input names), the base that a partial update merges onto. */
+export function toInput(form: FormRecord): Record<string, unknown> {
+  const full = toFull("", form);
+  const { formID, formUrl, embedHTML, createdAt, updatedAt, productGroups, formType, ...rest } = full;
+  return {
+    ...rest,
+    ...inputFormType(formType),
+    tickets: full.tickets.map(({ quantitySold, ...t }) => t),
+    promoCodes: full.promoCodes.map(({ timesRedeemed, ...p }) => p),
+    customInputs: full.customInputs.map(({ question, ...i }) => i),
+    sponsorshipGroups: full.sponsorshipGroups,
+  };
+}

@@ -1,0 +1,201 @@
+import { z } from "zod";
+import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
+import { ApiError } from "../../errors.js";
+import { isUniqueViolation } from "../../store/dialect.js";
+import { type FormRecord, findForm, insertForm, listLiveForms, softDeleteForm, updateFormConfig } from "../../store/forms.js";
+import type { AppDeps } from "../env.js";
+import { decodeCursor, encodeCursor, page, paginationQuery } from "../pagination.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "../route.js";
+import { parseWith } from "../validate.js";
+import { formFullSchema, formSummarySchema, toFull, toInput, toSummary } from "./present.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const idParams = z.object({ id: z.string().meta({ description: "The form's formID (UUID)" }) });
+
+const notFound = { description: "No form with this id", schema: errorSchema };
+const gone = { description: "The form was deleted", schema: errorSchema };
+const conflict = { description: "A live form of this organization already has this title", schema: errorSchema };
+
+/** The caller's form, or the contract's 404 / 403 / 410. */
+export async function loadOwnedForm(deps: AppDeps, organizationId: string, id: string): Promise<FormRecord> {
+  const form = UUID.test(id) ? await findForm(deps.store.db, id.toLowerCase()) : undefined;
+  if (!form) throw new ApiError(404, "Form not found");
+  if (form.organizationId !== organizationId) throw new ApiError(403, "Form belongs to another organization");
+  if (form.deletedAt) throw new ApiError(410, "Form has been deleted");
+  return form;
+}
+
+function duplicateTitle(title: string): ApiError {
+  return new ApiError(409, `A form titled "${title}" already exists`);
+}
+
+export function formRoutes(deps: AppDeps): RouteSpec[] {
+  const { config } = deps;
+  const schema = formSchema({ allowHttpImages: !config.production });
+  const nowIso = () => new Date(deps.now()).toISOString();
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/v1/forms",
+      permission: "forms:write",
+      tags: ["Forms"],
+      summary: "Create a form",
+      description:
+        "Creates a donation (`formType: fundraising`) or event form. Only `title` and `funds` are required. Every problem in the body is reported at once in `details`. Send `Idempotency-Key` to make retries safe.",
+      body: schema,
+      bodyDoc: formInputShape,
+      responses: {
+        201: {
+          description: "Created",
+          schema: z.object({ formID: z.string(), formUrl: z.string(), embedHTML: z.string(), message: z.string() }),
+        },
+        ...standardErrors,
+        409: conflict,
+      },
+      handler: async (c, { body }) => {
+        let form: FormRecord;
+        try {
+          form = await insertForm(deps.store.db, c.get("auth").organizationId, body, nowIso());
+        } catch (err) {
+          if (isUniqueViolation(err)) throw duplicateTitle(body.title);
+          throw err;
+        }
+        const full = toFull(config.publicUrl, form);
+        return c.json(
+          { formID: full.formID, formUrl: full.formUrl, embedHTML: full.embedHTML, message: "Form created successfully" },
+          201,
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/v1/forms",
+      permission: "forms:read",
+      tags: ["Forms"],
+      summary: "List forms",
+      description: "The organization's live forms, newest first, in the summary shape. Deleted forms are left out.",
+      query: paginationQuery(),
+      responses: {
+        200: {
+          description: "A page of forms",
+          schema: z.object({
+            forms: z.array(formSummarySchema),
+            count: z.number(),
+            hasMore: z.boolean(),
+            lastEvaluatedKey: z.string().optional(),
+          }),
+        },
+        ...standardErrors,
+      },
+      handler: async (c, { query }) => {
+        const orgId = c.get("auth").organizationId;
+        const after = query.lastEvaluatedKey ? decodeCursor("forms", orgId, query.lastEvaluatedKey) : undefined;
+        const rows = await listLiveForms(deps.store.db, orgId, query.limit + 1, after);
+        return c.json(
+          page(
+            "forms",
+            rows,
+            query.limit,
+            (form) => toSummary(config.publicUrl, form),
+            (form) => ({ sort: form.createdAt, id: form.id }),
+            (position) => encodeCursor("forms", orgId, position),
+          ),
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/v1/forms/{id}",
+      permission: "forms:read",
+      tags: ["Forms"],
+      summary: "Get a form",
+      params: idParams,
+      responses: { 200: { description: "The full form", schema: formFullSchema }, ...standardErrors, 404: notFound, 410: gone },
+      handler: async (c, { params }) => {
+        const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id);
+        return c.json(toFull(config.publicUrl, form));
+      },
+    }),
+
+    ...(["put", "patch"] as const).map((method) =>
+      defineRoute({
+        method,
+        path: "/v1/forms/{id}",
+        permission: "forms:write",
+        tags: ["Forms"],
+        summary: method === "put" ? "Update a form (partial)" : "Update a form (alias of PUT)",
+        description:
+          "Changes only the fields sent; the merged form is validated by the create rules. Arrays (funds, tickets, ...) are replaced whole.",
+        params: idParams,
+        body: z.record(z.string(), z.unknown()),
+        bodyDoc: formInputShape.partial(),
+        responses: {
+          200: {
+            description: "Updated",
+            schema: z.object({ message: z.string(), form: formFullSchema }),
+          },
+          ...standardErrors,
+          404: notFound,
+          409: conflict,
+          410: gone,
+        },
+        handler: async (c, { params, body }) => {
+          const orgId = c.get("auth").organizationId;
+          const existing = await loadOwnedForm(deps, orgId, params.id);
+          if (Object.keys(body).length === 0)
+            throw ApiError.validation(["body must contain at least one form field to change"]);
+          const merged = { ...toInput(existing), ...body };
+          const next = parseWith(schema, merged);
+          // Custom inputs keep their ids across updates when the client sends them back without one.
+          next.customInputs = next.customInputs.map((input, i) => {
+            const sent = Array.isArray(body.customInputs) ? (body.customInputs[i] as { id?: unknown }) : undefined;
+            if (sent && sent.id === undefined) {
+              const same = existing.config.customInputs.find((e) => e.title === input.title);
+              if (same) return { ...input, id: same.id };
+            }
+            return input;
+          });
+          const now = nowIso();
+          try {
+            if (!(await updateFormConfig(deps.store.db, existing.id, next, now)))
+              throw new ApiError(410, "Form has been deleted");
+          } catch (err) {
+            if (isUniqueViolation(err)) throw duplicateTitle(next.title);
+            throw err;
+          }
+          const form = { ...existing, config: next, updatedAt: now };
+          return c.json({ message: "Form updated successfully", form: toFull(config.publicUrl, form) });
+        },
+      }),
+    ),
+
+    defineRoute({
+      method: "delete",
+      path: "/v1/forms/{id}",
+      permission: "forms:write",
+      tags: ["Forms"],
+      summary: "Delete a form (soft)",
+      description: "The form leaves list results, its reads and hosted pages answer 410; the record is kept.",
+      params: idParams,
+      responses: {
+        200: { description: "Deleted", schema: z.object({ message: z.string(), formID: z.string() }) },
+        ...standardErrors,
+        404: notFound,
+        410: { description: "Already deleted", schema: errorSchema },
+      },
+      handler: async (c, { params }) => {
+        const orgId = c.get("auth").organizationId;
+        const form = UUID.test(params.id) ? await findForm(deps.store.db, params.id.toLowerCase()) : undefined;
+        if (!form) throw new ApiError(404, "Form not found");
+        if (form.organizationId !== orgId) throw new ApiError(403, "Form belongs to another organization");
+        if (!(await softDeleteForm(deps.store.db, form.id, nowIso())))
+          throw new ApiError(410, "Form has already been deleted");
+        return c.json({ message: "Form deleted successfully", formID: form.id });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,77 @@
+import { z } from "zod";
+import { sha256Hex } from "../ids.js";
+import { ApiError } from "../errors.js";
+
+/**
+ * The shared cursor pagination (seed 4.7, contract 3). A cursor is base64url JSON of a keyset position
+ * (sort value and id) bound to one list and one merchant, so deep pages cost what the first does and
+ * records inserted meanwhile are neither repeated nor skipped.
+ */
+
+export interface KeysetPosition {
+  sort: string;
+  id: string;
+}
+
+function scope(list: string, organizationId: string): string {
+  return sha256Hex(`${list}:${organizationId}`).slice(0, 16);
+}
+
+export function encodeCursor(list: string, organizationId: string, position: KeysetPosition): string {
+  return Buffer.from(JSON.stringify({ s: scope(list, organizationId), k: position.sort, i: position.id })).toString(
+    "base64url",
+  );
+}
+
+export function decodeCursor(list: string, organizationId: string, cursor: string, param = "lastEvaluatedKey"): KeysetPosition {
+  const invalid = () => ApiError.validation([`${param} is not a cursor returned by this list`]);
+  if (!/^[A-Za-z0-9_-]{1,1000}={0,2}$/.test(cursor)) throw invalid();
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    throw invalid();
+  }
+  const v = value as { s?: unknown; k?: unknown; i?: unknown } | null;
+  if (!v || typeof v !== "object" || v.s !== scope(list, organizationId) || typeof v.k !== "string" || typeof v.i !== "string")
+    throw invalid();
+  return { sort: v.k, id: v.i };
+}
+
+/** `limit` as a query string: a whole number in [1, max]. */
+export function limitParam(defaultLimit: number, max: number) {
+  return z
+    .string()
+    .optional()
+    .check(
+      z.superRefine((raw, ctx) => {
+        if (raw === undefined) return;
+        const n = Number(raw);
+        if (!/^\d+$/.test(raw) || n < 1 || n > max)
+          ctx.addIssue({ code: "custom", message: `must be a whole number from 1 to ${max}` });
+      }),
+    )
+    .transform((raw) => (raw === undefined ? defaultLimit : Number(raw)));
+}
+
+export const paginationQuery = (defaultLimit = 50, max = 100) =>
+  z.object({
+    limit: limitParam(defaultLimit, max),
+    lastEvaluatedKey: z.string().max(2000).optional(),
+  });
+
+/** Builds the list envelope from `limit + 1` fetched rows. */
+export function page<Row, Item>(
+  key: string,
+  rows: Row[],
+  limit: number,
+  toItem: (row: Row) => Item,
+  positionOf: (row: Row) => KeysetPosition,
+  cursorFor: (position: KeysetPosition) => string,
+): Record<string, unknown> {
+  const hasMore = rows.length > limit;
+  const items = (hasMore ? rows.slice(0, limit) : rows).map(toItem);
+  const body: Record<string, unknown> = { [key]: items, count: items.length, hasMore };
+  if (hasMore) body.lastEvaluatedKey = cursorFor(positionOf(rows[limit - 1]));
+  return body;
+}

@@ -1,0 +1,97 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { bodyLimit } from "hono/body-limit";
+import { HTTPException } from "hono/http-exception";
+import { analyticsRoutes } from "./api/analytics.js";
+import { renderDocsPage } from "./api/docs.js";
+import type { AppDeps, AppEnv } from "./api/env.js";
+import { formRoutes } from "./api/forms/routes.js";
+import { authenticate, rateLimit, recordMetrics, requestId } from "./api/middleware.js";
+import { organizationRoutes } from "./api/organization.js";
+import { type MountedPattern, mountRoutes } from "./api/route.js";
+import { ApiError } from "./errors.js";
+import { hostedFormPage } from "./pages/hosted.js";
+
+export type { AppDeps } from "./api/env.js";
+
+const VERSION = "0.1.0";
+
+/** Builds the whole HTTP app. Production and tests share it; tests call app.request() on it. */
+export function createApp(deps: AppDeps) {
+  const app = new OpenAPIHono<AppEnv>();
+  const patterns: MountedPattern[] = [];
+
+  app.use("*", requestId);
+  app.onError((err, c) => renderError(err, c));
+  app.notFound((c) => {
+    const path = c.req.path;
+    const methods = patterns.find((p) => p.regex.test(path))?.methods;
+    if (methods && !methods.has(c.req.method))
+      throw new ApiError(405, "Method not allowed", undefined, { Allow: [...methods].join(", ") });
+    if (path === "/v1" || path.startsWith("/v1/")) throw new ApiError(404, "Not found");
+    return c.html(notFoundHtml, 404);
+  });
+
+  app.get("/health", (c) => c.json({ status: "ok" }));
+
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
+  app.get("/docs", (c) => c.html(renderDocsPage(openApiDocument() as unknown as Record<string, unknown>)));
+
+  app.use(
+    "/v1/*",
+    bodyLimit({
+      maxSize: deps.config.maxBodyBytes,
+      onError: () => {
+        throw new ApiError(413, `Request body too large: the limit is ${deps.config.maxBodyBytes} bytes`);
+      },
+    }),
+  );
+  app.use("/v1/*", recordMetrics(deps));
+  app.use("/v1/*", authenticate(deps));
+  app.use("/v1/*", rateLimit(deps));
+
+  mountRoutes(app, deps, [...formRoutes(deps), ...organizationRoutes(deps), ...analyticsRoutes(deps)], patterns);
+
+  app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
+  app.get("/attend/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
+
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    description: "An API key: `cs_live_...` (or `cs_test_...` for a sandbox organization).",
+  });
+
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  function openApiDocument() {
+    document ??= app.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: {
+        title: "Almoner API",
+        version: VERSION,
+        description:
+          "Donation and event forms, checkout links, contacts, payments, subscriptions, webhooks, organization settings and usage analytics. Every request carries `Authorization: Bearer <API_KEY>`. Errors are `{\"error\": \"...\"}`; validation failures add `details`, one line per problem.",
+      },
+      servers: [{ url: deps.config.publicUrl }],
+    });
+    return document;
+  }
+
+  return app;
+}
+
+function renderError(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof ApiError) {
+    const body: { error: string; details?: string[] } = { error: err.message };
+    if (err.details) body.details = err.details;
+    return c.json(body, err.status, err.headers);
+  }
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    return c.json({ error: status === 400 ? "Invalid JSON body" : err.message || "Request failed" }, status);
+  }
+  console.error(`[${c.get("requestId")}] ${c.req.method} ${c.req.path} failed:`, err);
+  return c.json({ error: "Internal server error", requestId: c.get("requestId") }, 500);
+}
+
+const notFoundHtml =
+  '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><h1>Page not found</h1></body></html>';

@@ -1,0 +1,192 @@
+import fs from "node:fs";
+import { parseArgs } from "node:util";
+import { PERMISSIONS, type Permission } from "../shared/enums.js";
+import { issuesToDetails } from "../shared/schemas/common.js";
+import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
+import { loadConfig } from "./config.js";
+import { StartupError } from "./errors.js";
+import { uuid } from "./ids.js";
+import { openStore, type Store } from "./store/database.js";
+import { LATEST_VERSION } from "./store/migrations.js";
+import { createApiKey, listApiKeys, revokeApiKey } from "./store/keys.js";
+import { createOrganization, getOrganization, listOrganizations, updateOrganization } from "./store/organizations.js";
+
+/**
+ * The command line. It reads the same settings as the server (DATABASE_URL, DATA_DIR) and works while
+ * the server runs. `--json` prints one JSON object on stdout.
+ */
+
+const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
+
+  org create --name NAME [--sandbox]        create an organization
+  org list                                  list organizations
+  org set --org ID [--name NAME] [--base-urls URL,URL] [--global-custom-inputs JSON|@file.json]
+                                            change an organization's settings
+  key create --org ID [--permissions a,b]   create an API key (shown once)
+  key list --org ID                         list an organization's keys (never the secrets)
+  key revoke --key KEY_ID                   revoke a key at once
+  migrate                                   bring the database schema up to date
+
+Permissions: ${PERMISSIONS.join(", ")}`;
+
+class UsageError extends Error {}
+
+const OPTIONS = {
+  json: { type: "boolean" },
+  name: { type: "string" },
+  org: { type: "string" },
+  key: { type: "string" },
+  sandbox: { type: "boolean" },
+  permissions: { type: "string" },
+  "base-urls": { type: "string" },
+  "global-custom-inputs": { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositionals: true }>>["values"];
+
+function required(values: Values, name: "name" | "org" | "key"): string {
+  const value = values[name];
+  if (!value || !value.trim()) throw new UsageError(`--${name} is required`);
+  return value.trim();
+}
+
+async function requireOrg(store: Store, id: string) {
+  const org = await getOrganization(store.db, id);
+  if (!org) throw new UsageError(`No organization with id ${id} (see: org list)`);
+  return org;
+}
+
+function parsePermissions(raw: string | undefined): Permission[] | undefined {
+  if (raw === undefined) return undefined;
+  const list = raw.split(",").map((p) => p.trim()).filter(Boolean);
+  const unknown = list.filter((p) => !(PERMISSIONS as readonly string[]).includes(p));
+  if (unknown.length) throw new UsageError(`Unknown permission ${unknown.join(", ")}; known: ${PERMISSIONS.join(", ")}`);
+  if (list.length === 0) throw new UsageError("--permissions needs at least one permission");
+  return [...new Set(list)] as Permission[];
+}
+
+function readJsonArg(raw: string, flag: string): unknown {
+  const text = raw.startsWith("@") ? fs.readFileSync(raw.slice(1), "utf8") : raw;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new UsageError(`--${flag} must be JSON (or @file.json)`);
+  }
+}
+
+type Output = { json: Record<string, unknown> | Record<string, unknown>[]; text: string };
+
+async function run(command: string[], values: Values, store: Store): Promise<Output> {
+  const [group, action] = command;
+  const key = `${group ?? ""} ${action ?? ""}`.trim();
+  switch (key) {
+    case "org create": {
+      const org = await createOrganization(store.db, { name: required(values, "name"), sandbox: values.sandbox });
+      return { json: { organizationId: org.id, name: org.name }, text: `Created organization ${org.name}: ${org.id}` };
+    }
+    case "org list": {
+      const orgs = await listOrganizations(store.db);
+      const rows = orgs.map((o) => ({ organizationId: o.id, name: o.name, sandbox: o.sandbox, createdAt: o.createdAt }));
+      return { json: { organizations: rows }, text: rows.map((o) => `${o.organizationId}  ${o.name}`).join("\n") || "No organizations." };
+    }
+    case "org set": {
+      const org = await requireOrg(store, required(values, "org"));
+      const body: Record<string, unknown> = {};
+      if (values.name !== undefined) body.organizationName = values.name;
+      if (values["base-urls"] !== undefined)
+        body.organizationBaseURLs = values["base-urls"].split(",").map((u) => u.trim()).filter(Boolean);
+      if (values["global-custom-inputs"] !== undefined)
+        body.globalCustomInputs = readJsonArg(values["global-custom-inputs"], "global-custom-inputs");
+      if (Object.keys(body).length === 0) throw new UsageError("org set needs --name, --base-urls or --global-custom-inputs");
+      const parsed = organizationUpdateSchema.safeParse(body);
+      if (!parsed.success) throw new UsageError(issuesToDetails(parsed.error.issues, body).join("; "));
+      const updated = await updateOrganization(store.db, org.id, {
+        name: parsed.data.organizationName,
+        baseUrls: parsed.data.organizationBaseURLs,
+        globalCustomInputs: parsed.data.globalCustomInputs
+          ? assignGlobalInputIds(parsed.data.globalCustomInputs, org.globalCustomInputs, uuid)
+          : undefined,
+      });
+      const json = {
+        organizationId: org.id,
+        organizationName: updated?.name,
+        organizationBaseURLs: updated?.baseUrls,
+        globalCustomInputs: updated?.globalCustomInputs,
+      };
+      return { json, text: `Updated organization ${org.id}` };
+    }
+    case "key create": {
+      const org = await requireOrg(store, required(values, "org"));
+      const { key: secret, record } = await createApiKey(store.db, {
+        organizationId: org.id,
+        sandbox: org.sandbox,
+        permissions: parsePermissions(values.permissions),
+      });
+      return {
+        json: { key: secret, keyId: record.keyId, permissions: record.permissions },
+        text: `API key (shown once, store it now): ${secret}\nkeyId: ${record.keyId}\npermissions: ${record.permissions.join(", ")}`,
+      };
+    }
+    case "key list": {
+      const org = await requireOrg(store, required(values, "org"));
+      const keys = await listApiKeys(store.db, org.id);
+      const rows = keys.map((k) => ({
+        keyId: k.keyId,
+        prefix: `${k.prefix}…`,
+        permissions: k.permissions,
+        createdAt: k.createdAt,
+        revokedAt: k.revokedAt,
+      }));
+      return {
+        json: { keys: rows },
+        text:
+          rows.map((k) => `${k.keyId}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : "live"}`).join("\n") ||
+          "No keys.",
+      };
+    }
+    case "key revoke": {
+      const keyId = values.key ?? command[2];
+      if (!keyId) throw new UsageError("--key is required");
+      if (!(await revokeApiKey(store.db, keyId))) throw new UsageError(`No live key with id ${keyId}`);
+      return { json: { keyId, revoked: true }, text: `Revoked ${keyId}` };
+    }
+    case "migrate":
+      return { json: { schemaVersion: LATEST_VERSION }, text: `Database schema is at version ${LATEST_VERSION}` };
+    default:
+      throw new UsageError(group ? `Unknown command: ${key}\n\n${USAGE}` : USAGE);
+  }
+}
+
+async function main(): Promise<number> {
+  let parsed: { values: Values; positionals: string[] };
+  try {
+    parsed = parseArgs({ options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (err) {
+    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  if (values.help || positionals.length === 0) {
+    console.log(USAGE);
+    return 0;
+  }
+  let store: Store | undefined;
+  try {
+    const config = loadConfig();
+    store = await openStore(config.databaseUrl);
+    const out = await run(positionals, values, store);
+    console.log(values.json ? JSON.stringify(out.json) : out.text);
+    return 0;
+  } catch (err) {
+    const known = err instanceof UsageError || err instanceof StartupError;
+    const message = known ? (err as Error).message : `Failed: ${(err as Error).message}`;
+    if (values.json) console.error(JSON.stringify({ error: message }));
+    else console.error(message);
+    return err instanceof UsageError ? 2 : 1;
+  } finally {
+    await store?.close();
+  }
+}
+
+main().then((code) => process.exit(code));

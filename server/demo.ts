@@ -1,0 +1,92 @@
+import { formSchema } from "../shared/schemas/form.js";
+import type { Config } from "./config.js";
+import type { Db } from "./store/database.js";
+import { insertForm } from "./store/forms.js";
+import { createApiKey } from "./store/keys.js";
+import { countOrganizations, createOrganization } from "./store/organizations.js";
+
+/** The demo organization a newcomer can try at once: one form of each kind. */
+const DEMO_FORMS: Record<string, unknown>[] = [
+  {
+    title: "Support our work",
+    description: "Every gift keeps our programs running. Give once or every month.",
+    funds: ["General Fund", "Scholarships"],
+    frequencies: ["ONE_TIME", "MONTHLY", "ANNUALLY"],
+    annuallyAmounts: [100, 250, 500],
+    enableFundraisingBar: true,
+    goal: 50000,
+    enableDonorList: true,
+    customInputs: [{ title: "In honor of", inputType: "short_text" }],
+    faqs: [{ question: "Is my gift tax-deductible?", answer: "Yes, to the extent allowed by law." }],
+  },
+  {
+    title: "Giving circles",
+    description: "Join a giving circle.",
+    amountType: "giving_level",
+    funds: ["General Fund"],
+    frequencies: ["ONE_TIME", "MONTHLY"],
+    givingLevels: [
+      { title: "Friend", amount: 50, description: "Covers a week of supplies" },
+      { title: "Champion", amount: 250, description: "Funds a workshop" },
+      { title: "Benefactor", amount: 1000, description: "Sponsors a student for a term" },
+    ],
+  },
+  {
+    title: "Sponsor the spring fair",
+    description: "Choose a sponsorship package.",
+    amountType: "sponsorship",
+    funds: ["Spring Fair"],
+    sponsorshipGroups: [
+      {
+        groupTitle: "Booths",
+        description: "Your name on a booth",
+        options: [
+          { optionTitle: "Bronze booth", amount: 250, quantity: 20 },
+          { optionTitle: "Gold booth", amount: 1000, quantity: 5 },
+        ],
+      },
+    ],
+  },
+  {
+    title: "Annual gala",
+    description: "An evening of dinner and music.",
+    formType: "event",
+    funds: ["Gala"],
+    enableTimeAndLocation: true,
+    eventDate: "2027-05-15",
+    startTime: "18:30",
+    endTime: "22:00",
+    location: "Riverside Hall, 12 Main Street",
+    timeZone: "America/New_York",
+    tickets: [
+      { name: "General admission", price: 75, quantity: 200, maxPerOrder: 10 },
+      { name: "Table for eight", price: 500, ticketType: "GROUP", groupSize: 8, quantity: 20 },
+    ],
+    promoCodes: [{ code: "EARLYBIRD", discountType: "percentage", discountValue: 20, applicableTickets: ["General admission"] }],
+  },
+];
+
+export interface DemoResult {
+  organizationId: string;
+  apiKey: string;
+  forms: { title: string; url: string }[];
+}
+
+/** Creates the demo organization when the database has no organization at all; otherwise does nothing. */
+export async function seedDemoIfEmpty(db: Db, config: Config): Promise<DemoResult | undefined> {
+  if ((await countOrganizations(db)) > 0) return undefined;
+  const schema = formSchema({ allowHttpImages: !config.production });
+  return db.transaction().execute(async (trx) => {
+    if ((await countOrganizations(trx)) > 0) return undefined;
+    const org = await createOrganization(trx, { name: "Demo Organization", sandbox: true });
+    const { key } = await createApiKey(trx, { organizationId: org.id, sandbox: true });
+    const forms: DemoResult["forms"] = [];
+    const now = Date.now();
+    for (const [i, input] of DEMO_FORMS.entries()) {
+      const form = await insertForm(trx, org.id, schema.parse(input), new Date(now + i).toISOString());
+      const path = form.config.formType === "EVENT" ? "attend" : "donate";
+      forms.push({ title: form.config.title, url: `${config.publicUrl}/${path}/${form.id}` });
+    }
+    return { organizationId: org.id, apiKey: key, forms };
+  });
+}

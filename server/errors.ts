@@ -1,0 +1,18 @@
+/** The one error type: handlers throw it, the app's error handler renders the contract's JSON shape. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503,
+    message: string,
+    readonly details?: string[],
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+
+  static validation(details: string[]): ApiError {
+    return new ApiError(400, "Validation failed", details);
+  }
+}
+
+/** A start-up problem (bad setting, unreachable database): printed as one line, then the process exits. */
+export class StartupError extends Error {}

@@ -1,0 +1,41 @@
+import crypto from "node:crypto";
+
+const CROCKFORD = "0123456789abcdefghjkmnpqrstvwxyz";
+
+/** A 26-character, lower-case, time-sortable id (ULID layout: 48-bit milliseconds, 80 random bits). */
+export function ulid(now = Date.now()): string {
+  let time = "";
+  let t = now;
+  for (let i = 0; i < 10; i++) {
+    time = CROCKFORD[t % 32] + time;
+    t = Math.floor(t / 32);
+  }
+  const bytes = crypto.randomBytes(16);
+  let rand = "";
+  for (let i = 0; i < 16; i++) rand += CROCKFORD[bytes[i] % 32];
+  return time + rand;
+}
+
+export function prefixedId(prefix: "pay" | "sub" | "wh" | "log" | "met" | "evt" | "key" | "org"): string {
+  return `${prefix}_${ulid()}`;
+}
+
+export const uuid = (): string => crypto.randomUUID();
+
+const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** `length` uniformly random base62 characters (rejection sampling keeps the distribution even). */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of crypto.randomBytes(length * 2)) {
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export function sha256Hex(value: string): string {
+  return crypto.createHash("sha256").update(value).digest("hex");
+}

@@ -1,0 +1,28 @@
+import { Kysely } from "kysely";
+import { StartupError } from "../errors.js";
+import { type DialectName, describeDatabaseError, openDialect } from "./dialect.js";
+import { migrate } from "./migrations.js";
+import type { Database } from "./schema.js";
+
+export type Db = Kysely<Database>;
+
+export interface Store {
+  db: Db;
+  dialect: DialectName;
+  describe: string;
+  close(): Promise<void>;
+}
+
+/** Opens the database named by `url`, brings its schema up to date, and returns it. */
+export async function openStore(url: string, opts: { pgSchema?: string } = {}): Promise<Store> {
+  const handle = openDialect(url, opts);
+  const db = new Kysely<Database>({ dialect: handle.dialect });
+  try {
+    await migrate(db);
+  } catch (err) {
+    await db.destroy().catch(() => {});
+    if (err instanceof StartupError) throw err;
+    throw new StartupError(describeDatabaseError(err, handle.describe));
+  }
+  return { db, dialect: handle.name, describe: handle.describe, close: () => db.destroy() };
+}

@@ -1,0 +1,80 @@
+import fs from "node:fs";
+import path from "node:path";
+import SQLite from "better-sqlite3";
+import { type Dialect, PostgresDialect, SqliteDialect } from "kysely";
+import pg from "pg";
+import { StartupError } from "../errors.js";
+
+/**
+ * Everything that differs between SQLite and PostgreSQL lives here: opening a connection, tuning it,
+ * and recognising a unique-constraint violation. Queries elsewhere are portable Kysely.
+ */
+
+export type DialectName = "sqlite" | "postgres";
+
+export interface DialectHandle {
+  name: DialectName;
+  dialect: Dialect;
+  /** A readable description for logs, without credentials. */
+  describe: string;
+}
+
+export function parseDatabaseUrl(url: string): { name: DialectName; target: string } {
+  if (/^postgres(ql)?:\/\//i.test(url)) return { name: "postgres", target: url };
+  if (url.startsWith("sqlite:")) return { name: "sqlite", target: url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "") };
+  if (url === ":memory:" || /^(\.{0,2}\/|[A-Za-z0-9_])[^:]*$/.test(url)) return { name: "sqlite", target: url };
+  const scheme = url.split(":")[0];
+  throw new StartupError(
+    `Invalid setting DATABASE_URL: unknown scheme "${scheme}:" (use a SQLite file path, sqlite:<path>, or postgres://user@host:port/database)`,
+  );
+}
+
+export function openDialect(url: string, opts: { pgSchema?: string } = {}): DialectHandle {
+  const { name, target } = parseDatabaseUrl(url);
+  if (name === "sqlite") {
+    if (target !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
+    let db: SQLite.Database;
+    try {
+      db = new SQLite(target);
+    } catch (err) {
+      throw new StartupError(`Cannot open the SQLite database at ${target}: ${(err as Error).message}`);
+    }
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("busy_timeout = 5000");
+    db.pragma("foreign_keys = ON");
+    return { name, dialect: new SqliteDialect({ database: db }), describe: `SQLite ${target}` };
+  }
+  const pool = new pg.Pool({
+    connectionString: target,
+    max: 10,
+    connectionTimeoutMillis: 5000,
+    options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,
+    types: {
+      getTypeParser: (oid: number, format?: "text" | "binary") => {
+        // int8 (bigint, count(*)): integer cents and counts fit in a double's 53 bits.
+        if (oid === 20) return (value: string) => Number.parseInt(value, 10);
+        return pg.types.getTypeParser(oid, format);
+      },
+    } as pg.CustomTypesConfig,
+  });
+  const safe = new URL(target);
+  safe.password = "";
+  return { name, dialect: new PostgresDialect({ pool }), describe: `PostgreSQL ${safe.host}${safe.pathname}` };
+}
+
+export function isUniqueViolation(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
+}
+
+/** One clear line for a database failure at start-up. */
+export function describeDatabaseError(err: unknown, where: string): string {
+  const e = err as { code?: string; message?: string };
+  if (e.code === "ECONNREFUSED" || e.code === "ENOTFOUND" || e.code === "ETIMEDOUT" || e.code === "EAI_AGAIN")
+    return `Cannot reach the database at ${where} (${e.code}): check DATABASE_URL and that the server is running`;
+  if (e.code === "42501") return `The database user may not change ${where}: ${e.message} (grant it CREATE rights)`;
+  if (e.code === "3D000" || e.code === "28000" || e.code === "28P01")
+    return `The database at ${where} refused the connection: ${e.message}`;
+  return `Database error on ${where}: ${e.message ?? String(err)}`;
+}

@@ -1,0 +1,94 @@
+import crypto from "node:crypto";
+import { PERMISSIONS, type Permission } from "../../shared/enums.js";
+import { prefixedId, randomBase62, sha256Hex } from "../ids.js";
+import type { Db } from "./database.js";
+
+/** API keys: shown once at creation, stored only as a SHA-256 hash, looked up by that hash. */
+
+export interface ApiKeyRecord {
+  keyId: string;
+  organizationId: string;
+  prefix: string;
+  permissions: Permission[];
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+const KEY_SHAPE = /^cs_(live|test)_[0-9A-Za-z]{32}$/;
+
+export async function createApiKey(
+  db: Db,
+  input: { organizationId: string; sandbox: boolean; permissions?: Permission[] },
+): Promise<{ key: string; record: ApiKeyRecord }> {
+  const key = `cs_${input.sandbox ? "test" : "live"}_${randomBase62(32)}`;
+  const record: ApiKeyRecord = {
+    keyId: prefixedId("key"),
+    organizationId: input.organizationId,
+    prefix: key.slice(0, 12),
+    permissions: input.permissions ?? [...PERMISSIONS],
+    createdAt: new Date().toISOString(),
+    revokedAt: null,
+  };
+  await db
+    .insertInto("api_keys")
+    .values({
+      id: record.keyId,
+      organization_id: record.organizationId,
+      key_hash: sha256Hex(key),
+      key_prefix: record.prefix,
+      permissions: JSON.stringify(record.permissions),
+      created_at: record.createdAt,
+      revoked_at: null,
+    })
+    .execute();
+  return { key, record };
+}
+
+/**
+ * The live key matching a presented secret, or undefined. The lookup is by the secret's hash, so the
+ * time it takes reveals nothing about how much of a stored key the guess matched.
+ */
+export async function findKeyBySecret(db: Db, secret: string): Promise<ApiKeyRecord | undefined> {
+  if (!KEY_SHAPE.test(secret)) return undefined;
+  const hash = sha256Hex(secret);
+  const row = await db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash).executeTakeFirst();
+  if (!row || row.revoked_at !== null) return undefined;
+  if (!crypto.timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) return undefined;
+  return {
+    keyId: row.id,
+    organizationId: row.organization_id,
+    prefix: row.key_prefix,
+    permissions: JSON.parse(row.permissions),
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKeyRecord[]> {
+  const rows = await db
+    .selectFrom("api_keys")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  return rows.map((row) => ({
+    keyId: row.id,
+    organizationId: row.organization_id,
+    prefix: row.key_prefix,
+    permissions: JSON.parse(row.permissions),
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  }));
+}
+
+/** Revokes a key; true when it existed and was live. */
+export async function revokeApiKey(db: Db, keyId: string): Promise<boolean> {
+  const result = await db
+    .updateTable("api_keys")
+    .set({ revoked_at: new Date().toISOString() })
+    .where("id", "=", keyId)
+    .where("revoked_at", "is", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

@@ -1,0 +1,159 @@
+import { type Kysely, sql, type Transaction } from "kysely";
+import { StartupError } from "../errors.js";
+import type { Database } from "./schema.js";
+
+/**
+ * The schema's history, portable across SQLite and PostgreSQL. Pending migrations run together in one
+ * transaction, behind a row lock that serialises several processes starting at once.
+ */
+
+interface Migration {
+  version: number;
+  name: string;
+  up(trx: Transaction<Database>): Promise<void>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations build tables that the Database type does not yet describe.
+type AnyTrx = Transaction<any>;
+
+export const MIGRATIONS: Migration[] = [
+  {
+    version: 1,
+    name: "organizations, keys, forms, rate limits, idempotency, api metrics",
+    async up(trx: AnyTrx) {
+      await trx.schema
+        .createTable("organizations")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("base_urls", "text", (c) => c.notNull())
+        .addColumn("global_custom_inputs", "text", (c) => c.notNull())
+        .addColumn("sandbox", "integer", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .execute();
+
+      await trx.schema
+        .createTable("api_keys")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull().references("organizations.id"))
+        .addColumn("key_hash", "text", (c) => c.notNull().unique())
+        .addColumn("key_prefix", "text", (c) => c.notNull())
+        .addColumn("permissions", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("revoked_at", "text")
+        .execute();
+      await trx.schema.createIndex("api_keys_org").on("api_keys").columns(["organization_id", "created_at"]).execute();
+
+      await trx.schema
+        .createTable("forms")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull().references("organizations.id"))
+        .addColumn("title", "text", (c) => c.notNull())
+        .addColumn("title_key", "text", (c) => c.notNull())
+        .addColumn("form_type", "text", (c) => c.notNull())
+        .addColumn("active", "integer", (c) => c.notNull())
+        .addColumn("config", "text", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addColumn("updated_at", "text", (c) => c.notNull())
+        .addColumn("deleted_at", "text")
+        .execute();
+      await trx.schema
+        .createIndex("forms_org_created")
+        .on("forms")
+        .columns(["organization_id", "created_at", "id"])
+        .execute();
+      await trx.schema
+        .createIndex("forms_live_title")
+        .on("forms")
+        .columns(["organization_id", "title_key"])
+        .unique()
+        .where(sql.ref("deleted_at"), "is", null)
+        .execute();
+
+      await trx.schema
+        .createTable("rate_limit_buckets")
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("bucket", "integer", (c) => c.notNull())
+        .addColumn("count", "integer", (c) => c.notNull())
+        .addPrimaryKeyConstraint("rate_limit_buckets_pk", ["key_id", "bucket"])
+        .execute();
+
+      await trx.schema
+        .createTable("idempotency_keys")
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("idem_key", "text", (c) => c.notNull())
+        .addColumn("request_hash", "text", (c) => c.notNull())
+        .addColumn("status_code", "integer")
+        .addColumn("response_body", "text")
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("idempotency_keys_pk", ["organization_id", "idem_key"])
+        .execute();
+      await trx.schema.createIndex("idempotency_keys_created").on("idempotency_keys").column("created_at").execute();
+
+      await trx.schema
+        .createTable("api_metrics")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("endpoint", "text", (c) => c.notNull())
+        .addColumn("method", "text", (c) => c.notNull())
+        .addColumn("status_code", "integer", (c) => c.notNull())
+        .addColumn("response_time_us", "bigint", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .execute();
+      await trx.schema
+        .createIndex("api_metrics_org_created")
+        .on("api_metrics")
+        .columns(["organization_id", "created_at", "id"])
+        .execute();
+    },
+  },
+];
+
+export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+
+/** Brings the database to the latest schema; refuses one that is newer than this code knows. */
+export async function migrate(db: Kysely<Database>): Promise<{ applied: number[] }> {
+  await db.schema
+    .createTable("almoner_schema_lock")
+    .ifNotExists()
+    .addColumn("id", "integer", (c) => c.primaryKey())
+    .addColumn("holder", "text")
+    .execute();
+  await db.schema
+    .createTable("almoner_migrations")
+    .ifNotExists()
+    .addColumn("version", "integer", (c) => c.primaryKey())
+    .addColumn("name", "text", (c) => c.notNull())
+    .addColumn("applied_at", "text", (c) => c.notNull())
+    .execute();
+  await db
+    .insertInto("almoner_schema_lock")
+    .values({ id: 1, holder: null })
+    .onConflict((oc) => oc.column("id").doNothing())
+    .execute();
+
+  return db.transaction().execute(async (trx) => {
+    // Taking the lock row's write lock first makes concurrent migrators wait for each other.
+    await trx.updateTable("almoner_schema_lock").set({ holder: String(process.pid) }).where("id", "=", 1).execute();
+    const rows = await trx.selectFrom("almoner_migrations").select("version").execute();
+    const done = new Set(rows.map((r) => Number(r.version)));
+    const newest = Math.max(0, ...done);
+    if (newest > LATEST_VERSION) {
+      throw new StartupError(
+        `The database is at schema version ${newest}, newer than this Almoner knows (${LATEST_VERSION}): upgrade Almoner, or point DATABASE_URL at another database`,
+      );
+    }
+    const applied: number[] = [];
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue;
+      await migration.up(trx);
+      await trx
+        .insertInto("almoner_migrations")
+        .values({ version: migration.version, name: migration.name, applied_at: new Date().toISOString() })
+        .execute();
+      applied.push(migration.version);
+    }
+    return { applied };
+  });
+}

@@ -1,0 +1,65 @@
+/** Enumerations shared by the API, the checkout engine and the widget. */
+
+export const FREQUENCIES = ["ONE_TIME", "DAILY", "WEEKLY", "MONTHLY", "ANNUALLY"] as const;
+export type Frequency = (typeof FREQUENCIES)[number];
+
+/** The name of each frequency's suggested-amount list on a form. */
+export const AMOUNT_FIELD_BY_FREQUENCY = {
+  ONE_TIME: "oneTimeAmounts",
+  DAILY: "dailyAmounts",
+  WEEKLY: "weeklyAmounts",
+  MONTHLY: "monthlyAmounts",
+  ANNUALLY: "annuallyAmounts",
+} as const satisfies Record<Frequency, string>;
+
+export const INPUT_FORM_TYPES = ["fundraising", "event"] as const;
+export type InputFormType = (typeof INPUT_FORM_TYPES)[number];
+
+export const AMOUNT_TYPES = ["standard", "giving_level", "sponsorship"] as const;
+export type AmountType = (typeof AMOUNT_TYPES)[number];
+
+export const STORED_FORM_TYPES = ["EMBED_FORM", "CROWDFUNDING_FORM", "PRODUCT", "EVENT"] as const;
+export type StoredFormType = (typeof STORED_FORM_TYPES)[number];
+
+/** Seed table 2.3: create takes friendly names, reads return the stored (legacy) names. */
+export function storedFormType(formType: InputFormType, amountType: AmountType): StoredFormType {
+  if (formType === "event") return "EVENT";
+  if (amountType === "giving_level") return "CROWDFUNDING_FORM";
+  if (amountType === "sponsorship") return "PRODUCT";
+  return "EMBED_FORM";
+}
+
+export function inputFormType(stored: StoredFormType): { formType: InputFormType; amountType: AmountType } {
+  switch (stored) {
+    case "EVENT":
+      return { formType: "event", amountType: "standard" };
+    case "CROWDFUNDING_FORM":
+      return { formType: "fundraising", amountType: "giving_level" };
+    case "PRODUCT":
+      return { formType: "fundraising", amountType: "sponsorship" };
+    default:
+      return { formType: "fundraising", amountType: "standard" };
+  }
+}
+
+export const CUSTOM_INPUT_TYPES = ["short_text", "long_text", "single_select", "multi_select"] as const;
+export type CustomInputType = (typeof CUSTOM_INPUT_TYPES)[number];
+
+export const TICKET_TYPES = ["INDIVIDUAL", "GROUP"] as const;
+export const DISCOUNT_TYPES = ["percentage", "amount"] as const;
+
+export const PERMISSIONS = [
+  "donations:read",
+  "subscriptions:read",
+  "subscriptions:write",
+  "contacts:read",
+  "contacts:write",
+  "forms:read",
+  "forms:write",
+  "webhooks:read",
+  "webhooks:write",
+  "analytics:read",
+  "organization:read",
+  "organization:write",
+] as const;
+export type Permission = (typeof PERMISSIONS)[number];

@@ -1,0 +1,110 @@
+import { z } from "zod";
+import { dollarsToCents } from "../money.js";
+
+/** "tickets[0].name" for a zod issue path. */
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = "";
+  for (const part of path) {
+    if (typeof part === "number") out += `[${part}]`;
+    else out += out ? `.${String(part)}` : String(part);
+  }
+  return out;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+const ARTICLE: Record<string, string> = { array: "an array", object: "an object", integer: "an integer" };
+
+/** Turns zod issues into the contract's `details`: one "<field> <problem>" line per problem. */
+export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?: unknown): string[] {
+  const details: string[] = [];
+  for (const issue of issues) {
+    const field = formatPath(issue.path);
+    const prefix = field ? `${field} ` : "body ";
+    switch (issue.code) {
+      case "invalid_type": {
+        const received = valueAt(input, issue.path);
+        if (received === undefined) details.push(`${prefix}is required`);
+        else details.push(`${prefix}must be ${ARTICLE[issue.expected] ?? `a ${issue.expected}`}, not ${describeType(received)}`);
+        break;
+      }
+      case "too_small": {
+        const min = Number(issue.minimum);
+        if (issue.origin === "string")
+          details.push(min <= 1 ? `${prefix}must not be empty` : `${prefix}must be at least ${plural(min, "character")}`);
+        else if (issue.origin === "array") details.push(`${prefix}must contain at least ${plural(min, "item")}`);
+        else details.push(`${prefix}must be ${issue.inclusive ? "at least" : "greater than"} ${min}`);
+        break;
+      }
+      case "too_big": {
+        const max = Number(issue.maximum);
+        if (issue.origin === "string") details.push(`${prefix}must be at most ${plural(max, "character")}`);
+        else if (issue.origin === "array") details.push(`${prefix}must contain at most ${plural(max, "item")}`);
+        else details.push(`${prefix}must be ${issue.inclusive ? "at most" : "less than"} ${max}`);
+        break;
+      }
+      case "invalid_value":
+        details.push(`${prefix}must be one of: ${issue.values.map(String).join(", ")}`);
+        break;
+      case "unrecognized_keys":
+        for (const key of issue.keys) details.push(`${field ? `${field}.` : ""}${key} is not a recognised field`);
+        break;
+      case "invalid_format":
+        details.push(`${prefix}${issue.message.startsWith("must") ? issue.message : `must be a valid ${issue.format}`}`);
+        break;
+      case "not_multiple_of":
+        details.push(`${prefix}must be a whole number`);
+        break;
+      default:
+        details.push(`${prefix}${issue.message}`);
+    }
+  }
+  return [...new Set(details)];
+}
+
+function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
+  let cur: unknown = input;
+  for (const part of path) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<PropertyKey, unknown>)[part];
+  }
+  return cur;
+}
+
+function formatLimit(n: number): string {
+  return n.toLocaleString("en-US");
+}
+
+/**
+ * A dollar amount with at most two decimals, within [min, max], parsed to integer cents.
+ * `minExclusive` makes the lower bound strict (for "greater than 0").
+ */
+export function money(opts: { min: number; max: number; minExclusive?: boolean }) {
+  const { min, max, minExclusive = false } = opts;
+  const range = minExclusive
+    ? `must be greater than ${formatLimit(min)} and at most ${formatLimit(max)}`
+    : `must be between ${formatLimit(min)} and ${formatLimit(max)}`;
+  return z
+    .number()
+    .check(
+      z.superRefine((n, ctx) => {
+        if (!Number.isFinite(n)) ctx.addIssue({ code: "custom", message: "must be a finite number" });
+        else if (minExclusive ? n <= min : n < min) ctx.addIssue({ code: "custom", message: range });
+        else if (n > max) ctx.addIssue({ code: "custom", message: range });
+        else if (dollarsToCents(n) === null)
+          ctx.addIssue({ code: "custom", message: "must have at most 2 decimal places" });
+      }),
+    )
+    .transform((n) => dollarsToCents(n) as number);
+}
+
+export const boundedString = (max: number) => z.string().trim().max(max);
+export const requiredString = (max: number) => z.string().trim().min(1).max(max);

@@ -1,0 +1,472 @@
+import { z } from "zod";
+import {
+  AMOUNT_FIELD_BY_FREQUENCY,
+  AMOUNT_TYPES,
+  CUSTOM_INPUT_TYPES,
+  DISCOUNT_TYPES,
+  FREQUENCIES,
+  type Frequency,
+  INPUT_FORM_TYPES,
+  STORED_FORM_TYPES,
+  type StoredFormType,
+  storedFormType,
+  TICKET_TYPES,
+} from "../enums.js";
+import { dollarsToCents } from "../money.js";
+import { boundedString, money, requiredString } from "./common.js";
+
+/**
+ * The rules of a donation or event form (seed 2.2, 4.1, 7; contract 4), as one zod schema.
+ * Parsing yields the stored configuration, with every amount in integer cents.
+ */
+
+const MAX_AMOUNT = 1_000_000;
+const formAmount = money({ min: 1, max: MAX_AMOUNT });
+const price = money({ min: 0, max: MAX_AMOUNT });
+const positiveInt = z.number().int().min(1).max(1_000_000);
+
+const HEX_COLOR = /^#[0-9A-Fa-f]{6}$/;
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+const TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
+
+function isCalendarDate(value: string): boolean {
+  if (!DATE.test(value)) return false;
+  const date = new Date(`${value}T00:00:00Z`);
+  return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
+}
+
+function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: value });
+    return value.includes("/") || value === "UTC";
+  } catch {
+    return false;
+  }
+}
+
+/** Read-only fields that reads add; accepted (and ignored) on input so a read can be sent back. */
+const readOnly = { quantitySold: z.unknown().optional(), timesRedeemed: z.unknown().optional() };
+
+export const givingLevelSchema = z.strictObject({
+  title: requiredString(200),
+  amount: money({ min: 0, max: MAX_AMOUNT, minExclusive: true }),
+  description: boundedString(1000).default(""),
+});
+
+export const sponsorshipOptionSchema = z.strictObject({
+  optionTitle: requiredString(200),
+  amount: money({ min: 0, max: MAX_AMOUNT, minExclusive: true }),
+  description: boundedString(1000).default(""),
+  quantity: positiveInt.nullable().optional(),
+  ...readOnly,
+});
+
+export const sponsorshipGroupSchema = z.strictObject({
+  groupTitle: requiredString(200),
+  description: boundedString(1000).default(""),
+  options: z.array(sponsorshipOptionSchema).min(1).max(100),
+});
+
+export const ticketSchema = z.strictObject({
+  name: requiredString(200),
+  price,
+  quantity: positiveInt.nullable().optional(),
+  ticketType: z.enum(TICKET_TYPES).default("INDIVIDUAL"),
+  groupSize: z.number().int().min(1).max(1000).nullable().optional(),
+  description: boundedString(1000).default(""),
+  maxPerOrder: positiveInt.nullable().optional(),
+  ...readOnly,
+});
+
+export const promoCodeSchema = z.strictObject({
+  code: z
+    .string()
+    .trim()
+    .min(1)
+    .max(50)
+    .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" }),
+  discountType: z.enum(DISCOUNT_TYPES),
+  discountValue: z.number(),
+  quantity: positiveInt.nullable().optional(),
+  applicableTickets: z.array(requiredString(200)).max(100).default([]),
+  ...readOnly,
+});
+
+export const customInputSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" })
+      .optional(),
+    title: requiredString(300).optional(),
+    question: requiredString(300).optional(),
+    inputType: z.enum(CUSTOM_INPUT_TYPES),
+    required: z.boolean().default(false),
+    options: z.array(requiredString(200)).max(100).default([]),
+  })
+  .check(
+    z.superRefine((input, ctx) => {
+      if (input.title === undefined && input.question === undefined)
+        ctx.addIssue({ code: "custom", message: "is required", path: ["title"] });
+      if (input.title !== undefined && input.question !== undefined && input.title !== input.question)
+        ctx.addIssue({ code: "custom", message: "and question must match when both are given", path: ["title"] });
+      const isSelect = input.inputType === "single_select" || input.inputType === "multi_select";
+      if (isSelect && Array.isArray(input.options) && input.options.length < 2)
+        ctx.addIssue({ code: "custom", message: "must contain at least 2 options for a dropdown", path: ["options"] });
+      if (!isSelect && Array.isArray(input.options) && input.options.length > 0)
+        ctx.addIssue({ code: "custom", message: "are only allowed on single_select and multi_select inputs", path: ["options"] });
+      if (Array.isArray(input.options) && new Set(input.options).size !== input.options.length)
+        ctx.addIssue({ code: "custom", message: "must not repeat an option", path: ["options"] });
+    }),
+  );
+
+export const faqSchema = z.strictObject({
+  question: requiredString(500),
+  answer: requiredString(5000),
+});
+
+const amountList = z.array(formAmount).max(20);
+
+const FORM_FIELDS = {
+  title: requiredString(200),
+  description: boundedString(650).default(""),
+  formType: z.enum([...INPUT_FORM_TYPES, ...STORED_FORM_TYPES]).default("fundraising"),
+  amountType: z.enum(AMOUNT_TYPES).default("standard"),
+  funds: z.array(requiredString(200)).min(1).max(100),
+  frequencies: z.array(z.enum(FREQUENCIES)).min(1).max(5).optional(),
+  defaultFrequency: z.enum(FREQUENCIES).optional(),
+  color: z.string().regex(HEX_COLOR, { message: "must be a hex color like #3B82F6" }).default("#3B82F6"),
+  active: z.boolean().default(true),
+  headerImage: z.string().trim().max(2048).nullable().optional(),
+  goal: money({ min: 0, max: 1_000_000_000, minExclusive: true }).nullable().optional(),
+
+  // zod defaults are output values: cents.
+  oneTimeAmounts: amountList.default([2500, 5000, 10000, 25000, 50000]),
+  dailyAmounts: amountList.default([]),
+  weeklyAmounts: amountList.default([]),
+  monthlyAmounts: amountList.default([1000, 2500, 5000, 10000]),
+  annuallyAmounts: amountList.default([]),
+  defaultAmount: formAmount.nullable().optional(),
+  allowCustomAmount: z.boolean().default(true),
+
+  givingLevels: z.array(givingLevelSchema).max(100).default([]),
+  sponsorshipGroups: z.array(sponsorshipGroupSchema).max(50).default([]),
+  tickets: z.array(ticketSchema).max(100).default([]),
+  promoCodes: z.array(promoCodeSchema).max(500).default([]),
+  customInputs: z.array(customInputSchema).max(50).default([]),
+  faqs: z.array(faqSchema).max(50).default([]),
+
+  enableFundraisingBar: z.boolean().default(false),
+  enableDonorList: z.boolean().default(false),
+  enableCoverFees: z.boolean().default(true),
+  enableAnonymous: z.boolean().default(true),
+  enableOrganizationName: z.boolean().default(false),
+  enableBillingAddress: z.boolean().default(false),
+  enableCountryDropdown: z.boolean().default(false),
+  enablePhone: z.boolean().default(false),
+
+  enableCustomEmail: z.boolean().default(false),
+  replyToAddress: z.string().trim().max(320).nullable().optional(),
+  emailSubject: boundedString(200).nullable().optional(),
+  customMessage: boundedString(5000).nullable().optional(),
+
+  enableTimeAndLocation: z.boolean().default(false),
+  eventDate: z.string().nullable().optional(),
+  startTime: z.string().nullable().optional(),
+  endTime: z.string().nullable().optional(),
+  location: boundedString(500).nullable().optional(),
+  eventDetails: boundedString(5000).nullable().optional(),
+  timeZone: z.string().max(100).nullable().optional(),
+
+  // Fields that reads return; accepted on input so that a read can be sent back, and ignored.
+  formID: z.unknown().optional(),
+  formUrl: z.unknown().optional(),
+  embedHTML: z.unknown().optional(),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+  productGroups: z.unknown().optional(),
+};
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+type Ctx = z.core.$RefinementCtx;
+
+function blank(value: unknown): boolean {
+  return value === undefined || value === null || (typeof value === "string" && value.trim() === "");
+}
+
+function duplicates(values: string[]): string[] {
+  const seen = new Set<string>();
+  const dups = new Set<string>();
+  for (const v of values) {
+    if (seen.has(v)) dups.add(v);
+    seen.add(v);
+  }
+  return [...dups];
+}
+
+/** Rules spanning several fields. Runs even when single fields failed, so every problem is reported at once. */
+function crossFieldRules(allowHttpImages: boolean) {
+  return (form: Record<string, unknown>, ctx: Ctx) => {
+    // Runs even when the base parse failed, so the value may not be an object at all.
+    if (form === null || typeof form !== "object") return;
+    const issue = (path: string, message: string) =>
+      ctx.addIssue({ code: "custom", message, path: path.split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p)) });
+    const isEvent = form.formType === "event" || form.formType === "EVENT";
+    const amountType = amountTypeOf(form);
+    const list = (key: string) => (Array.isArray(form[key]) ? (form[key] as Record<string, unknown>[]) : []);
+
+    if (form.enableFundraisingBar === true && (form.goal === undefined || form.goal === null))
+      issue("goal", "is required and must be greater than 0 when enableFundraisingBar is true");
+
+    if (form.enableCustomEmail === true) {
+      for (const key of ["replyToAddress", "emailSubject", "customMessage"])
+        if (blank(form[key])) issue(key, "is required when enableCustomEmail is true");
+    }
+    if (typeof form.replyToAddress === "string" && form.replyToAddress.trim() && !EMAIL.test(form.replyToAddress))
+      issue("replyToAddress", "must be a valid email address");
+
+    if (form.enableTimeAndLocation === true) {
+      for (const key of ["eventDate", "startTime"])
+        if (blank(form[key])) issue(key, "is required when enableTimeAndLocation is true");
+    }
+    if (typeof form.eventDate === "string" && form.eventDate && !isCalendarDate(form.eventDate))
+      issue("eventDate", "must be a date in YYYY-MM-DD format");
+    for (const key of ["startTime", "endTime"]) {
+      const value = form[key];
+      if (typeof value === "string" && value && !TIME.test(value)) issue(key, "must be a time in HH:MM (24-hour) format");
+    }
+    if (typeof form.timeZone === "string" && form.timeZone && !isTimeZone(form.timeZone))
+      issue("timeZone", "must be an IANA time zone name such as America/New_York");
+
+    if (typeof form.headerImage === "string" && form.headerImage) {
+      let url: URL | null = null;
+      try {
+        url = new URL(form.headerImage);
+      } catch {
+        url = null;
+      }
+      const okProtocol = url && (url.protocol === "https:" || (allowHttpImages && url.protocol === "http:"));
+      if (!okProtocol)
+        issue("headerImage", allowHttpImages ? "must be an http(s) URL" : "must be an https URL");
+    }
+
+    if (Array.isArray(form.funds)) {
+      for (const dup of duplicates(form.funds.filter((f): f is string => typeof f === "string")))
+        issue("funds", `must not repeat "${dup}"`);
+    }
+    if (Array.isArray(form.frequencies)) {
+      const freqs = form.frequencies as string[];
+      if (duplicates(freqs).length) issue("frequencies", "must not repeat a frequency");
+      if (isEvent && freqs.some((f) => f !== "ONE_TIME")) issue("frequencies", "must be [\"ONE_TIME\"] on an event form");
+      if (typeof form.defaultFrequency === "string" && !freqs.includes(form.defaultFrequency))
+        issue("defaultFrequency", "must be one of the form's frequencies");
+    } else if (typeof form.defaultFrequency === "string" && form.defaultFrequency !== "ONE_TIME") {
+      issue("defaultFrequency", "must be one of the form's frequencies");
+    }
+
+    const givingLevels = list("givingLevels");
+    const sponsorshipGroups = list("sponsorshipGroups");
+    const tickets = list("tickets");
+    const promoCodes = list("promoCodes");
+
+    if (isEvent) {
+      if (tickets.length === 0) issue("tickets", "must contain at least 1 ticket on an event form");
+      if (givingLevels.length) issue("givingLevels", "are only allowed on giving_level fundraising forms");
+      if (sponsorshipGroups.length) issue("sponsorshipGroups", "are only allowed on sponsorship fundraising forms");
+    } else {
+      if (tickets.length) issue("tickets", "are only allowed on event forms");
+      if (promoCodes.length) issue("promoCodes", "are only allowed on event forms");
+      if (amountType === "giving_level" && givingLevels.length === 0)
+        issue("givingLevels", "must contain at least 1 level when amountType is giving_level");
+      if (amountType !== "giving_level" && givingLevels.length)
+        issue("givingLevels", "are only allowed when amountType is giving_level");
+      if (amountType === "sponsorship" && sponsorshipGroups.length === 0)
+        issue("sponsorshipGroups", "must contain at least 1 group with at least 1 option when amountType is sponsorship");
+      if (amountType !== "sponsorship" && sponsorshipGroups.length)
+        issue("sponsorshipGroups", "are only allowed when amountType is sponsorship");
+    }
+
+    const groupTitles = sponsorshipGroups.map((g) => g.groupTitle).filter((t): t is string => typeof t === "string");
+    for (const dup of duplicates(groupTitles)) issue("sponsorshipGroups", `must not repeat the group title "${dup}"`);
+    sponsorshipGroups.forEach((group, i) => {
+      const options = Array.isArray(group.options) ? (group.options as Record<string, unknown>[]) : [];
+      const titles = options.map((o) => o.optionTitle).filter((t): t is string => typeof t === "string");
+      for (const dup of duplicates(titles))
+        issue(`sponsorshipGroups.${i}.options`, `must not repeat the option title "${dup}"`);
+    });
+
+    const ticketNames = tickets.map((t) => t.name).filter((n): n is string => typeof n === "string");
+    for (const dup of duplicates(ticketNames)) issue("tickets", `must not repeat the ticket name "${dup}"`);
+    tickets.forEach((ticket, i) => {
+      if (ticket.ticketType === "GROUP" && !(typeof ticket.groupSize === "number" && ticket.groupSize > 1))
+        issue(`tickets.${i}.groupSize`, "must be greater than 1 for a GROUP ticket");
+      if (ticket.ticketType !== "GROUP" && typeof ticket.groupSize === "number" && ticket.groupSize !== 1)
+        issue(`tickets.${i}.groupSize`, "is only allowed on GROUP tickets");
+      if (
+        typeof ticket.maxPerOrder === "number" &&
+        typeof ticket.quantity === "number" &&
+        ticket.maxPerOrder > ticket.quantity
+      )
+        issue(`tickets.${i}.maxPerOrder`, "must not be greater than the ticket's quantity");
+    });
+
+    const codes = promoCodes.map((p) => p.code).filter((c): c is string => typeof c === "string");
+    for (const dup of duplicates(codes.map((c) => c.toUpperCase())))
+      issue("promoCodes", `must not repeat the code "${dup}" (codes are matched case-insensitively)`);
+    promoCodes.forEach((promo, i) => {
+      const value = promo.discountValue;
+      if (typeof value === "number") {
+        if (promo.discountType === "percentage" && !(value > 0 && value <= 100))
+          issue(`promoCodes.${i}.discountValue`, "must be greater than 0 and at most 100 for a percentage discount");
+        if (promo.discountType === "amount" && !(value > 0 && value <= MAX_AMOUNT && dollarsToCents(value) !== null))
+          issue(`promoCodes.${i}.discountValue`, "must be a dollar amount greater than 0 with at most 2 decimal places");
+      }
+      if (Array.isArray(promo.applicableTickets)) {
+        for (const name of promo.applicableTickets as unknown[])
+          if (typeof name === "string" && !ticketNames.includes(name))
+            issue(`promoCodes.${i}.applicableTickets`, `names "${name}", which is not a ticket on this form`);
+      }
+    });
+
+    const inputs = list("customInputs");
+    const ids = inputs.map((c) => c.id).filter((id): id is string => typeof id === "string");
+    for (const dup of duplicates(ids)) issue("customInputs", `must not repeat the id "${dup}"`);
+    const titles = inputs
+      .map((c) => c.title ?? c.question)
+      .filter((t): t is string => typeof t === "string");
+    for (const dup of duplicates(titles)) issue("customInputs", `must not repeat the title "${dup}"`);
+  };
+}
+
+function amountTypeOf(form: Record<string, unknown>): string {
+  switch (form.formType) {
+    case "CROWDFUNDING_FORM":
+      return "giving_level";
+    case "PRODUCT":
+      return "sponsorship";
+    case "EMBED_FORM":
+      return "standard";
+    default:
+      return typeof form.amountType === "string" ? form.amountType : "standard";
+  }
+}
+
+export interface FormSchemaOptions {
+  /** Development allows http:// header images; production requires https. */
+  allowHttpImages: boolean;
+}
+
+function buildFormSchema(opts: FormSchemaOptions) {
+  return z
+    .strictObject(FORM_FIELDS)
+    .check(z.superRefine(crossFieldRules(opts.allowHttpImages), { when: () => true }))
+    .transform(normalize);
+}
+
+type ParsedInput = z.output<z.ZodObject<typeof FORM_FIELDS>>;
+
+function normalize(input: ParsedInput) {
+  const stored: StoredFormType =
+    input.formType === "fundraising" || input.formType === "event"
+      ? storedFormType(input.formType, input.amountType)
+      : input.formType;
+  const isEvent = stored === "EVENT";
+  const frequencies: Frequency[] = isEvent ? ["ONE_TIME"] : (input.frequencies ?? ["ONE_TIME"]);
+  return {
+    title: input.title,
+    description: input.description,
+    formType: stored,
+    funds: input.funds,
+    frequencies,
+    defaultFrequency: input.defaultFrequency ?? frequencies[0],
+    color: input.color.toUpperCase(),
+    active: input.active,
+    headerImage: input.headerImage || null,
+    goal: input.goal ?? null,
+    oneTimeAmounts: input.oneTimeAmounts,
+    dailyAmounts: input.dailyAmounts,
+    weeklyAmounts: input.weeklyAmounts,
+    monthlyAmounts: input.monthlyAmounts,
+    annuallyAmounts: input.annuallyAmounts,
+    defaultAmount: input.defaultAmount ?? null,
+    allowCustomAmount: input.allowCustomAmount,
+    givingLevels: input.givingLevels,
+    sponsorshipGroups: input.sponsorshipGroups.map((g) => ({
+      groupTitle: g.groupTitle,
+      description: g.description,
+      options: g.options.map((o) => ({
+        optionTitle: o.optionTitle,
+        amount: o.amount,
+        description: o.description,
+        quantity: o.quantity ?? null,
+      })),
+    })),
+    tickets: input.tickets.map((t) => ({
+      name: t.name,
+      price: t.price,
+      quantity: t.quantity ?? null,
+      ticketType: t.ticketType,
+      groupSize: t.ticketType === "GROUP" ? (t.groupSize ?? 2) : 1,
+      description: t.description,
+      maxPerOrder: t.maxPerOrder ?? null,
+    })),
+    promoCodes: input.promoCodes.map((p) => ({
+      code: p.code,
+      discountType: p.discountType,
+      // Percentages are kept as given; fixed discounts become cents.
+      discountValue: p.discountType === "amount" ? (dollarsToCents(p.discountValue) ?? 0) : p.discountValue,
+      quantity: p.quantity ?? null,
+      applicableTickets: p.applicableTickets,
+    })),
+    customInputs: input.customInputs.map((c) => ({
+      id: c.id ?? crypto.randomUUID(),
+      title: (c.title ?? c.question) as string,
+      inputType: c.inputType,
+      required: c.required,
+      options: c.options,
+    })),
+    faqs: input.faqs,
+    enableFundraisingBar: input.enableFundraisingBar,
+    enableDonorList: input.enableDonorList,
+    enableCoverFees: input.enableCoverFees,
+    enableAnonymous: input.enableAnonymous,
+    enableOrganizationName: input.enableOrganizationName,
+    enableBillingAddress: input.enableBillingAddress,
+    enableCountryDropdown: input.enableCountryDropdown,
+    enablePhone: input.enablePhone,
+    enableCustomEmail: input.enableCustomEmail,
+    replyToAddress: input.replyToAddress || null,
+    emailSubject: input.emailSubject || null,
+    customMessage: input.customMessage || null,
+    enableTimeAndLocation: input.enableTimeAndLocation,
+    eventDate: input.eventDate || null,
+    startTime: input.startTime || null,
+    endTime: input.endTime || null,
+    location: input.location || null,
+    eventDetails: input.eventDetails || null,
+    timeZone: input.timeZone || null,
+  };
+}
+
+/** A form as stored: the create input normalised, every amount in cents. */
+export type FormConfig = ReturnType<typeof normalize>;
+
+const schemaCache = new Map<boolean, ReturnType<typeof buildFormSchema>>();
+
+export function formSchema(opts: FormSchemaOptions) {
+  let schema = schemaCache.get(opts.allowHttpImages);
+  if (!schema) {
+    schema = buildFormSchema(opts);
+    schemaCache.set(opts.allowHttpImages, schema);
+  }
+  return schema;
+}
+
+/** The input (wire) shape, for the OpenAPI document. */
+export const formInputShape = z.strictObject(FORM_FIELDS);
+
+export { AMOUNT_FIELD_BY_FREQUENCY };

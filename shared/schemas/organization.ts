@@ -1,0 +1,112 @@
+import { z } from "zod";
+import { requiredString } from "./common.js";
+
+/** Organization settings (seed 2.9, contract 6). */
+
+export const GLOBAL_INPUT_TYPES = [
+  "SHORT_TEXT_INPUT",
+  "LONG_TEXT_INPUT",
+  "SINGLE_SELECTION_DROPDOWN",
+  "MULTI_SELECTION_DROPDOWN",
+] as const;
+
+export const globalCustomInputSchema = z
+  .strictObject({
+    id: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" })
+      .optional(),
+    title: requiredString(300),
+    inputType: z.enum(GLOBAL_INPUT_TYPES),
+    required: z.boolean().default(false),
+    options: z.array(requiredString(200)).max(100).default([]),
+  })
+  .check(
+    z.superRefine((input, ctx) => {
+      const isSelect = input.inputType === "SINGLE_SELECTION_DROPDOWN" || input.inputType === "MULTI_SELECTION_DROPDOWN";
+      if (isSelect && Array.isArray(input.options) && input.options.length < 2)
+        ctx.addIssue({ code: "custom", message: "must contain at least 2 options for a dropdown", path: ["options"] });
+      if (!isSelect && Array.isArray(input.options) && input.options.length > 0)
+        ctx.addIssue({ code: "custom", message: "are only allowed on dropdown inputs", path: ["options"] });
+    }),
+  );
+
+export type GlobalCustomInput = {
+  id: string;
+  title: string;
+  inputType: (typeof GLOBAL_INPUT_TYPES)[number];
+  required: boolean;
+  options: string[];
+};
+
+const baseUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .check(
+    z.superRefine((value, ctx) => {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be an absolute http(s) URL" });
+        return;
+      }
+      if (url.protocol !== "https:" && url.protocol !== "http:")
+        ctx.addIssue({ code: "custom", message: "must be an absolute http(s) URL" });
+      else if (url.search || url.hash) ctx.addIssue({ code: "custom", message: "must not have a query or fragment" });
+    }),
+  )
+  .transform((value) => value.replace(/\/+$/, ""));
+
+export const organizationUpdateSchema = z
+  .strictObject({
+    organizationName: requiredString(200).optional(),
+    organizationBaseURLs: z.array(baseUrl).max(20).optional(),
+    globalCustomInputs: z.array(globalCustomInputSchema).max(50).optional(),
+  })
+  .check(
+    z.superRefine((body, ctx) => {
+      if (body === null || typeof body !== "object") return;
+      if (body.organizationName === undefined && body.organizationBaseURLs === undefined && body.globalCustomInputs === undefined)
+        ctx.addIssue({
+          code: "custom",
+          message: "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs",
+          path: [],
+        });
+      const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];
+      const seenIds = new Set<string>();
+      const seenTitles = new Set<string>();
+      for (const input of inputs) {
+        if (input.id && seenIds.has(input.id))
+          ctx.addIssue({ code: "custom", message: `must not repeat the id "${input.id}"`, path: ["globalCustomInputs"] });
+        if (typeof input.title === "string" && seenTitles.has(input.title))
+          ctx.addIssue({ code: "custom", message: `must not repeat the title "${input.title}"`, path: ["globalCustomInputs"] });
+        if (input.id) seenIds.add(input.id);
+        if (typeof input.title === "string") seenTitles.add(input.title);
+      }
+    }, { when: () => true }),
+  );
+
+export type OrganizationUpdate = z.output<typeof organizationUpdateSchema>;
+
+/**
+ * Gives each global input a stable id: a given id is kept, an input whose title matches an existing
+ * one keeps that input's id, and a new input gets a fresh one.
+ */
+export function assignGlobalInputIds(
+  inputs: NonNullable<OrganizationUpdate["globalCustomInputs"]>,
+  existing: GlobalCustomInput[],
+  newId: () => string,
+): GlobalCustomInput[] {
+  return inputs.map((input) => ({
+    id: input.id ?? existing.find((e) => e.title === input.title)?.id ?? newId(),
+    title: input.title,
+    inputType: input.inputType,
+    required: input.required,
+    options: input.options,
+  }));
+}
