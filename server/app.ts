@@ -50,7 +50,12 @@ export function createApp(deps: AppDeps) {
   app.use("/v1/*", authenticate(deps));
   app.use("/v1/*", rateLimit(deps));
 
-  mountRoutes(app, deps, [...formRoutes(deps), ...organizationRoutes(deps), ...analyticsRoutes(deps)], patterns);
+  mountRoutes(
+    app,
+    deps,
+    [...formRoutes(deps), ...organizationRoutes(deps), ...analyticsRoutes(deps)],
+    patterns,
+  );
 
   app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   app.get("/attend/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
@@ -69,7 +74,7 @@ export function createApp(deps: AppDeps) {
         title: "Almoner API",
         version: VERSION,
         description:
-          "Donation and event forms, checkout links, contacts, payments, subscriptions, webhooks, organization settings and usage analytics. Every request carries `Authorization: Bearer <API_KEY>`. Errors are `{\"error\": \"...\"}`; validation failures add `details`, one line per problem.",
+          'Donation and event forms, checkout links, contacts, payments, subscriptions, webhooks, organization settings and usage analytics. Every request carries `Authorization: Bearer <API_KEY>`. Errors are `{"error": "..."}`; validation failures add `details`, one line per problem.',
       },
       servers: [{ url: deps.config.publicUrl }],
     });

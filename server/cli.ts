@@ -7,9 +7,14 @@ import { loadConfig } from "./config.js";
 import { StartupError } from "./errors.js";
 import { uuid } from "./ids.js";
 import { openStore, type Store } from "./store/database.js";
-import { LATEST_VERSION } from "./store/migrations.js";
 import { createApiKey, listApiKeys, revokeApiKey } from "./store/keys.js";
-import { createOrganization, getOrganization, listOrganizations, updateOrganization } from "./store/organizations.js";
+import { LATEST_VERSION } from "./store/migrations.js";
+import {
+  createOrganization,
+  getOrganization,
+  listOrganizations,
+  updateOrganization,
+} from "./store/organizations.js";
 
 /**
  * The command line. It reads the same settings as the server (DATABASE_URL, DATA_DIR) and works while
@@ -47,7 +52,7 @@ type Values = ReturnType<typeof parseArgs<{ options: typeof OPTIONS; allowPositi
 
 function required(values: Values, name: "name" | "org" | "key"): string {
   const value = values[name];
-  if (!value || !value.trim()) throw new UsageError(`--${name} is required`);
+  if (!value?.trim()) throw new UsageError(`--${name} is required`);
   return value.trim();
 }
 
@@ -59,9 +64,13 @@ async function requireOrg(store: Store, id: string) {
 
 function parsePermissions(raw: string | undefined): Permission[] | undefined {
   if (raw === undefined) return undefined;
-  const list = raw.split(",").map((p) => p.trim()).filter(Boolean);
+  const list = raw
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
   const unknown = list.filter((p) => !(PERMISSIONS as readonly string[]).includes(p));
-  if (unknown.length) throw new UsageError(`Unknown permission ${unknown.join(", ")}; known: ${PERMISSIONS.join(", ")}`);
+  if (unknown.length)
+    throw new UsageError(`Unknown permission ${unknown.join(", ")}; known: ${PERMISSIONS.join(", ")}`);
   if (list.length === 0) throw new UsageError("--permissions needs at least one permission");
   return [...new Set(list)] as Permission[];
 }
@@ -82,23 +91,41 @@ async function run(command: string[], values: Values, store: Store): Promise<Out
   const key = `${group ?? ""} ${action ?? ""}`.trim();
   switch (key) {
     case "org create": {
-      const org = await createOrganization(store.db, { name: required(values, "name"), sandbox: values.sandbox });
-      return { json: { organizationId: org.id, name: org.name }, text: `Created organization ${org.name}: ${org.id}` };
+      const org = await createOrganization(store.db, {
+        name: required(values, "name"),
+        sandbox: values.sandbox,
+      });
+      return {
+        json: { organizationId: org.id, name: org.name },
+        text: `Created organization ${org.name}: ${org.id}`,
+      };
     }
     case "org list": {
       const orgs = await listOrganizations(store.db);
-      const rows = orgs.map((o) => ({ organizationId: o.id, name: o.name, sandbox: o.sandbox, createdAt: o.createdAt }));
-      return { json: { organizations: rows }, text: rows.map((o) => `${o.organizationId}  ${o.name}`).join("\n") || "No organizations." };
+      const rows = orgs.map((o) => ({
+        organizationId: o.id,
+        name: o.name,
+        sandbox: o.sandbox,
+        createdAt: o.createdAt,
+      }));
+      return {
+        json: { organizations: rows },
+        text: rows.map((o) => `${o.organizationId}  ${o.name}`).join("\n") || "No organizations.",
+      };
     }
     case "org set": {
       const org = await requireOrg(store, required(values, "org"));
       const body: Record<string, unknown> = {};
       if (values.name !== undefined) body.organizationName = values.name;
       if (values["base-urls"] !== undefined)
-        body.organizationBaseURLs = values["base-urls"].split(",").map((u) => u.trim()).filter(Boolean);
+        body.organizationBaseURLs = values["base-urls"]
+          .split(",")
+          .map((u) => u.trim())
+          .filter(Boolean);
       if (values["global-custom-inputs"] !== undefined)
         body.globalCustomInputs = readJsonArg(values["global-custom-inputs"], "global-custom-inputs");
-      if (Object.keys(body).length === 0) throw new UsageError("org set needs --name, --base-urls or --global-custom-inputs");
+      if (Object.keys(body).length === 0)
+        throw new UsageError("org set needs --name, --base-urls or --global-custom-inputs");
       const parsed = organizationUpdateSchema.safeParse(body);
       if (!parsed.success) throw new UsageError(issuesToDetails(parsed.error.issues, body).join("; "));
       const updated = await updateOrganization(store.db, org.id, {
@@ -141,8 +168,9 @@ async function run(command: string[], values: Values, store: Store): Promise<Out
       return {
         json: { keys: rows },
         text:
-          rows.map((k) => `${k.keyId}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : "live"}`).join("\n") ||
-          "No keys.",
+          rows
+            .map((k) => `${k.keyId}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : "live"}`)
+            .join("\n") || "No keys.",
       };
     }
     case "key revoke": {
@@ -152,7 +180,10 @@ async function run(command: string[], values: Values, store: Store): Promise<Out
       return { json: { keyId, revoked: true }, text: `Revoked ${keyId}` };
     }
     case "migrate":
-      return { json: { schemaVersion: LATEST_VERSION }, text: `Database schema is at version ${LATEST_VERSION}` };
+      return {
+        json: { schemaVersion: LATEST_VERSION },
+        text: `Database schema is at version ${LATEST_VERSION}`,
+      };
     default:
       throw new UsageError(group ? `Unknown command: ${key}\n\n${USAGE}` : USAGE);
   }

@@ -62,7 +62,14 @@ const DEMO_FORMS: Record<string, unknown>[] = [
       { name: "General admission", price: 75, quantity: 200, maxPerOrder: 10 },
       { name: "Table for eight", price: 500, ticketType: "GROUP", groupSize: 8, quantity: 20 },
     ],
-    promoCodes: [{ code: "EARLYBIRD", discountType: "percentage", discountValue: 20, applicableTickets: ["General admission"] }],
+    promoCodes: [
+      {
+        code: "EARLYBIRD",
+        discountType: "percentage",
+        discountValue: 20,
+        applicableTickets: ["General admission"],
+      },
+    ],
   },
 ];
 

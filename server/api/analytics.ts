@@ -39,13 +39,22 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (c, { query }) => {
         const orgId = c.get("auth").organizationId;
         await deps.metrics.flush();
-        const after = query.lastEvaluatedKey ? decodeCursor("api-metrics", orgId, query.lastEvaluatedKey) : undefined;
+        const after = query.lastEvaluatedKey
+          ? decodeCursor("api-metrics", orgId, query.lastEvaluatedKey)
+          : undefined;
         let q = deps.store.db.selectFrom("api_metrics").selectAll().where("organization_id", "=", orgId);
         if (after)
           q = q.where((eb) =>
-            eb.or([eb("created_at", "<", after.sort), eb.and([eb("created_at", "=", after.sort), eb("id", "<", after.id)])]),
+            eb.or([
+              eb("created_at", "<", after.sort),
+              eb.and([eb("created_at", "=", after.sort), eb("id", "<", after.id)]),
+            ]),
           );
-        const rows = await q.orderBy("created_at", "desc").orderBy("id", "desc").limit(query.limit + 1).execute();
+        const rows = await q
+          .orderBy("created_at", "desc")
+          .orderBy("id", "desc")
+          .limit(query.limit + 1)
+          .execute();
         return c.json(
           page(
             "metrics",

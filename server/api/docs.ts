@@ -19,8 +19,7 @@ function resolve(doc: Json, schema: Json | undefined): Json | undefined {
 function typeLabel(doc: Json, raw: Json | undefined): string {
   const schema = resolve(doc, raw);
   if (!schema) return "any";
-  if (Array.isArray(schema.anyOf))
-    return (schema.anyOf as Json[]).map((s) => typeLabel(doc, s)).join(" | ");
+  if (Array.isArray(schema.anyOf)) return (schema.anyOf as Json[]).map((s) => typeLabel(doc, s)).join(" | ");
   if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map((v) => JSON.stringify(v)).join(" | ");
   if (schema.type === "array") return `array of ${typeLabel(doc, schema.items as Json)}`;
   if (Array.isArray(schema.type)) return (schema.type as string[]).join(" | ");
@@ -51,7 +50,10 @@ function fieldsTable(doc: Json, raw: Json | undefined, depth = 0): string {
     .map(([name, prop]) => {
       const p = resolve(doc, prop) ?? {};
       const inner = p.type === "array" ? resolve(doc, p.items as Json) : p;
-      const nested = depth < 2 && inner?.properties ? `<details><summary>fields</summary>${fieldsTable(doc, inner, depth + 1)}</details>` : "";
+      const nested =
+        depth < 2 && inner?.properties
+          ? `<details><summary>fields</summary>${fieldsTable(doc, inner, depth + 1)}</details>`
+          : "";
       return `<tr><td><code>${esc(name)}</code>${required.has(name) ? ' <span class="req">required</span>' : ""}</td><td>${esc(typeLabel(doc, prop))}</td><td>${p.description ? esc(p.description) : ""} ${describeRange(p)}${nested}</td></tr>`;
     })
     .join("");
@@ -73,11 +75,16 @@ export function renderDocsPage(doc: Json): string {
             `<tr><td><code>${esc(p.name)}</code> <small>(${esc(p.in)})</small>${p.required ? ' <span class="req">required</span>' : ""}</td><td>${esc(typeLabel(doc, p.schema as Json))}</td><td>${esc(p.description ?? (p.schema as Json)?.description ?? "")}</td></tr>`,
         )
         .join("");
-      const body = (((op.requestBody as Json)?.content as Json)?.["application/json"] as Json)?.schema as Json | undefined;
+      const body = (((op.requestBody as Json)?.content as Json)?.["application/json"] as Json)?.schema as
+        | Json
+        | undefined;
       const responses = Object.entries((op.responses as Record<string, Json>) ?? {})
         .map(([status, res]) => {
           const schema = ((res.content as Json)?.["application/json"] as Json)?.schema as Json | undefined;
-          const fields = schema && status.startsWith("2") ? `<details><summary>fields</summary>${fieldsTable(doc, schema)}</details>` : "";
+          const fields =
+            schema && status.startsWith("2")
+              ? `<details><summary>fields</summary>${fieldsTable(doc, schema)}</details>`
+              : "";
           return `<li><code>${esc(status)}</code> ${esc(res.description)}${fields}</li>`;
         })
         .join("");
@@ -88,10 +95,14 @@ ${body ? `<h4>Request body (JSON)</h4>${fieldsTable(doc, body)}` : ""}
 <h4>Responses</h4><ul>${responses}</ul></section>`;
       if (!byTag.has(tag)) byTag.set(tag, []);
       byTag.get(tag)?.push(section);
-      toc.push(`<li><a href="#${anchor}"><span class="m ${method}">${method.toUpperCase()}</span> ${esc(path)}</a></li>`);
+      toc.push(
+        `<li><a href="#${anchor}"><span class="m ${method}">${method.toUpperCase()}</span> ${esc(path)}</a></li>`,
+      );
     }
   }
-  const sections = [...byTag.entries()].map(([tag, items]) => `<h2>${esc(tag)}</h2>${items.join("")}`).join("");
+  const sections = [...byTag.entries()]
+    .map(([tag, items]) => `<h2>${esc(tag)}</h2>${items.join("")}`)
+    .join("");
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${esc(info.title)} reference</title>
 <style>

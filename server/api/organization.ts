@@ -1,8 +1,12 @@
 import { z } from "zod";
-import { GLOBAL_INPUT_TYPES, assignGlobalInputIds, organizationUpdateSchema } from "../../shared/schemas/organization.js";
+import {
+  assignGlobalInputIds,
+  GLOBAL_INPUT_TYPES,
+  organizationUpdateSchema,
+} from "../../shared/schemas/organization.js";
 import { ApiError } from "../errors.js";
 import { uuid } from "../ids.js";
-import { type Organization, getOrganization, updateOrganization } from "../store/organizations.js";
+import { getOrganization, type Organization, updateOrganization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
 import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
 
@@ -53,7 +57,10 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input.",
       body: organizationUpdateSchema,
-      responses: { 200: { description: "The new configuration", schema: organizationSchema }, ...standardErrors },
+      responses: {
+        200: { description: "The new configuration", schema: organizationSchema },
+        ...standardErrors,
+      },
       handler: async (c, { body }) => {
         const org = await load(c.get("auth").organizationId);
         const updated = await updateOrganization(deps.store.db, org.id, {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { sha256Hex } from "../ids.js";
 import { ApiError } from "../errors.js";
+import { sha256Hex } from "../ids.js";
 
 /**
  * The shared cursor pagination (seed 4.7, contract 3). A cursor is base64url JSON of a keyset position
@@ -18,12 +18,17 @@ function scope(list: string, organizationId: string): string {
 }
 
 export function encodeCursor(list: string, organizationId: string, position: KeysetPosition): string {
-  return Buffer.from(JSON.stringify({ s: scope(list, organizationId), k: position.sort, i: position.id })).toString(
-    "base64url",
-  );
+  return Buffer.from(
+    JSON.stringify({ s: scope(list, organizationId), k: position.sort, i: position.id }),
+  ).toString("base64url");
 }
 
-export function decodeCursor(list: string, organizationId: string, cursor: string, param = "lastEvaluatedKey"): KeysetPosition {
+export function decodeCursor(
+  list: string,
+  organizationId: string,
+  cursor: string,
+  param = "lastEvaluatedKey",
+): KeysetPosition {
   const invalid = () => ApiError.validation([`${param} is not a cursor returned by this list`]);
   if (!/^[A-Za-z0-9_-]{1,1000}={0,2}$/.test(cursor)) throw invalid();
   let value: unknown;
@@ -33,7 +38,13 @@ export function decodeCursor(list: string, organizationId: string, cursor: strin
     throw invalid();
   }
   const v = value as { s?: unknown; k?: unknown; i?: unknown } | null;
-  if (!v || typeof v !== "object" || v.s !== scope(list, organizationId) || typeof v.k !== "string" || typeof v.i !== "string")
+  if (
+    !v ||
+    typeof v !== "object" ||
+    v.s !== scope(list, organizationId) ||
+    typeof v.k !== "string" ||
+    typeof v.i !== "string"
+  )
     throw invalid();
   return { sort: v.k, id: v.i };
 }

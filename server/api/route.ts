@@ -23,7 +23,11 @@ export interface RouteInput<P, Q, B> {
   body: B;
 }
 
-export interface RouteSpec<P extends AnyObject = AnyObject, Q extends AnyObject = AnyObject, B extends z.ZodType = z.ZodType> {
+export interface RouteSpec<
+  P extends AnyObject = AnyObject,
+  Q extends AnyObject = AnyObject,
+  B extends z.ZodType = z.ZodType,
+> {
   method: Method;
   /** OpenAPI style: /v1/forms/{id} */
   path: string;
@@ -59,7 +63,12 @@ export interface MountedPattern {
   methods: Set<string>;
 }
 
-export function mountRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, routes: RouteSpec[], patterns: MountedPattern[]): void {
+export function mountRoutes(
+  app: OpenAPIHono<AppEnv>,
+  deps: AppDeps,
+  routes: RouteSpec[],
+  patterns: MountedPattern[],
+): void {
   for (const route of routes) {
     const honoPath = route.path.replace(/\{(\w+)\}/g, ":$1");
     app.on(route.method.toUpperCase(), honoPath, (c) => run(c, route, deps));
@@ -74,7 +83,8 @@ export function mountRoutes(app: OpenAPIHono<AppEnv>, deps: AppDeps, routes: Rou
 async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise<Response> {
   if (route.permission) {
     const auth = c.get("auth");
-    if (!auth.permissions.has(route.permission)) throw new ApiError(403, `Missing permission: ${route.permission}`);
+    if (!auth.permissions.has(route.permission))
+      throw new ApiError(403, `Missing permission: ${route.permission}`);
   }
   const params = route.params ? parseWith(route.params, c.req.param()) : {};
   const query = route.query ? parseWith(route.query, c.req.query()) : {};
@@ -123,7 +133,8 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
 }
 
 function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
-  const responses: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }> = {};
+  const responses: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }> =
+    {};
   for (const [status, res] of Object.entries(route.responses)) {
     responses[status] = res.schema
       ? { description: res.description, content: { "application/json": { schema: res.schema } } }
@@ -140,7 +151,9 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
     request: {
       params: route.params as z.ZodObject | undefined,
       query: route.query as z.ZodObject | undefined,
-      body: bodySchema ? { required: true, content: { "application/json": { schema: bodySchema } } } : undefined,
+      body: bodySchema
+        ? { required: true, content: { "application/json": { schema: bodySchema } } }
+        : undefined,
     },
     responses,
   } as Parameters<typeof app.openAPIRegistry.registerPath>[0]);

@@ -19,7 +19,8 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
   } catch {
     throw new ApiError(400, "Invalid JSON body");
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) throw new ApiError(400, "Invalid JSON body");
+  if (body === null || typeof body !== "object" || Array.isArray(body))
+    throw new ApiError(400, "Invalid JSON body");
   return body as Record<string, unknown>;
 }
 

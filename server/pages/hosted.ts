@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { escapeHtml } from "../api/forms/present.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
+import { escapeHtml } from "../api/forms/present.js";
 import { findForm } from "../store/forms.js";
 import { page } from "./layout.js";
 
@@ -14,7 +14,11 @@ export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: 
   const form = UUID.test(formId) ? await findForm(deps.store.db, formId.toLowerCase()) : undefined;
   if (!form) {
     return c.html(
-      page({ title: "Form not found", heading: "Form not found", body: "<p>There is no form at this address. Check the link you followed.</p>" }),
+      page({
+        title: "Form not found",
+        heading: "Form not found",
+        body: "<p>There is no form at this address. Check the link you followed.</p>",
+      }),
       404,
     );
   }

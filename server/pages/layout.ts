@@ -1,7 +1,13 @@
 import { escapeHtml } from "../api/forms/present.js";
 
 /** A small, self-contained HTML page (no external assets) for the server's human-facing answers. */
-export function page(opts: { title: string; heading: string; body: string; color?: string; description?: string }): string {
+export function page(opts: {
+  title: string;
+  heading: string;
+  body: string;
+  color?: string;
+  description?: string;
+}): string {
   const color = opts.color && /^#[0-9A-Fa-f]{6}$/.test(opts.color) ? opts.color : "#3B82F6";
   return `<!doctype html>
 <html lang="en">

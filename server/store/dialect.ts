@@ -21,8 +21,10 @@ export interface DialectHandle {
 
 export function parseDatabaseUrl(url: string): { name: DialectName; target: string } {
   if (/^postgres(ql)?:\/\//i.test(url)) return { name: "postgres", target: url };
-  if (url.startsWith("sqlite:")) return { name: "sqlite", target: url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "") };
-  if (url === ":memory:" || /^(\.{0,2}\/|[A-Za-z0-9_])[^:]*$/.test(url)) return { name: "sqlite", target: url };
+  if (url.startsWith("sqlite:"))
+    return { name: "sqlite", target: url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "") };
+  if (url === ":memory:" || /^(\.{0,2}\/|[A-Za-z0-9_])[^:]*$/.test(url))
+    return { name: "sqlite", target: url };
   const scheme = url.split(":")[0];
   throw new StartupError(
     `Invalid setting DATABASE_URL: unknown scheme "${scheme}:" (use a SQLite file path, sqlite:<path>, or postgres://user@host:port/database)`,
@@ -45,11 +47,17 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     db.pragma("foreign_keys = ON");
     return { name, dialect: new SqliteDialect({ database: db }), describe: `SQLite ${target}` };
   }
+  // `?schema=name` picks the PostgreSQL schema (search_path) the tables live in.
+  const parsedUrl = new URL(target);
+  const schema = opts.pgSchema ?? parsedUrl.searchParams.get("schema") ?? undefined;
+  parsedUrl.searchParams.delete("schema");
+  if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema))
+    throw new StartupError(`Invalid setting DATABASE_URL: schema "${schema}" must be a plain identifier`);
   const pool = new pg.Pool({
-    connectionString: target,
+    connectionString: parsedUrl.toString(),
     max: 10,
     connectionTimeoutMillis: 5000,
-    options: opts.pgSchema ? `-c search_path=${opts.pgSchema}` : undefined,
+    options: schema ? `-c search_path=${schema}` : undefined,
     types: {
       getTypeParser: (oid: number, format?: "text" | "binary") => {
         // int8 (bigint, count(*)): integer cents and counts fit in a double's 53 bits.
@@ -58,9 +66,9 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
       },
     } as pg.CustomTypesConfig,
   });
-  const safe = new URL(target);
-  safe.password = "";
-  return { name, dialect: new PostgresDialect({ pool }), describe: `PostgreSQL ${safe.host}${safe.pathname}` };
+  parsedUrl.password = "";
+  const where = `PostgreSQL ${parsedUrl.host}${parsedUrl.pathname}${schema ? ` (schema ${schema})` : ""}`;
+  return { name, dialect: new PostgresDialect({ pool }), describe: where };
 }
 
 export function isUniqueViolation(err: unknown): boolean {
@@ -73,7 +81,8 @@ export function describeDatabaseError(err: unknown, where: string): string {
   const e = err as { code?: string; message?: string };
   if (e.code === "ECONNREFUSED" || e.code === "ENOTFOUND" || e.code === "ETIMEDOUT" || e.code === "EAI_AGAIN")
     return `Cannot reach the database at ${where} (${e.code}): check DATABASE_URL and that the server is running`;
-  if (e.code === "42501") return `The database user may not change ${where}: ${e.message} (grant it CREATE rights)`;
+  if (e.code === "42501")
+    return `The database user may not change ${where}: ${e.message} (grant it CREATE rights)`;
   if (e.code === "3D000" || e.code === "28000" || e.code === "28P01")
     return `The database at ${where} refused the connection: ${e.message}`;
   return `Database error on ${where}: ${e.message ?? String(err)}`;

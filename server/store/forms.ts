@@ -27,7 +27,12 @@ function fromRow(row: FormsTable): FormRecord {
 export const titleKey = (title: string): string => title.trim().toLowerCase();
 
 /** Inserts a form; a duplicate live title surfaces as the dialect's unique violation. */
-export async function insertForm(db: Db, organizationId: string, config: FormConfig, nowIso: string): Promise<FormRecord> {
+export async function insertForm(
+  db: Db,
+  organizationId: string,
+  config: FormConfig,
+  nowIso: string,
+): Promise<FormRecord> {
   const row: FormsTable = {
     id: uuid(),
     organization_id: organizationId,
@@ -63,7 +68,10 @@ export async function listLiveForms(
     .where("deleted_at", "is", null);
   if (after) {
     query = query.where((eb) =>
-      eb.or([eb("created_at", "<", after.sort), eb.and([eb("created_at", "=", after.sort), eb("id", "<", after.id)])]),
+      eb.or([
+        eb("created_at", "<", after.sort),
+        eb.and([eb("created_at", "=", after.sort), eb("id", "<", after.id)]),
+      ]),
     );
   }
   const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
@@ -71,7 +79,12 @@ export async function listLiveForms(
 }
 
 /** Replaces a live form's configuration; false when it was deleted meanwhile. */
-export async function updateFormConfig(db: Db, id: string, config: FormConfig, nowIso: string): Promise<boolean> {
+export async function updateFormConfig(
+  db: Db,
+  id: string,
+  config: FormConfig,
+  nowIso: string,
+): Promise<boolean> {
   const result = await db
     .updateTable("forms")
     .set({

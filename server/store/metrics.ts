@@ -12,7 +12,8 @@ export class MetricsRecorder {
 
   constructor(
     private readonly db: Db,
-    private readonly onError: (err: unknown) => void = (err) => console.error("api metrics write failed:", err),
+    private readonly onError: (err: unknown) => void = (err) =>
+      console.error("api metrics write failed:", err),
   ) {
     this.timer = setInterval(() => void this.flush(), 250);
     this.timer.unref();
@@ -31,7 +32,10 @@ export class MetricsRecorder {
       if (rows.length === 0) return;
       try {
         for (let i = 0; i < rows.length; i += 100) {
-          await this.db.insertInto("api_metrics").values(rows.slice(i, i + 100)).execute();
+          await this.db
+            .insertInto("api_metrics")
+            .values(rows.slice(i, i + 100))
+            .execute();
         }
       } catch (err) {
         this.onError(err);

@@ -42,7 +42,11 @@ export const MIGRATIONS: Migration[] = [
         .addColumn("created_at", "text", (c) => c.notNull())
         .addColumn("revoked_at", "text")
         .execute();
-      await trx.schema.createIndex("api_keys_org").on("api_keys").columns(["organization_id", "created_at"]).execute();
+      await trx.schema
+        .createIndex("api_keys_org")
+        .on("api_keys")
+        .columns(["organization_id", "created_at"])
+        .execute();
 
       await trx.schema
         .createTable("forms")
@@ -88,7 +92,11 @@ export const MIGRATIONS: Migration[] = [
         .addColumn("created_at", "text", (c) => c.notNull())
         .addPrimaryKeyConstraint("idempotency_keys_pk", ["organization_id", "idem_key"])
         .execute();
-      await trx.schema.createIndex("idempotency_keys_created").on("idempotency_keys").column("created_at").execute();
+      await trx.schema
+        .createIndex("idempotency_keys_created")
+        .on("idempotency_keys")
+        .column("created_at")
+        .execute();
 
       await trx.schema
         .createTable("api_metrics")
@@ -135,7 +143,11 @@ export async function migrate(db: Kysely<Database>): Promise<{ applied: number[]
 
   return db.transaction().execute(async (trx) => {
     // Taking the lock row's write lock first makes concurrent migrators wait for each other.
-    await trx.updateTable("almoner_schema_lock").set({ holder: String(process.pid) }).where("id", "=", 1).execute();
+    await trx
+      .updateTable("almoner_schema_lock")
+      .set({ holder: String(process.pid) })
+      .where("id", "=", 1)
+      .execute();
     const rows = await trx.selectFrom("almoner_migrations").select("version").execute();
     const done = new Set(rows.map((r) => Number(r.version)));
     const newest = Math.max(0, ...done);

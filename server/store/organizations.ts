@@ -1,7 +1,7 @@
+import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
+import { prefixedId } from "../ids.js";
 import type { Db } from "./database.js";
 import type { OrganizationsTable } from "./schema.js";
-import { prefixedId } from "../ids.js";
-import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
 
 export interface Organization {
   id: string;
@@ -25,7 +25,10 @@ function fromRow(row: OrganizationsTable): Organization {
   };
 }
 
-export async function createOrganization(db: Db, input: { name: string; sandbox?: boolean }): Promise<Organization> {
+export async function createOrganization(
+  db: Db,
+  input: { name: string; sandbox?: boolean },
+): Promise<Organization> {
   const now = new Date().toISOString();
   const row: OrganizationsTable = {
     id: prefixedId("org"),
@@ -51,7 +54,10 @@ export async function listOrganizations(db: Db): Promise<Organization[]> {
 }
 
 export async function countOrganizations(db: Db): Promise<number> {
-  const row = await db.selectFrom("organizations").select((eb) => eb.fn.countAll<number>().as("n")).executeTakeFirst();
+  const row = await db
+    .selectFrom("organizations")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirst();
   return Number(row?.n ?? 0);
 }
 
@@ -63,7 +69,8 @@ export async function updateOrganization(
   const set: Partial<OrganizationsTable> = { updated_at: new Date().toISOString() };
   if (changes.name !== undefined) set.name = changes.name;
   if (changes.baseUrls !== undefined) set.base_urls = JSON.stringify(changes.baseUrls);
-  if (changes.globalCustomInputs !== undefined) set.global_custom_inputs = JSON.stringify(changes.globalCustomInputs);
+  if (changes.globalCustomInputs !== undefined)
+    set.global_custom_inputs = JSON.stringify(changes.globalCustomInputs);
   await db.updateTable("organizations").set(set).where("id", "=", id).execute();
   return getOrganization(db, id);
 }

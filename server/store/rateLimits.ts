@@ -27,10 +27,7 @@ async function pastBuckets(db: Db, keyId: string, bucket: number) {
   if (cached) return cached;
   const row = await db
     .selectFrom("rate_limit_buckets")
-    .select([
-      sql<number | null>`sum(count)`.as("total"),
-      sql<number | null>`min(bucket)`.as("oldest"),
-    ])
+    .select([sql<number | null>`sum(count)`.as("total"), sql<number | null>`min(bucket)`.as("oldest")])
     .where("key_id", "=", keyId)
     .where("bucket", ">", bucket - WINDOW_MINUTES)
     .where("bucket", "<", bucket)
@@ -42,13 +39,20 @@ async function pastBuckets(db: Db, keyId: string, bucket: number) {
   return value;
 }
 
-export async function hitRateLimit(db: Db, keyId: string, limit: number, nowMs: number): Promise<RateLimitResult> {
+export async function hitRateLimit(
+  db: Db,
+  keyId: string,
+  limit: number,
+  nowMs: number,
+): Promise<RateLimitResult> {
   const bucket = Math.floor(nowMs / 60_000);
   const past = await pastBuckets(db, keyId, bucket);
   const row = await db
     .insertInto("rate_limit_buckets")
     .values({ key_id: keyId, bucket, count: 1 })
-    .onConflict((oc) => oc.columns(["key_id", "bucket"]).doUpdateSet({ count: sql`rate_limit_buckets.count + 1` }))
+    .onConflict((oc) =>
+      oc.columns(["key_id", "bucket"]).doUpdateSet({ count: sql`rate_limit_buckets.count + 1` }),
+    )
     .returning("count")
     .executeTakeFirstOrThrow();
   const position = past.total + Number(row.count);
@@ -75,5 +79,8 @@ export async function hitRateLimit(db: Db, keyId: string, limit: number, nowMs: 
 
 export async function pruneRateLimits(db: Db, nowMs: number): Promise<void> {
   const bucket = Math.floor(nowMs / 60_000);
-  await db.deleteFrom("rate_limit_buckets").where("bucket", "<=", bucket - WINDOW_MINUTES * 2).execute();
+  await db
+    .deleteFrom("rate_limit_buckets")
+    .where("bucket", "<=", bucket - WINDOW_MINUTES * 2)
+    .execute();
 }

@@ -33,21 +33,28 @@ export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?:
       case "invalid_type": {
         const received = valueAt(input, issue.path);
         if (received === undefined) details.push(`${prefix}is required`);
-        else details.push(`${prefix}must be ${ARTICLE[issue.expected] ?? `a ${issue.expected}`}, not ${describeType(received)}`);
+        else
+          details.push(
+            `${prefix}must be ${ARTICLE[issue.expected] ?? `a ${issue.expected}`}, not ${describeType(received)}`,
+          );
         break;
       }
       case "too_small": {
         const min = Number(issue.minimum);
         if (issue.origin === "string")
-          details.push(min <= 1 ? `${prefix}must not be empty` : `${prefix}must be at least ${plural(min, "character")}`);
-        else if (issue.origin === "array") details.push(`${prefix}must contain at least ${plural(min, "item")}`);
+          details.push(
+            min <= 1 ? `${prefix}must not be empty` : `${prefix}must be at least ${plural(min, "character")}`,
+          );
+        else if (issue.origin === "array")
+          details.push(`${prefix}must contain at least ${plural(min, "item")}`);
         else details.push(`${prefix}must be ${issue.inclusive ? "at least" : "greater than"} ${min}`);
         break;
       }
       case "too_big": {
         const max = Number(issue.maximum);
         if (issue.origin === "string") details.push(`${prefix}must be at most ${plural(max, "character")}`);
-        else if (issue.origin === "array") details.push(`${prefix}must contain at most ${plural(max, "item")}`);
+        else if (issue.origin === "array")
+          details.push(`${prefix}must contain at most ${plural(max, "item")}`);
         else details.push(`${prefix}must be ${issue.inclusive ? "at most" : "less than"} ${max}`);
         break;
       }
@@ -55,10 +62,13 @@ export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?:
         details.push(`${prefix}must be one of: ${issue.values.map(String).join(", ")}`);
         break;
       case "unrecognized_keys":
-        for (const key of issue.keys) details.push(`${field ? `${field}.` : ""}${key} is not a recognised field`);
+        for (const key of issue.keys)
+          details.push(`${field ? `${field}.` : ""}${key} is not a recognised field`);
         break;
       case "invalid_format":
-        details.push(`${prefix}${issue.message.startsWith("must") ? issue.message : `must be a valid ${issue.format}`}`);
+        details.push(
+          `${prefix}${issue.message.startsWith("must") ? issue.message : `must be a valid ${issue.format}`}`,
+        );
         break;
       case "not_multiple_of":
         details.push(`${prefix}must be a whole number`);

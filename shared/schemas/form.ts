@@ -112,12 +112,24 @@ export const customInputSchema = z
       if (input.title === undefined && input.question === undefined)
         ctx.addIssue({ code: "custom", message: "is required", path: ["title"] });
       if (input.title !== undefined && input.question !== undefined && input.title !== input.question)
-        ctx.addIssue({ code: "custom", message: "and question must match when both are given", path: ["title"] });
+        ctx.addIssue({
+          code: "custom",
+          message: "and question must match when both are given",
+          path: ["title"],
+        });
       const isSelect = input.inputType === "single_select" || input.inputType === "multi_select";
       if (isSelect && Array.isArray(input.options) && input.options.length < 2)
-        ctx.addIssue({ code: "custom", message: "must contain at least 2 options for a dropdown", path: ["options"] });
+        ctx.addIssue({
+          code: "custom",
+          message: "must contain at least 2 options for a dropdown",
+          path: ["options"],
+        });
       if (!isSelect && Array.isArray(input.options) && input.options.length > 0)
-        ctx.addIssue({ code: "custom", message: "are only allowed on single_select and multi_select inputs", path: ["options"] });
+        ctx.addIssue({
+          code: "custom",
+          message: "are only allowed on single_select and multi_select inputs",
+          path: ["options"],
+        });
       if (Array.isArray(input.options) && new Set(input.options).size !== input.options.length)
         ctx.addIssue({ code: "custom", message: "must not repeat an option", path: ["options"] });
     }),
@@ -214,7 +226,11 @@ function crossFieldRules(allowHttpImages: boolean) {
     // Runs even when the base parse failed, so the value may not be an object at all.
     if (form === null || typeof form !== "object") return;
     const issue = (path: string, message: string) =>
-      ctx.addIssue({ code: "custom", message, path: path.split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p)) });
+      ctx.addIssue({
+        code: "custom",
+        message,
+        path: path.split(".").map((p) => (/^\d+$/.test(p) ? Number(p) : p)),
+      });
     const isEvent = form.formType === "event" || form.formType === "EVENT";
     const amountType = amountTypeOf(form);
     const list = (key: string) => (Array.isArray(form[key]) ? (form[key] as Record<string, unknown>[]) : []);
@@ -226,7 +242,11 @@ function crossFieldRules(allowHttpImages: boolean) {
       for (const key of ["replyToAddress", "emailSubject", "customMessage"])
         if (blank(form[key])) issue(key, "is required when enableCustomEmail is true");
     }
-    if (typeof form.replyToAddress === "string" && form.replyToAddress.trim() && !EMAIL.test(form.replyToAddress))
+    if (
+      typeof form.replyToAddress === "string" &&
+      form.replyToAddress.trim() &&
+      !EMAIL.test(form.replyToAddress)
+    )
       issue("replyToAddress", "must be a valid email address");
 
     if (form.enableTimeAndLocation === true) {
@@ -237,7 +257,8 @@ function crossFieldRules(allowHttpImages: boolean) {
       issue("eventDate", "must be a date in YYYY-MM-DD format");
     for (const key of ["startTime", "endTime"]) {
       const value = form[key];
-      if (typeof value === "string" && value && !TIME.test(value)) issue(key, "must be a time in HH:MM (24-hour) format");
+      if (typeof value === "string" && value && !TIME.test(value))
+        issue(key, "must be a time in HH:MM (24-hour) format");
     }
     if (typeof form.timeZone === "string" && form.timeZone && !isTimeZone(form.timeZone))
       issue("timeZone", "must be an IANA time zone name such as America/New_York");
@@ -261,7 +282,8 @@ function crossFieldRules(allowHttpImages: boolean) {
     if (Array.isArray(form.frequencies)) {
       const freqs = form.frequencies as string[];
       if (duplicates(freqs).length) issue("frequencies", "must not repeat a frequency");
-      if (isEvent && freqs.some((f) => f !== "ONE_TIME")) issue("frequencies", "must be [\"ONE_TIME\"] on an event form");
+      if (isEvent && freqs.some((f) => f !== "ONE_TIME"))
+        issue("frequencies", 'must be ["ONE_TIME"] on an event form');
       if (typeof form.defaultFrequency === "string" && !freqs.includes(form.defaultFrequency))
         issue("defaultFrequency", "must be one of the form's frequencies");
     } else if (typeof form.defaultFrequency === "string" && form.defaultFrequency !== "ONE_TIME") {
@@ -276,7 +298,8 @@ function crossFieldRules(allowHttpImages: boolean) {
     if (isEvent) {
       if (tickets.length === 0) issue("tickets", "must contain at least 1 ticket on an event form");
       if (givingLevels.length) issue("givingLevels", "are only allowed on giving_level fundraising forms");
-      if (sponsorshipGroups.length) issue("sponsorshipGroups", "are only allowed on sponsorship fundraising forms");
+      if (sponsorshipGroups.length)
+        issue("sponsorshipGroups", "are only allowed on sponsorship fundraising forms");
     } else {
       if (tickets.length) issue("tickets", "are only allowed on event forms");
       if (promoCodes.length) issue("promoCodes", "are only allowed on event forms");
@@ -285,13 +308,19 @@ function crossFieldRules(allowHttpImages: boolean) {
       if (amountType !== "giving_level" && givingLevels.length)
         issue("givingLevels", "are only allowed when amountType is giving_level");
       if (amountType === "sponsorship" && sponsorshipGroups.length === 0)
-        issue("sponsorshipGroups", "must contain at least 1 group with at least 1 option when amountType is sponsorship");
+        issue(
+          "sponsorshipGroups",
+          "must contain at least 1 group with at least 1 option when amountType is sponsorship",
+        );
       if (amountType !== "sponsorship" && sponsorshipGroups.length)
         issue("sponsorshipGroups", "are only allowed when amountType is sponsorship");
     }
 
-    const groupTitles = sponsorshipGroups.map((g) => g.groupTitle).filter((t): t is string => typeof t === "string");
-    for (const dup of duplicates(groupTitles)) issue("sponsorshipGroups", `must not repeat the group title "${dup}"`);
+    const groupTitles = sponsorshipGroups
+      .map((g) => g.groupTitle)
+      .filter((t): t is string => typeof t === "string");
+    for (const dup of duplicates(groupTitles))
+      issue("sponsorshipGroups", `must not repeat the group title "${dup}"`);
     sponsorshipGroups.forEach((group, i) => {
       const options = Array.isArray(group.options) ? (group.options as Record<string, unknown>[]) : [];
       const titles = options.map((o) => o.optionTitle).filter((t): t is string => typeof t === "string");
@@ -321,9 +350,18 @@ function crossFieldRules(allowHttpImages: boolean) {
       const value = promo.discountValue;
       if (typeof value === "number") {
         if (promo.discountType === "percentage" && !(value > 0 && value <= 100))
-          issue(`promoCodes.${i}.discountValue`, "must be greater than 0 and at most 100 for a percentage discount");
-        if (promo.discountType === "amount" && !(value > 0 && value <= MAX_AMOUNT && dollarsToCents(value) !== null))
-          issue(`promoCodes.${i}.discountValue`, "must be a dollar amount greater than 0 with at most 2 decimal places");
+          issue(
+            `promoCodes.${i}.discountValue`,
+            "must be greater than 0 and at most 100 for a percentage discount",
+          );
+        if (
+          promo.discountType === "amount" &&
+          !(value > 0 && value <= MAX_AMOUNT && dollarsToCents(value) !== null)
+        )
+          issue(
+            `promoCodes.${i}.discountValue`,
+            "must be a dollar amount greater than 0 with at most 2 decimal places",
+          );
       }
       if (Array.isArray(promo.applicableTickets)) {
         for (const name of promo.applicableTickets as unknown[])
@@ -335,9 +373,7 @@ function crossFieldRules(allowHttpImages: boolean) {
     const inputs = list("customInputs");
     const ids = inputs.map((c) => c.id).filter((id): id is string => typeof id === "string");
     for (const dup of duplicates(ids)) issue("customInputs", `must not repeat the id "${dup}"`);
-    const titles = inputs
-      .map((c) => c.title ?? c.question)
-      .filter((t): t is string => typeof t === "string");
+    const titles = inputs.map((c) => c.title ?? c.question).filter((t): t is string => typeof t === "string");
     for (const dup of duplicates(titles)) issue("customInputs", `must not repeat the title "${dup}"`);
   };
 }

@@ -26,9 +26,14 @@ export const globalCustomInputSchema = z
   })
   .check(
     z.superRefine((input, ctx) => {
-      const isSelect = input.inputType === "SINGLE_SELECTION_DROPDOWN" || input.inputType === "MULTI_SELECTION_DROPDOWN";
+      const isSelect =
+        input.inputType === "SINGLE_SELECTION_DROPDOWN" || input.inputType === "MULTI_SELECTION_DROPDOWN";
       if (isSelect && Array.isArray(input.options) && input.options.length < 2)
-        ctx.addIssue({ code: "custom", message: "must contain at least 2 options for a dropdown", path: ["options"] });
+        ctx.addIssue({
+          code: "custom",
+          message: "must contain at least 2 options for a dropdown",
+          path: ["options"],
+        });
       if (!isSelect && Array.isArray(input.options) && input.options.length > 0)
         ctx.addIssue({ code: "custom", message: "are only allowed on dropdown inputs", path: ["options"] });
     }),
@@ -57,7 +62,8 @@ const baseUrl = z
       }
       if (url.protocol !== "https:" && url.protocol !== "http:")
         ctx.addIssue({ code: "custom", message: "must be an absolute http(s) URL" });
-      else if (url.search || url.hash) ctx.addIssue({ code: "custom", message: "must not have a query or fragment" });
+      else if (url.search || url.hash)
+        ctx.addIssue({ code: "custom", message: "must not have a query or fragment" });
     }),
   )
   .transform((value) => value.replace(/\/+$/, ""));
@@ -69,26 +75,42 @@ export const organizationUpdateSchema = z
     globalCustomInputs: z.array(globalCustomInputSchema).max(50).optional(),
   })
   .check(
-    z.superRefine((body, ctx) => {
-      if (body === null || typeof body !== "object") return;
-      if (body.organizationName === undefined && body.organizationBaseURLs === undefined && body.globalCustomInputs === undefined)
-        ctx.addIssue({
-          code: "custom",
-          message: "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs",
-          path: [],
-        });
-      const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];
-      const seenIds = new Set<string>();
-      const seenTitles = new Set<string>();
-      for (const input of inputs) {
-        if (input.id && seenIds.has(input.id))
-          ctx.addIssue({ code: "custom", message: `must not repeat the id "${input.id}"`, path: ["globalCustomInputs"] });
-        if (typeof input.title === "string" && seenTitles.has(input.title))
-          ctx.addIssue({ code: "custom", message: `must not repeat the title "${input.title}"`, path: ["globalCustomInputs"] });
-        if (input.id) seenIds.add(input.id);
-        if (typeof input.title === "string") seenTitles.add(input.title);
-      }
-    }, { when: () => true }),
+    z.superRefine(
+      (body, ctx) => {
+        if (body === null || typeof body !== "object") return;
+        if (
+          body.organizationName === undefined &&
+          body.organizationBaseURLs === undefined &&
+          body.globalCustomInputs === undefined
+        )
+          ctx.addIssue({
+            code: "custom",
+            message:
+              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs",
+            path: [],
+          });
+        const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];
+        const seenIds = new Set<string>();
+        const seenTitles = new Set<string>();
+        for (const input of inputs) {
+          if (input.id && seenIds.has(input.id))
+            ctx.addIssue({
+              code: "custom",
+              message: `must not repeat the id "${input.id}"`,
+              path: ["globalCustomInputs"],
+            });
+          if (typeof input.title === "string" && seenTitles.has(input.title))
+            ctx.addIssue({
+              code: "custom",
+              message: `must not repeat the title "${input.title}"`,
+              path: ["globalCustomInputs"],
+            });
+          if (input.id) seenIds.add(input.id);
+          if (typeof input.title === "string") seenTitles.add(input.title);
+        }
+      },
+      { when: () => true },
+    ),
   );
 
 export type OrganizationUpdate = z.output<typeof organizationUpdateSchema>;

@@ -44,7 +44,12 @@ export const formFullSchema = formSummarySchema.extend({
       groupTitle: z.string(),
       description: z.string(),
       options: z.array(
-        z.object({ optionTitle: z.string(), amount: dollars, description: z.string(), quantity: z.number().nullable() }),
+        z.object({
+          optionTitle: z.string(),
+          amount: dollars,
+          description: z.string(),
+          quantity: z.number().nullable(),
+        }),
       ),
     }),
   ),
@@ -54,12 +59,19 @@ export const formFullSchema = formSummarySchema.extend({
         productGroupName: z.string(),
         description: z.string(),
         products: z.array(
-          z.object({ productName: z.string(), price: dollars, description: z.string(), quantity: z.number().nullable() }),
+          z.object({
+            productName: z.string(),
+            price: dollars,
+            description: z.string(),
+            quantity: z.number().nullable(),
+          }),
         ),
       }),
     )
     .optional()
-    .meta({ description: "PRODUCT forms only: the sponsorship groups under the names prefill and checkout match" }),
+    .meta({
+      description: "PRODUCT forms only: the sponsorship groups under the names prefill and checkout match",
+    }),
   tickets: z.array(
     z.object({
       name: z.string(),

@@ -2,7 +2,14 @@ import { z } from "zod";
 import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
 import { ApiError } from "../../errors.js";
 import { isUniqueViolation } from "../../store/dialect.js";
-import { type FormRecord, findForm, insertForm, listLiveForms, softDeleteForm, updateFormConfig } from "../../store/forms.js";
+import {
+  type FormRecord,
+  findForm,
+  insertForm,
+  listLiveForms,
+  softDeleteForm,
+  updateFormConfig,
+} from "../../store/forms.js";
 import type { AppDeps } from "../env.js";
 import { decodeCursor, encodeCursor, page, paginationQuery } from "../pagination.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "../route.js";
@@ -15,7 +22,10 @@ const idParams = z.object({ id: z.string().meta({ description: "The form's formI
 
 const notFound = { description: "No form with this id", schema: errorSchema };
 const gone = { description: "The form was deleted", schema: errorSchema };
-const conflict = { description: "A live form of this organization already has this title", schema: errorSchema };
+const conflict = {
+  description: "A live form of this organization already has this title",
+  schema: errorSchema,
+};
 
 /** The caller's form, or the contract's 404 / 403 / 410. */
 export async function loadOwnedForm(deps: AppDeps, organizationId: string, id: string): Promise<FormRecord> {
@@ -49,7 +59,12 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       responses: {
         201: {
           description: "Created",
-          schema: z.object({ formID: z.string(), formUrl: z.string(), embedHTML: z.string(), message: z.string() }),
+          schema: z.object({
+            formID: z.string(),
+            formUrl: z.string(),
+            embedHTML: z.string(),
+            message: z.string(),
+          }),
         },
         ...standardErrors,
         409: conflict,
@@ -64,7 +79,12 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         }
         const full = toFull(config.publicUrl, form);
         return c.json(
-          { formID: full.formID, formUrl: full.formUrl, embedHTML: full.embedHTML, message: "Form created successfully" },
+          {
+            formID: full.formID,
+            formUrl: full.formUrl,
+            embedHTML: full.embedHTML,
+            message: "Form created successfully",
+          },
           201,
         );
       },
@@ -76,7 +96,8 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       permission: "forms:read",
       tags: ["Forms"],
       summary: "List forms",
-      description: "The organization's live forms, newest first, in the summary shape. Deleted forms are left out.",
+      description:
+        "The organization's live forms, newest first, in the summary shape. Deleted forms are left out.",
       query: paginationQuery(),
       responses: {
         200: {
@@ -92,7 +113,9 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { query }) => {
         const orgId = c.get("auth").organizationId;
-        const after = query.lastEvaluatedKey ? decodeCursor("forms", orgId, query.lastEvaluatedKey) : undefined;
+        const after = query.lastEvaluatedKey
+          ? decodeCursor("forms", orgId, query.lastEvaluatedKey)
+          : undefined;
         const rows = await listLiveForms(deps.store.db, orgId, query.limit + 1, after);
         return c.json(
           page(
@@ -114,7 +137,12 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Forms"],
       summary: "Get a form",
       params: idParams,
-      responses: { 200: { description: "The full form", schema: formFullSchema }, ...standardErrors, 404: notFound, 410: gone },
+      responses: {
+        200: { description: "The full form", schema: formFullSchema },
+        ...standardErrors,
+        404: notFound,
+        410: gone,
+      },
       handler: async (c, { params }) => {
         const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id);
         return c.json(toFull(config.publicUrl, form));
@@ -152,7 +180,9 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           const next = parseWith(schema, merged);
           // Custom inputs keep their ids across updates when the client sends them back without one.
           next.customInputs = next.customInputs.map((input, i) => {
-            const sent = Array.isArray(body.customInputs) ? (body.customInputs[i] as { id?: unknown }) : undefined;
+            const sent = Array.isArray(body.customInputs)
+              ? (body.customInputs[i] as { id?: unknown })
+              : undefined;
             if (sent && sent.id === undefined) {
               const same = existing.config.customInputs.find((e) => e.title === input.title);
               if (same) return { ...input, id: same.id };
@@ -189,7 +219,9 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params }) => {
         const orgId = c.get("auth").organizationId;
-        const form = UUID.test(params.id) ? await findForm(deps.store.db, params.id.toLowerCase()) : undefined;
+        const form = UUID.test(params.id)
+          ? await findForm(deps.store.db, params.id.toLowerCase())
+          : undefined;
         if (!form) throw new ApiError(404, "Form not found");
         if (form.organizationId !== orgId) throw new ApiError(403, "Form belongs to another organization");
         if (!(await softDeleteForm(deps.store.db, form.id, nowIso())))
