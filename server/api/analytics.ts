@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { listMetrics } from "../store/metrics.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, paginationQuery } from "./pagination.js";
 import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
@@ -42,19 +43,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
         const after = query.lastEvaluatedKey
           ? decodeCursor("api-metrics", orgId, query.lastEvaluatedKey)
           : undefined;
-        let q = deps.store.db.selectFrom("api_metrics").selectAll().where("organization_id", "=", orgId);
-        if (after)
-          q = q.where((eb) =>
-            eb.or([
-              eb("created_at", "<", after.sort),
-              eb.and([eb("created_at", "=", after.sort), eb("id", "<", after.id)]),
-            ]),
-          );
-        const rows = await q
-          .orderBy("created_at", "desc")
-          .orderBy("id", "desc")
-          .limit(query.limit + 1)
-          .execute();
+        const rows = await listMetrics(deps.store.db, orgId, query.limit + 1, after);
         return c.json(
           page(
             "metrics",

@@ -1,6 +1,7 @@
 import type { FormConfig } from "../../shared/schemas/form.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
+import { afterPosition } from "./keyset.js";
 import type { FormsTable } from "./schema.js";
 
 export interface FormRecord {
@@ -66,14 +67,7 @@ export async function listLiveForms(
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("deleted_at", "is", null);
-  if (after) {
-    query = query.where((eb) =>
-      eb.or([
-        eb("created_at", "<", after.sort),
-        eb.and([eb("created_at", "=", after.sort), eb("id", "<", after.id)]),
-      ]),
-    );
-  }
+  if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
   const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
   return rows.map(fromRow);
 }

@@ -1,4 +1,5 @@
 import type { Db } from "./database.js";
+import { afterPosition } from "./keyset.js";
 import type { ApiMetricsTable } from "./schema.js";
 
 /**
@@ -48,4 +49,16 @@ export class MetricsRecorder {
     clearInterval(this.timer);
     await this.flush();
   }
+}
+
+/** One page of an organization's metrics, newest first, after the keyset position `after`. */
+export async function listMetrics(
+  db: Db,
+  organizationId: string,
+  limit: number,
+  after?: { sort: string; id: string },
+): Promise<ApiMetricsTable[]> {
+  let query = db.selectFrom("api_metrics").selectAll().where("organization_id", "=", organizationId);
+  if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
 }

@@ -1,0 +1,16 @@
+import type { ExpressionBuilder } from "kysely";
+import type { Database } from "./schema.js";
+
+/** Rows strictly after a keyset position in (sort desc, id desc) order: the shared newest-first paging. */
+export function afterPosition<T extends keyof Database>(
+  eb: ExpressionBuilder<Database, T>,
+  sortColumn: string,
+  position: { sort: string; id: string },
+) {
+  // biome-ignore lint/suspicious/noExplicitAny: the column names are checked by the callers' table types.
+  const e = eb as ExpressionBuilder<any, any>;
+  return e.or([
+    e(sortColumn, "<", position.sort),
+    e.and([e(sortColumn, "=", position.sort), e("id", "<", position.id)]),
+  ]);
+}
