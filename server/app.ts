@@ -10,6 +10,7 @@ import { authenticate, rateLimit, recordMetrics, requestId } from "./api/middlew
 import { organizationRoutes } from "./api/organization.js";
 import { type MountedPattern, mountRoutes } from "./api/route.js";
 import { ApiError } from "./errors.js";
+import { serveWidgetAsset } from "./pages/assets.js";
 import { hostedFormPage } from "./pages/hosted.js";
 
 export type { AppDeps } from "./api/env.js";
@@ -56,6 +57,19 @@ export function createApp(deps: AppDeps) {
     [...formRoutes(deps), ...organizationRoutes(deps), ...analyticsRoutes(deps)],
     patterns,
   );
+
+  app.get("/embed.js", (c) => {
+    const asset = serveWidgetAsset("embed.js");
+    if (!asset) return c.text("/* embed.js is not built: run npm run build */", 404);
+    const headers = {
+      "Content-Type": "application/javascript; charset=utf-8",
+      "Cache-Control": "public, max-age=300, stale-while-revalidate=86400",
+      "X-Content-Type-Options": "nosniff",
+      ETag: asset.etag,
+    };
+    if (c.req.header("If-None-Match") === asset.etag) return c.body(null, 304, headers);
+    return c.body(asset.body, 200, headers);
+  });
 
   app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   app.get("/attend/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));

@@ -177,6 +177,13 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           if (Object.keys(body).length === 0)
             throw ApiError.validation(["body must contain at least one form field to change"]);
           const merged = { ...toInput(existing), ...body };
+          // A new list of frequencies without a default keeps the old default only if it is still offered.
+          if (
+            Array.isArray(body.frequencies) &&
+            body.defaultFrequency === undefined &&
+            !body.frequencies.includes(merged.defaultFrequency)
+          )
+            delete merged.defaultFrequency;
           const next = parseWith(schema, merged);
           // Custom inputs keep their ids across updates when the client sends them back without one.
           next.customInputs = next.customInputs.map((input, i) => {

@@ -1,0 +1,44 @@
+import { rm } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
+import { defineConfig, type EnvironmentOptions } from "vite";
+
+/**
+ * The widget build. Each widget file is its own Vite environment, built separately, because a script that
+ * host pages include with <script src> must be one self-contained IIFE, and Rollup cannot split several
+ * entries into IIFEs in one build. `vite build` builds every environment below into dist/widget/ under
+ * fixed names (the server serves them by name, with an ETag). Add the overlay script as another
+ * scriptEnvironment, and the checkout app as an environment with its own (ES module) output.
+ */
+
+const root = fileURLToPath(new URL(".", import.meta.url));
+const WIDGET_OUT_DIR = "dist/widget";
+
+function scriptEnvironment(entry: string, fileName: string): EnvironmentOptions {
+  return {
+    consumer: "client",
+    build: {
+      outDir: WIDGET_OUT_DIR,
+      // buildApp empties the folder once; each environment emptying it would delete the others' files.
+      emptyOutDir: false,
+      copyPublicDir: false,
+      minify: "esbuild",
+      rollupOptions: { input: entry, output: { format: "iife", entryFileNames: fileName } },
+    },
+  };
+}
+
+const widgetEnvironments: Record<string, EnvironmentOptions> = {
+  embed: scriptEnvironment("widget/embed/loader.ts", "embed.js"),
+};
+
+export default defineConfig({
+  root,
+  publicDir: false,
+  environments: widgetEnvironments,
+  builder: {
+    async buildApp(builder) {
+      await rm(new URL(`${WIDGET_OUT_DIR}/`, import.meta.url), { recursive: true, force: true });
+      for (const name of Object.keys(widgetEnvironments)) await builder.build(builder.environments[name]);
+    },
+  },
+});
