@@ -11,21 +11,30 @@ import { MetricsRecorder } from "./store/metrics.js";
 async function main(): Promise<void> {
   const config = loadConfig();
   const store = await openStore(config.databaseUrl);
-  const demo = config.production ? undefined : await seedDemoIfEmpty(store.db, config);
   const metrics = new MetricsRecorder(store.db);
   const app = createApp({ config, store, metrics, now: Date.now });
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
-    console.log(`Almoner listening on http://${config.host}:${info.port} (${store.describe})`);
-    console.log(`API reference: ${config.publicUrl}/docs`);
-    if (demo) {
-      console.log("\nCreated a demo organization (shown once):");
-      console.log(`  organizationId: ${demo.organizationId}`);
-      console.log(`  API key:        ${demo.apiKey}`);
-      for (const form of demo.forms) console.log(`  ${form.title.padEnd(24)} ${form.url}`);
-      console.log(`\nTry: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicUrl}/v1/forms\n`);
-    }
+    // With PORT=0 the OS picks the port; links must name the real one.
+    if (config.port === 0 && !process.env.PUBLIC_URL) config.publicUrl = `http://localhost:${info.port}`;
+    announce(info.port).catch((err) => {
+      console.error("Almoner failed to create the demo organization:", err);
+      process.exit(1);
+    });
   });
+  async function announce(port: number): Promise<void> {
+    const demo = config.production ? undefined : await seedDemoIfEmpty(store.db, config);
+    console.log(`Almoner listening on http://${config.host}:${port} (${store.describe})`);
+    console.log(`API reference: ${config.publicUrl}/docs`);
+    if (!demo) return;
+    console.log("\nCreated a demo organization (shown once):");
+    console.log(`  organizationId: ${demo.organizationId}`);
+    console.log(`  API key:        ${demo.apiKey}`);
+    for (const form of demo.forms) console.log(`  ${form.title.padEnd(24)} ${form.url}`);
+    console.log(
+      `\nTry: curl -H "Authorization: Bearer $KEY" ${config.publicUrl}/v1/forms   (KEY is the key above)\n`,
+    );
+  }
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(
       err.code === "EADDRINUSE"

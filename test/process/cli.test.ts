@@ -1,0 +1,366 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PERMISSIONS } from "../../shared/enums.js";
+import {
+  type CliResult,
+  databaseUrlOf,
+  type Env,
+  killAll,
+  lines,
+  runCli,
+  type ServerProcess,
+  startServer,
+  type TempDir,
+  tempDir,
+} from "../support/processes.js";
+import { dialect, freshDatabase, type TestDatabase, validForms } from "../support/testApp.js";
+
+interface OrgJson {
+  organizationId: string;
+  name: string;
+}
+interface KeyJson {
+  key: string;
+  keyId: string;
+  permissions: string[];
+}
+interface KeyListJson {
+  keys: {
+    keyId: string;
+    prefix: string;
+    permissions: string[];
+    createdAt: string;
+    revokedAt: string | null;
+  }[];
+}
+
+/** A successful `--json` run: exit 0, nothing on stderr, exactly one JSON object on stdout. */
+function ok<T>(result: CliResult): T {
+  expect(result.stderr, `stderr: ${result.stderr}`).toBe("");
+  expect(result.code, `stdout: ${result.stdout}`).toBe(0);
+  expect(lines(result.stdout)).toHaveLength(1);
+  expect(result.json).toBeTypeOf("object");
+  expect(result.json).not.toBeNull();
+  return result.json as T;
+}
+
+/** A failed run: non-zero exit, nothing on stdout, a message on stderr (returned). */
+function failed(result: CliResult): string {
+  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).not.toBe(0);
+  expect(result.code).not.toBeNull();
+  expect(result.stdout).toBe("");
+  expect(result.stderr.trim()).not.toBe("");
+  return result.stderr;
+}
+
+describe(`cli process (${dialect})`, () => {
+  let database: TestDatabase;
+  let temp: TempDir;
+  let env: Env;
+  let server: ServerProcess;
+  const cli = (...args: string[]) => runCli(args, env);
+
+  beforeAll(async () => {
+    temp = tempDir();
+    database = await freshDatabase();
+    env = { DATA_DIR: temp.dir, DATABASE_URL: databaseUrlOf(database) };
+    // A server on the same database the whole time: the CLI must work beside it.
+    // Production mode, so that it does not seed a demo organization into the list.
+    server = await startServer({ ...env, NODE_ENV: "production" });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await killAll();
+    await database?.drop();
+    temp?.remove();
+  });
+
+  let acme: OrgJson;
+  let fullKey: KeyJson;
+
+  it("org create --json prints exactly {organizationId, name}", async () => {
+    acme = ok<OrgJson>(await cli("org", "create", "--name", "Acme", "--json"));
+    expect(Object.keys(acme).sort()).toEqual(["name", "organizationId"]);
+    expect(acme.name).toBe("Acme");
+    expect(acme.organizationId).toBeTypeOf("string");
+    expect(acme.organizationId.length).toBeGreaterThan(0);
+  });
+
+  it("org list --json lists the organizations", async () => {
+    const other = ok<OrgJson>(await cli("org", "create", "--name", "Beta Charity", "--json"));
+    const list = ok<{ organizations: { organizationId: string; name: string }[] }>(
+      await cli("org", "list", "--json"),
+    );
+    expect(list.organizations.map((o) => [o.organizationId, o.name]).sort()).toEqual(
+      [
+        [acme.organizationId, "Acme"],
+        [other.organizationId, "Beta Charity"],
+      ].sort(),
+    );
+  });
+
+  it("key create --json prints exactly {key, keyId, permissions}, all permissions by default", async () => {
+    fullKey = ok<KeyJson>(await cli("key", "create", "--org", acme.organizationId, "--json"));
+    expect(Object.keys(fullKey).sort()).toEqual(["key", "keyId", "permissions"]);
+    expect(fullKey.key).toMatch(/^cs_live_[A-Za-z0-9]{32}$/);
+    expect(fullKey.keyId).toBeTypeOf("string");
+    expect(fullKey.keyId).not.toBe(fullKey.key);
+    expect(fullKey.key).not.toContain(fullKey.keyId);
+    expect([...fullKey.permissions].sort()).toEqual([...PERMISSIONS].sort());
+  });
+
+  it("the created key works against the running server", async () => {
+    const list = await server.json<{ forms: unknown[]; count: number }>("GET", "/v1/forms", {
+      key: fullKey.key,
+    });
+    expect(list.status).toBe(200);
+    expect(list.body.count).toBe(0);
+    const created = await server.json<{ formID: string }>("POST", "/v1/forms", {
+      key: fullKey.key,
+      body: validForms.standard(),
+    });
+    expect(created.status).toBe(201);
+    const org = await server.json<{ organizationName: string }>("GET", "/v1/organization", {
+      key: fullKey.key,
+    });
+    expect(org.status).toBe(200);
+    expect(org.body.organizationName).toBe("Acme");
+  });
+
+  it("org set changes name, base URLs and global custom inputs, seen at once by the server", async () => {
+    const inputs = JSON.stringify([
+      { title: "Employer", inputType: "SHORT_TEXT_INPUT" },
+      {
+        title: "Chapter",
+        inputType: "SINGLE_SELECTION_DROPDOWN",
+        required: true,
+        options: ["North", "South"],
+      },
+    ]);
+    const out = ok<Record<string, unknown>>(
+      await cli(
+        "org",
+        "set",
+        "--org",
+        acme.organizationId,
+        "--name",
+        "Acme Foundation",
+        "--base-urls",
+        "https://acme.example.org,https://www.acme.example.org/give",
+        "--global-custom-inputs",
+        inputs,
+        "--json",
+      ),
+    );
+    expect(out.organizationId).toBe(acme.organizationId);
+    expect(out.organizationName).toBe("Acme Foundation");
+    expect(out.organizationBaseURLs).toEqual([
+      "https://acme.example.org",
+      "https://www.acme.example.org/give",
+    ]);
+    const globals = out.globalCustomInputs as {
+      id: string;
+      title: string;
+      required: boolean;
+      options: string[];
+    }[];
+    expect(globals.map((g) => g.title)).toEqual(["Employer", "Chapter"]);
+    for (const g of globals) expect(g.id).toMatch(/\S/);
+    expect(globals[1].options).toEqual(["North", "South"]);
+    expect(globals[1].required).toBe(true);
+
+    const seen = await server.json<Record<string, unknown>>("GET", "/v1/organization", { key: fullKey.key });
+    expect(seen.status).toBe(200);
+    expect(seen.body.organizationName).toBe("Acme Foundation");
+    expect(seen.body.organizationBaseURLs).toEqual(out.organizationBaseURLs);
+    expect(seen.body.globalCustomInputs).toEqual(out.globalCustomInputs);
+
+    const list = ok<{ organizations: { organizationId: string; name: string }[] }>(
+      await cli("org", "list", "--json"),
+    );
+    expect(list.organizations.find((o) => o.organizationId === acme.organizationId)?.name).toBe(
+      "Acme Foundation",
+    );
+  });
+
+  it("key create --permissions forms:read gives a key that may read forms but not create them", async () => {
+    const readOnly = ok<KeyJson>(
+      await cli("key", "create", "--org", acme.organizationId, "--permissions", "forms:read", "--json"),
+    );
+    expect(Object.keys(readOnly).sort()).toEqual(["key", "keyId", "permissions"]);
+    expect(readOnly.permissions).toEqual(["forms:read"]);
+    expect(readOnly.key).toMatch(/^cs_live_[A-Za-z0-9]{32}$/);
+
+    const list = await server.json("GET", "/v1/forms", { key: readOnly.key });
+    expect(list.status).toBe(200);
+    const post = await server.json("POST", "/v1/forms", { key: readOnly.key, body: validForms.standard() });
+    expect(post.status).toBe(403);
+    expect(post.body).toEqual({ error: "Missing permission: forms:write" });
+    const org = await server.json("GET", "/v1/organization", { key: readOnly.key });
+    expect(org.status).toBe(403);
+  });
+
+  it("key list --json shows the keys without their secrets", async () => {
+    const result = await cli("key", "list", "--org", acme.organizationId, "--json");
+    const list = ok<KeyListJson>(result);
+    expect(list.keys).toHaveLength(2);
+    expect(list.keys.map((k) => k.keyId)).toContain(fullKey.keyId);
+    for (const k of list.keys) {
+      expect(k.revokedAt ?? null).toBeNull();
+      expect(k.createdAt).toBeTypeOf("string");
+    }
+    expect(list.keys.find((k) => k.keyId === fullKey.keyId)?.permissions.sort()).toEqual(
+      [...PERMISSIONS].sort(),
+    );
+    expect(result.stdout).not.toContain(fullKey.key);
+    expect(result.stdout).not.toContain(fullKey.key.slice(8));
+  });
+
+  it("key revoke --json revokes at once: the server answers 401, other keys keep working", async () => {
+    const spare = ok<KeyJson>(await cli("key", "create", "--org", acme.organizationId, "--json"));
+    // Warm the server with the key first, so that a cached lookup would show.
+    expect((await server.json("GET", "/v1/forms", { key: fullKey.key })).status).toBe(200);
+
+    const revoked = ok<{ keyId: string; revoked: boolean }>(
+      await cli("key", "revoke", "--key", fullKey.keyId, "--json"),
+    );
+    expect(revoked).toEqual({ keyId: fullKey.keyId, revoked: true });
+
+    const denied = await server.json("GET", "/v1/forms", { key: fullKey.key });
+    expect(denied.status).toBe(401);
+    expect(denied.body).toHaveProperty("error");
+    expect((await server.json("GET", "/v1/forms", { key: spare.key })).status).toBe(200);
+
+    const list = ok<KeyListJson>(await cli("key", "list", "--org", acme.organizationId, "--json"));
+    expect(list.keys.find((k) => k.keyId === fullKey.keyId)?.revokedAt).toBeTruthy();
+    expect(list.keys.find((k) => k.keyId === spare.keyId)?.revokedAt ?? null).toBeNull();
+
+    const again = failed(await cli("key", "revoke", "--key", fullKey.keyId));
+    expect(again).toContain(fullKey.keyId);
+  });
+
+  it("a sandbox organization gets cs_test_ keys", async () => {
+    const sandbox = ok<OrgJson>(await cli("org", "create", "--name", "Sandbox Org", "--sandbox", "--json"));
+    const key = ok<KeyJson>(await cli("key", "create", "--org", sandbox.organizationId, "--json"));
+    expect(key.key).toMatch(/^cs_test_[A-Za-z0-9]{32}$/);
+    expect((await server.json("GET", "/v1/forms", { key: key.key })).status).toBe(200);
+  });
+
+  it("works while the server is busy writing to the same database", async () => {
+    const busy = ok<KeyJson>(await cli("key", "create", "--org", acme.organizationId, "--json"));
+    let stop = false;
+    const statuses: number[] = [];
+    const hammer = (async () => {
+      let i = 0;
+      while (!stop) {
+        const res = await server.json("POST", "/v1/forms", {
+          key: busy.key,
+          body: { title: `Busy ${i++} ${Math.random()}`, funds: ["General"] },
+        });
+        statuses.push(res.status);
+      }
+    })();
+    try {
+      const results = await Promise.all([
+        cli("org", "create", "--name", "Concurrent One", "--json"),
+        cli("org", "create", "--name", "Concurrent Two", "--json"),
+        cli("key", "create", "--org", acme.organizationId, "--json"),
+        cli("org", "set", "--org", acme.organizationId, "--name", "Acme Foundation", "--json"),
+      ]);
+      for (const r of results) ok(r);
+    } finally {
+      stop = true;
+      await hammer;
+    }
+    expect(statuses.length).toBeGreaterThan(0);
+    expect(new Set(statuses)).toEqual(new Set([201]));
+  });
+
+  describe("bad input exits non-zero with a clear message", () => {
+    it.concurrent("an unknown permission", async ({ expect }) => {
+      // An organization of its own, so that no other test's keys change the count.
+      const quiet = ok<OrgJson>(await cli("org", "create", "--name", "Quiet Org", "--json"));
+      const message = failed(
+        await cli("key", "create", "--org", quiet.organizationId, "--permissions", "forms:read,forms:delete"),
+      );
+      expect(message).toContain("forms:delete");
+      expect(message).toMatch(/unknown permission/i);
+      const after = ok<KeyListJson>(await cli("key", "list", "--org", quiet.organizationId, "--json"));
+      expect(after.keys).toEqual([]);
+    });
+
+    it.concurrent("an unknown permission, with --json: the error is JSON on stderr", async ({ expect }) => {
+      const result = await cli(
+        "key",
+        "create",
+        "--org",
+        acme.organizationId,
+        "--permissions",
+        "root",
+        "--json",
+      );
+      const message = failed(result);
+      const parsed = JSON.parse(message) as { error: string };
+      expect(parsed.error).toContain("root");
+    });
+
+    it.concurrent("key create without --org", async ({ expect }) => {
+      const message = failed(await cli("key", "create"));
+      expect(message).toContain("--org");
+    });
+
+    it.concurrent("key list without --org", async ({ expect }) => {
+      const message = failed(await cli("key", "list", "--json"));
+      expect(message).toContain("--org");
+    });
+
+    it.concurrent("key create for an unknown organization id", async ({ expect }) => {
+      const message = failed(await cli("key", "create", "--org", "org_doesnotexist", "--json"));
+      expect(message).toContain("org_doesnotexist");
+      expect(message).toMatch(/no organization/i);
+    });
+
+    it.concurrent("org set for an unknown organization id", async ({ expect }) => {
+      const message = failed(await cli("org", "set", "--org", "org_missing", "--name", "X"));
+      expect(message).toContain("org_missing");
+    });
+
+    it.concurrent("org set with a bad base URL leaves the organization unchanged", async ({ expect }) => {
+      const message = failed(
+        await cli(
+          "org",
+          "set",
+          "--org",
+          acme.organizationId,
+          "--base-urls",
+          "https://ok.example.org,notaurl",
+        ),
+      );
+      expect(message).toMatch(/URL/);
+      expect(message).toMatch(/organizationBaseURLs|base/i);
+      const spare = ok<KeyJson>(await cli("key", "create", "--org", acme.organizationId, "--json"));
+      const org = await server.json<{ organizationBaseURLs: string[] }>("GET", "/v1/organization", {
+        key: spare.key,
+      });
+      expect(org.body.organizationBaseURLs).toEqual([
+        "https://acme.example.org",
+        "https://www.acme.example.org/give",
+      ]);
+    });
+
+    it.concurrent("org create without --name", async ({ expect }) => {
+      const message = failed(await cli("org", "create", "--json"));
+      expect(message).toContain("--name");
+    });
+
+    it.concurrent("an unknown command", async ({ expect }) => {
+      const message = failed(await cli("org", "destroy"));
+      expect(message).toMatch(/unknown command/i);
+    });
+
+    it.concurrent("an unknown option", async ({ expect }) => {
+      const message = failed(await cli("org", "list", "--bogus"));
+      expect(message).toContain("--bogus");
+    });
+  });
+});

@@ -1,0 +1,341 @@
+import fs from "node:fs";
+import path from "node:path";
+import SQLite from "better-sqlite3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../../server/store/keys.js";
+import { createOrganization } from "../../server/store/organizations.js";
+import {
+  databaseUrlOf,
+  killAll,
+  lines,
+  runServerToExit,
+  type ServerProcess,
+  startServer,
+  type TempDir,
+  tempDir,
+} from "../support/processes.js";
+import { dialect, freshDatabase, type TestDatabase, validForms } from "../support/testApp.js";
+
+const DEMO_KEY_LINE = /API key:\s+(cs_(?:live|test)_[A-Za-z0-9]+)/g;
+const ANY_KEY = /cs_(?:live|test)_[A-Za-z0-9]{32}/g;
+const FORM_URL = /(https?:\/\/[^\s/]+)\/(donate|attend)\/([0-9a-f-]{36})\b/g;
+
+describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DATA_DIR", () => {
+  let temp: TempDir;
+  let server: ServerProcess | undefined;
+
+  beforeAll(() => {
+    temp = tempDir();
+  });
+  afterAll(async () => {
+    await killAll();
+    temp?.remove();
+  });
+
+  it("listens, prints one demo key and four form URLs, and the key lists the four forms", async () => {
+    server = await startServer({ DATA_DIR: temp.dir });
+    expect(server.port).toBeGreaterThan(0);
+    expect(server.stdout()).toContain(`Almoner listening on http://127.0.0.1:${server.port}`);
+
+    const health = await server.json("GET", "/health");
+    expect(health.status).toBe(200);
+    expect(health.body).toEqual({ status: "ok" });
+
+    const log = server.stdout();
+    const keyLines = [...log.matchAll(DEMO_KEY_LINE)];
+    expect(keyLines).toHaveLength(1);
+    const demoKey = keyLines[0][1];
+    expect(demoKey).toMatch(/^cs_(live|test)_[A-Za-z0-9]{32}$/);
+    // The only key the log ever mentions is that one.
+    expect(new Set(log.match(ANY_KEY))).toEqual(new Set([demoKey]));
+
+    const urls = [...log.matchAll(FORM_URL)];
+    expect(urls).toHaveLength(4);
+    expect(urls.filter((m) => m[2] === "donate")).toHaveLength(3);
+    expect(urls.filter((m) => m[2] === "attend")).toHaveLength(1);
+
+    const list = await server.json<{ forms: { formID: string; formType: string }[]; count: number }>(
+      "GET",
+      "/v1/forms",
+      { key: demoKey },
+    );
+    expect(list.status).toBe(200);
+    expect(list.body.count).toBe(4);
+    expect(list.body.forms).toHaveLength(4);
+    expect(new Set(list.body.forms.map((f) => f.formID))).toEqual(new Set(urls.map((m) => m[3])));
+    const eventIds = list.body.forms.filter((f) => f.formType === "EVENT").map((f) => f.formID);
+    expect(eventIds).toEqual(urls.filter((m) => m[2] === "attend").map((m) => m[3]));
+
+    // The printed paths are real hosted pages on this server.
+    for (const m of urls) {
+      const page = await server.fetch(`/${m[2]}/${m[3]}`);
+      expect(page.status, `${m[2]}/${m[3]}`).toBe(200);
+      expect(page.headers.get("content-type")).toMatch(/text\/html/);
+      await page.text();
+    }
+  });
+
+  it("keeps the embedded SQLite database in WAL mode", () => {
+    const file = path.join(temp.dir, "almoner.db");
+    expect(fs.existsSync(file)).toBe(true);
+    expect(fs.existsSync(`${file}-wal`)).toBe(true);
+    const db = new SQLite(file, { readonly: true, fileMustExist: true });
+    try {
+      expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
+    } finally {
+      db.close();
+    }
+  });
+
+  it("stops cleanly on SIGTERM and does not print a demo key again on restart", async () => {
+    if (!server) throw new Error("the first start failed");
+    const firstKey = [...server.stdout().matchAll(DEMO_KEY_LINE)][0]?.[1];
+    const stopped = await server.stop();
+    expect(stopped.code).toBe(0);
+
+    const again = await startServer({ DATA_DIR: temp.dir });
+    try {
+      const health = await again.json("GET", "/health");
+      expect(health.body).toEqual({ status: "ok" });
+      const log = again.stdout();
+      expect(log).not.toMatch(/API key/i);
+      expect(log).not.toMatch(ANY_KEY);
+      expect(log).not.toMatch(/demo/i);
+      expect([...log.matchAll(FORM_URL)]).toHaveLength(0);
+      // The demo data from the first start is still there and the key still works.
+      const list = await again.json<{ count: number }>("GET", "/v1/forms", { key: firstKey });
+      expect(list.status).toBe(200);
+      expect(list.body.count).toBe(4);
+    } finally {
+      await again.stop();
+    }
+  });
+});
+
+describe.skipIf(dialect !== "sqlite")("server process: NODE_ENV=production", () => {
+  let temp: TempDir;
+  beforeAll(() => {
+    temp = tempDir();
+  });
+  afterAll(async () => {
+    await killAll();
+    temp?.remove();
+  });
+
+  it("creates no demo organization", async () => {
+    const server = await startServer({ DATA_DIR: temp.dir, NODE_ENV: "production" });
+    try {
+      expect((await server.json("GET", "/health")).body).toEqual({ status: "ok" });
+      const log = server.stdout();
+      expect(log).not.toMatch(ANY_KEY);
+      expect(log).not.toMatch(/API key/i);
+      expect([...log.matchAll(FORM_URL)]).toHaveLength(0);
+      const db = new SQLite(path.join(temp.dir, "almoner.db"), { readonly: true, fileMustExist: true });
+      try {
+        const row = db.prepare("select count(*) as n from organizations").get() as { n: number };
+        expect(row.n).toBe(0);
+        const keys = db.prepare("select count(*) as n from api_keys").get() as { n: number };
+        expect(keys.n).toBe(0);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
+describe.skipIf(dialect !== "sqlite")("server process: bad configuration", () => {
+  let temp: TempDir;
+  beforeAll(() => {
+    temp = tempDir();
+  });
+  afterAll(async () => {
+    await killAll();
+    temp?.remove();
+  });
+
+  const cases: { name: string; env: Record<string, string>; setting: string }[] = [
+    { name: "PORT=abc", env: { PORT: "abc" }, setting: "PORT" },
+    { name: "PORT=70000", env: { PORT: "70000" }, setting: "PORT" },
+    { name: "PUBLIC_URL=notaurl", env: { PUBLIC_URL: "notaurl" }, setting: "PUBLIC_URL" },
+    { name: "RATE_LIMIT_PER_HOUR=0", env: { RATE_LIMIT_PER_HOUR: "0" }, setting: "RATE_LIMIT_PER_HOUR" },
+    { name: "DATABASE_URL=mysql://x", env: { DATABASE_URL: "mysql://x" }, setting: "DATABASE_URL" },
+    {
+      name: "DATABASE_URL unreachable PostgreSQL",
+      env: { DATABASE_URL: "postgres://postgres@127.0.0.1:1/test" },
+      setting: "DATABASE_URL",
+    },
+  ];
+
+  it.concurrent.for(cases)(
+    "$name exits non-zero with one stderr line naming $setting",
+    async ({ env, setting }, { expect }) => {
+      const result = await runServerToExit({ DATA_DIR: temp.dir, ...env });
+      expect(result.signal).toBeNull();
+      expect(result.code).not.toBe(0);
+      expect(result.stdout).not.toMatch(/listening/i);
+      const errLines = lines(result.stderr);
+      expect(errLines, result.stderr).toHaveLength(1);
+      expect(errLines[0]).toContain(setting);
+    },
+  );
+
+  it.concurrent("refuses a SQLite database whose schema is newer than the code", async ({ expect }) => {
+    const dir = path.join(temp.dir, "newer");
+    fs.mkdirSync(dir);
+    const file = path.join(dir, "almoner.db");
+    const db = new SQLite(file);
+    db.exec(
+      "create table almoner_migrations (version integer primary key, name text not null, applied_at text not null)",
+    );
+    db.prepare("insert into almoner_migrations (version, name, applied_at) values (?, ?, ?)").run(
+      999,
+      "from the future",
+      new Date().toISOString(),
+    );
+    db.close();
+
+    const result = await runServerToExit({ DATA_DIR: dir });
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).not.toMatch(/listening/i);
+    const errLines = lines(result.stderr);
+    expect(errLines, result.stderr).toHaveLength(1);
+    expect(errLines[0]).toMatch(/newer/i);
+    expect(errLines[0]).toContain("999");
+
+    // Nothing was written: no tables of the old schema appeared, the future row is intact.
+    const check = new SQLite(file, { readonly: true });
+    try {
+      const tables = check
+        .prepare("select name from sqlite_master where type = 'table' and name = 'forms'")
+        .all();
+      expect(tables).toHaveLength(0);
+      const versions = check.prepare("select version from almoner_migrations").all();
+      expect(versions).toEqual([{ version: 999 }]);
+    } finally {
+      check.close();
+    }
+  });
+});
+
+describe(`server process: forms over real HTTP (${dialect})`, () => {
+  let database: TestDatabase;
+  let temp: TempDir;
+  let server: ServerProcess;
+  let key: string;
+  const RATE = 50;
+
+  beforeAll(async () => {
+    temp = tempDir();
+    database = await freshDatabase();
+    const store = await database.open();
+    try {
+      const org = await createOrganization(store.db, { name: "HTTP Org" });
+      key = (await createApiKey(store.db, { organizationId: org.id, sandbox: false })).key;
+    } finally {
+      await store.close();
+    }
+    server = await startServer({
+      DATA_DIR: temp.dir,
+      DATABASE_URL: databaseUrlOf(database),
+      PUBLIC_URL: "https://give.example.org",
+      RATE_LIMIT_PER_HOUR: String(RATE),
+    });
+  });
+
+  afterAll(async () => {
+    await server?.stop();
+    await killAll();
+    await database?.drop();
+    temp?.remove();
+  });
+
+  it("answers /health with X-Request-Id", async () => {
+    const res = await server.fetch("/health");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: "ok" });
+    expect(res.headers.get("x-request-id")).toBeTruthy();
+  });
+
+  it("creates a form with fetch and reads it back", async () => {
+    const input = validForms.event();
+    const created = await server.json<{
+      formID: string;
+      formUrl: string;
+      embedHTML: string;
+      message: string;
+    }>("POST", "/v1/forms", { key, body: input });
+    expect(created.status).toBe(201);
+    expect(created.body.message).toBe("Form created successfully");
+    expect(created.body.formID).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
+    expect(created.body.formUrl).toBe(`https://give.example.org/donate/${created.body.formID}`);
+    expect(created.body.embedHTML).toContain("<iframe");
+
+    const got = await server.json<Record<string, unknown>>("GET", `/v1/forms/${created.body.formID}`, {
+      key,
+    });
+    expect(got.status).toBe(200);
+    expect(got.body.formID).toBe(created.body.formID);
+    expect(got.body.title).toBe(input.title);
+    expect(got.body.formType).toBe("EVENT");
+    expect(got.body.funds).toEqual(["Gala"]);
+    expect((got.body.tickets as { name: string }[]).map((t) => t.name)).toEqual(["Adult", "Table"]);
+
+    const list = await server.json<{ forms: { formID: string }[] }>("GET", "/v1/forms", { key });
+    expect(list.status).toBe(200);
+    expect(list.body.forms.map((f) => f.formID)).toContain(created.body.formID);
+
+    const page = await server.fetch(`/attend/${created.body.formID}`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain(input.title);
+  });
+
+  it("sends X-Request-Id on every response and echoes a sane one", async () => {
+    const fresh = await server.fetch("/v1/forms", { key });
+    await fresh.text();
+    const id1 = fresh.headers.get("x-request-id");
+    expect(id1).toBeTruthy();
+    const other = await server.fetch("/v1/forms", { key });
+    await other.text();
+    expect(other.headers.get("x-request-id")).toBeTruthy();
+    expect(other.headers.get("x-request-id")).not.toBe(id1);
+
+    const echoed = await server.fetch("/v1/forms", { key, headers: { "X-Request-Id": "trace-abc.123" } });
+    await echoed.text();
+    expect(echoed.headers.get("x-request-id")).toBe("trace-abc.123");
+
+    const unauthorized = await server.fetch("/v1/forms");
+    expect(unauthorized.status).toBe(401);
+    expect(unauthorized.headers.get("x-request-id")).toBeTruthy();
+    expect(await unauthorized.json()).toHaveProperty("error");
+
+    const notFound = await server.fetch("/v1/nope", { key });
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.get("x-request-id")).toBeTruthy();
+    expect(await notFound.json()).toEqual({ error: "Not found" });
+  });
+
+  it("sends X-RateLimit-* headers that count down", async () => {
+    const before = Math.floor(Date.now() / 1000);
+    const a = await server.fetch("/v1/forms", { key });
+    await a.text();
+    const b = await server.fetch("/v1/forms", { key });
+    await b.text();
+    for (const res of [a, b]) {
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-ratelimit-limit")).toBe(String(RATE));
+      expect(res.headers.get("x-ratelimit-remaining")).toMatch(/^\d+$/);
+      const reset = Number(res.headers.get("x-ratelimit-reset"));
+      expect(Number.isInteger(reset)).toBe(true);
+      expect(reset).toBeGreaterThan(before);
+      expect(reset).toBeLessThanOrEqual(before + 3600 + 60);
+    }
+    const ra = Number(a.headers.get("x-ratelimit-remaining"));
+    const rb = Number(b.headers.get("x-ratelimit-remaining"));
+    expect(ra).toBeLessThan(RATE);
+    expect(rb).toBe(ra - 1);
+  });
+});
