@@ -31,9 +31,7 @@ async function main(): Promise<void> {
     console.log(`  organizationId: ${demo.organizationId}`);
     console.log(`  API key:        ${demo.apiKey}`);
     for (const form of demo.forms) console.log(`  ${form.title.padEnd(24)} ${form.url}`);
-    console.log(
-      `\nTry: curl -H "Authorization: Bearer $KEY" ${config.publicUrl}/v1/forms   (KEY is the key above)\n`,
-    );
+    console.log(`\nTry: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicUrl}/v1/forms\n`);
   }
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(
