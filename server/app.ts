@@ -6,6 +6,7 @@ import { analyticsRoutes } from "./api/analytics.js";
 import { renderDocsPage } from "./api/docs.js";
 import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
+import { linkRoutes } from "./api/links.js";
 import { authenticate, rateLimit, recordMetrics, requestId } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
 import { type MountedPattern, mountRoutes } from "./api/route.js";
@@ -54,7 +55,7 @@ export function createApp(deps: AppDeps) {
   mountRoutes(
     app,
     deps,
-    [...formRoutes(deps), ...organizationRoutes(deps), ...analyticsRoutes(deps)],
+    [...formRoutes(deps), ...linkRoutes(deps), ...organizationRoutes(deps), ...analyticsRoutes(deps)],
     patterns,
   );
 

@@ -21,9 +21,38 @@ export async function readJsonObject(c: Context): Promise<Record<string, unknown
   }
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw new ApiError(400, "Invalid JSON body");
+  const problem = inspectBody(body);
+  if (problem) throw ApiError.validation([problem]);
   return body as Record<string, unknown>;
 }
 
-export function queryObject(c: Context): Record<string, string> {
-  return c.req.query();
+const MAX_DEPTH = 32;
+
+/**
+ * Refuses what no handler should see: nesting deeper than any real form (so nothing recurses without
+ * bound) and NUL characters, which PostgreSQL text cannot store. Iterative, so hostile depth costs nothing.
+ */
+function inspectBody(body: object): string | undefined {
+  const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: "", depth: 0 }];
+  while (stack.length) {
+    const { value, path, depth } = stack.pop() as { value: unknown; path: string; depth: number };
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) return `${path || "body"} must not contain the NUL character (\\u0000)`;
+      continue;
+    }
+    if (value === null || typeof value !== "object") continue;
+    if (depth >= MAX_DEPTH) return `${path || "body"} is nested too deeply (more than ${MAX_DEPTH} levels)`;
+    if (Array.isArray(value)) {
+      value.forEach((item, i) => {
+        stack.push({ value: item, path: `${path}[${i}]`, depth: depth + 1 });
+      });
+      continue;
+    }
+    for (const [key, item] of Object.entries(value)) {
+      const here = path ? `${path}.${key}` : key;
+      if (key.includes("\u0000")) return `${here} must not contain the NUL character (\\u0000)`;
+      stack.push({ value: item, path: here, depth: depth + 1 });
+    }
+  }
+  return undefined;
 }

@@ -37,6 +37,20 @@ export interface FormsTable {
   deleted_at: string | null;
 }
 
+export interface CheckoutLinksTable {
+  id: string;
+  organization_id: string;
+  form_id: string;
+  name: string;
+  destination_type: string;
+  overlay_path: string;
+  /** JSON of the validated prefill, amount in cents. */
+  prefill: string;
+  active: number;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface RateLimitBucketsTable {
   key_id: string;
   /** Minutes since the Unix epoch. */
@@ -79,6 +93,7 @@ export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   forms: FormsTable;
+  checkout_links: CheckoutLinksTable;
   rate_limit_buckets: RateLimitBucketsTable;
   idempotency_keys: IdempotencyKeysTable;
   api_metrics: ApiMetricsTable;

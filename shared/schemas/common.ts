@@ -30,14 +30,16 @@ export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?:
   // where a list belongs would also be reported as too long. The type problem is the only real one.
   const wrongType = new Set(issues.filter((i) => i.code === "invalid_type").map((i) => formatPath(i.path)));
   for (const issue of issues) {
-    if ((issue.code === "too_small" || issue.code === "too_big") && wrongType.has(formatPath(issue.path))) continue;
+    if ((issue.code === "too_small" || issue.code === "too_big") && wrongType.has(formatPath(issue.path)))
+      continue;
     const field = formatPath(issue.path);
     const prefix = field ? `${field} ` : "body ";
     switch (issue.code) {
       case "invalid_type": {
         const received = valueAt(input, issue.path);
         if (received === undefined) details.push(`${prefix}is required`);
-        else if (typeof received === "number" && issue.expected === "number") details.push(`${prefix}must be a finite number`);
+        else if (typeof received === "number" && issue.expected === "number")
+          details.push(`${prefix}must be a finite number`);
         else
           details.push(
             `${prefix}must be ${ARTICLE[issue.expected] ?? `a ${issue.expected}`}, not ${describeType(received)}`,

@@ -233,7 +233,7 @@ function crossFieldRules(allowHttpImages: boolean) {
       });
     const isEvent = form.formType === "event" || form.formType === "EVENT";
     const amountType = amountTypeOf(form);
-    const list = (key: string) => (Array.isArray(form[key]) ? (form[key] as Record<string, unknown>[]) : []);
+    const list = (key: string) => objectsIn(form[key]);
 
     if (form.enableFundraisingBar === true && (form.goal === undefined || form.goal === null))
       issue("goal", "is required and must be greater than 0 when enableFundraisingBar is true");
@@ -322,7 +322,7 @@ function crossFieldRules(allowHttpImages: boolean) {
     for (const dup of duplicates(groupTitles))
       issue("sponsorshipGroups", `must not repeat the group title "${dup}"`);
     sponsorshipGroups.forEach((group, i) => {
-      const options = Array.isArray(group.options) ? (group.options as Record<string, unknown>[]) : [];
+      const options = objectsIn(group.options);
       const titles = options.map((o) => o.optionTitle).filter((t): t is string => typeof t === "string");
       for (const dup of duplicates(titles))
         issue(`sponsorshipGroups.${i}.options`, `must not repeat the option title "${dup}"`);
@@ -376,6 +376,14 @@ function crossFieldRules(allowHttpImages: boolean) {
     const titles = inputs.map((c) => c.title ?? c.question).filter((t): t is string => typeof t === "string");
     for (const dup of duplicates(titles)) issue("customInputs", `must not repeat the title "${dup}"`);
   };
+}
+
+/** The plain-object items of a list that may hold anything (cross-field rules run on unparsed input). */
+function objectsIn(value: unknown): Record<string, unknown>[] {
+  if (!Array.isArray(value)) return [];
+  return value.filter(
+    (v): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v),
+  );
 }
 
 function amountTypeOf(form: Record<string, unknown>): string {

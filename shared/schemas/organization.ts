@@ -93,6 +93,7 @@ export const organizationUpdateSchema = z
         const seenIds = new Set<string>();
         const seenTitles = new Set<string>();
         for (const input of inputs) {
+          if (input === null || typeof input !== "object") continue;
           if (input.id && seenIds.has(input.id))
             ctx.addIssue({
               code: "custom",
