@@ -1,0 +1,42 @@
+import { type DonorPrefill, donorPrefill } from "../../shared/prefill.js";
+import type { Db } from "../store/database.js";
+import { findForm } from "../store/forms.js";
+import { findLink } from "../store/links.js";
+import { getOrganization } from "../store/organizations.js";
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export type PrefillResolution =
+  | { kind: "form-missing" }
+  | { kind: "form-deleted" }
+  | {
+      kind: "ok";
+      prefill: DonorPrefill | null;
+      reason: "applied" | "no-link" | "unknown-link" | "inactive-link" | "foreign-link";
+    };
+
+/**
+ * Turns `{formID, elementid}` into the state the donor page starts from. The prefill applies only for an
+ * active link of that very form; otherwise the form loads without prefill. A deleted form is gone (410).
+ */
+export async function resolveElementPrefill(
+  db: Db,
+  formId: string,
+  elementId?: string | null,
+): Promise<PrefillResolution> {
+  const form = UUID.test(formId) ? await findForm(db, formId.toLowerCase()) : undefined;
+  if (!form) return { kind: "form-missing" };
+  if (form.deletedAt) return { kind: "form-deleted" };
+  if (!elementId) return { kind: "ok", prefill: null, reason: "no-link" };
+  const link = UUID.test(elementId) ? await findLink(db, elementId.toLowerCase()) : undefined;
+  if (!link) return { kind: "ok", prefill: null, reason: "unknown-link" };
+  if (link.formId !== form.id || link.organizationId !== form.organizationId)
+    return { kind: "ok", prefill: null, reason: "foreign-link" };
+  if (!link.active) return { kind: "ok", prefill: null, reason: "inactive-link" };
+  const org = await getOrganization(db, form.organizationId);
+  return {
+    kind: "ok",
+    prefill: donorPrefill(link.prefill, form.config, org?.globalCustomInputs ?? []),
+    reason: "applied",
+  };
+}

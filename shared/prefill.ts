@@ -1,0 +1,312 @@
+import { FREQUENCIES, type Frequency } from "./enums.js";
+import { dollarsToCents } from "./money.js";
+import type { FormConfig } from "./schemas/form.js";
+import type { GlobalCustomInput } from "./schemas/organization.js";
+
+/**
+ * Checkout-link prefill (seed 4.2, contract 5): the rules for each key against the form it opens and the
+ * organization's global inputs, and the donor-facing view of a stored prefill.
+ */
+
+export const PREFILL_TEXT_KEYS = [
+  "firstName",
+  "lastName",
+  "email",
+  "phone",
+  "organizationName",
+  "address1",
+  "address2",
+  "city",
+  "state",
+  "postalCode",
+  "country",
+] as const;
+export const PREFILL_UTM_KEYS = ["utmSource", "utmMedium", "utmCampaign", "utmTerm", "utmContent"] as const;
+export const PREFILL_KEYS = [
+  ...PREFILL_TEXT_KEYS,
+  "amount",
+  "fund",
+  "frequency",
+  "customInputs",
+  "sponsorshipGroup",
+  "product",
+  "ticket",
+  ...PREFILL_UTM_KEYS,
+] as const;
+
+type TextKey = (typeof PREFILL_TEXT_KEYS)[number];
+type UtmKey = (typeof PREFILL_UTM_KEYS)[number];
+
+/** A validated prefill: money in cents, custom answers keyed as the organization sent them. */
+export type Prefill = Partial<Record<TextKey | UtmKey, string>> & {
+  amount?: number;
+  fund?: string;
+  frequency?: Frequency;
+  customInputs?: Record<string, string | string[]>;
+  sponsorshipGroup?: string;
+  product?: string;
+  ticket?: string;
+};
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MAX_TEXT = 200;
+const MAX_ANSWER = 2000;
+
+export interface AnyCustomInput {
+  id: string;
+  title: string;
+  kind: "text" | "single" | "multi";
+  options: string[];
+}
+
+/** The form's custom inputs and the organization's global ones, in one list. */
+export function customInputsOf(form: FormConfig, globals: GlobalCustomInput[]): AnyCustomInput[] {
+  const formInputs = form.customInputs.map((c) => ({
+    id: c.id,
+    title: c.title,
+    kind: c.inputType === "single_select" ? "single" : c.inputType === "multi_select" ? "multi" : "text",
+    options: c.options,
+  })) as AnyCustomInput[];
+  const globalInputs = globals.map((g) => ({
+    id: g.id,
+    title: g.title,
+    kind:
+      g.inputType === "SINGLE_SELECTION_DROPDOWN"
+        ? "single"
+        : g.inputType === "MULTI_SELECTION_DROPDOWN"
+          ? "multi"
+          : "text",
+    options: g.options,
+  })) as AnyCustomInput[];
+  return [...formInputs, ...globalInputs];
+}
+
+function findInput(inputs: AnyCustomInput[], key: string): AnyCustomInput | undefined {
+  return inputs.find((i) => i.id === key) ?? inputs.find((i) => i.title === key);
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `a ${typeof value}`;
+}
+
+/** Checks a prefill object against a form; returns every problem at once, or the normalised prefill. */
+export function validatePrefill(
+  raw: unknown,
+  form: FormConfig,
+  globals: GlobalCustomInput[],
+): { prefill: Prefill; details: string[] } {
+  const details: string[] = [];
+  const prefill: Prefill = {};
+  if (raw === undefined || raw === null) return { prefill, details };
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    return { prefill, details: [`prefill must be an object, not ${describeValue(raw)}`] };
+  }
+  const input = raw as Record<string, unknown>;
+  const accepted = new Set<string>(PREFILL_KEYS);
+  for (const key of Object.keys(input)) {
+    if (!accepted.has(key))
+      details.push(
+        `prefill.${key} is not an accepted prefill key; accepted keys: ${PREFILL_KEYS.join(", ")}`,
+      );
+  }
+
+  for (const key of [...PREFILL_TEXT_KEYS, ...PREFILL_UTM_KEYS]) {
+    const value = input[key];
+    if (value === undefined) continue;
+    if (typeof value !== "string")
+      details.push(`prefill.${key} must be a string, not ${describeValue(value)}`);
+    else if (value.length > MAX_TEXT) details.push(`prefill.${key} must be at most ${MAX_TEXT} characters`);
+    else if (key === "email" && value.trim() && !EMAIL.test(value.trim()))
+      details.push("prefill.email must be a valid email address");
+    else prefill[key] = value.trim();
+  }
+
+  const isEvent = form.formType === "EVENT";
+  const isProduct = form.formType === "PRODUCT";
+
+  if (input.fund !== undefined) {
+    if (typeof input.fund !== "string")
+      details.push(`prefill.fund must be a string, not ${describeValue(input.fund)}`);
+    else if (!form.funds.includes(input.fund))
+      details.push(`prefill.fund must be one of the form's funds: ${form.funds.join(", ")}`);
+    else prefill.fund = input.fund;
+  }
+
+  if (input.frequency !== undefined) {
+    const f = input.frequency;
+    if (typeof f !== "string" || !(FREQUENCIES as readonly string[]).includes(f))
+      details.push(`prefill.frequency must be one of: ${FREQUENCIES.join(", ")}`);
+    else if (!form.frequencies.includes(f as Frequency))
+      details.push(
+        `prefill.frequency ${f} is not enabled on this form; enabled: ${form.frequencies.join(", ")}`,
+      );
+    else prefill.frequency = f as Frequency;
+  }
+
+  const productGroups = form.sponsorshipGroups;
+  let group: FormConfig["sponsorshipGroups"][number] | undefined;
+  if (input.sponsorshipGroup !== undefined) {
+    const g = input.sponsorshipGroup;
+    if (!isProduct) details.push("prefill.sponsorshipGroup is only accepted on sponsorship (PRODUCT) forms");
+    else if (typeof g !== "string")
+      details.push(`prefill.sponsorshipGroup must be a string, not ${describeValue(g)}`);
+    else {
+      group = productGroups.find((pg) => pg.groupTitle === g);
+      if (!group)
+        details.push(
+          `prefill.sponsorshipGroup must match a productGroupName: ${productGroups.map((pg) => pg.groupTitle).join(", ")}`,
+        );
+      else prefill.sponsorshipGroup = g;
+    }
+  }
+  let product: FormConfig["sponsorshipGroups"][number]["options"][number] | undefined;
+  if (input.product !== undefined) {
+    const p = input.product;
+    if (!isProduct) details.push("prefill.product is only accepted on sponsorship (PRODUCT) forms");
+    else if (typeof p !== "string") details.push(`prefill.product must be a string, not ${describeValue(p)}`);
+    else if (input.sponsorshipGroup === undefined)
+      details.push("prefill.product requires prefill.sponsorshipGroup");
+    else if (group) {
+      product = group.options.find((o) => o.optionTitle === p);
+      if (!product)
+        details.push(
+          `prefill.product must match a productName in ${group.groupTitle}: ${group.options.map((o) => o.optionTitle).join(", ")}`,
+        );
+      else prefill.product = p;
+    }
+  }
+
+  if (input.ticket !== undefined) {
+    const t = input.ticket;
+    if (!isEvent) details.push("prefill.ticket is only accepted on event forms");
+    else if (typeof t !== "string") details.push(`prefill.ticket must be a string, not ${describeValue(t)}`);
+    else if (!form.tickets.some((ticket) => ticket.name === t))
+      details.push(
+        `prefill.ticket must name a ticket of this form: ${form.tickets.map((x) => x.name).join(", ")}`,
+      );
+    else prefill.ticket = t;
+  }
+
+  if (input.amount !== undefined) {
+    const a = input.amount;
+    const cents = typeof a === "number" ? dollarsToCents(a) : null;
+    if (typeof a !== "number") details.push(`prefill.amount must be a number, not ${describeValue(a)}`);
+    else if (!(a >= 0.01 && a <= 1_000_000))
+      details.push("prefill.amount must be between 0.01 and 1,000,000");
+    else if (cents === null) details.push("prefill.amount must have at most 2 decimal places");
+    else if (form.formType === "CROWDFUNDING_FORM" && !form.givingLevels.some((l) => l.amount === cents))
+      details.push(
+        `prefill.amount must equal a giving level's amount: ${form.givingLevels.map((l) => l.amount / 100).join(", ")}`,
+      );
+    else if (isProduct && product && product.amount !== cents)
+      details.push(`prefill.amount must equal the price of ${product.optionTitle} (${product.amount / 100})`);
+    else if (isProduct && !product && !productGroups.some((g) => g.options.some((o) => o.amount === cents)))
+      details.push("prefill.amount must equal the price of one of the form's products");
+    else prefill.amount = cents;
+  }
+
+  if (input.customInputs !== undefined) {
+    const answers = input.customInputs;
+    if (answers === null || typeof answers !== "object" || Array.isArray(answers)) {
+      details.push(
+        `prefill.customInputs must be an object keyed by custom input id or title, not ${describeValue(answers)}`,
+      );
+    } else {
+      const inputs = customInputsOf(form, globals);
+      const valid = `valid ids and titles: ${inputs.flatMap((i) => [i.id, i.title]).join(", ") || "(none)"}`;
+      const out: Record<string, string | string[]> = {};
+      for (const [key, value] of Object.entries(answers as Record<string, unknown>)) {
+        const field = `prefill.customInputs.${key}`;
+        const ci = findInput(inputs, key);
+        if (!ci) {
+          details.push(`${field} is not a custom input of this form or organization; ${valid}`);
+          continue;
+        }
+        if (ci.kind === "multi") {
+          if (!Array.isArray(value) || value.some((v) => typeof v !== "string"))
+            details.push(`${field} must be an array of options`);
+          else if (value.some((v) => !ci.options.includes(v)))
+            details.push(`${field} must contain only these options: ${ci.options.join(", ")}`);
+          else out[key] = value as string[];
+        } else if (typeof value !== "string") {
+          details.push(`${field} must be a string, not ${describeValue(value)}`);
+        } else if (ci.kind === "single" && !ci.options.includes(value)) {
+          details.push(`${field} must be one of: ${ci.options.join(", ")}`);
+        } else if (value.length > MAX_ANSWER) {
+          details.push(`${field} must be at most ${MAX_ANSWER} characters`);
+        } else out[key] = value;
+      }
+      prefill.customInputs = out;
+    }
+  }
+
+  return { prefill, details };
+}
+
+/** What the donor page starts from: only what the form shows, custom answers keyed by input id. */
+export interface DonorPrefill {
+  firstName?: string;
+  lastName?: string;
+  email?: string;
+  phone?: string;
+  organizationName?: string;
+  address1?: string;
+  address2?: string;
+  city?: string;
+  state?: string;
+  postalCode?: string;
+  country?: string;
+  amount?: number;
+  fund?: string;
+  frequency?: Frequency;
+  sponsorshipGroup?: string;
+  product?: string;
+  ticket?: string;
+  customInputs: Record<string, string | string[]>;
+  utm: Partial<Record<"source" | "medium" | "campaign" | "term" | "content", string>>;
+}
+
+const ADDRESS_KEYS = ["address1", "address2", "city", "state", "postalCode"] as const;
+
+/**
+ * The donor-facing prefill of a stored link, against the form as it is now: fields the form does not show
+ * are dropped, and values the form no longer accepts (a removed fund, ticket or option) are dropped too.
+ */
+export function donorPrefill(stored: Prefill, form: FormConfig, globals: GlobalCustomInput[]): DonorPrefill {
+  const { prefill } = validatePrefill(toWire(stored), form, globals);
+  const out: DonorPrefill = { customInputs: {}, utm: {} };
+  for (const key of ["firstName", "lastName", "email"] as const) if (prefill[key]) out[key] = prefill[key];
+  if (prefill.phone && form.enablePhone) out.phone = prefill.phone;
+  if (prefill.organizationName && form.enableOrganizationName)
+    out.organizationName = prefill.organizationName;
+  if (form.enableBillingAddress) for (const key of ADDRESS_KEYS) if (prefill[key]) out[key] = prefill[key];
+  if (prefill.country && form.enableCountryDropdown) out.country = prefill.country;
+  for (const key of ["amount", "fund", "frequency", "sponsorshipGroup", "product", "ticket"] as const) {
+    if (prefill[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = prefill[key];
+  }
+  const inputs = customInputsOf(form, globals);
+  for (const [key, value] of Object.entries(prefill.customInputs ?? {})) {
+    const ci = findInput(inputs, key);
+    if (ci) out.customInputs[ci.id] = value;
+  }
+  const utm = {
+    utmSource: "source",
+    utmMedium: "medium",
+    utmCampaign: "campaign",
+    utmTerm: "term",
+    utmContent: "content",
+  } as const;
+  for (const [from, to] of Object.entries(utm)) {
+    const value = prefill[from as UtmKey];
+    if (value) out.utm[to] = value;
+  }
+  return out;
+}
+
+/** A stored prefill back in wire form (amount in dollars), for re-validation and for API reads. */
+export function toWire(prefill: Prefill): Record<string, unknown> {
+  const { amount, ...rest } = prefill;
+  return amount === undefined ? rest : { ...rest, amount: amount / 100 };
+}
