@@ -81,6 +81,8 @@ export function describeDatabaseError(err: unknown, where: string): string {
   const e = err as { code?: string; message?: string };
   if (e.code === "ECONNREFUSED" || e.code === "ENOTFOUND" || e.code === "ETIMEDOUT" || e.code === "EAI_AGAIN")
     return `Cannot reach the database at ${where} (${e.code}): check DATABASE_URL and that the server is running`;
+  if (e.code === "3F000")
+    return `The database at ${where} has no schema this user may create tables in: create the schema, or grant USAGE and CREATE on it`;
   if (e.code === "42501")
     return `The database user may not change ${where}: ${e.message} (grant it CREATE rights)`;
   if (e.code === "3D000" || e.code === "28000" || e.code === "28P01")
