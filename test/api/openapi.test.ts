@@ -30,6 +30,13 @@ describe(`OpenAPI document and reference page (${dialect})`, () => {
         "GET /v1/organization",
         "PUT /v1/organization",
         "GET /v1/analytics/api-metrics",
+        "POST /v1/forms/{formID}/links",
+        "GET /v1/forms/{formID}/links",
+        "GET /v1/forms/{formID}/links/{linkID}",
+        "PUT /v1/forms/{formID}/links/{linkID}",
+        "DELETE /v1/forms/{formID}/links/{linkID}",
+        "POST /v1/forms/{formID}/links/{linkID}/activate",
+        "POST /v1/forms/{formID}/links/{linkID}/deactivate",
       ]),
     );
   });
