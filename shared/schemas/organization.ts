@@ -125,11 +125,21 @@ export function assignGlobalInputIds(
   existing: GlobalCustomInput[],
   newId: () => string,
 ): GlobalCustomInput[] {
-  return inputs.map((input) => ({
-    id: input.id ?? existing.find((e) => e.title === input.title)?.id ?? newId(),
-    title: input.title,
-    inputType: input.inputType,
-    required: input.required,
-    options: input.options,
-  }));
+  // Ids sent explicitly are claimed first, so an old title's id is never handed to a second input.
+  const taken = new Set(inputs.map((input) => input.id).filter((id): id is string => id !== undefined));
+  return inputs.map((input) => {
+    let id = input.id;
+    if (id === undefined) {
+      const previous = existing.find((e) => e.title === input.title)?.id;
+      id = previous !== undefined && !taken.has(previous) ? previous : newId();
+      taken.add(id);
+    }
+    return {
+      id,
+      title: input.title,
+      inputType: input.inputType,
+      required: input.required,
+      options: input.options,
+    };
+  });
 }

@@ -1,0 +1,552 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { type LoadFigures, type LoadSettings, type LoadTarget, measure } from "./load.js";
+import {
+  cpuSeconds,
+  killAllServersNow,
+  ROOT,
+  type ServerProcess,
+  startServer,
+  stopAllServers,
+} from "./processes.js";
+import { type Seeded, seedDatabase } from "./seed.js";
+
+/**
+ * `npm run bench`: throughput and latency of the forms API on SQLite and PostgreSQL against a bare
+ * Hono baseline, printed as a table with the ratios the project aims for, and written to
+ * .bench/results.json. It prints figures only; a missed target does not fail the run.
+ *
+ * Settings (environment): BENCH_SECONDS (measured seconds per scenario, default 8),
+ * BENCH_WARMUP_SECONDS (default 2), BENCH_CONNECTIONS (default 10), BENCH_PG_URL (default
+ * postgres://postgres@127.0.0.1:5432/test).
+ */
+
+function envNumber(name: string, fallback: number, min: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number ≥ ${min}, got "${raw}"`);
+  return n;
+}
+
+const settings: LoadSettings = {
+  seconds: envNumber("BENCH_SECONDS", 8, 1),
+  warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 2, 0),
+  connections: Math.round(envNumber("BENCH_CONNECTIONS", 10, 2)),
+};
+const FORM_COUNT = 10_000;
+const PAGE_SIZE = 100;
+const DEEP_PAGE = 100;
+/** Ids the single-form scenario rotates over. */
+const ROTATION = 10;
+const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
+/** The highest value server/config.ts accepts; the bench must never be rate limited. */
+const RATE_LIMIT = "10000000";
+
+type DbName = "sqlite" | "postgres";
+
+interface ScenarioResult {
+  id: string;
+  label: string;
+  database: DbName | null;
+  serverProcesses: number;
+  figures: LoadFigures;
+  /** Share of one core used during the measured seconds: per server process, and by the load generator. */
+  cpu: { servers: number[] | null; loadGenerator: number };
+}
+
+interface Ratio {
+  id: string;
+  label: string;
+  basis: string;
+  value: number | null;
+  display: string;
+  target: string | null;
+  met: boolean | null;
+  note?: string;
+}
+
+const scenarios: ScenarioResult[] = [];
+let interrupted = false;
+const skipped: string[] = [];
+const cleanups: (() => Promise<void>)[] = [];
+
+async function runCleanups(): Promise<void> {
+  await stopAllServers();
+  while (cleanups.length) {
+    const step = cleanups.pop();
+    try {
+      await step?.();
+    } catch (err) {
+      console.error(`cleanup failed: ${(err as Error).message}`);
+    }
+  }
+}
+
+const fmt = (n: number, digits = 2) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+
+async function record(
+  id: string,
+  label: string,
+  database: DbName | null,
+  servers: ServerProcess[],
+  targets: LoadTarget[],
+): Promise<ScenarioResult> {
+  process.stdout.write(`  ${label.padEnd(56)} `);
+  let serverCpu0: (number | null)[] = [];
+  let loadgenCpu0 = process.cpuUsage();
+  let wall0 = 0;
+  let cpu: ScenarioResult["cpu"] = { servers: null, loadGenerator: 0 };
+  const figures = await measure(targets, settings, {
+    measuring: () => {
+      serverCpu0 = servers.map((s) => cpuSeconds(s.child.pid));
+      loadgenCpu0 = process.cpuUsage();
+      wall0 = performance.now();
+    },
+    measured: () => {
+      const wall = (performance.now() - wall0) / 1000;
+      const used = servers.map((s, i) => {
+        const now = cpuSeconds(s.child.pid);
+        const before = serverCpu0[i];
+        return now === null || before === null ? null : now - before;
+      });
+      const lg = process.cpuUsage(loadgenCpu0);
+      cpu = {
+        servers: used.every((u) => u !== null) ? used.map((u) => (u as number) / wall) : null,
+        loadGenerator: (lg.user + lg.system) / 1e6 / wall,
+      };
+    },
+  });
+  // Interrupted: the cleanup is under way and ends the process; print nothing more.
+  if (interrupted) await new Promise<never>(() => {});
+  const problems = figures.non2xx + figures.errors;
+  console.log(
+    `${fmt(figures.rps, 0).padStart(7)} req/s  p50 ${fmt(figures.p50)} ms  p99 ${fmt(figures.p99)} ms` +
+      (problems ? `  (!) ${figures.non2xx} non-2xx, ${figures.errors} errors` : ""),
+  );
+  const result = { id, label, database, serverProcesses: servers.length, figures, cpu };
+  scenarios.push(result);
+  return result;
+}
+
+async function getJson(url: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
+  const res = await fetch(url, { headers });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${text.slice(0, 300)}`);
+  return JSON.parse(text) as Record<string, unknown>;
+}
+
+/** Walks the list once; returns the cursor that fetches page `DEEP_PAGE` (the one page `DEEP_PAGE - 1` returned). */
+async function cursorOfDeepPage(server: ServerProcess, headers: Record<string, string>): Promise<string> {
+  let cursor: string | undefined;
+  let seen = 0;
+  for (let pageNo = 1; pageNo <= DEEP_PAGE; pageNo++) {
+    const query = `limit=${PAGE_SIZE}${cursor ? `&lastEvaluatedKey=${encodeURIComponent(cursor)}` : ""}`;
+    const body = await getJson(`${server.url}/v1/forms?${query}`, headers);
+    seen += (body.forms as unknown[]).length;
+    if (pageNo === DEEP_PAGE) {
+      if ((body.forms as unknown[]).length !== PAGE_SIZE)
+        throw new Error(
+          `page ${DEEP_PAGE} has ${(body.forms as unknown[]).length} forms, expected ${PAGE_SIZE}`,
+        );
+      if (!cursor) throw new Error("no cursor for the deep page");
+      if (seen !== FORM_COUNT) console.log(`  note: the walk saw ${seen} forms, expected ${FORM_COUNT}`);
+      return cursor;
+    }
+    if (typeof body.lastEvaluatedKey !== "string")
+      throw new Error(`page ${pageNo} has no lastEvaluatedKey (only ${seen} forms listed)`);
+    cursor = body.lastEvaluatedKey;
+  }
+  throw new Error("unreachable");
+}
+
+/** The three API scenarios against one running server. */
+async function apiScenarios(database: DbName, server: ServerProcess, seeded: Seeded): Promise<void> {
+  const headers = { Authorization: `Bearer ${seeded.apiKey}` };
+  const ids = Array.from(
+    { length: ROTATION },
+    (_, i) => seeded.formIds[Math.floor((i * seeded.formIds.length) / ROTATION)],
+  );
+  for (const id of ids) {
+    const form = await getJson(`${server.url}/v1/forms/${id}`, headers);
+    if (form.formID !== id) throw new Error(`GET /v1/forms/${id} returned formID ${String(form.formID)}`);
+  }
+  const deepCursor = await cursorOfDeepPage(server, headers);
+  const name = database === "sqlite" ? "SQLite" : "PostgreSQL";
+
+  await record(
+    `${database}-form`,
+    `${name}: GET /v1/forms/{id}`,
+    database,
+    [server],
+    [{ url: server.url, paths: ids.map((id) => `/v1/forms/${id}`), headers }],
+  );
+  await record(
+    `${database}-page1`,
+    `${name}: GET /v1/forms?limit=${PAGE_SIZE} (page 1)`,
+    database,
+    [server],
+    [{ url: server.url, paths: [`/v1/forms?limit=${PAGE_SIZE}`], headers }],
+  );
+  await record(
+    `${database}-page${DEEP_PAGE}`,
+    `${name}: GET /v1/forms … (page ${DEEP_PAGE})`,
+    database,
+    [server],
+    [
+      {
+        url: server.url,
+        paths: [`/v1/forms?limit=${PAGE_SIZE}&lastEvaluatedKey=${encodeURIComponent(deepCursor)}`],
+        headers,
+      },
+    ],
+  );
+}
+
+function almonerEnv(databaseUrl: string, dataDir: string): Record<string, string> {
+  return {
+    NODE_ENV: "production",
+    DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    RATE_LIMIT_PER_HOUR: RATE_LIMIT,
+  };
+}
+
+async function benchBare(): Promise<void> {
+  console.log("\nBaseline: bare Hono route on @hono/node-server");
+  const server = await startServer("bare Hono server", "test/bench/bare-server.ts", {});
+  await getJson(`${server.url}/json`, {});
+  await record(
+    "bare",
+    "bare Hono: GET /json (fixed JSON)",
+    null,
+    [server],
+    [{ url: server.url, paths: ["/json"] }],
+  );
+  await server.stop();
+}
+
+async function benchSqlite(): Promise<void> {
+  console.log("\nSQLite");
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-bench-"));
+  cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  const url = path.join(dir, "almoner.db");
+  const seeded = await seedDatabase(url, FORM_COUNT);
+  console.log(`  seeded ${seeded.formIds.length} forms in ${fmt(seeded.seedSeconds, 1)} s (${url})`);
+  const server = await startServer("Almoner (SQLite)", "server/index.ts", almonerEnv(url, dir));
+  try {
+    await apiScenarios("sqlite", server, seeded);
+  } catch (err) {
+    throw new Error(`${(err as Error).message}\nServer output:\n${server.output().trim()}`);
+  }
+  await server.stop();
+}
+
+async function postgresReachable(): Promise<string | null> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    await client.query("select 1");
+    return null;
+  } catch (err) {
+    const e = err as { code?: string; message?: string };
+    return e.code ? `${e.code}: ${e.message}` : String(e.message ?? err);
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+async function adminQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return (await client.query(sql, params)).rows;
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
+/**
+ * Gives the planner statistics for the freshly bulk-loaded tables, as autovacuum would soon do on a
+ * production server. Without them PostgreSQL sorts all 10,000 forms for every list page.
+ */
+async function analyzeSchema(schema: string): Promise<string> {
+  const tables = await adminQuery("select tablename from pg_tables where schemaname = $1", [schema]);
+  for (const t of tables) await adminQuery(`analyze "${schema}"."${String(t.tablename)}"`);
+  const [row] = await adminQuery("show autovacuum");
+  return String(row?.autovacuum ?? "unknown");
+}
+
+async function benchPostgres(): Promise<void> {
+  console.log("\nPostgreSQL");
+  const unreachable = await postgresReachable();
+  if (unreachable) {
+    const line = `PostgreSQL scenarios SKIPPED: cannot reach ${PG_URL} (${unreachable})`;
+    console.log(`  ${line}`);
+    skipped.push(line);
+    return;
+  }
+  const schema = `almoner_bench_${Math.random().toString(36).slice(2, 10)}`;
+  await adminQuery(`create schema ${schema}`);
+  cleanups.push(async () => {
+    await stopAllServers(); // no server may hold the schema while it is dropped
+    await adminQuery(`drop schema if exists ${schema} cascade`);
+    console.log(`  dropped schema ${schema}`);
+  });
+  const base = new URL(PG_URL);
+  base.searchParams.set("schema", schema);
+  const url = base.toString();
+  const seeded = await seedDatabase(url, FORM_COUNT);
+  console.log(
+    `  seeded ${seeded.formIds.length} forms in ${fmt(seeded.seedSeconds, 1)} s (schema ${schema})`,
+  );
+  const autovacuum = await analyzeSchema(schema);
+  console.log(`  ran ANALYZE on the schema's tables (autovacuum is ${autovacuum} on this server)`);
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-bench-pg-"));
+  cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+  const env = almonerEnv(url, dir);
+  const first = await startServer("Almoner (PostgreSQL) #1", "server/index.ts", env);
+  let second: ServerProcess | undefined;
+  try {
+    await apiScenarios("postgres", first, seeded);
+
+    console.log("\nPostgreSQL, two server processes on the same schema (single-form GET)");
+    second = await startServer("Almoner (PostgreSQL) #2", "server/index.ts", env);
+    const headers = { Authorization: `Bearer ${seeded.apiKey}` };
+    const ids = Array.from(
+      { length: ROTATION },
+      (_, i) => seeded.formIds[Math.floor((i * seeded.formIds.length) / ROTATION)],
+    );
+    const paths = ids.map((id) => `/v1/forms/${id}`);
+    await getJson(`${second.url}${paths[0]}`, headers);
+    const half = Math.floor(settings.connections / 2);
+    await record(
+      "postgres-form-1proc-split",
+      `PostgreSQL: GET /v1/forms/{id}, 1 process (2×${half} conns)`,
+      "postgres",
+      [first],
+      [
+        { url: first.url, paths, headers },
+        { url: first.url, paths, headers },
+      ],
+    );
+    await record(
+      "postgres-form-2proc",
+      `PostgreSQL: GET /v1/forms/{id}, 2 processes (2×${half} conns)`,
+      "postgres",
+      [first, second],
+      [
+        { url: first.url, paths, headers },
+        { url: second.url, paths, headers },
+      ],
+    );
+  } catch (err) {
+    const outputs = [first, second].filter((s): s is ServerProcess => s !== undefined);
+    throw new Error(
+      `${(err as Error).message}\n${outputs.map((s) => `${s.name} output:\n${s.output().trim()}`).join("\n")}`,
+    );
+  }
+  await stopAllServers();
+}
+
+function find(id: string): ScenarioResult | undefined {
+  return scenarios.find((s) => s.id === id);
+}
+
+function computeRatios(): Ratio[] {
+  const ratios: Ratio[] = [];
+  const bare = find("bare");
+  for (const db of ["sqlite", "postgres"] as const) {
+    const name = db === "sqlite" ? "SQLite" : "PostgreSQL";
+    const form = find(`${db}-form`);
+    const value = bare && form ? form.figures.rps / bare.figures.rps : null;
+    ratios.push({
+      id: `${db}-form-vs-bare`,
+      label: `single-form GET vs bare (${name})`,
+      basis: "req/s",
+      value,
+      display: value === null ? "skipped" : `${fmt(value * 100, 1)}%`,
+      target: "≥ 50%",
+      met: value === null ? null : value >= 0.5,
+    });
+  }
+  for (const db of ["sqlite", "postgres"] as const) {
+    const name = db === "sqlite" ? "SQLite" : "PostgreSQL";
+    const p1 = find(`${db}-page1`);
+    const deep = find(`${db}-page${DEEP_PAGE}`);
+    const value = p1 && deep ? deep.figures.p50 / p1.figures.p50 : null;
+    ratios.push({
+      id: `${db}-page${DEEP_PAGE}-vs-page1`,
+      label: `page ${DEEP_PAGE} vs page 1 (${name})`,
+      basis: "p50 latency",
+      value,
+      display: value === null ? "skipped" : `${fmt(value)}×`,
+      target: "≤ 1.5×",
+      met: value === null ? null : value <= 1.5,
+      note: p1 && deep ? `mean latency ratio ${fmt(deep.figures.mean / p1.figures.mean)}×` : undefined,
+    });
+  }
+  for (const [suffix, what] of [
+    ["form", "single form"],
+    ["page1", "page 1"],
+    [`page${DEEP_PAGE}`, `page ${DEEP_PAGE}`],
+  ] as const) {
+    const s = find(`sqlite-${suffix}`);
+    const p = find(`postgres-${suffix}`);
+    const value = s && p ? s.figures.rps / p.figures.rps : null;
+    ratios.push({
+      id: `sqlite-vs-postgres-${suffix}`,
+      label: `SQLite vs PostgreSQL: ${what}`,
+      basis: "req/s",
+      value,
+      display: value === null ? "skipped" : `${fmt(value)}×`,
+      target: null,
+      met: null,
+    });
+  }
+  const one = find("postgres-form-1proc-split");
+  const two = find("postgres-form-2proc");
+  const value = one && two ? two.figures.rps / one.figures.rps : null;
+  const single = find("postgres-form");
+  ratios.push({
+    id: "postgres-2proc-vs-1proc",
+    label: "two processes vs one (PostgreSQL, single form)",
+    basis: "req/s",
+    value,
+    display: value === null ? "skipped" : `${fmt(value)}×`,
+    target: null,
+    met: null,
+    note:
+      two && single
+        ? `vs the 1-process run with one ${settings.connections}-connection client: ${fmt(two.figures.rps / single.figures.rps)}×`
+        : undefined,
+  });
+  return ratios;
+}
+
+function printReport(ratios: Ratio[]): void {
+  const header = [
+    "Scenario",
+    "req/s",
+    "p50 ms",
+    "p99 ms",
+    "mean ms",
+    "non-2xx/err",
+    "server CPU",
+    "loadgen CPU",
+  ];
+  const pct = (share: number) => `${fmt(share * 100, 0)}%`;
+  const rows = scenarios.map((s) => [
+    s.label,
+    fmt(s.figures.rps, 0),
+    fmt(s.figures.p50),
+    fmt(s.figures.p99),
+    fmt(s.figures.mean),
+    `${s.figures.non2xx}/${s.figures.errors}`,
+    s.cpu.servers ? s.cpu.servers.map(pct).join("+") : "-",
+    pct(s.cpu.loadGenerator),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join("  ");
+  console.log(`\n${line(header)}`);
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const r of rows) console.log(line(r));
+
+  console.log("\nRatios");
+  const labelWidth = Math.max(...ratios.map((r) => r.label.length));
+  for (const r of ratios) {
+    const verdict =
+      r.target === null
+        ? "(no target; for information)"
+        : r.met === null
+          ? `target ${r.target}: skipped`
+          : `target ${r.target}: ${r.met ? "MET" : "NOT MET"}`;
+    console.log(
+      `  ${r.label.padEnd(labelWidth)}  ${r.basis.padEnd(11)} ${r.display.padStart(8)}   ${verdict}${r.note ? `  [${r.note}]` : ""}`,
+    );
+  }
+  console.log(
+    "(CPU: process CPU time / measured wall time; 100% = one core busy; above 100% = GC and helper threads too)",
+  );
+  for (const line of skipped) console.log(`\n${line}`);
+  const bad = scenarios.filter((s) => s.figures.non2xx + s.figures.errors > 0);
+  if (bad.length)
+    console.log(
+      `\nWARNING: non-2xx responses or errors in ${bad.map((s) => s.id).join(", ")}; those figures are not comparable.`,
+    );
+}
+
+function writeJson(ratios: Ratio[], startedAt: Date, loadAtStart: number[]): string {
+  const dir = path.join(ROOT, ".bench");
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, "results.json");
+  const cpus = os.cpus();
+  const out = {
+    startedAt: startedAt.toISOString(),
+    finishedAt: new Date().toISOString(),
+    machine: {
+      node: process.version,
+      loadAverageAtStart: loadAtStart,
+      platform: `${os.platform()} ${os.arch()}`,
+      cpus: cpus.length,
+      cpuModel: cpus[0]?.model ?? null,
+    },
+    settings: {
+      ...settings,
+      forms: FORM_COUNT,
+      pageSize: PAGE_SIZE,
+      deepPage: DEEP_PAGE,
+      rotation: ROTATION,
+    },
+    scenarios,
+    ratios,
+    skipped,
+  };
+  fs.writeFileSync(file, `${JSON.stringify(out, null, 2)}\n`);
+  return file;
+}
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  console.log(
+    `Almoner benchmark: autocannon, ${settings.connections} connections, ${settings.warmupSeconds} s warm-up + ${settings.seconds} s per scenario, ${FORM_COUNT} forms`,
+  );
+  console.log(
+    `Node ${process.version}, ${os.cpus().length} CPUs (load generator, servers and PostgreSQL share them)`,
+  );
+  const loadAtStart = os.loadavg();
+  const load = loadAtStart[0];
+  if (load > os.cpus().length * 0.5)
+    console.log(
+      `WARNING: load average ${fmt(load)} before starting: other work on this machine will skew the figures`,
+    );
+  await benchBare();
+  await benchSqlite();
+  await benchPostgres();
+  await runCleanups();
+  const ratios = computeRatios();
+  printReport(ratios);
+  const file = writeJson(ratios, startedAt, loadAtStart);
+  console.log(`\nResults written to ${path.relative(process.cwd(), file) || file}`);
+  console.log(`Total time ${fmt((Date.now() - startedAt.getTime()) / 1000, 0)} s`);
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: stopping servers and cleaning up…`);
+    void runCleanups().finally(() => process.exit(130));
+  });
+}
+process.on("exit", killAllServersNow);
+
+main().catch(async (err) => {
+  console.error(`\nBenchmark failed: ${(err as Error).stack ?? err}`);
+  await runCleanups();
+  process.exit(1);
+});
