@@ -39,14 +39,15 @@ export function createApp(deps: AppDeps) {
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
   app.get("/docs", (c) => c.html(renderDocsPage(openApiDocument() as unknown as Record<string, unknown>)));
 
-  app.use(
-    "/v1/*",
-    bodyLimit({
-      maxSize: deps.config.maxBodyBytes,
-      onError: () => {
-        throw new ApiError(413, `Request body too large: the limit is ${deps.config.maxBodyBytes} bytes`);
-      },
-    }),
+  const limitBody = bodyLimit({
+    maxSize: deps.config.maxBodyBytes,
+    onError: () => {
+      throw new ApiError(413, `Request body too large: the limit is ${deps.config.maxBodyBytes} bytes`);
+    },
+  });
+  // Only requests that carry a body pay for the size check (it wraps the body stream).
+  app.use("/v1/*", (c, next) =>
+    c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next),
   );
   app.use("/v1/*", recordMetrics(deps));
   app.use("/v1/*", authenticate(deps));

@@ -13,8 +13,10 @@ export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
   const given = c.req.header("X-Request-Id");
   const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
   c.set("requestId", id);
-  await next();
+  // Set before the response exists, so Hono adds it as the response is built instead of copying it after.
   c.header("X-Request-Id", id);
+  await next();
+  if (!c.res.headers.has("X-Request-Id")) c.header("X-Request-Id", id);
 };
 
 /** Bearer API key → the organization and its permissions; 401 otherwise. */
@@ -51,8 +53,10 @@ export function rateLimit(deps: AppDeps): MiddlewareHandler<AppEnv> {
         ...headers,
         "Retry-After": String(result.retryAfterSeconds),
       });
-    await next();
     for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    await next();
+    if (!c.res.headers.has("X-RateLimit-Limit"))
+      for (const [name, value] of Object.entries(headers)) c.header(name, value);
   };
 }
 

@@ -45,7 +45,11 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     db.pragma("synchronous = NORMAL");
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
-    return { name, dialect: new SqliteDialect({ database: db }), describe: `SQLite ${target}` };
+    return {
+      name,
+      dialect: new SqliteDialect({ database: withStatementCache(db) }),
+      describe: `SQLite ${target}`,
+    };
   }
   // `?schema=name` picks the PostgreSQL schema (search_path) the tables live in.
   const parsedUrl = new URL(target);
@@ -69,6 +73,29 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   parsedUrl.password = "";
   const where = `PostgreSQL ${parsedUrl.host}${parsedUrl.pathname}${schema ? ` (schema ${schema})` : ""}`;
   return { name, dialect: new PostgresDialect({ pool }), describe: where };
+}
+
+/**
+ * Kysely prepares every query anew; better-sqlite3 statements can be reused, and preparing is a tenth of a
+ * request's cost. Queries are built from a fixed set of shapes, so a bounded cache by SQL text suffices.
+ */
+function withStatementCache(db: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = db.prepare.bind(db);
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== "prepare") return Reflect.get(target, prop, receiver);
+      return (sql: string) => {
+        let statement = cache.get(sql);
+        if (!statement) {
+          statement = prepare(sql);
+          if (cache.size >= 500) cache.clear();
+          cache.set(sql, statement);
+        }
+        return statement;
+      };
+    },
+  });
 }
 
 export function isUniqueViolation(err: unknown): boolean {
