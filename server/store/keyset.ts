@@ -1,7 +1,11 @@
 import type { ExpressionBuilder } from "kysely";
 import type { Database } from "./schema.js";
 
-/** Rows strictly after a keyset position in (sort desc, id desc) order: the shared newest-first paging. */
+/**
+ * Rows strictly after a keyset position in (sort desc, id desc) order: the shared newest-first paging.
+ * A row-value comparison, which both SQLite and PostgreSQL turn into one index range, so the hundredth
+ * page reads no more rows than the first.
+ */
 export function afterPosition<T extends keyof Database>(
   eb: ExpressionBuilder<Database, T>,
   sortColumn: string,
@@ -9,8 +13,5 @@ export function afterPosition<T extends keyof Database>(
 ) {
   // biome-ignore lint/suspicious/noExplicitAny: the column names are checked by the callers' table types.
   const e = eb as ExpressionBuilder<any, any>;
-  return e.or([
-    e(sortColumn, "<", position.sort),
-    e.and([e(sortColumn, "=", position.sort), e("id", "<", position.id)]),
-  ]);
+  return e(e.refTuple(sortColumn, "id"), "<", e.tuple(position.sort, position.id));
 }
