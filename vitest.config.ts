@@ -45,5 +45,9 @@ export default defineConfig(async () => {
       extends: true,
       test: { ...shared, name: "postgres", env: { ALMONER_TEST_DB: "postgres", ALMONER_TEST_PG_URL: pgUrl } },
     });
-  return { test: { projects, pool: "forks" as const } };
+  // Under CI a JSON report lets .ci/run print one plain "N passed, N failed" line for both runs.
+  const reporters = process.env.CI
+    ? ["default", ["json", { outputFile: ".ci-results/tests.json" }] as [string, { outputFile: string }]]
+    : ["default"];
+  return { test: { projects, pool: "forks" as const, reporters } };
 });

@@ -17,5 +17,6 @@ export default defineConfig({
     pool: "forks",
     maxWorkers: 1,
     fileParallelism: false,
+    reporters: process.env.CI ? ["default", ["json", { outputFile: ".ci-results/e2e.json" }]] : ["default"],
   },
 });
