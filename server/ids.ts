@@ -52,3 +52,8 @@ export function randomBase62(length: number): string {
 export function sha256Hex(value: string): string {
   return crypto.createHash("sha256").update(value).digest("hex");
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Form, link and contact ids are UUIDs; anything else cannot name one (and is a 404, not a query). */
+export const isUuid = (value: string): boolean => UUID.test(value);

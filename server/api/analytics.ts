@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { listMetrics } from "../store/metrics.js";
 import type { AppDeps } from "./env.js";
-import { decodeCursor, encodeCursor, page, paginationQuery } from "./pagination.js";
+import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
 
 export const metricSchema = z.object({
@@ -28,12 +28,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
       responses: {
         200: {
           description: "A page of metrics",
-          schema: z.object({
-            metrics: z.array(metricSchema),
-            count: z.number(),
-            hasMore: z.boolean(),
-            lastEvaluatedKey: z.string().optional(),
-          }),
+          schema: pageSchema("metrics", metricSchema),
         },
         ...standardErrors,
       },

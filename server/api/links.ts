@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { PREFILL_KEYS, toWire, validatePrefill } from "../../shared/prefill.js";
 import { ApiError } from "../errors.js";
-import { uuid } from "../ids.js";
+import { isUuid, uuid } from "../ids.js";
 import type { FormRecord } from "../store/forms.js";
 import {
   DESTINATION_TYPES,
@@ -52,8 +52,6 @@ export const linkSchema = z.object({
 
 const formParams = z.object({ formID: z.string() });
 const linkParams = z.object({ formID: z.string(), linkID: z.string() });
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function linkUrl(publicUrl: string, org: Organization, link: LinkRecord): string {
   const id = encodeURIComponent(link.id);
@@ -141,7 +139,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
     return org;
   };
   const loadLink = async (form: FormRecord, linkId: string) => {
-    const link = UUID.test(linkId) ? await findLink(deps.store.db, linkId.toLowerCase()) : undefined;
+    const link = isUuid(linkId) ? await findLink(deps.store.db, linkId.toLowerCase()) : undefined;
     if (!link || link.formId !== form.id) throw new ApiError(404, "Link not found");
     return link;
   };

@@ -86,3 +86,13 @@ export function page<Row, Item>(
   if (hasMore) body.lastEvaluatedKey = cursorFor(positionOf(rows[limit - 1]));
   return body;
 }
+
+/** The documented envelope of a paginated list: `{ <key>: [...], count, hasMore, lastEvaluatedKey? }`. */
+export function pageSchema<K extends string>(key: K, item: z.ZodType) {
+  return z.object({
+    [key]: z.array(item),
+    count: z.number(),
+    hasMore: z.boolean(),
+    lastEvaluatedKey: z.string().optional(),
+  });
+}

@@ -1,10 +1,9 @@
 import { type DonorPrefill, donorPrefill } from "../../shared/prefill.js";
+import { isUuid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import { findForm } from "../store/forms.js";
 import { findLink } from "../store/links.js";
 import { getOrganization } from "../store/organizations.js";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export type PrefillResolution =
   | { kind: "form-missing" }
@@ -24,11 +23,11 @@ export async function resolveElementPrefill(
   formId: string,
   elementId?: string | null,
 ): Promise<PrefillResolution> {
-  const form = UUID.test(formId) ? await findForm(db, formId.toLowerCase()) : undefined;
+  const form = isUuid(formId) ? await findForm(db, formId.toLowerCase()) : undefined;
   if (!form) return { kind: "form-missing" };
   if (form.deletedAt) return { kind: "form-deleted" };
   if (!elementId) return { kind: "ok", prefill: null, reason: "no-link" };
-  const link = UUID.test(elementId) ? await findLink(db, elementId.toLowerCase()) : undefined;
+  const link = isUuid(elementId) ? await findLink(db, elementId.toLowerCase()) : undefined;
   if (!link) return { kind: "ok", prefill: null, reason: "unknown-link" };
   if (link.formId !== form.id || link.organizationId !== form.organizationId)
     return { kind: "ok", prefill: null, reason: "foreign-link" };

@@ -1,17 +1,16 @@
 import type { Context } from "hono";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { escapeHtml } from "../api/forms/present.js";
+import { isUuid } from "../ids.js";
 import { findForm } from "../store/forms.js";
 import { page } from "./layout.js";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The hosted form page. For now it tells the donor what the form is and whether it is open; the
  * interactive checkout is not built yet.
  */
 export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: string): Promise<Response> {
-  const form = UUID.test(formId) ? await findForm(deps.store.db, formId.toLowerCase()) : undefined;
+  const form = isUuid(formId) ? await findForm(deps.store.db, formId.toLowerCase()) : undefined;
   if (!form) {
     return c.html(
       page({

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
 import { ApiError } from "../../errors.js";
+import { isUuid } from "../../ids.js";
 import { isUniqueViolation } from "../../store/dialect.js";
 import {
   type FormRecord,
@@ -11,12 +12,10 @@ import {
   updateFormConfig,
 } from "../../store/forms.js";
 import type { AppDeps } from "../env.js";
-import { decodeCursor, encodeCursor, page, paginationQuery } from "../pagination.js";
+import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
 import { formFullSchema, formSummarySchema, toFull, toInput, toSummary } from "./present.js";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const idParams = z.object({ id: z.string().meta({ description: "The form's formID (UUID)" }) });
 
@@ -29,7 +28,7 @@ const conflict = {
 
 /** The caller's form, or the contract's 404 / 403 / 410. */
 export async function loadOwnedForm(deps: AppDeps, organizationId: string, id: string): Promise<FormRecord> {
-  const form = UUID.test(id) ? await findForm(deps.store.db, id.toLowerCase()) : undefined;
+  const form = isUuid(id) ? await findForm(deps.store.db, id.toLowerCase()) : undefined;
   if (!form) throw new ApiError(404, "Form not found");
   if (form.organizationId !== organizationId) throw new ApiError(403, "Form belongs to another organization");
   if (form.deletedAt) throw new ApiError(410, "Form has been deleted");
@@ -102,12 +101,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       responses: {
         200: {
           description: "A page of forms",
-          schema: z.object({
-            forms: z.array(formSummarySchema),
-            count: z.number(),
-            hasMore: z.boolean(),
-            lastEvaluatedKey: z.string().optional(),
-          }),
+          schema: pageSchema("forms", formSummarySchema),
         },
         ...standardErrors,
       },
@@ -226,9 +220,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params }) => {
         const orgId = c.get("auth").organizationId;
-        const form = UUID.test(params.id)
-          ? await findForm(deps.store.db, params.id.toLowerCase())
-          : undefined;
+        const form = isUuid(params.id) ? await findForm(deps.store.db, params.id.toLowerCase()) : undefined;
         if (!form) throw new ApiError(404, "Form not found");
         if (form.organizationId !== orgId) throw new ApiError(403, "Form belongs to another organization");
         if (!(await softDeleteForm(deps.store.db, form.id, nowIso())))
