@@ -14,9 +14,10 @@ import {
   replaceLink,
   setLinkActive,
 } from "../store/links.js";
-import { getOrganization, type Organization } from "../store/organizations.js";
+import type { Organization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
 import { loadOwnedForm } from "./forms/routes.js";
+import { loadCallerOrganization } from "./organization.js";
 import { decodeCursor, encodeCursor, limitParam } from "./pagination.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
 
@@ -133,11 +134,7 @@ function checkLinkBody(
 
 export function linkRoutes(deps: AppDeps): RouteSpec[] {
   const nowIso = () => new Date(deps.now()).toISOString();
-  const loadOrg = async (id: string) => {
-    const org = await getOrganization(deps.store.db, id);
-    if (!org) throw new ApiError(401, "Invalid API key");
-    return org;
-  };
+  const loadOrg = (id: string) => loadCallerOrganization(deps, id);
   const loadLink = async (form: FormRecord, linkId: string) => {
     const link = isUuid(linkId) ? await findLink(deps.store.db, linkId.toLowerCase()) : undefined;
     if (!link || link.formId !== form.id) throw new ApiError(404, "Link not found");

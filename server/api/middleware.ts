@@ -6,6 +6,7 @@ import { findKeyBySecret } from "../store/keys.js";
 import { hitRateLimit } from "../store/rateLimits.js";
 import type { AppDeps, AppEnv } from "./env.js";
 
+const KNOWN_PERMISSIONS: ReadonlySet<string> = new Set(PERMISSIONS);
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Every response carries X-Request-Id: the caller's own when it sent a sane one, else a new one. */
@@ -28,11 +29,10 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (!match) throw new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
     const key = await findKeyBySecret(deps.store.db, match[1]);
     if (!key) throw new ApiError(401, "Invalid API key");
-    const known = new Set<string>(PERMISSIONS);
     c.set("auth", {
       organizationId: key.organizationId,
       keyId: key.keyId,
-      permissions: new Set(key.permissions.filter((p): p is Permission => known.has(p))),
+      permissions: new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p))),
     });
     await next();
   };

@@ -32,12 +32,15 @@ export function presentOrganization(org: Organization): z.infer<typeof organizat
   };
 }
 
+/** The organization of the authenticated key; a key whose organization is gone is no longer valid. */
+export async function loadCallerOrganization(deps: AppDeps, organizationId: string): Promise<Organization> {
+  const org = await getOrganization(deps.store.db, organizationId);
+  if (!org) throw new ApiError(401, "Invalid API key");
+  return org;
+}
+
 export function organizationRoutes(deps: AppDeps): RouteSpec[] {
-  const load = async (id: string) => {
-    const org = await getOrganization(deps.store.db, id);
-    if (!org) throw new ApiError(401, "Invalid API key");
-    return org;
-  };
+  const load = (id: string) => loadCallerOrganization(deps, id);
   return [
     defineRoute({
       method: "get",

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import {
-  AMOUNT_FIELD_BY_FREQUENCY,
   AMOUNT_TYPES,
   CUSTOM_INPUT_TYPES,
   DISCOUNT_TYPES,
@@ -512,5 +511,3 @@ export function formSchema(opts: FormSchemaOptions) {
 
 /** The input (wire) shape, for the OpenAPI document. */
 export const formInputShape = z.strictObject(FORM_FIELDS);
-
-export { AMOUNT_FIELD_BY_FREQUENCY };
