@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { analyticsRoutes } from "./api/analytics.js";
+import { checkoutRoutes } from "./api/checkout.js";
 import { renderDocsPage } from "./api/docs.js";
 import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
@@ -49,6 +50,9 @@ export function createApp(deps: AppDeps) {
   app.use("/v1/*", (c, next) =>
     c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next),
   );
+  app.use("/api/*", (c, next) =>
+    c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next),
+  );
   app.use("/v1/*", recordMetrics(deps));
   app.use("/v1/*", authenticate(deps));
   app.use("/v1/*", rateLimit(deps));
@@ -56,7 +60,13 @@ export function createApp(deps: AppDeps) {
   mountRoutes(
     app,
     deps,
-    [...formRoutes(deps), ...linkRoutes(deps), ...organizationRoutes(deps), ...analyticsRoutes(deps)],
+    [
+      ...formRoutes(deps),
+      ...linkRoutes(deps),
+      ...organizationRoutes(deps),
+      ...analyticsRoutes(deps),
+      ...checkoutRoutes(deps),
+    ],
     patterns,
   );
 
@@ -104,6 +114,7 @@ function renderError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) {
     const body: { error: string; details?: string[] } = { error: err.message };
     if (err.details) body.details = err.details;
+    if (err.extra) Object.assign(body, err.extra);
     return c.json(body, err.status, err.headers);
   }
   if (err instanceof HTTPException) {

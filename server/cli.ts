@@ -3,7 +3,9 @@ import { parseArgs } from "node:util";
 import { PERMISSIONS, type Permission } from "../shared/enums.js";
 import { issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
-import { loadConfig } from "./config.js";
+import { runBillingAt } from "./billing/run.js";
+import { parseInstant } from "./billing/schedule.js";
+import { type Config, loadConfig } from "./config.js";
 import { StartupError } from "./errors.js";
 import { uuid } from "./ids.js";
 import { openStore, type Store } from "./store/database.js";
@@ -31,6 +33,8 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   key list --org ID                         list an organization's keys (never the secrets)
   key revoke --key KEY_ID                   revoke a key at once
   migrate                                   bring the database schema up to date
+  billing run [--as-of ISO_TIME]            one pass of recurring billing and bank settlement, as of
+                                            that moment (default now), e.g. --as-of 2026-03-01T00:00:00Z
 
 Permissions: ${PERMISSIONS.join(", ")}`;
 
@@ -45,6 +49,7 @@ const OPTIONS = {
   permissions: { type: "string" },
   "base-urls": { type: "string" },
   "global-custom-inputs": { type: "string" },
+  "as-of": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -86,7 +91,18 @@ function readJsonArg(raw: string, flag: string): unknown {
 
 type Output = { json: Record<string, unknown> | Record<string, unknown>[]; text: string };
 
-async function run(command: string[], values: Values, store: Store): Promise<Output> {
+function parseAsOf(raw: string | undefined): number {
+  if (raw === undefined) return Date.now();
+  try {
+    return parseInstant(raw.trim());
+  } catch {
+    throw new UsageError(
+      `--as-of must be an ISO 8601 time with a time zone, such as 2026-03-01T00:00:00Z (got ${JSON.stringify(raw)})`,
+    );
+  }
+}
+
+async function run(command: string[], values: Values, store: Store, config: Config): Promise<Output> {
   const [group, action] = command;
   const key = `${group ?? ""} ${action ?? ""}`.trim();
   switch (key) {
@@ -179,6 +195,21 @@ async function run(command: string[], values: Values, store: Store): Promise<Out
       if (!(await revokeApiKey(store.db, keyId))) throw new UsageError(`No live key with id ${keyId}`);
       return { json: { keyId, revoked: true }, text: `Revoked ${keyId}` };
     }
+    case "billing run": {
+      const out = await runBillingAt(store, config, parseAsOf(values["as-of"]));
+      const { billing: b, settlement: s } = out;
+      if (out.errors.length)
+        throw new Error(
+          `${out.errors.length} problem(s) in the billing run as of ${out.asOf}: ${out.errors.join("; ")} ` +
+            `(charged ${b.charged}, failed ${b.failed}, cancelled ${b.cancelled}, ended ${b.ended}, settled ${s.completed}, bounced ${s.failed})`,
+        );
+      return {
+        json: { asOf: out.asOf, billing: b, settlement: s },
+        text:
+          `Billing as of ${out.asOf}: ${b.charged} charged, ${b.failed} failed, ${b.cancelled} cancelled after failed retries, ` +
+          `${b.ended} ended.\nBank settlement: ${s.completed} completed, ${s.failed} failed, ${s.pending} still pending.`,
+      };
+    }
     case "migrate":
       return {
         json: { schemaVersion: LATEST_VERSION },
@@ -206,7 +237,7 @@ async function main(): Promise<number> {
   try {
     const config = loadConfig();
     store = await openStore(config.databaseUrl);
-    const out = await run(positionals, values, store);
+    const out = await run(positionals, values, store, config);
     console.log(values.json ? JSON.stringify(out.json) : out.text);
     return 0;
   } catch (err) {

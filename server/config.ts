@@ -14,6 +14,18 @@ const envSchema = z.object({
   RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(10_000_000).default(1000),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(50_000_000).default(262_144),
   LEGACY_DONATIONS_API: z.enum(["on", "off"]).default("on"),
+  SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
+  TRUST_PROXY: z.enum(["on", "off"]).default("off"),
+  CHECKOUT_LIMIT_PER_IP: z.coerce.number().int().min(0).max(10_000_000).default(30),
+  CHECKOUT_LIMIT_PER_FORM: z.coerce.number().int().min(0).max(10_000_000).default(3000),
+  CARD_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1000).default(5),
+  WORKER_INTERVAL_SECONDS: z.coerce.number().min(0.05).max(3600).default(15),
+  SANDBOX_BANK_SETTLE_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(30 * 86400)
+    .default(120),
 });
 
 export interface Config {
@@ -27,6 +39,19 @@ export interface Config {
   rateLimitPerHour: number;
   maxBodyBytes: number;
   legacyDonationsApi: boolean;
+  /** Where receipts go; undefined = .eml files under `<dataDir>/mail`. */
+  smtpUrl: string | undefined;
+  /** Take the donor's address from X-Forwarded-For (behind a reverse proxy). */
+  trustProxy: boolean;
+  /** Checkout attempts per rolling hour per IP address and per form; 0 turns a limit off. */
+  checkoutLimitPerIp: number;
+  checkoutLimitPerForm: number;
+  /** Declined attempts per card (or bank account) fingerprint in 24 hours before it is refused; 0 = off. */
+  cardFailureLimit: number;
+  /** How often the background workers (billing, bank settlement, receipts) run. */
+  workerIntervalMs: number;
+  /** How long a sandbox bank payment stays PENDING. */
+  sandboxBankSettleMs: number;
 }
 
 /** Every setting, parsed once from the environment. A bad one throws a StartupError naming it. */
@@ -50,6 +75,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerHour: e.RATE_LIMIT_PER_HOUR,
     maxBodyBytes: e.MAX_BODY_BYTES,
     legacyDonationsApi: e.LEGACY_DONATIONS_API === "on",
+    smtpUrl: e.SMTP_URL,
+    trustProxy: e.TRUST_PROXY === "on",
+    checkoutLimitPerIp: e.CHECKOUT_LIMIT_PER_IP,
+    checkoutLimitPerForm: e.CHECKOUT_LIMIT_PER_FORM,
+    cardFailureLimit: e.CARD_FAILURE_LIMIT,
+    workerIntervalMs: Math.round(e.WORKER_INTERVAL_SECONDS * 1000),
+    sandboxBankSettleMs: e.SANDBOX_BANK_SETTLE_SECONDS * 1000,
   };
 }
 
@@ -64,7 +96,19 @@ function describe(name: string): string {
     case "MAX_BODY_BYTES":
       return "must be a whole number of bytes from 1024 to 50000000";
     case "LEGACY_DONATIONS_API":
+    case "TRUST_PROXY":
       return "must be on or off";
+    case "SMTP_URL":
+      return "must be an smtp:// or smtps:// URL such as smtp://user:password@mail.example.org:587";
+    case "CHECKOUT_LIMIT_PER_IP":
+    case "CHECKOUT_LIMIT_PER_FORM":
+      return "must be a whole number of checkout attempts per hour (0 turns the limit off)";
+    case "CARD_FAILURE_LIMIT":
+      return "must be a whole number of declined attempts per card per day, 0 to 1000 (0 turns it off)";
+    case "WORKER_INTERVAL_SECONDS":
+      return "must be a number of seconds from 0.05 to 3600";
+    case "SANDBOX_BANK_SETTLE_SECONDS":
+      return "must be a whole number of seconds, at most 30 days";
     default:
       return "must not be empty";
   }

@@ -1,10 +1,12 @@
 /** The one error type: handlers throw it, the app's error handler renders the contract's JSON shape. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503,
     message: string,
     readonly details?: string[],
     readonly headers?: Record<string, string>,
+    /** More fields of the error body, e.g. a decline's `code` and `paymentID`. */
+    readonly extra?: Record<string, unknown>,
   ) {
     super(message);
   }

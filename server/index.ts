@@ -1,5 +1,6 @@
 import { serve } from "@hono/node-server";
 import { createApp } from "./app.js";
+import { openProcessor } from "./checkout/processorFactory.js";
 import { loadConfig } from "./config.js";
 import { seedDemoIfEmpty } from "./demo.js";
 import { StartupError } from "./errors.js";
@@ -12,7 +13,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const store = await openStore(config.databaseUrl);
   const metrics = new MetricsRecorder(store.db);
-  const app = createApp({ config, store, metrics, now: Date.now });
+  const processor = await openProcessor(store, config, Date.now);
+  const app = createApp({ config, store, metrics, processor, now: Date.now });
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     // With PORT=0 the OS picks the port; links must name the real one.

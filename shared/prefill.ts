@@ -57,6 +57,7 @@ export interface AnyCustomInput {
   title: string;
   kind: "text" | "single" | "multi";
   options: string[];
+  required: boolean;
 }
 
 /** The form's custom inputs and the organization's global ones, in one list. */
@@ -66,6 +67,7 @@ export function customInputsOf(form: FormConfig, globals: GlobalCustomInput[]): 
     title: c.title,
     kind: c.inputType === "single_select" ? "single" : c.inputType === "multi_select" ? "multi" : "text",
     options: c.options,
+    required: c.required,
   })) as AnyCustomInput[];
   const globalInputs = globals.map((g) => ({
     id: g.id,
@@ -77,11 +79,12 @@ export function customInputsOf(form: FormConfig, globals: GlobalCustomInput[]): 
           ? "multi"
           : "text",
     options: g.options,
+    required: g.required,
   })) as AnyCustomInput[];
   return [...formInputs, ...globalInputs];
 }
 
-function findInput(inputs: AnyCustomInput[], key: string): AnyCustomInput | undefined {
+export function findInput(inputs: AnyCustomInput[], key: string): AnyCustomInput | undefined {
   return inputs.find((i) => i.id === key) ?? inputs.find((i) => i.title === key);
 }
 

@@ -98,9 +98,9 @@ export const MAX_TICKET_QUANTITY = 1000;
  */
 export const MAX_ORDER_TOTAL_CENTS = 1_000_000_000;
 
-/** The key of a product in `Availability.productsSold`: group title, a NUL character, option title. */
+/** The key of a product in `Availability.productsSold`: the JSON array `[group title, option title]`. */
 export function productKey(group: string, name: string): string {
-  return `${group}\u0000${name}`;
+  return JSON.stringify([group, name]);
 }
 
 /** The key of a promo code in `Availability.promoRedemptions`: the code upper-cased. */
@@ -237,7 +237,7 @@ function left(stock: number | null | undefined, taken: number): number | null {
 }
 
 function customRangeMessage(): string {
-  return `must be a whole number of cents from ${MIN_CUSTOM_AMOUNT_CENTS} to ${MAX_CUSTOM_AMOUNT_CENTS} (${formatDollars(MIN_CUSTOM_AMOUNT_CENTS)} to ${formatDollars(MAX_CUSTOM_AMOUNT_CENTS)})`;
+  return `must be from ${formatDollars(MIN_CUSTOM_AMOUNT_CENTS)} to ${formatDollars(MAX_CUSTOM_AMOUNT_CENTS)}`;
 }
 
 function inCustomRange(cents: number): boolean {

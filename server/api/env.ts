@@ -1,4 +1,5 @@
 import type { Permission } from "../../shared/enums.js";
+import type { PaymentProcessor } from "../checkout/processor.js";
 import type { Config } from "../config.js";
 import type { Store } from "../store/database.js";
 import type { MetricsRecorder } from "../store/metrics.js";
@@ -8,6 +9,7 @@ export interface AppDeps {
   config: Config;
   store: Store;
   metrics: MetricsRecorder;
+  processor: PaymentProcessor;
   now: () => number;
 }
 

@@ -43,6 +43,8 @@ export interface RouteSpec<
   /** Documented body schema when it differs from the parsing one (parsing schemas may transform). */
   bodyDoc?: z.ZodType;
   responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string> }>;
+  /** Whose Idempotency-Keys these are; default the caller's organization. Public routes name their own scope. */
+  idempotencyScope?: (c: Context<AppEnv>) => string;
   handler: (
     c: Context<AppEnv>,
     input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
@@ -101,7 +103,7 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
 
-  const orgId = c.get("auth").organizationId;
+  const orgId = route.idempotencyScope ? route.idempotencyScope(c) : c.get("auth").organizationId;
   const hash = crypto
     .createHash("sha256")
     .update(`${route.method} ${c.req.path}\n${JSON.stringify(rawBody ?? null)}`)

@@ -209,6 +209,12 @@ export interface PaymentProcessor {
   retrievePaymentMethod(token: string): Promise<PaymentMethod | null>;
   setupForFutureUse(input: SetupInput): Promise<SetupResult>;
   charge(input: ChargeInput): Promise<ChargeResult>;
+  /**
+   * The charge made with this idempotency key (as it was then), or null when none was made: how a
+   * checkout interrupted between "charge" and "record" learns whether the donor was charged, without
+   * charging. (Stripe: search PaymentIntents by the metadata the charge carried.)
+   */
+  findCharge(idempotencyKey: string): Promise<ChargeResult | null>;
   /** Null for an id that is unknown, forged or from another processor account. */
   retrievePayment(processorPaymentId: string): Promise<PaymentLookup | null>;
   refund(input: RefundInput): Promise<RefundResult>;

@@ -323,6 +323,12 @@ export class SandboxProcessor implements PaymentProcessor {
     return this.replay(stored, requestHash);
   }
 
+  async findCharge(idempotencyKey: string): Promise<ChargeResult | null> {
+    this.checkKey(idempotencyKey);
+    const stored = await this.ledger.get(`charge:${sha256(idempotencyKey)}`);
+    return stored === undefined ? null : (JSON.parse(stored) as { r: ChargeResult }).r;
+  }
+
   async retrievePayment(processorPaymentId: string): Promise<PaymentLookup | null> {
     const p = this.readPayment(processorPaymentId);
     if (!p) return null;

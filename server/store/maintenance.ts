@@ -1,13 +1,18 @@
 import type { Db } from "./database.js";
 import { pruneIdempotencyKeys } from "./idempotency.js";
+import { pruneLedger } from "./processorLedger.js";
 import { pruneRateLimits } from "./rateLimits.js";
 
 const METRICS_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
-/** Deletes what has expired: old rate-limit buckets, idempotency keys past 24 h, metrics past 90 days. */
+/**
+ * Deletes what has expired: old rate-limit buckets, idempotency keys past 24 h, the processor ledger's
+ * expired entries, metrics past 90 days.
+ */
 export async function pruneExpired(db: Db, nowMs: number): Promise<void> {
   await pruneRateLimits(db, nowMs);
   await pruneIdempotencyKeys(db, nowMs);
+  await pruneLedger(db, nowMs);
   await db
     .deleteFrom("api_metrics")
     .where("created_at", "<", new Date(nowMs - METRICS_RETENTION_MS).toISOString())

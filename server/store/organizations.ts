@@ -1,3 +1,4 @@
+import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing.js";
 import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
 import { prefixedId } from "../ids.js";
 import type { Db } from "./database.js";
@@ -9,6 +10,7 @@ export interface Organization {
   baseUrls: string[];
   globalCustomInputs: GlobalCustomInput[];
   sandbox: boolean;
+  feeRate: FeeRate;
   createdAt: string;
   updatedAt: string;
 }
@@ -20,6 +22,7 @@ function fromRow(row: OrganizationsTable): Organization {
     baseUrls: JSON.parse(row.base_urls),
     globalCustomInputs: JSON.parse(row.global_custom_inputs),
     sandbox: row.sandbox === 1,
+    feeRate: { percentBps: row.fee_percent_bps, fixedCents: row.fee_fixed_cents },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -36,6 +39,8 @@ export async function createOrganization(
     base_urls: "[]",
     global_custom_inputs: "[]",
     sandbox: input.sandbox ? 1 : 0,
+    fee_percent_bps: DEFAULT_FEE_RATE.percentBps,
+    fee_fixed_cents: DEFAULT_FEE_RATE.fixedCents,
     created_at: now,
     updated_at: now,
   };
@@ -64,13 +69,22 @@ export async function countOrganizations(db: Db): Promise<number> {
 export async function updateOrganization(
   db: Db,
   id: string,
-  changes: { name?: string; baseUrls?: string[]; globalCustomInputs?: GlobalCustomInput[] },
+  changes: {
+    name?: string;
+    baseUrls?: string[];
+    globalCustomInputs?: GlobalCustomInput[];
+    feeRate?: FeeRate;
+  },
 ): Promise<Organization | undefined> {
   const set: Partial<OrganizationsTable> = { updated_at: new Date().toISOString() };
   if (changes.name !== undefined) set.name = changes.name;
   if (changes.baseUrls !== undefined) set.base_urls = JSON.stringify(changes.baseUrls);
   if (changes.globalCustomInputs !== undefined)
     set.global_custom_inputs = JSON.stringify(changes.globalCustomInputs);
+  if (changes.feeRate !== undefined) {
+    set.fee_percent_bps = changes.feeRate.percentBps;
+    set.fee_fixed_cents = changes.feeRate.fixedCents;
+  }
   await db.updateTable("organizations").set(set).where("id", "=", id).execute();
   return getOrganization(db, id);
 }

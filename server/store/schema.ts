@@ -9,6 +9,9 @@ export interface OrganizationsTable {
   base_urls: string;
   global_custom_inputs: string;
   sandbox: number;
+  /** Card-processing fee the cover-fees option pays: basis points (290 = 2.9%) plus fixed cents. */
+  fee_percent_bps: number;
+  fee_fixed_cents: number;
   created_at: string;
   updated_at: string;
 }
@@ -78,6 +81,167 @@ export interface ApiMetricsTable {
   created_at: string;
 }
 
+export type ConsentValue = "OPTED_IN" | "OPTED_OUT" | "UNKNOWN";
+
+export interface ContactsTable {
+  id: string;
+  organization_id: string;
+  first_name: string;
+  last_name: string;
+  organization_name: string | null;
+  /** JSON [{value, isPrimary, isVerified}] */
+  emails: string;
+  /** JSON [{value, isPrimary}] */
+  phones: string;
+  /** JSON [{line1, line2, city, region, postal, country, isPrimary}] */
+  addresses: string;
+  email_consent: string;
+  sms_consent: string;
+  communication_consent: string;
+  /** ACTIVE, DELETED or MERGED; only ACTIVE contacts are listed or matched. */
+  status: string;
+  merged_into: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ContactKeysTable {
+  organization_id: string;
+  /** "email" (lower-cased) or "phone" (digits only). */
+  kind: string;
+  value_key: string;
+  contact_id: string;
+}
+
+export interface SubscriptionsTable {
+  id: string;
+  organization_id: string;
+  form_id: string;
+  contact_id: string;
+  /** ACTIVE or CANCELLED. */
+  status: string;
+  /** The recurring gift, before any covered fee. */
+  amount_cents: number;
+  cover_fees: number;
+  currency: string;
+  frequency: string;
+  fund: string;
+  anonymous: number;
+  email: string;
+  first_name: string;
+  last_name: string;
+  /** A reusable processor token (never card data). */
+  payment_method_token: string;
+  payment_method_type: string;
+  card_brand: string | null;
+  last4: string | null;
+  /** The first charge's time: every billing date is anchor + n periods (calendar rules). */
+  anchor_at: string;
+  /** Periods billed so far; the first charge (at checkout) is cycle 0. */
+  cycle: number;
+  next_billing_at: string;
+  last_billing_at: string | null;
+  end_billing_at: string | null;
+  /** Failed attempts at the current cycle's charge. */
+  failed_attempts: number;
+  retry_at: string | null;
+  claimed_until: string | null;
+  claim_token: string | null;
+  /** JSON: what later charges repeat (custom answers, UTM, cover-fee rate at sign-up, and so on). */
+  details: string;
+  created_at: string;
+  updated_at: string;
+  cancelled_at: string | null;
+}
+
+export interface PaymentsTable {
+  id: string;
+  organization_id: string;
+  form_id: string;
+  contact_id: string | null;
+  subscription_id: string | null;
+  /** PROCESSING (internal: charge in flight, holds stock, never listed), COMPLETED, PENDING, FAILED, REFUNDED. */
+  status: string;
+  /** What the donor was charged (gift + covered fee). */
+  amount_cents: number;
+  /** The covered processing fee inside amount_cents (0 unless cover_fees). */
+  fee_cents: number;
+  refunded_cents: number;
+  currency: string;
+  fund: string;
+  form_title: string;
+  frequency: string;
+  cover_fees: number;
+  anonymous: number;
+  email: string;
+  first_name: string;
+  last_name: string;
+  payment_method_type: string;
+  card_brand: string | null;
+  last4: string | null;
+  fingerprint: string | null;
+  processor_payment_id: string | null;
+  /** The processor idempotency key of this charge: one payment row per charge, ever. */
+  charge_key: string;
+  failure_code: string | null;
+  failure_message: string | null;
+  /** JSON PaymentDetails: quote lines, tickets, promo code, custom answers, UTM, donor address, stock held. */
+  details: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface InventoryTable {
+  form_id: string;
+  /** "ticket", "product" or "promo". */
+  item_kind: string;
+  /** Ticket name, productKey(group, option), or promoKey(code). */
+  item_key: string;
+  sold: number;
+}
+
+export interface OutboxEventsTable {
+  id: string;
+  organization_id: string;
+  type: string;
+  subject_id: string;
+  /** JSON of the resource as the API returns it. */
+  data: string;
+  created_at: string;
+}
+
+export interface EmailOutboxTable {
+  id: string;
+  organization_id: string;
+  payment_id: string | null;
+  to_address: string;
+  from_name: string;
+  reply_to: string | null;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  /** PENDING, SENT or FAILED (gave up). */
+  status: string;
+  attempts: number;
+  next_attempt_at: string;
+  claimed_until: string | null;
+  claim_token: string | null;
+  last_error: string | null;
+  created_at: string;
+  sent_at: string | null;
+}
+
+export interface ProcessorLedgerTable {
+  key: string;
+  value: string;
+  expires_at: string;
+}
+
+export interface InstanceSettingsTable {
+  key: string;
+  value: string;
+}
+
 export interface SchemaMigrationsTable {
   version: number;
   name: string;
@@ -97,6 +261,15 @@ export interface Database {
   rate_limit_buckets: RateLimitBucketsTable;
   idempotency_keys: IdempotencyKeysTable;
   api_metrics: ApiMetricsTable;
+  contacts: ContactsTable;
+  contact_keys: ContactKeysTable;
+  subscriptions: SubscriptionsTable;
+  payments: PaymentsTable;
+  inventory: InventoryTable;
+  outbox_events: OutboxEventsTable;
+  email_outbox: EmailOutboxTable;
+  processor_ledger: ProcessorLedgerTable;
+  instance_settings: InstanceSettingsTable;
   almoner_migrations: SchemaMigrationsTable;
   almoner_schema_lock: SchemaLockTable;
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import pg from "pg";
 import type { AppDeps } from "../../server/api/env.js";
 import { createApp } from "../../server/app.js";
+import { openProcessor } from "../../server/checkout/processorFactory.js";
 import { type Config, loadConfig } from "../../server/config.js";
 import { openStore, type Store } from "../../server/store/database.js";
 import { createApiKey } from "../../server/store/keys.js";
@@ -88,7 +89,9 @@ export async function setupTestApp(
   const store = await database.open();
   const config = loadConfig({ PUBLIC_URL: "http://forms.test", DATA_DIR: os.tmpdir(), ...opts.env });
   const metrics = new MetricsRecorder(store.db);
-  const deps: AppDeps = { config, store, metrics, now: opts.now ?? Date.now };
+  const now = opts.now ?? Date.now;
+  const processor = await openProcessor(store, config, now);
+  const deps: AppDeps = { config, store, metrics, processor, now };
   const app = createApp(deps);
 
   const newOrg = async (o: { name?: string; permissions?: Permission[] } = {}): Promise<TestOrg> => {

@@ -11,11 +11,12 @@ import {
   softDeleteForm,
   updateFormConfig,
 } from "../../store/forms.js";
+import { formAvailability } from "../../store/inventory.js";
 import type { AppDeps } from "../env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
-import { formFullSchema, formSummarySchema, toFull, toInput, toSummary } from "./present.js";
+import { type FormSales, formFullSchema, formSummarySchema, toFull, toInput, toSummary } from "./present.js";
 
 const idParams = z.object({ id: z.string().meta({ description: "The form's formID (UUID)" }) });
 
@@ -139,7 +140,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params }) => {
         const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id);
-        return c.json(toFull(config.publicUrl, form));
+        return c.json(toFull(config.publicUrl, form, await salesOf(deps, form)));
       },
     }),
 
@@ -199,7 +200,10 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
             throw err;
           }
           const form = { ...existing, config: next, updatedAt: now };
-          return c.json({ message: "Form updated successfully", form: toFull(config.publicUrl, form) });
+          return c.json({
+            message: "Form updated successfully",
+            form: toFull(config.publicUrl, form, await salesOf(deps, form)),
+          });
         },
       }),
     ),
@@ -229,4 +233,11 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
     }),
   ];
+}
+
+/** Tickets sold and promo redemptions, read only for forms that have either. */
+async function salesOf(deps: AppDeps, form: FormRecord): Promise<FormSales | undefined> {
+  if (form.config.tickets.length === 0 && form.config.promoCodes.length === 0) return undefined;
+  const a = await formAvailability(deps.store.db, form.id);
+  return { ticketsSold: a.ticketsSold, promoRedemptions: a.promoRedemptions };
 }

@@ -1,0 +1,152 @@
+import { z } from "zod";
+import { checkoutRequestSchema, quoteRequestSchema } from "../../shared/schemas/checkout.js";
+import { loadPublicForm, quoteOrder, runCheckout } from "../checkout/engine.js";
+import { checkAttemptLimits, checkHoneypot, checkSubmissionOrigin, clientIp } from "../checkout/guards.js";
+import { resolveElementPrefill } from "../checkout/prefill.js";
+import { publicFormView } from "../checkout/publicView.js";
+import { ApiError } from "../errors.js";
+import { formAvailability } from "../store/inventory.js";
+import type { AppDeps } from "./env.js";
+import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
+
+/**
+ * The donor checkout's public API (contract 10): no key. Reads (form view, quote) are open to any origin;
+ * checkouts are accepted from the form host's own pages (hosted page, iframe, overlay iframe) or from
+ * non-browser clients. The widget is built on exactly these three routes.
+ */
+
+const formIdParams = z.object({ formId: z.string().meta({ description: "The form's formID" }) });
+
+const publicErrors = {
+  400: {
+    description: "Validation failed (every problem listed), sold out, or the form does not accept donations",
+    schema: errorSchema,
+  },
+  404: { description: "No such form", schema: errorSchema },
+};
+
+const quoteSchema = z.object({
+  currency: z.literal("USD"),
+  frequency: z.string(),
+  fund: z.string(),
+  lines: z.array(
+    z.object({
+      kind: z.enum(["donation", "ticket", "product", "extra_donation"]),
+      label: z.string(),
+      unitPrice: z.number(),
+      quantity: z.number(),
+      amount: z.number(),
+      admits: z.number().optional(),
+    }),
+  ),
+  subtotal: z.number(),
+  discount: z.number(),
+  promoCode: z.string().nullable(),
+  coverFees: z.boolean(),
+  fee: z.number().meta({ description: "The processing fee the donor covers (0 unless coverFees)" }),
+  total: z.number().meta({ description: "What the donor is charged" }),
+  attendees: z.number(),
+});
+
+const receiptSchema = z.object({
+  payment: z.looseObject({
+    paymentID: z.string(),
+    status: z.enum(["COMPLETED", "PENDING"]),
+    total: z.number(),
+    frequency: z.string(),
+    subscription: z
+      .object({ id: z.string(), amount: z.number(), frequency: z.string(), nextBillingDate: z.string() })
+      .nullable(),
+  }),
+  message: z.string(),
+});
+
+const declineSchema = z.object({
+  error: z.string().meta({ example: "Your card was declined. Try another card." }),
+  code: z.string().meta({ example: "card_declined" }),
+  paymentID: z.string(),
+});
+
+export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
+  return [
+    defineRoute({
+      method: "get",
+      path: "/api/forms/{formId}",
+      auth: false,
+      tags: ["Donor checkout (public)"],
+      summary: "A form as donors see it, with a checkout link's prefill applied",
+      description:
+        "No API key. Donor-facing settings only, stock left per ticket and product, the fundraising bar and donor list when enabled, and `prefill` for `?elementid=` of an active link of this form (null otherwise). An inactive form is returned with `active: false`; a deleted one answers 410.",
+      params: formIdParams,
+      query: z.object({ elementid: z.string().max(100).optional() }),
+      responses: {
+        200: {
+          description: "The public form view",
+          schema: z.looseObject({ formID: z.string(), formType: z.string() }),
+        },
+        404: publicErrors[404],
+        410: { description: "The form was deleted", schema: errorSchema },
+      },
+      handler: async (c, { params, query }) => {
+        const db = deps.store.db;
+        const loaded = await loadPublicForm(db, params.formId);
+        if (loaded.deleted) throw new ApiError(410, "This form has been deleted");
+        const resolution = await resolveElementPrefill(db, loaded.form.id, query.elementid);
+        const prefill = resolution.kind === "ok" ? resolution.prefill : null;
+        const view = await publicFormView(
+          db,
+          loaded,
+          await formAvailability(db, loaded.form.id),
+          prefill,
+          deps.processor.tokenization,
+        );
+        return c.json(view, 200, { "Access-Control-Allow-Origin": "*", "Cache-Control": "no-store" });
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/forms/{formId}/quote",
+      auth: false,
+      tags: ["Donor checkout (public)"],
+      summary: "Price an order on the server",
+      description:
+        "The same body as a checkout's order fields. Returns every line, the discount, the covered fee and the total the checkout would charge now; nothing is held.",
+      params: formIdParams,
+      body: quoteRequestSchema,
+      idempotencyScope: (c) => `public:${c.req.param("formId")}`,
+      responses: { 200: { description: "The price", schema: quoteSchema }, ...publicErrors },
+      handler: async (c, { params, body }) =>
+        c.json(await quoteOrder(deps, params.formId, body), 200, { "Access-Control-Allow-Origin": "*" }),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/forms/{formId}/checkout",
+      auth: false,
+      tags: ["Donor checkout (public)"],
+      summary: "Give or buy: charge the donor and record the payment, contact and subscription",
+      description:
+        "Accepted from the form host's own pages or from clients that send no Origin. Send an `Idempotency-Key` so that a retried submission never charges twice (the first response is replayed). 201 for a completed payment (or a PENDING bank payment); 402 with `code` when the payment is declined (a FAILED payment is recorded, no subscription); 400 for bad input and sold-out stock; 429 when attempt limits are reached.",
+      params: formIdParams,
+      body: checkoutRequestSchema,
+      idempotencyScope: (c) => `public:${c.req.param("formId")}`,
+      responses: {
+        201: { description: "Paid (or bank payment pending)", schema: receiptSchema },
+        402: { description: "Declined", schema: declineSchema },
+        403: { description: "Submitted from another site", schema: errorSchema },
+        429: {
+          description: "Too many attempts (per address, per form, or declines per card)",
+          schema: errorSchema,
+        },
+        ...publicErrors,
+      },
+      handler: async (c, { params, body }) => {
+        checkSubmissionOrigin(c, deps.config.publicUrl);
+        checkHoneypot(body.website);
+        const ip = clientIp(c, deps.config.trustProxy);
+        await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
+        const result = await runCheckout(deps, params.formId, body, { ip });
+        return c.json(result.body, result.status);
+      },
+    }),
+  ];
+}

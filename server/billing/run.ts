@@ -1,0 +1,35 @@
+import type { AppDeps } from "../api/env.js";
+import { openProcessor } from "../checkout/processorFactory.js";
+import type { Config } from "../config.js";
+import type { Store } from "../store/database.js";
+import { MetricsRecorder } from "../store/metrics.js";
+import { type SettlementPassResult, SettlementWorker } from "./settlement.js";
+import { type BillingPassResult, BillingWorker } from "./worker.js";
+
+export interface BillingRun {
+  asOf: string;
+  billing: BillingPassResult;
+  settlement: SettlementPassResult;
+  /** One line per subscription or payment that could not be handled (it is tried again later). */
+  errors: string[];
+}
+
+/**
+ * One billing pass and one settlement pass as of `asOfMs` (the command line's `billing run --as-of`):
+ * everything, the sandbox processor's clock included, sees that moment as now.
+ */
+export async function runBillingAt(store: Store, config: Config, asOfMs: number): Promise<BillingRun> {
+  const now = () => asOfMs;
+  const metrics = new MetricsRecorder(store.db);
+  const errors: string[] = [];
+  const onError = (err: unknown, context: string) =>
+    errors.push(`${context}: ${err instanceof Error ? err.message : String(err)}`);
+  try {
+    const deps: AppDeps = { config, store, metrics, processor: await openProcessor(store, config, now), now };
+    const billing = await new BillingWorker({ deps, onError }).runOnce(asOfMs);
+    const settlement = await new SettlementWorker({ deps, onError }).runOnce();
+    return { asOf: new Date(asOfMs).toISOString(), billing, settlement, errors };
+  } finally {
+    await metrics.close();
+  }
+}

@@ -1,0 +1,206 @@
+import crypto from "node:crypto";
+import type { ExpressionBuilder } from "kysely";
+import type { AppDeps } from "../api/env.js";
+import type { Database, SubscriptionsTable } from "../store/schema.js";
+import { type BillingTally, billSubscription, emptyTally } from "./charges.js";
+import { Periodic } from "./periodic.js";
+
+/**
+ * Recurring billing: charges every ACTIVE subscription whose billing date (or retry) has come, ends those
+ * past their end date. Any number of processes may run one on the same database: a worker claims a batch
+ * (a conditional UPDATE writes its token and a lease into due, unclaimed rows; on PostgreSQL over
+ * candidates locked `FOR UPDATE SKIP LOCKED` first), then charges outside any transaction (`charges.ts`).
+ *
+ * Claims are about live processes, so leases run on the wall clock even when a pass bills "as of"
+ * another moment (the CLI's `--as-of`, tests' fixed clocks). Billing dates, retries and records use
+ * the pass's moment.
+ */
+
+export type BillingPassResult = BillingTally;
+
+export interface BillingWorkerOptions {
+  deps: AppDeps;
+  /** Subscriptions claimed at a time. */
+  batchSize?: number;
+  /** How long a claim holds its rows; a worker that dies mid-batch frees them after this. */
+  leaseMs?: number;
+  /** The clock of leases; default `Date.now`. */
+  wallClock?: () => number;
+  onError?: (err: unknown, context: string) => void;
+}
+
+/** A pass claims batch after batch while they come back full, up to this many (so stop() stays prompt). */
+const MAX_BATCHES_PER_PASS = 40;
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Due for a charge or a retry, or past its end date; and not held by a live claim. */
+function claimable(atIso: string, wallIso: string, skip: readonly string[]) {
+  return (eb: ExpressionBuilder<Database, "subscriptions">) =>
+    eb.and([
+      eb("status", "=", "ACTIVE"),
+      eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<=", wallIso)]),
+      eb.or([
+        eb.and([eb("retry_at", "is", null), eb("next_billing_at", "<=", atIso)]),
+        eb("retry_at", "<=", atIso),
+        eb.and([
+          eb("end_billing_at", "is not", null),
+          eb("end_billing_at", "<=", atIso),
+          eb("end_billing_at", "<", eb.ref("next_billing_at")),
+        ]),
+      ]),
+      ...(skip.length ? [eb("id", "not in", skip)] : []),
+    ]);
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class BillingWorker {
+  private readonly deps: AppDeps;
+  private readonly batchSize: number;
+  private readonly leaseMs: number;
+  private readonly wallClock: () => number;
+  private readonly onError: (err: unknown, context: string) => void;
+  private readonly loop: Periodic<BillingPassResult>;
+
+  constructor(opts: BillingWorkerOptions) {
+    this.deps = opts.deps;
+    this.batchSize = opts.batchSize ?? 25;
+    this.leaseMs = opts.leaseMs ?? 10 * 60_000;
+    this.wallClock = opts.wallClock ?? Date.now;
+    if (!Number.isSafeInteger(this.batchSize) || this.batchSize < 1)
+      throw new RangeError("batchSize must be ≥ 1");
+    if (!(this.leaseMs > 0)) throw new RangeError("leaseMs must be positive");
+    this.onError =
+      opts.onError ??
+      ((err, context) => console.error(`Almoner billing worker: ${context}: ${describeError(err)}`));
+    this.loop = new Periodic((err) => this.onError(err, "claiming subscriptions"));
+  }
+
+  /**
+   * Bills every subscription due at `asOfMs` (default: now) once. A subscription that cannot be billed
+   * (an outage of the processor) is reported to `onError`, keeps its claim until the lease ends and is
+   * tried again after that, with the same idempotency key; only a failure to claim (the database is
+   * unreachable) rejects.
+   */
+  runOnce(asOfMs?: number): Promise<BillingPassResult> {
+    return this.loop.track(this.pass(asOfMs ?? this.deps.now()));
+  }
+
+  /** Runs a pass now and then every `intervalMs` after the previous one ends; errors go to `onError`. */
+  start(intervalMs: number): void {
+    this.loop.start(intervalMs, () => this.runOnce());
+  }
+
+  /** Stops the timer and waits for any pass in flight, so the store can be closed afterwards. */
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  private async pass(atMs: number): Promise<BillingPassResult> {
+    const total = emptyTally();
+    // One charge per subscription per pass, even if it is still due afterwards (it catches up next pass).
+    const seen: string[] = [];
+    for (let i = 0; i < MAX_BATCHES_PER_PASS; i++) {
+      const { rows, token, claimedUntil } = await this.claim(atMs, seen);
+      for (const [index, sub] of rows.entries()) {
+        // Leave what is left to a later pass rather than work on past half the lease.
+        if (this.wallClock() > claimedUntil - this.leaseMs / 2) {
+          await this.release(rows.slice(index), token);
+          return total;
+        }
+        seen.push(sub.id);
+        try {
+          const tally = await billSubscription(this.deps, sub, token, atMs);
+          total.charged += tally.charged;
+          total.failed += tally.failed;
+          total.cancelled += tally.cancelled;
+          total.ended += tally.ended;
+        } catch (err) {
+          this.onError(err, `billing subscription ${sub.id}`);
+        }
+      }
+      if (rows.length < this.batchSize) break;
+    }
+    return total;
+  }
+
+  private async claim(
+    atMs: number,
+    skip: readonly string[],
+  ): Promise<{ rows: SubscriptionsTable[]; token: string; claimedUntil: number }> {
+    const wallMs = this.wallClock();
+    const atIso = iso(atMs);
+    const wallIso = iso(wallMs);
+    const token = crypto.randomUUID();
+    const claimedUntil = wallMs + this.leaseMs;
+    const db = this.deps.store.db;
+    const where = claimable(atIso, wallIso, skip);
+    const set = { claim_token: token, claimed_until: iso(claimedUntil) };
+    let rows: SubscriptionsTable[];
+    if (this.deps.store.dialect === "postgres") {
+      // Lock the candidates first, skipping rows other workers hold, then claim exactly those. (Not one
+      // UPDATE … WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED): PostgreSQL may rescan that
+      // subquery per row, and each rescan skips the rows it just updated, so the LIMIT would not hold.)
+      rows = await db.transaction().execute(async (trx) => {
+        const picked = await trx
+          .selectFrom("subscriptions")
+          .select("id")
+          .where(where)
+          .orderBy("next_billing_at")
+          .orderBy("id")
+          .limit(this.batchSize)
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        if (picked.length === 0) return [];
+        return trx
+          .updateTable("subscriptions")
+          .set(set)
+          .where(
+            "id",
+            "in",
+            picked.map((r) => r.id),
+          )
+          .where(where)
+          .returningAll()
+          .execute();
+      });
+    } else {
+      // SQLite runs the statement as one write, so nothing interleaves, and evaluates the subquery once.
+      rows = await db
+        .updateTable("subscriptions")
+        .set(set)
+        .where("id", "in", (eb) =>
+          eb
+            .selectFrom("subscriptions")
+            .select("id")
+            .where(where)
+            .orderBy("next_billing_at")
+            .orderBy("id")
+            .limit(this.batchSize),
+        )
+        .where(where)
+        .returningAll()
+        .execute();
+    }
+    rows.sort((a, b) => a.next_billing_at.localeCompare(b.next_billing_at) || a.id.localeCompare(b.id));
+    return { rows, token, claimedUntil };
+  }
+
+  private async release(rows: SubscriptionsTable[], token: string): Promise<void> {
+    await this.deps.store.db
+      .updateTable("subscriptions")
+      .set({ claim_token: null, claimed_until: null })
+      .where(
+        "id",
+        "in",
+        rows.map((r) => r.id),
+      )
+      .where("claim_token", "=", token)
+      .execute()
+      .catch((err) => this.onError(err, "releasing a claim"));
+  }
+}

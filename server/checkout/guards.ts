@@ -1,0 +1,76 @@
+import { getConnInfo } from "@hono/node-server/conninfo";
+import type { Context } from "hono";
+import type { AppDeps } from "../api/env.js";
+import { ApiError } from "../errors.js";
+import { hitRateLimit } from "../store/rateLimits.js";
+
+/**
+ * Defences of the public checkout against card testing (trying stolen card numbers through a donation
+ * form): attempt limits per IP address and per form, a honeypot field, and a cap on declines per card
+ * fingerprint. Each answers with a clear 429 or 400 before anything is charged.
+ */
+
+/** The donor's address: the socket's peer, or the first X-Forwarded-For hop when TRUST_PROXY is on. */
+export function clientIp(c: Context, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = c.req.header("X-Forwarded-For")?.split(",")[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  try {
+    return getConnInfo(c).remote.address ?? "unknown";
+  } catch {
+    return "unknown"; // in-process requests (tests) have no socket
+  }
+}
+
+/** Submissions come from the form host's own pages (hosted page, iframe, overlay iframe) or from no browser. */
+export function checkSubmissionOrigin(c: Context, publicUrl: string): void {
+  const origin = c.req.header("Origin");
+  const site = c.req.header("Sec-Fetch-Site");
+  if (site === "cross-site") throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
+  if (!origin) return;
+  const own = new URL(publicUrl).origin;
+  const self = new URL(c.req.url).origin;
+  if (origin !== own && origin !== self)
+    throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
+}
+
+export function checkHoneypot(value: string | undefined): void {
+  if (value !== undefined && value.trim() !== "")
+    throw new ApiError(400, "This submission looks automated and was not accepted");
+}
+
+async function limit(deps: AppDeps, key: string, max: number, what: string): Promise<void> {
+  if (max === 0) return;
+  const r = await hitRateLimit(deps.store.db, key, max, deps.now());
+  if (!r.allowed)
+    throw new ApiError(429, `Too many checkout attempts ${what}; try again in a few minutes`, undefined, {
+      "Retry-After": String(r.retryAfterSeconds),
+    });
+}
+
+export async function checkAttemptLimits(deps: AppDeps, ip: string, formId: string): Promise<void> {
+  await limit(deps, `checkout-ip:${ip}`, deps.config.checkoutLimitPerIp, "from this address");
+  await limit(deps, `checkout-form:${formId}`, deps.config.checkoutLimitPerForm, "on this form");
+}
+
+/** Refuses a card (or bank account) that was declined too often in the last 24 hours. */
+export async function checkFingerprint(deps: AppDeps, fingerprint: string): Promise<void> {
+  const cap = deps.config.cardFailureLimit;
+  if (cap === 0) return;
+  const since = new Date(deps.now() - 24 * 3600 * 1000).toISOString();
+  const row = await deps.store.db
+    .selectFrom("payments")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("fingerprint", "=", fingerprint)
+    .where("created_at", ">", since)
+    .where("status", "=", "FAILED")
+    .executeTakeFirst();
+  if (Number(row?.n ?? 0) >= cap)
+    throw new ApiError(
+      429,
+      "This card has been declined too many times today; use another payment method or try again tomorrow",
+      undefined,
+      { "Retry-After": "3600" },
+    );
+}

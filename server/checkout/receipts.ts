@@ -1,0 +1,76 @@
+import type { Frequency } from "../../shared/enums.js";
+import type { AppDeps } from "../api/env.js";
+import { queueEmail } from "../mail/outbox.js";
+import { renderReceipt } from "../mail/receipt.js";
+import type { Db } from "../store/database.js";
+import { findForm } from "../store/forms.js";
+import { getOrganization } from "../store/organizations.js";
+import { paymentDetails } from "../store/payments.js";
+import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+
+/**
+ * Queues the thank-you email of a completed payment (a checkout, a settled bank payment, or a recurring
+ * charge) in the same transaction that records it; the mail worker sends it later (SMTP or .eml files).
+ */
+export async function queueReceipt(
+  trx: Db,
+  _deps: AppDeps,
+  row: PaymentsTable,
+  sub: SubscriptionsTable | null,
+  nowMs: number,
+): Promise<void> {
+  const [form, org] = await Promise.all([
+    findForm(trx, row.form_id),
+    getOrganization(trx, row.organization_id),
+  ]);
+  if (!form || !org) return;
+  const c = form.config;
+  const d = paymentDetails(row);
+  const mail = renderReceipt({
+    organizationName: org.name,
+    formTitle: row.form_title,
+    customEmail: {
+      enabled: c.enableCustomEmail,
+      replyToAddress: c.replyToAddress ?? undefined,
+      emailSubject: c.emailSubject ?? undefined,
+      customMessage: c.customMessage ?? undefined,
+    },
+    donor: { firstName: row.first_name, lastName: row.last_name, email: row.email },
+    paymentId: row.id,
+    status: row.status === "PENDING" ? "PENDING" : "COMPLETED",
+    amountCents: Number(row.amount_cents),
+    feeCents: Number(row.fee_cents),
+    frequency: row.frequency as Frequency,
+    fund: row.fund,
+    date: row.created_at,
+    lines: d.lines.map((l) => ({
+      label: l.label,
+      quantity: l.quantity,
+      amountCents: l.amountCents,
+      kind: l.kind,
+    })),
+    discountCents: d.discountCents,
+    promoCode: d.promoCode,
+    paymentMethod: {
+      type: row.payment_method_type === "bank" ? "bank" : "card",
+      brand: row.card_brand ?? undefined,
+      last4: row.last4 ?? "",
+    },
+    nextBillingDate: sub && sub.status === "ACTIVE" ? sub.next_billing_at : null,
+    recurringCharge: d.cycle !== undefined && d.cycle > 0,
+  });
+  await queueEmail(
+    trx,
+    {
+      organizationId: row.organization_id,
+      paymentId: row.id,
+      to: row.email,
+      fromName: org.name,
+      replyTo: mail.replyTo,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+    },
+    nowMs,
+  );
+}

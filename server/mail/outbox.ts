@@ -1,0 +1,53 @@
+import type { Kysely, Transaction } from "kysely";
+import { ulid } from "../ids.js";
+import type { Database } from "../store/schema.js";
+
+/**
+ * The e-mail outbox: a receipt is written in the same transaction as the payment it describes, so it is
+ * sent if and only if the payment is recorded; the MailWorker drains it.
+ */
+
+export interface OutgoingMail {
+  organizationId: string;
+  paymentId?: string;
+  to: string;
+  /** Shown as the sender's name; the address is the instance's own (see transport.ts). */
+  fromName: string;
+  replyTo?: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+/** Queues one message, due at once; returns its id (`eml_…`). */
+export async function queueEmail(
+  db: Kysely<Database> | Transaction<Database>,
+  mail: OutgoingMail,
+  nowMs: number,
+): Promise<string> {
+  const id = `eml_${ulid(nowMs)}`;
+  const now = new Date(nowMs).toISOString();
+  await db
+    .insertInto("email_outbox")
+    .values({
+      id,
+      organization_id: mail.organizationId,
+      payment_id: mail.paymentId ?? null,
+      to_address: mail.to,
+      from_name: mail.fromName,
+      reply_to: mail.replyTo ?? null,
+      subject: mail.subject,
+      text_body: mail.text,
+      html_body: mail.html,
+      status: "PENDING",
+      attempts: 0,
+      next_attempt_at: now,
+      claimed_until: null,
+      claim_token: null,
+      last_error: null,
+      created_at: now,
+      sent_at: null,
+    })
+    .execute();
+  return id;
+}

@@ -1,0 +1,216 @@
+import type { Frequency } from "../../shared/enums.js";
+import { formatDollars } from "../../shared/money.js";
+import type { QuoteLine } from "../../shared/pricing.js";
+import { escapeHtml } from "../api/forms/present.js";
+
+/**
+ * The donor's receipt e-mail: one pure function from what was paid to a subject, a plain-text part and
+ * an HTML part. Every value comes from donors or organizations, so every value is escaped in the HTML.
+ */
+
+export interface ReceiptInput {
+  organizationName: string;
+  formTitle: string;
+  /** The form's custom e-mail settings; used when `enabled` (the form's enableCustomEmail) is true. */
+  customEmail: { enabled: boolean; replyToAddress?: string; emailSubject?: string; customMessage?: string };
+  donor: { firstName: string; lastName: string; email: string };
+  paymentId: string;
+  status: "COMPLETED" | "PENDING";
+  /** What was charged, covered fee included. */
+  amountCents: number;
+  /** The processing fee the donor chose to cover, inside amountCents (0 if none). */
+  feeCents: number;
+  frequency: Frequency;
+  fund: string;
+  /** ISO 8601. */
+  date: string;
+  /** What was bought or given. `kind` "ticket" makes the receipt an event order's. */
+  lines: { label: string; quantity: number; amountCents: number; kind?: QuoteLine["kind"] }[];
+  discountCents: number;
+  promoCode: string | null;
+  paymentMethod: { type: "card" | "bank"; brand?: string; last4: string };
+  /** Recurring gifts: when the next charge is due (ISO), or null. */
+  nextBillingDate: string | null;
+  /** A later charge of a subscription rather than the checkout that started it. */
+  recurringCharge: boolean;
+}
+
+export interface RenderedReceipt {
+  subject: string;
+  text: string;
+  html: string;
+  /** The custom reply-to address, when custom e-mail is enabled and one is set. */
+  replyTo?: string;
+}
+
+const FREQUENCY_WORD: Record<Frequency, string> = {
+  ONE_TIME: "one-time",
+  DAILY: "daily",
+  WEEKLY: "weekly",
+  MONTHLY: "monthly",
+  ANNUALLY: "yearly",
+};
+
+const CARD_BRANDS: Record<string, string> = {
+  visa: "Visa",
+  mastercard: "Mastercard",
+  amex: "American Express",
+  american_express: "American Express",
+  discover: "Discover",
+  diners: "Diners Club",
+  jcb: "JCB",
+  unionpay: "UnionPay",
+};
+
+const nonEmpty = (value: string | undefined): string | undefined =>
+  value?.trim() ? value.trim() : undefined;
+
+function formatDate(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return new Intl.DateTimeFormat("en-US", { dateStyle: "long", timeZone: "UTC" }).format(d);
+}
+
+/** Brand and last four digits only: whatever the processor stored, no more digits than four get out. */
+function paymentMethodLabel(pm: ReceiptInput["paymentMethod"]): string {
+  const last4 = pm.last4.replace(/\D/g, "").slice(-4);
+  let name = "Bank account";
+  if (pm.type === "card") {
+    const brand = (pm.brand ?? "").trim().toLowerCase();
+    name =
+      CARD_BRANDS[brand] ??
+      (brand ? brand.replace(/[^a-z ]/g, " ").replace(/\b[a-z]/g, (c) => c.toUpperCase()) : "Card");
+  }
+  return last4.length === 4 ? `${name} ending in ${last4}` : name;
+}
+
+function capitalize(word: string): string {
+  return word.charAt(0).toUpperCase() + word.slice(1);
+}
+
+/** The receipt as labelled rows and sentences, shared by the text and HTML parts so they never disagree. */
+function compose(input: ReceiptInput) {
+  const org = input.organizationName;
+  const isEvent = input.lines.some((l) => l.kind === "ticket");
+  const recurring = input.frequency !== "ONE_TIME";
+  const freq = FREQUENCY_WORD[input.frequency];
+  const custom = input.customEmail.enabled ? input.customEmail : undefined;
+
+  let subject = `Thank you for your gift to ${org}`;
+  if (isEvent) subject = `Your tickets for ${input.formTitle}`;
+  else if (recurring) subject = `Thank you for your ${freq} gift to ${org}`;
+  subject = (nonEmpty(custom?.emailSubject) ?? subject).replace(/\s+/g, " ");
+
+  let thanks = `Thank you for your gift to ${org}.`;
+  if (isEvent) thanks = `Thank you for your order. Your tickets for ${input.formTitle} are listed below.`;
+  else if (input.recurringCharge)
+    thanks = `Thank you for your continued support. This is the receipt for the latest charge of your ${freq} gift to ${org}.`;
+  else if (recurring) thanks = `Thank you for your ${freq} gift to ${org}.`;
+
+  const notes: string[] = [];
+  if (input.status === "PENDING")
+    notes.push(
+      input.paymentMethod.type === "bank"
+        ? "Your bank payment is processing. Bank payments usually take a few business days to complete."
+        : "Your payment is processing.",
+    );
+
+  const summary: [string, string][] = [
+    ["Receipt number", input.paymentId],
+    ["Date", formatDate(input.date)],
+    ["Amount", formatDollars(input.amountCents)],
+  ];
+  if (!isEvent) summary.push(["Frequency", capitalize(freq)]);
+  summary.push(["Fund", input.fund], [isEvent ? "Event" : "Form", input.formTitle]);
+  summary.push(["Payment method", paymentMethodLabel(input.paymentMethod)]);
+  if (input.status === "PENDING") summary.push(["Status", "Processing"]);
+  if (recurring && input.nextBillingDate) summary.push(["Next payment", formatDate(input.nextBillingDate)]);
+
+  const items: [string, string][] = input.lines.map((l) => [
+    l.quantity > 1 ? `${l.label} × ${l.quantity}` : l.label,
+    formatDollars(l.amountCents),
+  ]);
+  if (input.discountCents > 0)
+    items.push([
+      input.promoCode ? `Discount (${input.promoCode})` : "Discount",
+      `-${formatDollars(input.discountCents)}`,
+    ]);
+  if (input.feeCents > 0) items.push(["Processing fee you covered", formatDollars(input.feeCents)]);
+  if (items.length > 0) items.push(["Total", formatDollars(input.amountCents)]);
+
+  const closing = ["This receipt is for your records."];
+  if (nonEmpty(custom?.replyToAddress)) closing.push("If you have any questions, reply to this e-mail.");
+
+  const firstName = input.donor.firstName.trim();
+  return {
+    subject,
+    customMessage: nonEmpty(custom?.customMessage),
+    greeting: firstName ? `Dear ${firstName},` : "Hello,",
+    paragraphs: [thanks, ...notes],
+    summary,
+    items,
+    closing: closing.join(" "),
+    signature: org,
+    replyTo: nonEmpty(custom?.replyToAddress),
+  };
+}
+
+function textTable(rows: [string, string][]): string {
+  const width = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join("\n");
+}
+
+function htmlTable(rows: [string, string][], boldLast: boolean): string {
+  const cell = "padding:4px 0;border-bottom:1px solid #eee;vertical-align:top";
+  const body = rows
+    .map(([label, value], i) => {
+      const weight = boldLast && i === rows.length - 1 ? "font-weight:bold;" : "";
+      return `<tr><td style="${cell};${weight}color:#555">${escapeHtml(label)}</td><td style="${cell};${weight}text-align:right">${escapeHtml(value)}</td></tr>`;
+    })
+    .join("");
+  return `<table role="presentation" style="width:100%;border-collapse:collapse;margin:0 0 16px">${body}</table>`;
+}
+
+/** Blank lines separate paragraphs; single newlines are kept as line breaks. */
+function htmlParagraphs(text: string): string {
+  return text
+    .split(/\r?\n\s*\r?\n/)
+    .map((p) => `<p style="margin:0 0 12px">${escapeHtml(p.trim()).replace(/\r?\n/g, "<br>")}</p>`)
+    .join("");
+}
+
+export function renderReceipt(input: ReceiptInput): RenderedReceipt {
+  const r = compose(input);
+
+  const text = [
+    ...(r.customMessage ? [r.customMessage, "-".repeat(60)] : []),
+    r.greeting,
+    ...r.paragraphs,
+    `Receipt\n${textTable(r.summary)}`,
+    ...(r.items.length > 0 ? [`Details\n${textTable(r.items)}`] : []),
+    r.closing,
+    r.signature,
+  ].join("\n\n");
+
+  const html = [
+    '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+    '<meta name="viewport" content="width=device-width,initial-scale=1">',
+    `<title>${escapeHtml(r.subject)}</title></head>`,
+    '<body style="margin:0;padding:24px;background:#f6f6f6;font-family:Helvetica,Arial,sans-serif;color:#222;line-height:1.5">',
+    '<div style="max-width:560px;margin:0 auto;background:#fff;padding:24px;border-radius:6px">',
+    r.customMessage
+      ? `<div style="margin:0 0 20px;padding:0 0 8px;border-bottom:1px solid #ddd">${htmlParagraphs(r.customMessage)}</div>`
+      : "",
+    htmlParagraphs([r.greeting, ...r.paragraphs].join("\n\n")),
+    '<h2 style="font-size:16px;margin:20px 0 8px">Receipt</h2>',
+    htmlTable(r.summary, false),
+    r.items.length > 0
+      ? `<h2 style="font-size:16px;margin:20px 0 8px">Details</h2>${htmlTable(r.items, true)}`
+      : "",
+    htmlParagraphs(r.closing),
+    `<p style="margin:0">${escapeHtml(r.signature)}</p>`,
+    "</div></body></html>",
+  ].join("\n");
+
+  return { subject: r.subject, text, html, ...(r.replyTo ? { replyTo: r.replyTo } : {}) };
+}

@@ -1,0 +1,148 @@
+import crypto from "node:crypto";
+import fs from "node:fs/promises";
+import net from "node:net";
+import path from "node:path";
+import { createTransport as createNodemailer, type SendMailOptions } from "nodemailer";
+
+/**
+ * Where messages go: an SMTP server (SMTP_URL), or, with none configured, one `.eml` file per message
+ * under `<DATA_DIR>/mail/` so that a fresh install shows its receipts without any mail setup.
+ */
+
+export interface MailMessage {
+  /** The outbox id: names the file and makes the Message-ID, so a resent copy can be recognised. */
+  id: string;
+  fromName: string;
+  to: string;
+  replyTo?: string;
+  subject: string;
+  text: string;
+  html: string;
+}
+
+export interface MailTransport {
+  /** Resolves once the message is handed over; `signal` abandons it (the worker's time limit). */
+  send(message: MailMessage, signal?: AbortSignal): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export interface TransportOptions {
+  /** smtp://user:pass@host:port (STARTTLS when offered) or smtps://… (TLS from the start). */
+  smtpUrl?: string;
+  dataDir: string;
+  /** PUBLIC_URL: its host names the sender address `receipts@<host>`. */
+  publicUrl: string;
+  now?: () => number;
+}
+
+/** The host part of the sender address; IP literals get the bracketed form RFC 5321 requires. */
+export function mailDomain(publicUrl: string): string {
+  let host = "localhost";
+  try {
+    host = new URL(publicUrl).hostname || host;
+  } catch {
+    // A bad PUBLIC_URL is refused by the config; a fallback here keeps mail going regardless.
+  }
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (net.isIPv4(bare)) return `[${bare}]`;
+  if (net.isIPv6(bare)) return `[IPv6:${bare}]`;
+  return host;
+}
+
+/** A message that no retry can deliver; the worker gives it up at once instead of retrying. */
+export class UndeliverableError extends Error {}
+
+/** Header values are single lines: a line break in a subject or name must never start a new header. */
+const oneLine = (value: string): string => value.replace(/[\r\n\t]+/g, " ").trim();
+
+// nodemailer reads "a@x.org, b@y.org" as two recipients; a receipt goes to exactly one plain address.
+const SINGLE_ADDRESS = /^[^\s@,;:<>()"[\]\\]+@[^\s@,;:<>()"[\]\\]+$/;
+
+function composeOptions(m: MailMessage, domain: string, nowMs: number): SendMailOptions {
+  const to = m.to.trim();
+  if (!SINGLE_ADDRESS.test(to))
+    throw new UndeliverableError(`not a single e-mail address: ${JSON.stringify(to)}`);
+  return {
+    from: { name: oneLine(m.fromName), address: `receipts@${domain}` },
+    to,
+    replyTo: m.replyTo ? oneLine(m.replyTo) : undefined,
+    subject: oneLine(m.subject),
+    text: m.text,
+    html: m.html,
+    messageId: `<${m.id}@${domain}>`,
+    date: new Date(nowMs),
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  };
+}
+
+export function smtpTransport(
+  smtpUrl: string,
+  opts: { publicUrl: string; now?: () => number },
+): MailTransport {
+  const url = new URL(smtpUrl);
+  const secure = url.protocol === "smtps:";
+  const domain = mailDomain(opts.publicUrl);
+  const now = opts.now ?? Date.now;
+  // One connection per message (no pool): receipts are few, and nothing stays open between passes.
+  // Timeouts well under the worker's claim so a dead server cannot hold a message past its lease.
+  const mailer = createNodemailer({
+    host: url.hostname.replace(/^\[|\]$/g, ""),
+    port: url.port ? Number(url.port) : undefined,
+    secure,
+    auth: url.username
+      ? { user: decodeURIComponent(url.username), pass: decodeURIComponent(url.password) }
+      : undefined,
+    connectionTimeout: 15_000,
+    greetingTimeout: 15_000,
+    socketTimeout: 30_000,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
+  return {
+    async send(message, signal) {
+      await mailer.sendMail({ ...composeOptions(message, domain, now()), signal });
+    },
+    async close() {
+      mailer.close();
+    },
+  };
+}
+
+export function fileTransport(dir: string, opts: { publicUrl: string; now?: () => number }): MailTransport {
+  const domain = mailDomain(opts.publicUrl);
+  const now = opts.now ?? Date.now;
+  const composer = createNodemailer({ streamTransport: true, buffer: true, newline: "windows" });
+  return {
+    async send(message, signal) {
+      const nowMs = now();
+      const info = await composer.sendMail({ ...composeOptions(message, domain, nowMs), signal });
+      const raw = Buffer.isBuffer(info.message) ? info.message : Buffer.from(String(info.message));
+      await fs.mkdir(dir, { recursive: true });
+      const stamp = new Date(nowMs).toISOString().replace(/[-:.]/g, "");
+      const name = `${stamp}-${message.id.replace(/[^A-Za-z0-9_-]/g, "_")}.eml`;
+      // Readers (and people) see a whole .eml or none: write a hidden temp file, flush it, then rename.
+      const temp = path.join(dir, `.${name}.${crypto.randomBytes(6).toString("hex")}.tmp`);
+      try {
+        const handle = await fs.open(temp, "wx");
+        try {
+          await handle.writeFile(raw);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+        signal?.throwIfAborted();
+        await fs.rename(temp, path.join(dir, name));
+      } catch (err) {
+        await fs.rm(temp, { force: true });
+        throw err;
+      }
+    },
+  };
+}
+
+/** SMTP when a URL is configured, otherwise `.eml` files under `<dataDir>/mail/`. */
+export function createTransport(opts: TransportOptions): MailTransport {
+  if (opts.smtpUrl) return smtpTransport(opts.smtpUrl, opts);
+  return fileTransport(path.join(opts.dataDir, "mail"), opts);
+}

@@ -1,0 +1,89 @@
+import type { Frequency } from "../../shared/enums.js";
+import { centsToDollars } from "../../shared/money.js";
+import type { QuoteLine } from "../../shared/pricing.js";
+import type { Db } from "./database.js";
+import type { HeldItem } from "./inventory.js";
+import type { PaymentsTable } from "./schema.js";
+
+/** Payments: one row per charge (a checkout, or one charge of a subscription). */
+
+export type PaymentStatus = "PROCESSING" | "COMPLETED" | "PENDING" | "FAILED" | "REFUNDED";
+
+export interface CustomAnswer {
+  id: string;
+  title: string;
+  value: string | string[];
+}
+
+/** What a payment remembers beyond its columns (stored as JSON). */
+export interface PaymentDetails {
+  lines: QuoteLine[];
+  subtotalCents: number;
+  discountCents: number;
+  promoCode: string | null;
+  attendees: number;
+  customInputs: CustomAnswer[];
+  utm: Partial<Record<"source" | "medium" | "campaign" | "term" | "content", string>>;
+  donor: {
+    phone?: string;
+    organizationName?: string;
+    address?: Partial<Record<"line1" | "line2" | "city" | "region" | "postal" | "country", string>>;
+  };
+  /** Stock this payment holds (returned when the charge fails). */
+  hold: HeldItem[];
+  elementId?: string;
+  /** Subscription charges: the billing cycle this charge pays. */
+  cycle?: number;
+  emailOptIn?: boolean;
+}
+
+export async function insertPayment(trx: Db, row: PaymentsTable): Promise<void> {
+  await trx.insertInto("payments").values(row).execute();
+}
+
+export async function findPayment(db: Db, id: string): Promise<PaymentsTable | undefined> {
+  return db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export function paymentDetails(row: Pick<PaymentsTable, "details">): PaymentDetails {
+  return JSON.parse(row.details) as PaymentDetails;
+}
+
+/** The payment as the API returns it (seed 2.5, contract 7); PROCESSING rows are never shown. */
+export function presentPayment(row: PaymentsTable) {
+  const d = paymentDetails(row);
+  const tickets = d.lines
+    .filter((l) => l.kind === "ticket")
+    .map((l) => ({ name: l.label, quantity: l.quantity, amount: centsToDollars(l.amountCents) }));
+  return {
+    paymentID: row.id,
+    email: row.email,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    amount: centsToDollars(Number(row.amount_cents)),
+    currency: row.currency,
+    status: row.status as Exclude<PaymentStatus, "PROCESSING">,
+    fund: row.fund,
+    form: row.form_title,
+    formID: row.form_id,
+    frequency: row.frequency as Frequency,
+    date: row.created_at,
+    paymentMethod: row.payment_method_type,
+    coverFees: row.cover_fees === 1,
+    anonymous: row.anonymous === 1,
+    contactId: row.contact_id,
+    subscriptionId: row.subscription_id,
+    feeAmount: centsToDollars(Number(row.fee_cents)),
+    refundedAmount: centsToDollars(Number(row.refunded_cents)),
+    card: row.card_brand ? { brand: row.card_brand, last4: row.last4 } : null,
+    bankLast4: row.payment_method_type === "bank" ? row.last4 : null,
+    tickets,
+    promoCode: d.promoCode,
+    discount: centsToDollars(d.discountCents),
+    customInputs: d.customInputs,
+    utm: d.utm,
+    failureMessage: row.failure_message,
+  };
+}
+
+export type PaymentView = ReturnType<typeof presentPayment>;

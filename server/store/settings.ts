@@ -1,0 +1,28 @@
+import crypto from "node:crypto";
+import type { Db } from "./database.js";
+
+/**
+ * Values an installation makes once and every process then shares, such as the sandbox processor's secret.
+ * The first writer wins: processes racing on a fresh database all end up with the same value.
+ */
+
+export async function getOrCreateSetting(db: Db, key: string, create: () => string): Promise<string> {
+  const read = async () =>
+    (await db.selectFrom("instance_settings").select("value").where("key", "=", key).executeTakeFirst())
+      ?.value;
+  const existing = await read();
+  if (existing !== undefined) return existing;
+  await db
+    .insertInto("instance_settings")
+    .values({ key, value: create() })
+    .onConflict((oc) => oc.column("key").doNothing())
+    .execute();
+  const stored = await read();
+  if (stored === undefined) throw new Error(`Instance setting ${key} vanished as it was created`);
+  return stored;
+}
+
+/** What the sandbox processor signs its tokens and payment ids with: 32 random bytes, base64url. */
+export function sandboxSecret(db: Db): Promise<string> {
+  return getOrCreateSetting(db, "sandbox_secret", () => crypto.randomBytes(32).toString("base64url"));
+}

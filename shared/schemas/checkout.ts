@@ -1,0 +1,167 @@
+import { z } from "zod";
+import { FREQUENCIES } from "../enums.js";
+import { dollarsToCents } from "../money.js";
+import type { OrderInput } from "../pricing.js";
+import { boundedString, requiredString } from "./common.js";
+
+/**
+ * The donor checkout's requests (public API under /api, contract 10), shared by the server and the widget.
+ * Money arrives in dollars (at most 2 decimals) and leaves these schemas in integer cents; ranges and the
+ * rules of each form type are `priceOrder`'s job, so that every pricing problem is reported in one place.
+ */
+
+/** Dollars with at most two decimals → cents. Range checks are left to pricing. */
+const dollars = z
+  .number()
+  .check(
+    z.superRefine((n, ctx) => {
+      if (!Number.isFinite(n)) ctx.addIssue({ code: "custom", message: "must be a finite number" });
+      else if (n < 0) ctx.addIssue({ code: "custom", message: "must not be negative" });
+      else if (n > 100_000_000) ctx.addIssue({ code: "custom", message: "must be at most 100000000" });
+      else if (dollarsToCents(n) === null)
+        ctx.addIssue({ code: "custom", message: "must have at most 2 decimal places" });
+    }),
+  )
+  .transform((n) => dollarsToCents(n) as number);
+
+/** What the donor chose: the order, priced by the server. Shared by quote and checkout. */
+export const orderFields = {
+  frequency: z.enum(FREQUENCIES).optional().meta({ description: "Default: the form's defaultFrequency" }),
+  fund: requiredString(200).optional().meta({ description: "One of the form's funds; default the first" }),
+  amount: dollars.optional().meta({
+    description:
+      "Dollars. Standard forms: a preset of the frequency or (allowCustomAmount) 1–1,000,000. Giving-level forms: a level's amount",
+  }),
+  givingLevel: requiredString(200).optional().meta({ description: "Giving-level forms: a level title" }),
+  product: z
+    .strictObject({
+      group: requiredString(200),
+      name: requiredString(200),
+      quantity: z.number().int().min(1).max(100).optional(),
+    })
+    .optional()
+    .meta({ description: "Sponsorship (PRODUCT) forms: productGroupName and productName" }),
+  tickets: z
+    .array(z.strictObject({ name: requiredString(200), quantity: z.number().int().min(0).max(1000) }))
+    .max(100)
+    .optional()
+    .meta({ description: "Event forms: quantities per ticket name" }),
+  promoCode: boundedString(50).optional().meta({ description: "Event forms; matched case-insensitively" }),
+  extraDonation: dollars.optional().meta({ description: "Event forms: an optional gift on top, in dollars" }),
+  coverFees: z.boolean().optional().meta({ description: "The donor pays the processing fee on top" }),
+};
+
+export const quoteRequestSchema = z.strictObject(orderFields);
+
+const name = requiredString(100);
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export const donorSchema = z.strictObject({
+  firstName: name,
+  lastName: name,
+  email: z
+    .string()
+    .trim()
+    .max(254)
+    .check(
+      z.superRefine((v, ctx) => {
+        if (!EMAIL.test(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
+      }),
+    ),
+  phone: boundedString(40).optional(),
+  organizationName: boundedString(200).optional(),
+  address: z
+    .strictObject({
+      line1: boundedString(200).optional(),
+      line2: boundedString(200).optional(),
+      city: boundedString(100).optional(),
+      region: boundedString(100).optional(),
+      postal: boundedString(20).optional(),
+      country: boundedString(100).optional(),
+    })
+    .optional(),
+});
+
+const digits = (min: number, max: number, what: string) =>
+  z
+    .string()
+    .transform((v) => v.replace(/[\s-]/g, ""))
+    .check(
+      z.superRefine((v, ctx) => {
+        if (!/^\d+$/.test(v) || v.length < min || v.length > max)
+          ctx.addIssue({ code: "custom", message: `must be ${what}` });
+      }),
+    );
+
+export const paymentMethodSchema = z.discriminatedUnion("type", [
+  z.strictObject({
+    type: z.literal("card"),
+    number: digits(12, 19, "a card number of 12 to 19 digits"),
+    expMonth: z.number().int().min(1).max(12),
+    expYear: z.number().int().min(0).max(9999),
+    cvc: digits(3, 4, "3 or 4 digits"),
+    name: boundedString(200).optional(),
+    postalCode: boundedString(20).optional(),
+  }),
+  z.strictObject({
+    type: z.literal("bank"),
+    routingNumber: digits(9, 9, "9 digits"),
+    accountNumber: digits(4, 17, "4 to 17 digits"),
+    accountHolder: requiredString(200),
+  }),
+  z.strictObject({
+    type: z.literal("token"),
+    token: requiredString(500).meta({
+      description: "A payment method created in the browser by the processor",
+    }),
+  }),
+]);
+
+export const checkoutRequestSchema = z.strictObject({
+  ...orderFields,
+  donor: donorSchema,
+  paymentMethod: paymentMethodSchema
+    .optional()
+    .meta({ description: "Required unless the order is free (total 0)" }),
+  anonymous: z.boolean().optional(),
+  emailOptIn: z.boolean().optional().meta({ description: "The donor's opt-in box: email consent" }),
+  customInputs: z
+    .record(z.string().max(300), z.union([z.string().max(2000), z.array(z.string().max(200)).max(100)]))
+    .optional()
+    .meta({ description: "Answers keyed by custom input id or title (form and organization inputs)" }),
+  utm: z
+    .strictObject({
+      source: boundedString(200).optional(),
+      medium: boundedString(200).optional(),
+      campaign: boundedString(200).optional(),
+      term: boundedString(200).optional(),
+      content: boundedString(200).optional(),
+    })
+    .optional(),
+  elementId: boundedString(100).optional().meta({ description: "The checkout link the donor came from" }),
+  website: z
+    .string()
+    .max(500)
+    .optional()
+    .meta({
+      description: "Honeypot: a hidden field people leave empty. Anything in it refuses the checkout",
+    }),
+});
+
+export type QuoteRequest = z.output<typeof quoteRequestSchema>;
+export type CheckoutRequest = z.output<typeof checkoutRequestSchema>;
+
+/** The order part of a request as pricing takes it. */
+export function toOrderInput(req: QuoteRequest, defaultFrequency: OrderInput["frequency"]): OrderInput {
+  return {
+    frequency: req.frequency ?? defaultFrequency,
+    fund: req.fund,
+    amount: req.amount,
+    givingLevel: req.givingLevel,
+    product: req.product,
+    tickets: req.tickets,
+    promoCode: req.promoCode,
+    extraDonation: req.extraDonation,
+    coverFees: req.coverFees,
+  };
+}

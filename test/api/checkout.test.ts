@@ -1,0 +1,351 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { bank, CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
+import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" } });
+});
+afterEach(async () => {
+  await t.close();
+});
+
+type Body = Record<string, unknown> & { payment: Record<string, unknown> };
+
+async function rows(table: "payments" | "contacts" | "subscriptions" | "outbox_events" | "email_outbox") {
+  return t.store.db.selectFrom(table).selectAll().execute();
+}
+
+describe("public form view", () => {
+  it("shows donor-facing settings and stock but never promo codes or email settings", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "Adult", price: 50, quantity: 10 }],
+      promoCodes: [{ code: "SECRET10", discountType: "percentage", discountValue: 10 }],
+      enableCustomEmail: true,
+      replyToAddress: "staff@example.org",
+      emailSubject: "Thanks",
+      customMessage: "See you",
+    });
+    const res = await t.request("GET", `/api/forms/${formId}`, { key: null });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    expect(res.text).not.toContain("SECRET10");
+    expect(res.text).not.toContain("staff@example.org");
+    expect(res.text).not.toContain(t.org.id);
+    const tickets = res.body.tickets as { name: string; remaining: number }[];
+    expect(tickets[0]).toMatchObject({ name: "Adult", price: 50, remaining: 10, soldOut: false });
+    expect(res.body.hasPromoCodes).toBe(true);
+  });
+
+  it("applies an active link's prefill through ?elementid= and answers 404 and 410", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${formId}/links`, {
+      body: { prefill: { firstName: "Grace", amount: 50, utmSource: "mail" } },
+    });
+    const res = await t.request("GET", `/api/forms/${formId}?elementid=${link.body.linkID}`, { key: null });
+    expect(res.body.prefill).toMatchObject({ firstName: "Grace", amount: 50, utm: { source: "mail" } });
+    const plain = await t.request("GET", `/api/forms/${formId}`, { key: null });
+    expect(plain.body.prefill).toBeNull();
+    expect((await t.request("GET", `/api/forms/${crypto.randomUUID()}`, { key: null })).status).toBe(404);
+    await t.request("DELETE", `/v1/forms/${formId}`);
+    expect((await t.request("GET", `/api/forms/${formId}`, { key: null })).status).toBe(410);
+  });
+
+  it("shows the fundraising bar's raised total net of covered fees and the donor list", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      enableFundraisingBar: true,
+      goal: 1000,
+      enableDonorList: true,
+    });
+    await checkout(t, formId, { amount: 100, coverFees: true, donor: donor(), paymentMethod: card() });
+    await checkout(t, formId, { amount: 25, anonymous: true, donor: donor(), paymentMethod: card() });
+    const res = await t.request("GET", `/api/forms/${formId}`, { key: null });
+    expect(res.body.fundraisingBar).toEqual({ goal: 1000, raised: 125, donors: 2 });
+    const list = res.body.donorList as { name: string; amount: number }[];
+    expect(list.map((d) => d.name)).toEqual(["Anonymous", "Ada D."]);
+    expect(res.text).not.toContain("@example.org");
+  });
+});
+
+describe("quote", () => {
+  it("prices on the server: cover fees rounded up so the organization nets the gift", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const res = await t.request("POST", `/api/forms/${formId}/quote`, {
+      key: null,
+      body: { amount: 100, coverFees: true },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ subtotal: 100, fee: 3.3, total: 103.3 });
+  });
+
+  it("takes a promo code off its applicable tickets only, and refuses fields of another form type", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      promoCodes: [
+        { code: "HALF", discountType: "percentage", discountValue: 50, applicableTickets: ["Adult"] },
+      ],
+    });
+    const res = await t.request("POST", `/api/forms/${formId}/quote`, {
+      key: null,
+      body: {
+        tickets: [
+          { name: "Adult", quantity: 2 },
+          { name: "Table", quantity: 1 },
+        ],
+        promoCode: "half",
+      },
+    });
+    expect(res.body).toMatchObject({
+      subtotal: 500,
+      discount: 50,
+      total: 450,
+      attendees: 10,
+      promoCode: "HALF",
+    });
+    const bad = await t.request("POST", `/api/forms/${formId}/quote`, { key: null, body: { amount: 25 } });
+    expect(bad.status).toBe(400);
+    expect((bad.body.details as string[]).join()).toMatch(/amount/);
+  });
+});
+
+describe("checkout", () => {
+  it("records a completed one-time card gift with its contact, events and receipt; stores only brand and last 4", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const res = await checkout(t, formId, {
+      amount: 50,
+      donor: donor("Ada@Example.org"),
+      paymentMethod: card(),
+      emailOptIn: true,
+      utm: { source: "newsletter" },
+    });
+    expect(res.status).toBe(201);
+    const payment = (res.body as Body).payment;
+    expect(payment).toMatchObject({ status: "COMPLETED", total: 50, frequency: "ONE_TIME" });
+    expect(payment.paymentMethod).toEqual({ type: "card", brand: "visa", last4: "4242" });
+    const [p] = await rows("payments");
+    expect(p).toMatchObject({ status: "COMPLETED", amount_cents: 5000, last4: "4242", card_brand: "visa" });
+    expect(JSON.stringify(await rows("payments"))).not.toContain(CARDS.visa);
+    const [contact] = await rows("contacts");
+    expect(contact).toMatchObject({ first_name: "Ada", email_consent: "OPTED_IN" });
+    expect(p.contact_id).toBe(contact.id);
+    const events = (await rows("outbox_events")).map((e) => e.type).sort();
+    expect(events).toEqual(["contact.created", "donation.created"]);
+    const mails = await rows("email_outbox");
+    expect(mails).toHaveLength(1);
+    expect(mails[0].to_address).toBe("Ada@Example.org");
+  });
+
+  it("matches a returning donor by email without case and creates no second contact", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await checkout(t, formId, { amount: 25, donor: donor("same@example.org"), paymentMethod: card() });
+    await checkout(t, formId, { amount: 25, donor: donor("SAME@example.org"), paymentMethod: card() });
+    expect(await rows("contacts")).toHaveLength(1);
+    const payments = await rows("payments");
+    expect(new Set(payments.map((p) => p.contact_id)).size).toBe(1);
+  });
+
+  it("starts a monthly subscription with a reusable method and the next billing date a month on", async () => {
+    const now = Date.parse("2026-01-31T10:00:00Z");
+    await t.close();
+    t = await setupTestApp({ now: () => now, env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+    const formId = await createForm(t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
+    const res = await checkout(t, formId, {
+      frequency: "MONTHLY",
+      amount: 25,
+      coverFees: true,
+      donor: donor(),
+      paymentMethod: card(),
+    });
+    expect(res.status).toBe(201);
+    const payment = (res.body as Body).payment;
+    expect(payment.subscription).toMatchObject({
+      amount: 25,
+      frequency: "MONTHLY",
+      nextBillingDate: "2026-02-28T10:00:00.000Z",
+    });
+    const [sub] = await rows("subscriptions");
+    expect(sub).toMatchObject({ status: "ACTIVE", amount_cents: 2500, cover_fees: 1, frequency: "MONTHLY" });
+    expect(sub.payment_method_token).toMatch(/^pm_sandbox_/);
+    const [p] = await rows("payments");
+    expect(p.subscription_id).toBe(sub.id);
+    expect((await rows("outbox_events")).map((e) => e.type)).toContain("subscription.created");
+  });
+
+  it("records a declined card as a FAILED payment with no subscription and tells the donor why", async () => {
+    const formId = await createForm(t, { ...validForms.standard(), frequencies: ["MONTHLY"] });
+    const res = await checkout(t, formId, {
+      frequency: "MONTHLY",
+      amount: 25,
+      donor: donor(),
+      paymentMethod: card(CARDS.declined),
+    });
+    expect(res.status).toBe(402);
+    expect(res.body).toMatchObject({ code: "card_declined" });
+    expect(String(res.body.error)).toMatch(/declined/i);
+    const [p] = await rows("payments");
+    expect(p.status).toBe("FAILED");
+    expect(await rows("subscriptions")).toHaveLength(0);
+    expect(await rows("email_outbox")).toHaveLength(0);
+    const insufficient = await checkout(t, formId, {
+      frequency: "MONTHLY",
+      amount: 25,
+      donor: donor(),
+      paymentMethod: card(CARDS.insufficient),
+    });
+    expect(insufficient.status).toBe(402);
+    expect(insufficient.body.code).toBe("insufficient_funds");
+  });
+
+  it("leaves a bank payment PENDING", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const res = await checkout(t, formId, { amount: 25, donor: donor(), paymentMethod: bank() });
+    expect(res.status).toBe(201);
+    expect((res.body as Body).payment).toMatchObject({
+      status: "PENDING",
+      paymentMethod: { type: "bank", last4: "6789" },
+    });
+  });
+
+  it("charges once for a submission retried with the same Idempotency-Key", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const body = { amount: 25, donor: donor(), paymentMethod: card() };
+    const first = await checkout(t, formId, body, { "Idempotency-Key": "retry-1" });
+    const again = await checkout(t, formId, body, { "Idempotency-Key": "retry-1" });
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.text).toBe(first.text);
+    expect(await rows("payments")).toHaveLength(1);
+  });
+
+  it("sells tickets and redeems promo codes up to their limits, then answers sold out", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [
+        { name: "Adult", price: 50, quantity: 3, maxPerOrder: 2 },
+        { name: "Table", price: 400, ticketType: "GROUP", groupSize: 8, quantity: 1 },
+      ],
+      promoCodes: [{ code: "ONCE", discountType: "amount", discountValue: 10, quantity: 1 }],
+    });
+    const buy = (tickets: { name: string; quantity: number }[], promoCode?: string) =>
+      checkout(t, formId, { tickets, promoCode, donor: donor(), paymentMethod: card() });
+    const first = await buy([{ name: "Adult", quantity: 2 }], "once");
+    expect(first.status).toBe(201);
+    expect((first.body as Body).payment).toMatchObject({ total: 90, discount: 10 });
+    const exhausted = await buy([{ name: "Adult", quantity: 1 }], "ONCE");
+    expect(exhausted.status).toBe(400);
+    expect(await buy([{ name: "Adult", quantity: 1 }])).toMatchObject({ status: 201 });
+    const soldOut = await buy([{ name: "Adult", quantity: 1 }]);
+    expect(soldOut.status).toBe(400);
+    expect(String(soldOut.body.error)).toMatch(/sold out/i);
+    const form = await t.request<{
+      tickets: { quantitySold: number }[];
+      promoCodes: { timesRedeemed: number }[];
+    }>("GET", `/v1/forms/${formId}`);
+    expect(form.body.tickets[0].quantitySold).toBe(3);
+    expect(form.body.promoCodes[0].timesRedeemed).toBe(1);
+  });
+
+  it("gives stock back when the card is declined", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "Adult", price: 50, quantity: 1 }],
+    });
+    const declined = await checkout(t, formId, {
+      tickets: [{ name: "Adult", quantity: 1 }],
+      donor: donor(),
+      paymentMethod: card(CARDS.declined),
+    });
+    expect(declined.status).toBe(402);
+    const ok = await checkout(t, formId, {
+      tickets: [{ name: "Adult", quantity: 1 }],
+      donor: donor(),
+      paymentMethod: card(),
+    });
+    expect(ok.status).toBe(201);
+  });
+
+  it("refuses bad input with every problem listed and writes nothing", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      allowCustomAmount: false,
+      customInputs: [{ title: "Tribute", inputType: "short_text", required: true }],
+    });
+    const res = await checkout(t, formId, {
+      amount: 33,
+      fund: "Nope",
+      donor: { firstName: "A", lastName: "B", email: "a@example.org", phone: "555" },
+      paymentMethod: card(),
+    });
+    expect(res.status).toBe(400);
+    const details = (res.body.details as string[]).join("\n");
+    for (const word of ["fund", "amount", "Tribute", "phone"]) expect(details).toContain(word);
+    expect(await rows("payments")).toHaveLength(0);
+    const noEmail = await checkout(t, formId, {
+      amount: 25,
+      donor: { firstName: "A", lastName: "B", email: "x" },
+    });
+    expect(noEmail.status).toBe(400);
+  });
+
+  it("refuses inactive and deleted forms with a clear 400", async () => {
+    const inactive = await createForm(t, { ...validForms.standard(), active: false });
+    const res = await checkout(t, inactive, { amount: 25, donor: donor(), paymentMethod: card() });
+    expect(res.status).toBe(400);
+    expect(String(res.body.error)).toMatch(/not accepting/);
+    const deleted = await createForm(t, validForms.standard());
+    await t.request("DELETE", `/v1/forms/${deleted}`);
+    const gone = await checkout(t, deleted, { amount: 25, donor: donor(), paymentMethod: card() });
+    expect(gone.status).toBe(400);
+    expect(String(gone.body.error)).toMatch(/deleted/);
+  });
+});
+
+describe("card-testing defences", () => {
+  it("refuses submissions from another site, and a filled honeypot", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const body = { amount: 25, donor: donor(), paymentMethod: card() };
+    const foreign = await checkout(t, formId, body, { Origin: "https://evil.example" });
+    expect(foreign.status).toBe(403);
+    const own = await checkout(t, formId, body, { Origin: "http://forms.test" });
+    expect(own.status).toBe(201);
+    const bot = await checkout(t, formId, { ...body, website: "http://spam.example" });
+    expect(bot.status).toBe(400);
+    expect(await rows("payments")).toHaveLength(1);
+  });
+
+  it("caps declines per card fingerprint with a 429", async () => {
+    await t.close();
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CARD_FAILURE_LIMIT: "2" } });
+    const formId = await createForm(t, validForms.standard());
+    const attempt = () =>
+      checkout(t, formId, { amount: 25, donor: donor(), paymentMethod: card(CARDS.declined) });
+    expect((await attempt()).status).toBe(402);
+    expect((await attempt()).status).toBe(402);
+    const capped = await attempt();
+    expect(capped.status).toBe(429);
+    expect(String(capped.body.error)).toMatch(/declined too many times/);
+  });
+
+  it("limits attempts per address and per form", async () => {
+    await t.close();
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "2", CHECKOUT_LIMIT_PER_FORM: "1000" } });
+    const formId = await createForm(t, validForms.standard());
+    const attempt = () => checkout(t, formId, { amount: 25, donor: donor(), paymentMethod: card() });
+    expect((await attempt()).status).toBe(201);
+    expect((await attempt()).status).toBe(201);
+    const limited = await attempt();
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get("retry-after")).toBeTruthy();
+    await t.close();
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "1" } });
+    const other = await createForm(t, validForms.standard());
+    expect((await checkout(t, other, { amount: 25, donor: donor(), paymentMethod: card() })).status).toBe(
+      201,
+    );
+    expect((await checkout(t, other, { amount: 25, donor: donor(), paymentMethod: card() })).status).toBe(
+      429,
+    );
+  });
+});

@@ -1,0 +1,168 @@
+import { describe, expect, it } from "vitest";
+import { type ReceiptInput, renderReceipt } from "../../server/mail/receipt.js";
+
+const base = (extra: Partial<ReceiptInput> = {}): ReceiptInput => ({
+  organizationName: "Acme Food Bank",
+  formTitle: "Spring appeal",
+  customEmail: { enabled: false },
+  donor: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.org" },
+  paymentId: "pay_01jabcdefghjkmnpqrstvwxyz0",
+  status: "COMPLETED",
+  amountCents: 2550,
+  feeCents: 0,
+  frequency: "ONE_TIME",
+  fund: "General",
+  date: "2026-04-15T18:32:00.000Z",
+  lines: [{ label: "Donation", quantity: 1, amountCents: 2550, kind: "donation" }],
+  discountCents: 0,
+  promoCode: null,
+  paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+  nextBillingDate: null,
+  recurringCharge: false,
+  ...extra,
+});
+
+const HOSTILE = `<script>alert("x")</script> & 'Gala' <img src=x onerror=alert(1)>`;
+
+describe("the receipt e-mail", () => {
+  it("thanks the donor with a clear summary in both parts", () => {
+    const r = renderReceipt(base());
+    expect(r.subject).toBe("Thank you for your gift to Acme Food Bank");
+    expect(r.replyTo).toBeUndefined();
+    for (const part of [r.text, r.html]) {
+      expect(part).toContain("Dear Ada,");
+      expect(part).toContain("$25.50");
+      expect(part).toContain("General");
+      expect(part).toContain("One-time");
+      expect(part).toContain("April 15, 2026");
+      expect(part).toContain("Visa ending in 4242");
+      expect(part).toContain("pay_01jabcdefghjkmnpqrstvwxyz0");
+      expect(part).toContain("This receipt is for your records.");
+      expect(part).not.toContain("processing");
+    }
+    expect(r.html).toMatch(/^<!doctype html>/);
+  });
+
+  it("escapes every donor- and organization-supplied value in the HTML part", () => {
+    const r = renderReceipt(
+      base({
+        organizationName: HOSTILE,
+        formTitle: HOSTILE,
+        fund: HOSTILE,
+        donor: { firstName: HOSTILE, lastName: HOSTILE, email: "ada@example.org" },
+        lines: [{ label: HOSTILE, quantity: 2, amountCents: 2550, kind: "ticket" }],
+        promoCode: HOSTILE,
+        discountCents: 100,
+        paymentMethod: { type: "card", brand: HOSTILE, last4: "4242" },
+        customEmail: { enabled: true, customMessage: HOSTILE, emailSubject: HOSTILE },
+      }),
+    );
+    expect(r.html).not.toMatch(/<script|<img|onerror=alert\(1\)>/i);
+    expect(r.html).toContain("&#60;script&#62;alert(&#34;x&#34;)&#60;/script&#62; &#38; &#39;Gala&#39;");
+    // The plain-text part is plain text: shown as written, never interpreted.
+    expect(r.text).toContain(HOSTILE);
+    expect(r.subject).toBe(HOSTILE);
+  });
+
+  it("uses the form's custom subject, message and reply-to only when custom e-mail is enabled", () => {
+    const customEmail = {
+      replyToAddress: "events@acme.org",
+      emailSubject: "You made spring happen!",
+      customMessage: "Every dollar feeds a family.\n\nSee you at the market.",
+    };
+    const on = renderReceipt(base({ customEmail: { enabled: true, ...customEmail } }));
+    expect(on.subject).toBe("You made spring happen!");
+    expect(on.replyTo).toBe("events@acme.org");
+    expect(on.text.startsWith("Every dollar feeds a family.\n\nSee you at the market.")).toBe(true);
+    expect(on.text).toContain("reply to this e-mail");
+    const html = on.html;
+    expect(html.indexOf("Every dollar feeds a family.")).toBeLessThan(html.indexOf("Dear Ada,"));
+    expect(html).toContain('<p style="margin:0 0 12px">See you at the market.</p>');
+
+    const off = renderReceipt(base({ customEmail: { enabled: false, ...customEmail } }));
+    expect(off.subject).toBe("Thank you for your gift to Acme Food Bank");
+    expect(off.replyTo).toBeUndefined();
+    expect(off.text).not.toContain("Every dollar");
+    expect(off.html).not.toContain("Every dollar");
+
+    const blank = renderReceipt(
+      base({ customEmail: { enabled: true, emailSubject: "  ", customMessage: "" } }),
+    );
+    expect(blank.subject).toBe("Thank you for your gift to Acme Food Bank");
+  });
+
+  it("never lets a subject span lines", () => {
+    const r = renderReceipt(
+      base({ customEmail: { enabled: true, emailSubject: "Thanks\r\nBcc: x@evil.test" } }),
+    );
+    expect(r.subject).toBe("Thanks Bcc: x@evil.test");
+  });
+
+  it("words recurring gifts and their later charges", () => {
+    const first = renderReceipt(base({ frequency: "MONTHLY", nextBillingDate: "2026-05-15T18:32:00.000Z" }));
+    expect(first.subject).toBe("Thank you for your monthly gift to Acme Food Bank");
+    expect(first.text).toContain("Thank you for your monthly gift to Acme Food Bank.");
+    expect(first.text).toMatch(/Frequency\s+Monthly/);
+    expect(first.text).toMatch(/Next payment\s+May 15, 2026/);
+    expect(first.html).toContain("May 15, 2026");
+
+    const later = renderReceipt(
+      base({ frequency: "ANNUALLY", recurringCharge: true, nextBillingDate: "2027-04-15T00:00:00.000Z" }),
+    );
+    expect(later.text).toContain("latest charge of your yearly gift to Acme Food Bank");
+    expect(later.text).toMatch(/Next payment\s+April 15, 2027/);
+
+    const oneTime = renderReceipt(base({ nextBillingDate: "2026-05-15T18:32:00.000Z" }));
+    expect(oneTime.text).not.toContain("Next payment");
+  });
+
+  it("shows the card brand and last four digits only, never more", () => {
+    const r = renderReceipt(
+      base({ paymentMethod: { type: "card", brand: "mastercard", last4: "5555 5555 5555 4444" } }),
+    );
+    for (const part of [r.text, r.html]) {
+      expect(part).toContain("Mastercard ending in 4444");
+      expect(part).not.toContain("5555");
+    }
+    const unknown = renderReceipt(base({ paymentMethod: { type: "card", last4: "" } }));
+    expect(unknown.text).toMatch(/Payment method\s+Card\n/);
+  });
+
+  it("says a bank payment is still processing", () => {
+    const r = renderReceipt(
+      base({ status: "PENDING", paymentMethod: { type: "bank", last4: "000123456789" } }),
+    );
+    for (const part of [r.text, r.html]) {
+      expect(part).toContain("Your bank payment is processing");
+      expect(part).toContain("Bank account ending in 6789");
+      expect(part).toContain("Processing");
+    }
+  });
+
+  it("itemises an event order: tickets, discount, covered fee and total", () => {
+    const r = renderReceipt(
+      base({
+        formTitle: "Harvest Gala",
+        fund: "Gala",
+        amountCents: 47_332,
+        feeCents: 1332,
+        lines: [
+          { label: "Adult", quantity: 2, amountCents: 10_000, kind: "ticket" },
+          { label: "Table", quantity: 1, amountCents: 40_000, kind: "ticket" },
+          { label: "Extra donation", quantity: 1, amountCents: 1000, kind: "extra_donation" },
+        ],
+        discountCents: 5000,
+        promoCode: "EARLY",
+      }),
+    );
+    expect(r.subject).toBe("Your tickets for Harvest Gala");
+    expect(r.text).toContain("Your tickets for Harvest Gala are listed below.");
+    expect(r.text).toMatch(/Adult × 2\s+\$100\n/);
+    expect(r.text).toMatch(/Table\s+\$400\n/);
+    expect(r.text).toMatch(/Discount \(EARLY\)\s+-\$50\n/);
+    expect(r.text).toMatch(/Processing fee you covered\s+\$13\.32\n/);
+    expect(r.text).toMatch(/Total\s+\$473\.32\n/);
+    expect(r.text).not.toContain("Frequency");
+    expect(r.html).toContain("Adult × 2");
+  });
+});
