@@ -76,7 +76,7 @@ const DEMO_FORMS: Record<string, unknown>[] = [
 export interface DemoResult {
   organizationId: string;
   apiKey: string;
-  forms: { title: string; url: string }[];
+  forms: { id: string; title: string; url: string }[];
 }
 
 /** Creates the demo organization when the database has no organization at all; otherwise does nothing. */
@@ -92,7 +92,7 @@ export async function seedDemoIfEmpty(db: Db, config: Config): Promise<DemoResul
     for (const [i, input] of DEMO_FORMS.entries()) {
       const form = await insertForm(trx, org.id, schema.parse(input), new Date(now + i).toISOString());
       const path = form.config.formType === "EVENT" ? "attend" : "donate";
-      forms.push({ title: form.config.title, url: `${config.publicUrl}/${path}/${form.id}` });
+      forms.push({ id: form.id, title: form.config.title, url: `${config.publicUrl}/${path}/${form.id}` });
     }
     return { organizationId: org.id, apiKey: key, forms };
   });

@@ -7,6 +7,7 @@ import { StartupError } from "./errors.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
 import { MetricsRecorder } from "./store/metrics.js";
+import { startWorkers } from "./workers.js";
 
 /** Process entry: read config, open the store, seed the demo outside production, serve, run upkeep. */
 async function main(): Promise<void> {
@@ -14,11 +15,14 @@ async function main(): Promise<void> {
   const store = await openStore(config.databaseUrl);
   const metrics = new MetricsRecorder(store.db);
   const processor = await openProcessor(store, config, Date.now);
-  const app = createApp({ config, store, metrics, processor, now: Date.now });
+  const deps = { config, store, metrics, processor, now: Date.now };
+  const app = createApp(deps);
+  let workers: { stop(): Promise<void> } | undefined;
 
   const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
     // With PORT=0 the OS picks the port; links must name the real one.
     if (config.port === 0 && !process.env.PUBLIC_URL) config.publicUrl = `http://localhost:${info.port}`;
+    workers = startWorkers(deps);
     announce(info.port).catch((err) => {
       console.error("Almoner failed to create the demo organization:", err);
       process.exit(1);
@@ -33,7 +37,20 @@ async function main(): Promise<void> {
     console.log(`  organizationId: ${demo.organizationId}`);
     console.log(`  API key:        ${demo.apiKey}`);
     for (const form of demo.forms) console.log(`  ${form.title.padEnd(24)} ${form.url}`);
-    console.log(`\nTry: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicUrl}/v1/forms\n`);
+    console.log(`\nTry: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicUrl}/v1/forms`);
+    const first = demo.forms[0];
+    if (first) {
+      const gift = JSON.stringify({
+        amount: 25,
+        frequency: "ONE_TIME",
+        donor: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.org" },
+        paymentMethod: { type: "card", number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123" },
+      });
+      console.log(
+        `Give $25 (sandbox card): curl -X POST -H "Content-Type: application/json" -H "Origin: ${new URL(config.publicUrl).origin}" -d '${gift}' ${config.publicUrl}/api/forms/${first.id}/checkout`,
+      );
+    }
+    console.log("");
   }
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(
@@ -50,6 +67,7 @@ async function main(): Promise<void> {
   const shutdown = () => {
     clearInterval(upkeep);
     server.close(async () => {
+      await workers?.stop();
       await metrics.close();
       await store.close();
       process.exit(0);

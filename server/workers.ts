@@ -1,0 +1,46 @@
+import type { AppDeps } from "./api/env.js";
+import { Periodic } from "./billing/periodic.js";
+import { SettlementWorker } from "./billing/settlement.js";
+import { BillingWorker } from "./billing/worker.js";
+import { recoverInterruptedCheckouts } from "./checkout/recovery.js";
+import { createTransport } from "./mail/transport.js";
+import { MailWorker } from "./mail/worker.js";
+
+/**
+ * The background work of a server process: recurring billing, bank-payment settlement, receipts, and
+ * recovery of checkouts a dead process left half-done. Each is safe to run in several processes at once
+ * (rows are claimed before they are worked on), so every server runs all of them.
+ */
+
+export interface BackgroundWorker {
+  start(intervalMs: number): void;
+  stop(): Promise<void>;
+}
+
+/** Starts every background worker on `config.workerIntervalMs`; `stop()` waits for passes in flight. */
+export function startWorkers(deps: AppDeps, extra: BackgroundWorker[] = []): { stop(): Promise<void> } {
+  const { config, store } = deps;
+  const recovery = new Periodic<number>((err) =>
+    console.error(`Almoner checkout recovery: ${err instanceof Error ? err.message : String(err)}`),
+  );
+  const workers: BackgroundWorker[] = [
+    new BillingWorker({ deps }),
+    new SettlementWorker({ deps }),
+    new MailWorker({
+      store,
+      now: deps.now,
+      transport: createTransport({
+        smtpUrl: config.smtpUrl,
+        dataDir: config.dataDir,
+        publicUrl: config.publicUrl,
+      }),
+    }),
+    {
+      start: (ms) => recovery.start(ms, () => recoverInterruptedCheckouts(deps)),
+      stop: () => recovery.stop(),
+    },
+    ...extra,
+  ];
+  for (const w of workers) w.start(deps.config.workerIntervalMs);
+  return { stop: async () => void (await Promise.all(workers.map((w) => w.stop()))) };
+}
