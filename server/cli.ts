@@ -1,6 +1,8 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
+import type { z } from "zod";
 import { PERMISSIONS, type Permission } from "../shared/enums.js";
+import type { FeeRate } from "../shared/pricing.js";
 import { issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
 import { runBillingAt } from "./billing/run.js";
@@ -28,7 +30,9 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   org create --name NAME [--sandbox]        create an organization
   org list                                  list organizations
   org set --org ID [--name NAME] [--base-urls URL,URL] [--global-custom-inputs JSON|@file.json]
-                                            change an organization's settings
+          [--fee-percent 2.9] [--fee-fixed 0.30]
+                                            change an organization's settings; the fee rate is what
+                                            cover-fees adds (percent of the gift plus a fixed amount)
   key create --org ID [--permissions a,b]   create an API key (shown once)
   key list --org ID                         list an organization's keys (never the secrets)
   key revoke --key KEY_ID                   revoke a key at once
@@ -40,6 +44,26 @@ Permissions: ${PERMISSIONS.join(", ")}`;
 
 class UsageError extends Error {}
 
+/** `--fee-percent 2.9` (0–20, up to two decimals) and `--fee-fixed 0.30` (dollars, 0–10); undefined if neither. */
+function parseFeeRate(values: Values, current: FeeRate): FeeRate | undefined {
+  const percent = values["fee-percent"];
+  const fixed = values["fee-fixed"];
+  if (percent === undefined && fixed === undefined) return undefined;
+  const exact = (raw: string, flag: string, max: number): number => {
+    const n = Number(raw);
+    if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > max)
+      throw new UsageError(`--${flag} must be a number from 0 to ${max}, got "${raw}"`);
+    const hundredths = Math.round(n * 100);
+    if (Math.abs(hundredths - n * 100) > 1e-6)
+      throw new UsageError(`--${flag} allows at most two decimals, got "${raw}"`);
+    return hundredths;
+  };
+  return {
+    percentBps: percent === undefined ? current.percentBps : exact(percent, "fee-percent", 20),
+    fixedCents: fixed === undefined ? current.fixedCents : exact(fixed, "fee-fixed", 10),
+  };
+}
+
 const OPTIONS = {
   json: { type: "boolean" },
   name: { type: "string" },
@@ -50,6 +74,8 @@ const OPTIONS = {
   "base-urls": { type: "string" },
   "global-custom-inputs": { type: "string" },
   "as-of": { type: "string" },
+  "fee-percent": { type: "string" },
+  "fee-fixed": { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -140,22 +166,32 @@ async function run(command: string[], values: Values, store: Store, config: Conf
           .filter(Boolean);
       if (values["global-custom-inputs"] !== undefined)
         body.globalCustomInputs = readJsonArg(values["global-custom-inputs"], "global-custom-inputs");
-      if (Object.keys(body).length === 0)
-        throw new UsageError("org set needs --name, --base-urls or --global-custom-inputs");
-      const parsed = organizationUpdateSchema.safeParse(body);
-      if (!parsed.success) throw new UsageError(issuesToDetails(parsed.error.issues, body).join("; "));
+      const feeRate = parseFeeRate(values, org.feeRate);
+      if (Object.keys(body).length === 0 && !feeRate)
+        throw new UsageError(
+          "org set needs --name, --base-urls, --global-custom-inputs, --fee-percent or --fee-fixed",
+        );
+      let settings: z.output<typeof organizationUpdateSchema> = {};
+      if (Object.keys(body).length > 0) {
+        const parsed = organizationUpdateSchema.safeParse(body);
+        if (!parsed.success) throw new UsageError(issuesToDetails(parsed.error.issues, body).join("; "));
+        settings = parsed.data;
+      }
       const updated = await updateOrganization(store.db, org.id, {
-        name: parsed.data.organizationName,
-        baseUrls: parsed.data.organizationBaseURLs,
-        globalCustomInputs: parsed.data.globalCustomInputs
-          ? assignGlobalInputIds(parsed.data.globalCustomInputs, org.globalCustomInputs, uuid)
+        name: settings.organizationName,
+        baseUrls: settings.organizationBaseURLs,
+        globalCustomInputs: settings.globalCustomInputs
+          ? assignGlobalInputIds(settings.globalCustomInputs, org.globalCustomInputs, uuid)
           : undefined,
+        feeRate,
       });
       const json = {
         organizationId: org.id,
         organizationName: updated?.name,
         organizationBaseURLs: updated?.baseUrls,
         globalCustomInputs: updated?.globalCustomInputs,
+        feePercent: (updated?.feeRate.percentBps ?? 0) / 100,
+        feeFixed: (updated?.feeRate.fixedCents ?? 0) / 100,
       };
       return { json, text: `Updated organization ${org.id}` };
     }

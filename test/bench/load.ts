@@ -14,9 +14,11 @@ export interface LoadSettings {
 export interface LoadTarget {
   /** The server's base URL, e.g. http://127.0.0.1:40123 */
   url: string;
-  /** Paths requested in turn by every connection. */
+  /** Paths requested (GET) in turn by every connection. */
   paths: string[];
   headers?: Record<string, string>;
+  /** Requests with a method and body, sent in turn instead of `paths` when given. */
+  requests?: { method: "POST"; path: string; body: string; headers?: Record<string, string> }[];
 }
 
 export interface LoadFigures {
@@ -51,7 +53,7 @@ function runOnce(target: LoadTarget, connections: number, seconds: number, keep:
         pipelining: 1,
         timeout: 10,
         headers: target.headers,
-        requests: target.paths.map((path) => ({ method: "GET" as const, path })),
+        requests: target.requests ?? target.paths.map((path) => ({ method: "GET" as const, path })),
       },
       (err, result) => (err ? reject(err) : resolve({ result, samples })),
     );

@@ -211,7 +211,47 @@ function almonerEnv(databaseUrl: string, dataDir: string): Record<string, string
     DATA_DIR: dataDir,
     DATABASE_URL: databaseUrl,
     RATE_LIMIT_PER_HOUR: RATE_LIMIT,
+    // The checkout scenario sends thousands of attempts from one address to one form.
+    CHECKOUT_LIMIT_PER_IP: "0",
+    CHECKOUT_LIMIT_PER_FORM: "0",
   };
+}
+
+/** Distinct donors the checkout scenario rotates over: each is created once, then matched by email. */
+const DONORS = 200;
+/** The one-time gift of the checkout scenario, in dollars. */
+const GIFT = 25;
+
+/**
+ * Completed one-time checkouts through the public API on the sandbox processor: pricing, a card charge,
+ * the payment, contact matching (create or match by email), the webhook and receipt outbox writes.
+ */
+async function checkoutScenario(database: DbName, server: ServerProcess, seeded: Seeded): Promise<void> {
+  const name = database === "sqlite" ? "SQLite" : "PostgreSQL";
+  const formId = seeded.formIds[seeded.formIds.length - 1];
+  const headers = { "Content-Type": "application/json", Origin: server.url };
+  const requests = Array.from({ length: DONORS }, (_, i) => ({
+    method: "POST" as const,
+    path: `/api/forms/${formId}/checkout`,
+    headers,
+    body: JSON.stringify({
+      amount: GIFT,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Bench", lastName: `Donor ${i}`, email: `donor${i}@bench.example.org` },
+      paymentMethod: { type: "card", number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123" },
+    }),
+  }));
+  const first = requests[0];
+  const res = await fetch(`${server.url}${first.path}`, { method: "POST", headers, body: first.body });
+  const text = await res.text();
+  if (res.status !== 201) throw new Error(`a checkout answered ${res.status}: ${text.slice(0, 300)}`);
+  await record(
+    `${database}-checkout`,
+    `${name}: POST /api/forms/{id}/checkout ($${GIFT} card)`,
+    database,
+    [server],
+    [{ url: server.url, paths: [], requests }],
+  );
 }
 
 async function benchBare(): Promise<void> {
@@ -238,6 +278,7 @@ async function benchSqlite(): Promise<void> {
   const server = await startServer("Almoner (SQLite)", "server/index.ts", almonerEnv(url, dir));
   try {
     await apiScenarios("sqlite", server, seeded);
+    await checkoutScenario("sqlite", server, seeded);
   } catch (err) {
     throw new Error(`${(err as Error).message}\nServer output:\n${server.output().trim()}`);
   }
@@ -312,6 +353,7 @@ async function benchPostgres(): Promise<void> {
   let second: ServerProcess | undefined;
   try {
     await apiScenarios("postgres", first, seeded);
+    await checkoutScenario("postgres", first, seeded);
 
     console.log("\nPostgreSQL, two server processes on the same schema (single-form GET)");
     second = await startServer("Almoner (PostgreSQL) #2", "server/index.ts", env);
@@ -405,6 +447,23 @@ function computeRatios(): Ratio[] {
       display: value === null ? "skipped" : `${fmt(value)}×`,
       target: null,
       met: null,
+    });
+  }
+  for (const db of ["sqlite", "postgres"] as const) {
+    const s = find(`${db}-checkout`);
+    const value = s ? s.figures.rps : null;
+    ratios.push({
+      id: `${db}-checkouts-per-second`,
+      label: `completed checkouts (${db === "sqlite" ? "SQLite" : "PostgreSQL"})`,
+      basis: "per second",
+      value,
+      display: value === null ? "skipped" : fmt(value, 0),
+      target: db === "sqlite" ? "≥ 1,000/s" : null,
+      met: value === null || db !== "sqlite" ? null : value >= 1000,
+      note:
+        s && find(`${db}-form`)
+          ? `forms GET ${fmt(find(`${db}-form`)?.figures.rps ?? 0, 0)} req/s`
+          : undefined,
     });
   }
   const one = find("postgres-form-1proc-split");

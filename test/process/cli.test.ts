@@ -183,6 +183,41 @@ describe(`cli process (${dialect})`, () => {
     );
   });
 
+  it("org set --fee-percent/--fee-fixed changes what cover-fees adds to a gift", async () => {
+    const created = await server.json<{ formID: string }>("POST", "/v1/forms", {
+      key: fullKey.key,
+      body: validForms.givingLevel(),
+    });
+    expect(created.status).toBe(201);
+    const quote = () =>
+      server.json<{ fee: number; total: number }>("POST", `/api/forms/${created.body.formID}/quote`, {
+        body: { givingLevel: "Friend", coverFees: true },
+      });
+    // Default 2.9% + $0.30 on $50: ceil((50 + 0.30) / 0.971) = 51.81.
+    expect((await quote()).body).toMatchObject({ fee: 1.81, total: 51.81 });
+
+    const out = ok<Record<string, unknown>>(
+      await cli(
+        "org",
+        "set",
+        "--org",
+        acme.organizationId,
+        "--fee-percent",
+        "5",
+        "--fee-fixed",
+        "0.50",
+        "--json",
+      ),
+    );
+    expect(out).toMatchObject({ feePercent: 5, feeFixed: 0.5 });
+    // 5% + $0.50 on $50: (50 + 0.50) / 0.95 = 53.157… → 53.16.
+    expect((await quote()).body).toMatchObject({ fee: 3.16, total: 53.16 });
+
+    const bad = failed(await cli("org", "set", "--org", acme.organizationId, "--fee-percent", "2.915"));
+    expect(bad).toContain("--fee-percent");
+    expect((await quote()).body).toMatchObject({ fee: 3.16 });
+  });
+
   it("key create --permissions forms:read gives a key that may read forms but not create them", async () => {
     const readOnly = ok<KeyJson>(
       await cli("key", "create", "--org", acme.organizationId, "--permissions", "forms:read", "--json"),
