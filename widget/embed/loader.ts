@@ -63,7 +63,12 @@ if (!almoner.embeds) {
         message.embedId !== id
       )
         return;
-      if (message.type === "resize") iframe.style.height = `${message.height}px`;
+      if (message.type === "resize") {
+        iframe.style.height = `${message.height}px`;
+        // The checkout now sizes its iframe itself, so the frame never needs a scrollbar of its own (one
+        // appearing while the frame catches up would narrow the content and make it reflow).
+        iframe.setAttribute("scrolling", "no");
+      }
       iframe.dispatchEvent(new CustomEvent(`almoner:${message.type}`, { bubbles: true, detail: message }));
     };
     window.addEventListener("message", onMessage);
