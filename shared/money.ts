@@ -14,8 +14,11 @@ export function centsToDollars(cents: number): number {
   return cents / 100;
 }
 
+/** Built once: `toLocaleString` would build a formatter on every call. */
+const WHOLE_DOLLARS = new Intl.NumberFormat("en-US", { maximumFractionDigits: 0 });
+
 export function formatDollars(cents: number): string {
-  const whole = Math.trunc(cents / 100).toLocaleString("en-US");
+  const whole = WHOLE_DOLLARS.format(Math.trunc(cents / 100));
   const rest = Math.abs(cents % 100);
   return rest === 0 ? `$${whole}` : `$${whole}.${String(rest).padStart(2, "0")}`;
 }

@@ -65,10 +65,13 @@ const CARD_BRANDS: Record<string, string> = {
 const nonEmpty = (value: string | undefined): string | undefined =>
   value?.trim() ? value.trim() : undefined;
 
+/** Built once: constructing an Intl formatter costs far more than formatting with it. */
+const LONG_DATE = new Intl.DateTimeFormat("en-US", { dateStyle: "long", timeZone: "UTC" });
+
 function formatDate(iso: string): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return new Intl.DateTimeFormat("en-US", { dateStyle: "long", timeZone: "UTC" }).format(d);
+  return LONG_DATE.format(d);
 }
 
 /** Brand and last four digits only: whatever the processor stored, no more digits than four get out. */
