@@ -27,8 +27,39 @@ function scriptEnvironment(entry: string, fileName: string): EnvironmentOptions 
   };
 }
 
+/**
+ * The checkout app: an ES module (app.js) loaded with <script type="module"> by the hosted pages, which
+ * are also the iframe and overlay pages, plus its stylesheet (app.css). One file each, no chunks.
+ */
+function appEnvironment(entry: string): EnvironmentOptions {
+  return {
+    consumer: "client",
+    build: {
+      outDir: WIDGET_OUT_DIR,
+      emptyOutDir: false,
+      copyPublicDir: false,
+      minify: "esbuild",
+      target: "es2020",
+      modulePreload: false,
+      cssCodeSplit: false,
+      rollupOptions: {
+        input: entry,
+        output: {
+          format: "es",
+          entryFileNames: "app.js",
+          assetFileNames: (asset) =>
+            asset.names.some((n) => n.endsWith(".css")) ? "app.css" : "[name][extname]",
+          inlineDynamicImports: true,
+        },
+      },
+    },
+  };
+}
+
 const widgetEnvironments: Record<string, EnvironmentOptions> = {
   embed: scriptEnvironment("widget/embed/loader.ts", "embed.js"),
+  app: appEnvironment("widget/app/main.tsx"),
+  overlay: scriptEnvironment("widget/overlay/main.ts", "overlay.js"),
 };
 
 export default defineConfig({

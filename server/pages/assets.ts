@@ -7,9 +7,14 @@ import { readFileSync } from "node:fs";
  * building while the server runs is enough.
  */
 
-export type WidgetAsset = "embed.js";
+export type WidgetAsset = "embed.js" | "overlay.js" | "app.js" | "app.css";
 
-const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>(["embed.js"]);
+const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
+  "embed.js",
+  "overlay.js",
+  "app.js",
+  "app.css",
+]);
 const widgetDir = new URL("../../dist/widget/", import.meta.url);
 const cache = new Map<WidgetAsset, { body: string; etag: string }>();
 

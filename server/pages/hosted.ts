@@ -1,56 +1,213 @@
+import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
+import { h } from "preact";
+import { renderToString } from "preact-render-to-string";
+import { quoteRequestSchema } from "../../shared/schemas/checkout.js";
+import { App } from "../../widget/app/App.js";
+import { createCheckout } from "../../widget/app/store.js";
+import type { Boot, Quote } from "../../widget/app/view.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { escapeHtml } from "../api/forms/present.js";
+import { quoteOrder } from "../checkout/engine.js";
+import { resolveElementPrefill } from "../checkout/prefill.js";
+import { publicFormView } from "../checkout/publicView.js";
 import { isUuid } from "../ids.js";
 import { findForm } from "../store/forms.js";
+import { formAvailability } from "../store/inventory.js";
+import { getOrganization } from "../store/organizations.js";
+import { serveWidgetAsset } from "./assets.js";
+import { readableAccent } from "./color.js";
 import { page } from "./layout.js";
 
 /**
- * The hosted form page. For now it tells the donor what the form is and whether it is open; the
- * interactive checkout is not built yet.
+ * The hosted checkout pages, /donate/<formID> and /attend/<formID>. The checkout app's components are rendered
+ * to HTML here, so the form arrives in the first response; the data they were rendered from is embedded as
+ * JSON (a data block, never executed) and app.js hydrates the same tree without fetching it again.
+ *
+ * The same page is the iframe page of the embed snippet and of the overlay. Query parameters it reads:
+ *   elementid     a checkout link: its prefill is applied (server side, so it is in the first HTML);
+ *   embed=1       iframe mode: no page chrome, and the page may be framed by any site;
+ *   embedId       the embed instance id given by the loader or the overlay (messages in shared/messages.ts);
+ *   overlay=1     set by the overlay script (the modal has its own close button);
+ *   utm_source, utm_medium, utm_campaign, utm_term, utm_content: recorded with the donation.
+ *
+ * Security: every page sends a Content-Security-Policy. Scripts only from this origin ('self'); the embedded
+ * JSON is `type="application/json"`, which CSP does not govern since it never runs, and is escaped so no
+ * `</script>` or `<!--` can end it early. The one inline <style> (the form's color) carries a per-response
+ * nonce. Pages other than embed mode refuse framing (frame-ancestors 'none' and X-Frame-Options: DENY).
  */
-export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: string): Promise<Response> {
-  const form = isUuid(formId) ? await findForm(deps.store.db, formId.toLowerCase()) : undefined;
-  if (!form) {
-    return c.html(
-      page({
+
+type Html = { status: 200 | 404 | 410; html: string };
+
+function contentSecurityPolicy(nonce: string, embed: boolean, production: boolean): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'self' 'nonce-${nonce}'`,
+    `img-src 'self' data: https:${production ? "" : " http:"}`,
+    "connect-src 'self'",
+    "form-action 'self'",
+    "base-uri 'none'",
+    ...(embed ? [] : ["frame-ancestors 'none'"]),
+  ].join("; ");
+}
+
+/** JSON that is safe inside <script type="application/json">: no `<`, `>`, `&` or line separators as is. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+function assetUrl(name: "app.js" | "app.css"): string {
+  const asset = serveWidgetAsset(name);
+  return `/checkout/${name}${asset ? `?v=${encodeURIComponent(asset.etag.slice(1, 13))}` : ""}`;
+}
+
+function describe(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > 200 ? `${flat.slice(0, 197)}…` : flat;
+}
+
+interface CheckoutPage {
+  view: Boot["view"];
+  quote: Boot["quote"];
+  url: string;
+  embed: boolean;
+  nonce: string;
+  brand: string;
+}
+
+function checkoutHtml(p: CheckoutPage): string {
+  const { view } = p;
+  const c = createCheckout({ view, quote: p.quote });
+  const body = renderToString(h(App, { c, embedded: p.embed }));
+  const verb = view.formType === "EVENT" ? "Register" : "Donate";
+  const description = describe(view.description || `${verb}: ${view.title}, ${view.organization.name}`);
+  const image = view.headerImage;
+  const meta: [string, string, string][] = [
+    ["name", "description", description],
+    ["property", "og:type", "website"],
+    ["property", "og:title", view.title],
+    ["property", "og:description", description],
+    ["property", "og:url", p.url],
+    ["property", "og:site_name", view.organization.name],
+    ...(image ? ([["property", "og:image", image]] as [string, string, string][]) : []),
+    ["name", "twitter:card", image ? "summary_large_image" : "summary"],
+    ["name", "twitter:title", view.title],
+    ["name", "twitter:description", description],
+    ...(image ? ([["name", "twitter:image", image]] as [string, string, string][]) : []),
+  ];
+  const accent = readableAccent(p.brand);
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(view.title)}</title>
+${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml(value)}">`).join("\n")}
+<link rel="canonical" href="${escapeHtml(p.url)}">
+<link rel="stylesheet" href="${assetUrl("app.css")}">
+<style nonce="${p.nonce}">body{margin:0;background:${p.embed ? "transparent" : "#f6f7f9"}}.alm{--alm-brand:${p.brand};--alm-accent:${accent}}</style>
+<script type="module" src="${assetUrl("app.js")}"></script>
+</head>
+<body>
+<main id="almoner-app">${body}</main>
+<script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote } satisfies Boot)}</script>
+</body>
+</html>`;
+}
+
+async function initialQuote(deps: AppDeps, view: Boot["view"]): Promise<Boot["quote"]> {
+  const order = createCheckout({ view }).orderKey.value;
+  if (!order) return null;
+  const parsed = quoteRequestSchema.safeParse(JSON.parse(order));
+  if (!parsed.success) return null;
+  try {
+    return { order, quote: (await quoteOrder(deps, view.formID, parsed.data)) as Quote };
+  } catch {
+    return null; // the app asks again and shows the reason
+  }
+}
+
+async function render(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  formId: string,
+  nonce: string,
+  embed: boolean,
+): Promise<Html> {
+  const db = deps.store.db;
+  const form = isUuid(formId) ? await findForm(db, formId.toLowerCase()) : undefined;
+  const org = form ? await getOrganization(db, form.organizationId) : undefined;
+  if (!form || !org)
+    return {
+      status: 404,
+      html: page({
         title: "Form not found",
         heading: "Form not found",
         body: "<p>There is no form at this address. Check the link you followed.</p>",
+        nonce,
       }),
-      404,
-    );
-  }
-  if (form.deletedAt) {
-    return c.html(
-      page({
+    };
+  if (form.deletedAt)
+    return {
+      status: 410,
+      html: page({
         title: "Form no longer available",
         heading: "This form is no longer available",
         body: "<p>The organization has removed this form. Contact them for other ways to give.</p>",
+        nonce,
       }),
-      410,
-    );
-  }
+    };
   const { config } = form;
-  const description = config.description ? `<p>${escapeHtml(config.description)}</p>` : "";
   if (!config.active) {
-    return c.html(
-      page({
+    const description = config.description ? `<p>${escapeHtml(config.description)}</p>` : "";
+    return {
+      status: 200,
+      html: page({
         title: config.title,
         heading: config.title,
         color: config.color,
         description: config.description,
         body: `${description}<p role="status"><strong>This form is not accepting ${config.formType === "EVENT" ? "registrations" : "donations"} right now.</strong></p>`,
+        nonce,
       }),
-    );
+    };
   }
-  return c.html(
-    page({
-      title: config.title,
-      heading: config.title,
-      color: config.color,
-      description: config.description,
-      body: `${description}<p role="status">Online checkout for this form is not available yet.</p>`,
-    }),
+  const resolution = await resolveElementPrefill(db, form.id, c.req.query("elementid")?.slice(0, 100));
+  const view = await publicFormView(
+    db,
+    { form, org },
+    await formAvailability(db, form.id),
+    resolution.kind === "ok" ? resolution.prefill : null,
+    deps.processor.tokenization,
   );
+  const path = config.formType === "EVENT" ? "attend" : "donate";
+  return {
+    status: 200,
+    html: checkoutHtml({
+      view,
+      quote: await initialQuote(deps, view),
+      url: `${deps.config.publicUrl}/${path}/${form.id}`,
+      embed,
+      nonce,
+      brand: /^#[0-9A-Fa-f]{6}$/.test(config.color) ? config.color : "#3B82F6",
+    }),
+  };
+}
+
+export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: string): Promise<Response> {
+  const nonce = randomBytes(16).toString("base64");
+  const embed = c.req.query("embed") !== undefined;
+  const { status, html } = await render(c, deps, formId, nonce, embed);
+  const headers: Record<string, string> = {
+    "Content-Security-Policy": contentSecurityPolicy(nonce, embed, deps.config.production),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "strict-origin-when-cross-origin",
+    "Cache-Control": "no-store",
+  };
+  if (!embed) headers["X-Frame-Options"] = "DENY";
+  return c.html(html, status, headers);
 }

@@ -7,6 +7,8 @@ export function page(opts: {
   body: string;
   color?: string;
   description?: string;
+  /** The response's CSP nonce for the inline <style>. */
+  nonce?: string;
 }): string {
   const color = opts.color && /^#[0-9A-Fa-f]{6}$/.test(opts.color) ? opts.color : "#3B82F6";
   return `<!doctype html>
@@ -16,7 +18,7 @@ export function page(opts: {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(opts.title)}</title>
 ${opts.description ? `<meta name="description" content="${escapeHtml(opts.description)}">` : ""}
-<style>
+<style${opts.nonce ? ` nonce="${opts.nonce}"` : ""}>
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0;background:#f6f7f9;color:#1f2328;line-height:1.5}
 main{max-width:40rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:12px;border-top:6px solid ${color};box-shadow:0 1px 3px rgba(0,0,0,.08)}
 h1{margin-top:0;font-size:1.6rem}

@@ -1,0 +1,322 @@
+import { useEffect, useRef } from "preact/hooks";
+import {
+  AmountPicker,
+  ExtraDonation,
+  FrequencyPicker,
+  FundPicker,
+  LevelPicker,
+  ProductPicker,
+  PromoCode,
+  TicketPicker,
+} from "./choices.js";
+import { Choices, CustomInputs, DonorDetails, Payment } from "./donor.js";
+import type { Checkout } from "./store.js";
+import { clock, FREQUENCY_NAMES, longDate, money } from "./view.js";
+
+/**
+ * The checkout as one tree, rendered to HTML on the server (hosted page) and hydrated in the browser.
+ * It reads nothing of the browser while rendering, so both renders agree.
+ */
+
+export interface AppProps {
+  c: Checkout;
+  /** Inside an iframe (embed or overlay): no page chrome. */
+  embedded?: boolean;
+}
+
+function FundraisingBar({ c }: { c: Checkout }) {
+  const bar = c.view.fundraisingBar;
+  if (!bar) return null;
+  const pct = bar.goal > 0 ? Math.min(100, Math.round((bar.raised / bar.goal) * 100)) : 0;
+  return (
+    <section class="alm-bar" aria-labelledby="alm-h-bar">
+      <h2 id="alm-h-bar" class="alm-sr">
+        Progress toward the goal
+      </h2>
+      <progress max={100} value={pct} aria-label={`${pct}% of the ${money(bar.goal)} goal raised`} />
+      <p>
+        <strong>{money(bar.raised)}</strong> raised of {money(bar.goal)} goal · {bar.donors}{" "}
+        {bar.donors === 1 ? "donor" : "donors"}
+      </p>
+    </section>
+  );
+}
+
+function EventDetails({ c }: { c: Checkout }) {
+  const e = c.view.event;
+  if (!e) return null;
+  return (
+    <section class="alm-event" aria-labelledby="alm-h-event">
+      <h2 id="alm-h-event">When and where</h2>
+      <dl>
+        {e.date && (
+          <>
+            <dt>Date</dt>
+            <dd>{longDate(e.date)}</dd>
+          </>
+        )}
+        {e.startTime && (
+          <>
+            <dt>Time</dt>
+            <dd>
+              {clock(e.startTime)}
+              {e.endTime ? ` – ${clock(e.endTime)}` : ""}
+              {e.timeZone ? ` (${e.timeZone.replace(/_/g, " ")})` : ""}
+            </dd>
+          </>
+        )}
+        {e.location && (
+          <>
+            <dt>Location</dt>
+            <dd>{e.location}</dd>
+          </>
+        )}
+      </dl>
+      {e.details && <p class="alm-desc">{e.details}</p>}
+    </section>
+  );
+}
+
+function Summary({ c }: { c: Checkout }) {
+  const q = c.quoteFresh.value ? c.quote.value : null;
+  const per = FREQUENCY_NAMES[c.frequency.value].per;
+  return (
+    <section class="alm-summary" aria-labelledby="alm-h-summary">
+      <h2 id="alm-h-summary">Summary</h2>
+      {q ? (
+        <dl>
+          {q.lines.map((l) => (
+            <div key={l.label} class="alm-line">
+              <dt>
+                {l.label}
+                {l.quantity > 1 ? ` × ${l.quantity}` : ""}
+              </dt>
+              <dd>{money(l.amount)}</dd>
+            </div>
+          ))}
+          {q.discount > 0 && (
+            <div class="alm-line">
+              <dt>Promo code {q.promoCode}</dt>
+              <dd>−{money(q.discount)}</dd>
+            </div>
+          )}
+          {q.fee > 0 && (
+            <div class="alm-line">
+              <dt>Processing fee you cover</dt>
+              <dd>{money(q.fee)}</dd>
+            </div>
+          )}
+          <div class="alm-line alm-total">
+            <dt>Total</dt>
+            <dd>
+              {money(q.total)}
+              {per}
+            </dd>
+          </div>
+        </dl>
+      ) : (
+        <p class="alm-hint">
+          {c.order.value ? "Calculating the total…" : "Make your choice above to see the total."}
+        </p>
+      )}
+      <p class="alm-err" aria-live="polite">
+        {c.quoteError.value ?? ""}
+      </p>
+    </section>
+  );
+}
+
+/** "Donate $25 monthly", "Sponsor for $1,000", "Pay $150", "Register". */
+export function buttonLabel(c: Checkout): string {
+  const total = c.total.value;
+  if (c.status.value === "submitting") return "Processing…";
+  if (c.kind === "EVENT") return total ? `Pay ${money(total)}` : "Register";
+  if (total === null) return c.kind === "PRODUCT" ? "Sponsor" : "Donate";
+  if (c.kind === "PRODUCT") return `Sponsor for ${money(total)}`;
+  const adverb = FREQUENCY_NAMES[c.frequency.value].adverb;
+  return `Donate ${money(total)}${adverb ? ` ${adverb}` : ""}`;
+}
+
+function CheckoutForm({ c }: { c: Checkout }) {
+  const formRef = useRef<HTMLFormElement>(null);
+  const kind = c.kind;
+  return (
+    <form
+      ref={formRef}
+      class="alm-form"
+      noValidate
+      aria-labelledby="alm-title"
+      onSubmit={async (e) => {
+        e.preventDefault();
+        await c.submit();
+        // Take the donor to the first field that needs attention.
+        const first = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]');
+        if (c.status.value === "form")
+          (first ?? formRef.current?.querySelector<HTMLElement>(".alm-alert"))?.focus();
+      }}
+    >
+      <section class="alm-section" aria-labelledby="alm-h-choice">
+        <h2 id="alm-h-choice">
+          {kind === "EVENT" ? "Your tickets" : kind === "PRODUCT" ? "Your sponsorship" : "Your gift"}
+        </h2>
+        {kind !== "EVENT" && kind !== "PRODUCT" && <FrequencyPicker c={c} />}
+        {kind === "EMBED_FORM" && <AmountPicker c={c} />}
+        {kind === "CROWDFUNDING_FORM" && <LevelPicker c={c} />}
+        {kind === "PRODUCT" && <ProductPicker c={c} />}
+        {kind === "EVENT" && (
+          <>
+            <TicketPicker c={c} />
+            <PromoCode c={c} />
+            <ExtraDonation c={c} />
+          </>
+        )}
+        <FundPicker c={c} />
+        <Choices c={c} />
+      </section>
+      <CustomInputs c={c} />
+      <DonorDetails c={c} />
+      <Payment c={c} />
+      <Summary c={c} />
+      <div class="alm-alert" role="alert" tabIndex={-1}>
+        {c.formError.value ?? ""}
+      </div>
+      <button
+        type="submit"
+        class="alm-submit"
+        disabled={c.status.value === "submitting"}
+        aria-describedby="alm-h-summary"
+      >
+        {buttonLabel(c)}
+      </button>
+    </form>
+  );
+}
+
+function Success({ c }: { c: Checkout }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  const r = c.receipt.value;
+  return (
+    <div class="alm-result" role="status" tabIndex={-1} ref={ref}>
+      <h2>{c.kind === "EVENT" ? "You're registered!" : "Thank you!"}</h2>
+      <p>{c.thanks.value}</p>
+      {r && (
+        <dl>
+          <dt>{r.status === "PENDING" ? "Amount (bank payment pending)" : "Amount charged"}</dt>
+          <dd>
+            {money(r.total)}
+            {r.subscription ? ` ${FREQUENCY_NAMES[r.frequency].adverb}` : ""}
+          </dd>
+          {r.paymentMethod?.last4 && (
+            <>
+              <dt>Paid with</dt>
+              <dd>
+                {r.paymentMethod.brand ?? (r.paymentMethod.type === "bank" ? "Bank account" : "Card")} ending{" "}
+                {r.paymentMethod.last4}
+              </dd>
+            </>
+          )}
+          {r.subscription && (
+            <>
+              <dt>Next payment</dt>
+              <dd>{longDate(r.subscription.nextBillingDate.slice(0, 10))}</dd>
+            </>
+          )}
+          <dt>Reference</dt>
+          <dd>{r.paymentID}</dd>
+        </dl>
+      )}
+      <p class="alm-hint">A receipt is on its way to your email.</p>
+    </div>
+  );
+}
+
+function Declined({ c }: { c: Checkout }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  return (
+    <div class="alm-result alm-declined" role="alert" tabIndex={-1} ref={ref}>
+      <h2>Payment declined</h2>
+      <p>{c.declineMessage.value} Nothing was charged.</p>
+      <button
+        type="button"
+        class="alm-submit"
+        onClick={() => {
+          c.retry();
+          setTimeout(
+            () =>
+              document
+                .getElementById(`alm-${c.method.value === "card" ? "cardNumber" : "accountNumber"}`)
+                ?.focus(),
+            0,
+          );
+        }}
+      >
+        Try another {c.method.value === "card" ? "card" : "account"}
+      </button>
+    </div>
+  );
+}
+
+function Faqs({ c }: { c: Checkout }) {
+  if (c.view.faqs.length === 0) return null;
+  return (
+    <section class="alm-faqs" aria-labelledby="alm-h-faq">
+      <h2 id="alm-h-faq">Questions and answers</h2>
+      {c.view.faqs.map((f) => (
+        <details key={f.question}>
+          <summary>{f.question}</summary>
+          <p>{f.answer}</p>
+        </details>
+      ))}
+    </section>
+  );
+}
+
+function DonorList({ c }: { c: Checkout }) {
+  const list = c.view.donorList;
+  if (!list) return null;
+  return (
+    <section class="alm-donors" aria-labelledby="alm-h-donors">
+      <h2 id="alm-h-donors">Recent supporters</h2>
+      {list.length === 0 ? (
+        <p class="alm-hint">Be the first to give.</p>
+      ) : (
+        <ul>
+          {list.map((d, i) => (
+            <li key={`${d.date}-${i}`}>
+              <span class={d.anonymous ? "alm-anon" : undefined}>{d.name}</span>{" "}
+              <span>{money(d.amount)}</span>
+            </li>
+          ))}
+        </ul>
+      )}
+    </section>
+  );
+}
+
+export function App({ c, embedded }: AppProps) {
+  const v = c.view;
+  const status = c.status.value;
+  return (
+    <div class={`alm${embedded ? " alm-embedded" : ""}`}>
+      {v.headerImage && <img class="alm-header-img" src={v.headerImage} alt="" />}
+      <header class="alm-head">
+        <h1 id="alm-title">{v.title}</h1>
+        {v.description && <p class="alm-lede">{v.description}</p>}
+        <p class="alm-org">{v.organization.name}</p>
+      </header>
+      <FundraisingBar c={c} />
+      <EventDetails c={c} />
+      {status === "success" ? (
+        <Success c={c} />
+      ) : status === "declined" ? (
+        <Declined c={c} />
+      ) : (
+        <CheckoutForm c={c} />
+      )}
+      <Faqs c={c} />
+      <DonorList c={c} />
+    </div>
+  );
+}

@@ -1,0 +1,395 @@
+import { coverFeeCents } from "../../shared/pricing.js";
+import { ErrorText, errorProps, fieldId, Group, Radio, Req, TextInput } from "./fields.js";
+import type { Checkout } from "./store.js";
+import { type CustomInput, money } from "./view.js";
+
+/** Who gives and how: custom questions, cover-fees and anonymous choices, donor details, payment. */
+
+function CustomField({ c, input, index }: { c: Checkout; input: CustomInput; index: number }) {
+  const name = `ci-${input.id}`;
+  const id = fieldId(`ci-${index}`);
+  const value = c.answers.value[input.id];
+  const set = (v: string | string[]) => {
+    c.setAnswer(input.id, v);
+    c.clearError(name);
+  };
+  const aria = errorProps(c, name);
+  const errorId = aria["aria-describedby"];
+  const withErrorId = { ...aria, "aria-describedby": errorId ? `${fieldId(name)}-err` : undefined };
+  if (input.inputType === "multi_select") {
+    const chosen = Array.isArray(value) ? value : [];
+    return (
+      <Group c={c} name={name} legend={input.title} required={input.required}>
+        {input.options.map((o, i) => {
+          const oid = `${id}-${i}`;
+          return (
+            <div key={o} class="alm-choice alm-check">
+              <input
+                type="checkbox"
+                id={oid}
+                checked={chosen.includes(o)}
+                onChange={(e) =>
+                  set(e.currentTarget.checked ? [...chosen, o] : chosen.filter((x) => x !== o))
+                }
+              />
+              <label for={oid}>{o}</label>
+            </div>
+          );
+        })}
+      </Group>
+    );
+  }
+  const text = typeof value === "string" ? value : "";
+  const label = (
+    <label for={id}>
+      {input.title}
+      <Req on={input.required} />
+    </label>
+  );
+  let control: preact.JSX.Element;
+  if (input.inputType === "single_select")
+    control = (
+      <select
+        id={id}
+        required={input.required}
+        value={text}
+        onChange={(e) => set(e.currentTarget.value)}
+        {...withErrorId}
+      >
+        <option value="">Choose…</option>
+        {input.options.map((o) => (
+          <option key={o} value={o}>
+            {o}
+          </option>
+        ))}
+      </select>
+    );
+  else if (input.inputType === "long_text")
+    control = (
+      <textarea
+        id={id}
+        rows={3}
+        required={input.required}
+        value={text}
+        maxLength={2000}
+        onInput={(e) => set(e.currentTarget.value)}
+        {...withErrorId}
+      />
+    );
+  else
+    control = (
+      <input
+        id={id}
+        type="text"
+        required={input.required}
+        value={text}
+        maxLength={2000}
+        onInput={(e) => set(e.currentTarget.value)}
+        {...withErrorId}
+      />
+    );
+  return (
+    <div class="alm-field">
+      {label}
+      {control}
+      <ErrorText c={c} name={name} />
+    </div>
+  );
+}
+
+export function CustomInputs({ c }: { c: Checkout }) {
+  if (c.view.customInputs.length === 0) return null;
+  return (
+    <section class="alm-section" aria-labelledby="alm-h-questions">
+      <h2 id="alm-h-questions">A few questions</h2>
+      {c.view.customInputs.map((input, i) => (
+        <CustomField key={input.id} c={c} input={input} index={i} />
+      ))}
+    </section>
+  );
+}
+
+function Check(props: {
+  id: string;
+  checked: boolean;
+  onChange: (v: boolean) => void;
+  children: preact.ComponentChildren;
+}) {
+  return (
+    <div class="alm-choice alm-check">
+      <input
+        type="checkbox"
+        id={props.id}
+        checked={props.checked}
+        onChange={(e) => props.onChange(e.currentTarget.checked)}
+      />
+      <label for={props.id}>{props.children}</label>
+    </div>
+  );
+}
+
+export function Choices({ c }: { c: Checkout }) {
+  const { coverFees, anonymous } = c.view.options;
+  const base =
+    c.quoteFresh.value && c.quote.value
+      ? c.quote.value.subtotal - c.quote.value.discount
+      : (c.total.value ?? 0);
+  const rate = c.view.feeRate;
+  const fee =
+    base > 0
+      ? coverFeeCents(Math.round(base * 100), {
+          percentBps: Math.round(rate.percent * 100),
+          fixedCents: Math.round(rate.fixed * 100),
+        }) / 100
+      : 0;
+  if (!coverFees && !anonymous) return null;
+  return (
+    <div class="alm-options">
+      {coverFees && (
+        <Check
+          id={fieldId("coverFees")}
+          checked={c.coverFees.value}
+          onChange={(v) => (c.coverFees.value = v)}
+        >
+          Add {fee > 0 ? money(fee) : "the processing fee"} so all of my{" "}
+          {c.kind === "EVENT" ? "payment" : "gift"} goes to {c.view.organization.name}
+        </Check>
+      )}
+      {anonymous && (
+        <Check
+          id={fieldId("anonymous")}
+          checked={c.anonymous.value}
+          onChange={(v) => (c.anonymous.value = v)}
+        >
+          Show my {c.kind === "EVENT" ? "name" : "gift"} as anonymous in public lists
+        </Check>
+      )}
+    </div>
+  );
+}
+
+let countries: [string, string][] | undefined;
+/** ISO 3166 codes named by the browser's (or Node's) own Intl data: no list of names in the bundle. */
+function countryList(): [string, string][] {
+  if (countries) return countries;
+  const codes =
+    "AF AL DZ AD AO AG AR AM AU AT AZ BS BH BD BB BY BE BZ BJ BT BO BA BW BR BN BG BF BI CV KH CM CA CF TD CL CN CO KM CG CD CR CI HR CU CY CZ DK DJ DM DO EC EG SV GQ ER EE SZ ET FJ FI FR GA GM GE DE GH GR GD GT GN GW GY HT HN HK HU IS IN ID IR IQ IE IL IT JM JP JO KZ KE KI KW KG LA LV LB LS LR LY LI LT LU MO MG MW MY MV ML MT MH MR MU MX FM MD MC MN ME MA MZ MM NA NR NP NL NZ NI NE NG KP MK NO OM PK PW PS PA PG PY PE PH PL PT PR QA RO RU RW KN LC VC WS SM ST SA SN RS SC SL SG SK SI SB SO ZA KR SS ES LK SD SR SE CH SY TW TJ TZ TH TL TG TO TT TN TR TM TV UG UA AE GB US UY UZ VU VA VE VN YE ZM ZW".split(
+      " ",
+    );
+  const names = new Intl.DisplayNames(["en"], { type: "region" });
+  countries = codes
+    .map((code) => [code, names.of(code) ?? code] as [string, string])
+    .sort((a, b) => a[1].localeCompare(b[1]));
+  return countries;
+}
+
+function CountrySelect({ c }: { c: Checkout }) {
+  const id = fieldId("country");
+  const list = countryList();
+  const raw = c.text.country.value;
+  const value =
+    list.find(
+      ([code, name]) => code === raw.toUpperCase() || name.toLowerCase() === raw.toLowerCase(),
+    )?.[0] ?? "";
+  return (
+    <div class="alm-field">
+      <label for={id}>Country</label>
+      <select
+        id={id}
+        autoComplete="country"
+        value={value}
+        onChange={(e) => (c.text.country.value = e.currentTarget.value)}
+      >
+        <option value="">Choose…</option>
+        {list.map(([code, name]) => (
+          <option key={code} value={code}>
+            {name}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+export function DonorDetails({ c }: { c: Checkout }) {
+  const o = c.view.options;
+  return (
+    <section class="alm-section" aria-labelledby="alm-h-donor">
+      <h2 id="alm-h-donor">Your details</h2>
+      <p class="alm-hint">
+        Fields marked <span aria-hidden="true">*</span>
+        <span class="alm-sr"> with an asterisk</span> are required.
+      </p>
+      <div class="alm-row">
+        <TextInput
+          c={c}
+          name="firstName"
+          label="First name"
+          required
+          autoComplete="given-name"
+          maxLength={100}
+        />
+        <TextInput
+          c={c}
+          name="lastName"
+          label="Last name"
+          required
+          autoComplete="family-name"
+          maxLength={100}
+        />
+      </div>
+      <TextInput
+        c={c}
+        name="email"
+        label="Email"
+        type="email"
+        required
+        autoComplete="email"
+        inputMode="email"
+        maxLength={254}
+      />
+      {o.phone && <TextInput c={c} name="phone" label="Phone" type="tel" autoComplete="tel" maxLength={40} />}
+      {o.organizationName && (
+        <TextInput
+          c={c}
+          name="organizationName"
+          label="Organization name"
+          autoComplete="organization"
+          maxLength={200}
+        />
+      )}
+      {o.billingAddress && (
+        <>
+          <TextInput c={c} name="line1" label="Street address" autoComplete="address-line1" maxLength={200} />
+          <TextInput
+            c={c}
+            name="line2"
+            label="Apartment, suite, etc."
+            autoComplete="address-line2"
+            maxLength={200}
+          />
+          <div class="alm-row">
+            <TextInput c={c} name="city" label="City" autoComplete="address-level2" maxLength={100} />
+            <TextInput
+              c={c}
+              name="region"
+              label="State or region"
+              autoComplete="address-level1"
+              maxLength={100}
+            />
+            <TextInput c={c} name="postal" label="Postal code" autoComplete="postal-code" maxLength={20} />
+          </div>
+        </>
+      )}
+      {(o.country || o.billingAddress) && <CountrySelect c={c} />}
+      {/* Honeypot: people never see or reach it; form-filling bots do. */}
+      <div class="alm-hp" aria-hidden="true">
+        <label for={fieldId("website")}>Website</label>
+        <input
+          id={fieldId("website")}
+          name="website"
+          tabIndex={-1}
+          autoComplete="off"
+          value={c.text.website.value}
+          onInput={(e) => (c.text.website.value = e.currentTarget.value)}
+        />
+      </div>
+    </section>
+  );
+}
+
+export function Payment({ c }: { c: Checkout }) {
+  if (c.total.value === 0) return null;
+  const sandbox = c.view.payment.tokenization === "server";
+  const methods = c.view.payment.methods;
+  return (
+    <section class="alm-section" aria-labelledby="alm-h-pay">
+      <h2 id="alm-h-pay">Payment</h2>
+      {methods.length > 1 && (
+        <Group c={c} name="method" legend="Pay with" class="alm-tabs">
+          {methods.map((m, i) => (
+            <Radio
+              key={m}
+              name="method"
+              index={i}
+              value={m}
+              checked={c.method.value === m}
+              onSelect={() => (c.method.value = m)}
+            >
+              {m === "card" ? "Card" : "Bank account"}
+            </Radio>
+          ))}
+        </Group>
+      )}
+      {sandbox && (
+        <p class="alm-note" id="alm-sandbox">
+          Test mode: no real money moves.{" "}
+          {c.method.value === "card"
+            ? "Use card 4242 4242 4242 4242 with any future date and any CVC (4000 0000 0000 0002 is declined)."
+            : "Use routing number 110000000 and any account number."}
+        </p>
+      )}
+      {c.method.value === "card" ? (
+        <div class="alm-row">
+          <TextInput
+            c={c}
+            name="cardNumber"
+            label="Card number"
+            required
+            autoComplete="cc-number"
+            inputMode="numeric"
+            class="alm-wide"
+            maxLength={23}
+          />
+          <TextInput
+            c={c}
+            name="cardExp"
+            label="Expiry (MM/YY)"
+            required
+            autoComplete="cc-exp"
+            inputMode="numeric"
+            maxLength={7}
+          />
+          <TextInput
+            c={c}
+            name="cardCvc"
+            label="CVC"
+            required
+            autoComplete="cc-csc"
+            inputMode="numeric"
+            maxLength={4}
+          />
+        </div>
+      ) : (
+        <>
+          <TextInput
+            c={c}
+            name="accountHolder"
+            label="Account holder"
+            required
+            autoComplete="name"
+            maxLength={200}
+          />
+          <div class="alm-row">
+            <TextInput
+              c={c}
+              name="routingNumber"
+              label="Routing number"
+              required
+              inputMode="numeric"
+              maxLength={11}
+            />
+            <TextInput
+              c={c}
+              name="accountNumber"
+              label="Account number"
+              required
+              inputMode="numeric"
+              maxLength={19}
+            />
+          </div>
+        </>
+      )}
+    </section>
+  );
+}
