@@ -41,6 +41,23 @@ describe(`OpenAPI document and reference page (${dialect})`, () => {
     );
   });
 
+  it("documents the public donor checkout routes, marked as needing no API key", async () => {
+    const res = await t.request<{
+      paths: Record<string, Record<string, { security?: unknown[]; requestBody?: unknown }>>;
+    }>("GET", "/v1/openapi.json", { key: null });
+    const paths = res.body.paths;
+    expect(Object.keys(paths)).toEqual(
+      expect.arrayContaining([
+        "/api/forms/{formId}",
+        "/api/forms/{formId}/quote",
+        "/api/forms/{formId}/checkout",
+      ]),
+    );
+    const checkoutOp = paths["/api/forms/{formId}/checkout"].post;
+    expect(checkoutOp.requestBody).toBeDefined();
+    expect(checkoutOp.security).toEqual([]);
+  });
+
   it("documents the form body with its rules (required fields, limits)", async () => {
     const res = await t.request<{
       paths: Record<
