@@ -84,8 +84,11 @@ describe("embed loader", () => {
   });
 
   it("sizes the iframe from a resize message sent by its own window on its own origin", () => {
+    // Until the checkout sizes it, the frame keeps its own scrollbar (a page that never reports stays usable).
+    expect(first.iframe.hasAttribute("scrolling")).toBe(false);
     post(resize(id, 1234), FORM_ORIGIN, first.frameWindow);
     expect(first.iframe.style.height).toBe("1234px");
+    expect(first.iframe.getAttribute("scrolling")).toBe("no");
   });
 
   it("re-dispatches accepted messages on the iframe for the host page", () => {
