@@ -11,6 +11,7 @@ import { beforeAll, describe, expect, it } from "vitest";
  */
 
 const EMBED_BUDGET_GZIP_BYTES = 2048;
+const OVERLAY_BUDGET_GZIP_BYTES = 2048;
 const configFile = fileURLToPath(new URL("../../vite.config.ts", import.meta.url));
 
 async function buildInMemory(environment: string, fileName: string): Promise<string> {
@@ -74,6 +75,62 @@ describe("embed.js as built", () => {
       const source = frameWindow as Window["window"];
       host.dispatchEvent(new host.MessageEvent("message", { data, origin: "https://forms.example", source }));
       expect(iframe.style.height).toBe("1040px");
+      expect(errors).toEqual([]);
+    } finally {
+      await host.happyDOM.close();
+    }
+  });
+});
+
+describe("overlay.js as built", () => {
+  let code: string;
+
+  beforeAll(async () => {
+    code = await buildInMemory("overlay", "overlay.js");
+  });
+
+  it(`is at most ${OVERLAY_BUDGET_GZIP_BYTES} bytes gzipped`, () => {
+    const gzipped = gzipSync(code).length;
+    console.log(`[budget] overlay.js: ${code.length} bytes minified, ${gzipped} bytes gzipped`);
+    expect(gzipped).toBeLessThanOrEqual(OVERLAY_BUDGET_GZIP_BYTES);
+  });
+
+  it("runs as a classic script on a host page and opens the checkout of the script's own origin", async () => {
+    const errors: unknown[] = [];
+    const formId = "6f1c2a9e-3b4d-4c8e-9f00-112233445566";
+    const host = new Window({
+      url: `https://host.example/giving?donate&formid=${formId}&elementid=link_1&utm_source=news`,
+      settings: { enableJavaScriptEvaluation: true, suppressInsecureJavaScriptEnvironmentWarning: true },
+      console: {
+        ...console,
+        error: (...args: unknown[]) => {
+          if (!String(args[0]).includes("Iframe page loading is disabled")) errors.push(args);
+        },
+      },
+    });
+    try {
+      const { document } = host;
+      document.body.innerHTML = "<main><button>Give</button></main>";
+      // The script reads its own origin from document.currentScript, as when loaded from the form host.
+      const self = document.createElement("script");
+      self.setAttribute("src", "https://forms.example/overlay.js");
+      Object.defineProperty(document, "currentScript", { configurable: true, get: () => self });
+      for (let i = 0; i < 2; i++) {
+        const script = document.createElement("script");
+        script.textContent = code;
+        document.body.append(script);
+      }
+
+      const frames = document.querySelectorAll('[role="dialog"][aria-modal="true"] iframe');
+      expect(frames).toHaveLength(1);
+      const src = new URL(frames[0].getAttribute("src") ?? "");
+      expect(src.origin + src.pathname).toBe(`https://forms.example/donate/${formId}`);
+      expect(src.searchParams.get("elementid")).toBe("link_1");
+      expect(src.searchParams.get("utm_source")).toBe("news");
+
+      document.body.dispatchEvent(new host.KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+      expect(document.querySelector('[role="dialog"]')).toBeNull();
+      expect(host.location.href).toBe("https://host.example/giving?utm_source=news");
       expect(errors).toEqual([]);
     } finally {
       await host.happyDOM.close();

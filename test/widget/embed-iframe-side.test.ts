@@ -46,7 +46,7 @@ afterEach(() => {
 const resized = () => {
   for (const cb of observers) cb();
 };
-const escape = (cancelled = false) => {
+const pressEscape = (cancelled = false) => {
   const event = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
   if (cancelled) event.preventDefault();
   document.body.dispatchEvent(event);
@@ -86,20 +86,20 @@ describe("iframe side", () => {
     startHeightReporting("e1");
     connectToHost("e1");
     resized();
-    escape();
+    pressEscape();
     Object.defineProperty(window, "parent", { configurable: true, get: () => window });
     const stop = connectToHost("e1", HOST);
     resized();
-    escape();
+    pressEscape();
     stop();
     expect(posted).toEqual([]);
   });
 
   it("sends Escape pressed inside the checkout as close, unless a control already handled it", () => {
     const stop = connectToHost("e9", HOST);
-    escape(true);
+    pressEscape(true);
     expect(posted).toEqual([]);
-    escape();
+    pressEscape();
     expect(posted).toEqual([[{ source: "almoner", version: 1, embedId: "e9", type: "close" }, HOST]]);
     resized();
     expect(posted[1]).toEqual([
@@ -107,7 +107,7 @@ describe("iframe side", () => {
       HOST,
     ]);
     stop();
-    escape();
+    pressEscape();
     resized();
     expect(posted).toHaveLength(2);
   });
