@@ -107,6 +107,7 @@ function checkoutHtml(p: CheckoutPage): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(view.title)}</title>
 ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml(value)}">`).join("\n")}
+<link rel="icon" href="data:,">
 <link rel="canonical" href="${escapeHtml(p.url)}">
 <link rel="stylesheet" href="${assetUrl("app.css")}">
 <style nonce="${p.nonce}">body{margin:0;background:${p.embed ? "transparent" : "#f6f7f9"}}.alm{--alm-brand:${p.brand};--alm-accent:${accent}}</style>

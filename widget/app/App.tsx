@@ -211,7 +211,7 @@ function Success({ c }: { c: Checkout }) {
             <>
               <dt>Paid with</dt>
               <dd>
-                {r.paymentMethod.brand ?? (r.paymentMethod.type === "bank" ? "Bank account" : "Card")} ending{" "}
+                {r.paymentMethod.type === "bank" ? "Bank account" : brandName(r.paymentMethod.brand)} ending{" "}
                 {r.paymentMethod.last4}
               </dd>
             </>
@@ -226,9 +226,18 @@ function Success({ c }: { c: Checkout }) {
           <dd>{r.paymentID}</dd>
         </dl>
       )}
-      <p class="alm-hint">A receipt is on its way to your email.</p>
     </div>
   );
+}
+
+function brandName(brand: string | null): string {
+  const names: Record<string, string> = {
+    visa: "Visa",
+    mastercard: "Mastercard",
+    amex: "American Express",
+    discover: "Discover",
+  };
+  return (brand && names[brand]) || "Card";
 }
 
 function Declined({ c }: { c: Checkout }) {

@@ -1,0 +1,569 @@
+// @vitest-environment happy-dom
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/preact";
+import { afterEach, describe, expect, it } from "vitest";
+import { fakeApi, formView, renderCheckout } from "./support/checkout.js";
+
+/**
+ * The checkout app's components (widget/app) in happy-dom, against a stand-in for the public API that
+ * records what the app sends. Each feature of the issue has a test here; the real API and browser are
+ * covered by test/e2e/hosted.e2e.test.ts.
+ */
+
+afterEach(() => cleanup());
+
+/** A control by its label; required labels end in a mark hidden from assistive technology, hence not exact. */
+const byLabel = (label: string | RegExp) => screen.getByLabelText(label, { exact: false });
+const type = (label: string | RegExp, value: string) =>
+  fireEvent.input(byLabel(label), { target: { value } });
+
+function fillDonor() {
+  type("First name", "Ada");
+  type("Last name", "Lovelace");
+  type("Email", "ada@example.org");
+}
+
+function fillCard(number = "4242 4242 4242 4242") {
+  type("Card number", number);
+  type("Expiry (MM/YY)", "12/34");
+  type("CVC", "123");
+}
+
+const submit = () =>
+  fireEvent.submit(
+    screen.getByRole("button", { name: /^(Donate|Pay|Sponsor|Register)/ }).closest("form") as HTMLFormElement,
+  );
+
+describe("standard form", () => {
+  it("shows title, description, header image and funds; presets follow the frequency; the button names amount and frequency", async () => {
+    const { api, container } = renderCheckout(
+      formView({
+        headerImage: "https://img.example/tree.jpg",
+        funds: ["General", "Scholarships"],
+        frequencies: ["ONE_TIME", "MONTHLY"],
+      }),
+    );
+    expect(screen.getByRole("heading", { level: 1, name: "Plant a tree" })).toBeTruthy();
+    expect(screen.getByText("Every tree counts.")).toBeTruthy();
+    expect(container.querySelector("img")?.getAttribute("src")).toBe("https://img.example/tree.jpg");
+    expect(screen.getAllByRole("radio", { name: /^\$/ }).map((r) => r.getAttribute("value"))).toEqual([
+      "25",
+      "50",
+      "100",
+    ]);
+
+    fireEvent.click(screen.getByRole("radio", { name: "Monthly" }));
+    expect(screen.getAllByRole("radio", { name: /^\$/ }).map((r) => r.getAttribute("value"))).toEqual([
+      "10",
+      "20",
+      "30",
+    ]);
+    fireEvent.click(screen.getByRole("radio", { name: /^\$30/ }));
+    fireEvent.change(byLabel("Designate my gift to"), { target: { value: "Scholarships" } });
+    await waitFor(() => expect(screen.getByRole("button", { name: "Donate $30 monthly" })).toBeTruthy());
+    await waitFor(() =>
+      expect(api.quotes().at(-1)?.body).toEqual({ frequency: "MONTHLY", fund: "Scholarships", amount: 30 }),
+    );
+    const summary = screen.getByRole("region", { name: "Summary" });
+    await waitFor(() => expect(within(summary).getByText("$30/month")).toBeTruthy());
+  });
+
+  it("takes a custom amount and refuses one out of range, tied to the field", async () => {
+    const { api } = renderCheckout(formView());
+    type("Other amount", "37.5");
+    await waitFor(() => expect(screen.getByRole("button", { name: "Donate $37.50" })).toBeTruthy());
+    await waitFor(() => expect(api.quotes().at(-1)?.body.amount).toBe(37.5));
+    type("Other amount", "0.5");
+    fillDonor();
+    fillCard();
+    submit();
+    const field = byLabel("Other amount");
+    await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
+    const described = document.getElementById(field.getAttribute("aria-describedby") ?? "");
+    expect(described?.textContent).toMatch(/from \$1 to \$1,000,000/);
+    expect(api.checkouts()).toHaveLength(0);
+  });
+
+  it("completes a one-time card gift: body, idempotency key, success screen", async () => {
+    const { api } = renderCheckout(formView(), {
+      env: { utm: { source: "newsletter", campaign: "spring" }, elementId: "link-1" },
+    });
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
+    expect(screen.getByText("Thank you, Ada!")).toBeTruthy();
+    expect(screen.getByText("Visa ending 4242")).toBeTruthy();
+    const [call] = api.checkouts();
+    expect(call.headers["Idempotency-Key"]).toMatch(/.{16,}/);
+    expect(call.body).toEqual({
+      frequency: "ONE_TIME",
+      fund: "General",
+      amount: 25,
+      donor: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.org" },
+      paymentMethod: { type: "card", number: "4242 4242 4242 4242", expMonth: 12, expYear: 2034, cvc: "123" },
+      utm: { source: "newsletter", campaign: "spring" },
+      elementId: "link-1",
+    });
+  });
+
+  it("shows a decline, then takes another card with a new idempotency key", async () => {
+    const api = fakeApi({
+      checkout: [
+        {
+          status: 402,
+          body: { error: "Your card was declined.", code: "card_declined", paymentID: "pay_x" },
+        },
+      ],
+    });
+    renderCheckout(formView(), { api });
+    fillDonor();
+    fillCard("4000 0000 0000 0002");
+    submit();
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Payment declined" })).toBeTruthy());
+    expect(screen.getByRole("alert").textContent).toContain("Your card was declined. Nothing was charged.");
+    fireEvent.click(screen.getByRole("button", { name: "Try another card" }));
+    expect((byLabel("Card number") as HTMLInputElement).value).toBe("");
+    expect((byLabel("Email") as HTMLInputElement).value).toBe("ada@example.org");
+    fillCard();
+    submit();
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
+    const [first, second] = api.checkouts();
+    expect(first.headers["Idempotency-Key"]).not.toBe(second.headers["Idempotency-Key"]);
+    expect(second.body.paymentMethod).toMatchObject({ number: "4242 4242 4242 4242" });
+  });
+
+  it("pays by bank account", async () => {
+    const { api } = renderCheckout(formView());
+    fillDonor();
+    fireEvent.click(screen.getByRole("radio", { name: "Bank account" }));
+    expect(screen.queryByLabelText("Card number")).toBeNull();
+    type("Account holder", "Ada Lovelace");
+    type("Routing number", "110000000");
+    type("Account number", "000123456789");
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.paymentMethod).toEqual({
+      type: "bank",
+      routingNumber: "110000000",
+      accountNumber: "000123456789",
+      accountHolder: "Ada Lovelace",
+    });
+  });
+
+  it("announces missing details in an alert and ties each error to its field", async () => {
+    const { api } = renderCheckout(formView());
+    submit();
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toMatch(/Please fix \d+ fields/));
+    for (const label of ["First name", "Last name", "Email", "Card number", "Expiry (MM/YY)", "CVC"]) {
+      const field = byLabel(label);
+      expect(field.getAttribute("aria-invalid"), label).toBe("true");
+      const error = document.getElementById(field.getAttribute("aria-describedby") ?? "");
+      expect(error?.textContent, label).toBeTruthy();
+    }
+    expect(document.activeElement).toBe(byLabel("First name"));
+    type("First name", "Ada");
+    expect(byLabel("First name").getAttribute("aria-invalid")).toBeNull();
+    expect(api.checkouts()).toHaveLength(0);
+  });
+
+  it("shows the server's 400 details in the alert and on the field they name", async () => {
+    const api = fakeApi({
+      checkout: [
+        {
+          status: 400,
+          body: { error: "Validation failed", details: ["donor.email must be an email address"] },
+        },
+      ],
+    });
+    renderCheckout(formView(), { api });
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() =>
+      expect(screen.getByRole("alert").textContent).toContain("donor.email must be an email address"),
+    );
+    expect(byLabel("Email").getAttribute("aria-invalid")).toBe("true");
+  });
+});
+
+describe("prefill", () => {
+  it("applies a checkout link's prefill: amount, frequency, fund, donor and answers; UTM of the link is sent", async () => {
+    const { api } = renderCheckout(
+      formView({
+        funds: ["General", "Scholarships"],
+        frequencies: ["ONE_TIME", "MONTHLY"],
+        options: {
+          coverFees: false,
+          anonymous: false,
+          organizationName: true,
+          billingAddress: false,
+          country: false,
+          phone: false,
+        },
+        customInputs: [
+          { id: "ci_1", title: "In honor of", inputType: "short_text", required: false, options: [] },
+        ],
+        prefill: {
+          firstName: "Grace",
+          email: "grace@example.org",
+          organizationName: "Navy",
+          amount: 20,
+          frequency: "MONTHLY",
+          fund: "Scholarships",
+          customInputs: { ci_1: "Ada" },
+          utm: { source: "mail" },
+        },
+      } as never),
+    );
+    expect((screen.getByRole("radio", { name: /^\$20/ }) as HTMLInputElement).checked).toBe(true);
+    expect((byLabel("Designate my gift to") as HTMLSelectElement).value).toBe("Scholarships");
+    expect((byLabel("First name") as HTMLInputElement).value).toBe("Grace");
+    expect((byLabel("Organization name") as HTMLInputElement).value).toBe("Navy");
+    expect((byLabel("In honor of") as HTMLInputElement).value).toBe("Ada");
+    expect(screen.getByRole("button", { name: "Donate $20 monthly" })).toBeTruthy();
+    type("Last name", "Hopper");
+    fillCard();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body).toMatchObject({
+      amount: 20,
+      frequency: "MONTHLY",
+      fund: "Scholarships",
+      customInputs: { ci_1: "Ada" },
+      utm: { source: "mail" },
+      donor: { firstName: "Grace", lastName: "Hopper", organizationName: "Navy" },
+    });
+  });
+
+  it("a custom prefilled amount lands in the other-amount field", () => {
+    renderCheckout(formView({ prefill: { amount: 42, customInputs: {}, utm: {} } } as never));
+    expect((byLabel("Other amount") as HTMLInputElement).value).toBe("42");
+    expect(screen.getAllByRole("radio", { name: /^\$/ }).some((r) => (r as HTMLInputElement).checked)).toBe(
+      false,
+    );
+  });
+});
+
+describe("giving levels", () => {
+  it("lists levels with amounts and descriptions and sends the chosen level", async () => {
+    const { api } = renderCheckout(
+      formView({
+        formType: "CROWDFUNDING_FORM",
+        givingLevels: [
+          { title: "Friend", amount: 50, description: "A week of supplies" },
+          { title: "Champion", amount: 250, description: "A workshop" },
+        ],
+      }),
+    );
+    expect(screen.getByText("A week of supplies")).toBeTruthy();
+    fireEvent.click(screen.getByRole("radio", { name: /Champion/ }));
+    await waitFor(() => expect(screen.getByRole("button", { name: "Donate $250" })).toBeTruthy());
+    await waitFor(() =>
+      expect(api.quotes().at(-1)?.body).toEqual({
+        frequency: "ONE_TIME",
+        fund: "General",
+        givingLevel: "Champion",
+      }),
+    );
+  });
+});
+
+describe("sponsorship", () => {
+  it("shows groups and products with stock; a sold-out product cannot be chosen", async () => {
+    const { api } = renderCheckout(
+      formView({
+        formType: "PRODUCT",
+        productGroups: [
+          {
+            productGroupName: "Booths",
+            description: "Your name on a booth",
+            products: [
+              { productName: "Bronze", price: 250, description: "", remaining: 3, soldOut: false },
+              { productName: "Gold", price: 1000, description: "Front row", remaining: 0, soldOut: true },
+            ],
+          },
+        ],
+      }),
+    );
+    expect(screen.getByRole("heading", { name: "Booths" })).toBeTruthy();
+    expect((screen.getByRole("radio", { name: /Gold/ }) as HTMLInputElement).disabled).toBe(true);
+    expect(screen.getByText("Sold out")).toBeTruthy();
+    expect(screen.getByText("3 left")).toBeTruthy();
+    fireEvent.click(screen.getByRole("radio", { name: /Bronze/ }));
+    await waitFor(() => expect(screen.getByRole("button", { name: "Sponsor for $250" })).toBeTruthy());
+    await waitFor(() =>
+      expect(api.quotes().at(-1)?.body).toEqual({
+        frequency: "ONE_TIME",
+        fund: "General",
+        product: { group: "Booths", name: "Bronze" },
+      }),
+    );
+  });
+});
+
+describe("event", () => {
+  const event = () =>
+    formView({
+      formType: "EVENT",
+      title: "Annual gala",
+      hasPromoCodes: true,
+      event: {
+        date: "2027-05-15",
+        startTime: "18:30",
+        endTime: "22:00",
+        timeZone: "America/New_York",
+        location: "Riverside Hall",
+        details: "Black tie",
+      },
+      tickets: [
+        {
+          name: "General admission",
+          price: 75,
+          ticketType: "INDIVIDUAL",
+          groupSize: null,
+          description: "",
+          maxPerOrder: 10,
+          remaining: 200,
+          soldOut: false,
+        },
+        {
+          name: "Table for eight",
+          price: 500,
+          ticketType: "GROUP",
+          groupSize: 8,
+          description: "",
+          maxPerOrder: null,
+          remaining: 20,
+          soldOut: false,
+        },
+        {
+          name: "VIP",
+          price: 900,
+          ticketType: "INDIVIDUAL",
+          groupSize: null,
+          description: "",
+          maxPerOrder: null,
+          remaining: 0,
+          soldOut: true,
+        },
+      ],
+    } as never);
+
+  it("shows date, time, time zone and location, and tickets with prices, group size, stock and limits", () => {
+    renderCheckout(event());
+    const details = screen.getByRole("region", { name: "When and where" });
+    expect(details.textContent).toContain("Saturday, May 15, 2027");
+    expect(details.textContent).toContain("6:30 PM – 10:00 PM (America/New York)");
+    expect(details.textContent).toContain("Riverside Hall");
+    expect(screen.getByText(/\$500 · admits 8 · 20 left/)).toBeTruthy();
+    expect(screen.getByText(/\$75 · 200 left · up to 10 per order/)).toBeTruthy();
+    const general = byLabel("General admission") as HTMLInputElement;
+    expect(general.max).toBe("10");
+    expect((byLabel("VIP") as HTMLInputElement).disabled).toBe(true);
+  });
+
+  it("orders a group ticket with a promo code; the discount from the quote is shown", async () => {
+    const api = fakeApi({
+      price: (o) => {
+        const tickets = o.tickets as { name: string; quantity: number }[];
+        const subtotal = tickets.reduce(
+          (s, t) => s + (t.name === "Table for eight" ? 500 : 75) * t.quantity,
+          0,
+        );
+        const discount = o.promoCode ? 15 : 0;
+        return {
+          subtotal,
+          discount,
+          promoCode: o.promoCode ? "EARLYBIRD" : null,
+          total: subtotal - discount,
+          lines: tickets.map((t) => ({
+            kind: "ticket",
+            label: t.name,
+            unitPrice: 0,
+            quantity: t.quantity,
+            amount: 0,
+          })),
+        };
+      },
+    });
+    renderCheckout(event(), { api });
+    fireEvent.input(byLabel("Table for eight"), { target: { value: "1" } });
+    fireEvent.input(byLabel("General admission"), { target: { value: "1" } });
+    await waitFor(() => expect(screen.getByRole("button", { name: "Pay $575" })).toBeTruthy());
+    type("Promo code", "earlybird");
+    fireEvent.click(screen.getByRole("button", { name: "Apply" }));
+    await waitFor(() => expect(screen.getByText("Promo code EARLYBIRD applied: you save $15.")).toBeTruthy());
+    expect(screen.getByRole("button", { name: "Pay $560" })).toBeTruthy();
+    expect(within(screen.getByRole("region", { name: "Summary" })).getByText("−$15")).toBeTruthy();
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body).toMatchObject({
+      tickets: [
+        { name: "General admission", quantity: 1 },
+        { name: "Table for eight", quantity: 1 },
+      ],
+      promoCode: "earlybird",
+    });
+    expect(api.checkouts()[0].body.amount).toBeUndefined();
+  });
+
+  it("refuses a checkout without tickets and clamps a quantity to the per-order limit", async () => {
+    const { api } = renderCheckout(event());
+    fireEvent.input(byLabel("General admission"), { target: { value: "25" } });
+    expect((byLabel("General admission") as HTMLInputElement).value).toBe("10");
+    fireEvent.input(byLabel("General admission"), { target: { value: "0" } });
+    fillDonor();
+    submit();
+    await waitFor(() => expect(screen.getByText("Choose at least one ticket.")).toBeTruthy());
+    expect(screen.getByRole("group", { name: "Tickets" }).getAttribute("aria-invalid")).toBe("true");
+    expect(api.checkouts()).toHaveLength(0);
+  });
+});
+
+describe("questions and choices", () => {
+  it("renders short, long, single and multi custom inputs with required marks, and sends the answers", async () => {
+    const { api } = renderCheckout(
+      formView({
+        customInputs: [
+          { id: "a", title: "Dedication", inputType: "short_text", required: true, options: [] },
+          { id: "b", title: "Message", inputType: "long_text", required: false, options: [] },
+          {
+            id: "c",
+            title: "T-shirt size",
+            inputType: "single_select",
+            required: true,
+            options: ["S", "M", "L"],
+          },
+          {
+            id: "d",
+            title: "Interests",
+            inputType: "multi_select",
+            required: false,
+            options: ["Trees", "Rivers"],
+          },
+        ],
+      }),
+    );
+    expect(byLabel(/Dedication/).tagName).toBe("INPUT");
+    expect(byLabel("Message").tagName).toBe("TEXTAREA");
+    expect(byLabel(/T-shirt size/).tagName).toBe("SELECT");
+    expect(screen.getByRole("group", { name: "Interests" })).toBeTruthy();
+    expect((byLabel(/Dedication/) as HTMLInputElement).required).toBe(true);
+    expect(screen.getByText("Dedication").parentElement?.querySelector(".alm-req")).toBeTruthy();
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(screen.getByText("Dedication is required.")).toBeTruthy());
+    expect(byLabel(/T-shirt size/).getAttribute("aria-invalid")).toBe("true");
+    type(/Dedication/, "For Grandma");
+    type("Message", "Love");
+    fireEvent.change(byLabel(/T-shirt size/), { target: { value: "M" } });
+    fireEvent.click(byLabel("Rivers"));
+    fireEvent.click(byLabel("Trees"));
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.customInputs).toEqual({
+      a: "For Grandma",
+      b: "Love",
+      c: "M",
+      d: ["Rivers", "Trees"],
+    });
+  });
+
+  it("offers cover-fees (with the fee) and anonymous only when enabled, and sends them", async () => {
+    const on = {
+      coverFees: true,
+      anonymous: true,
+      organizationName: false,
+      billingAddress: false,
+      country: false,
+      phone: false,
+    };
+    const { api } = renderCheckout(formView({ options: on, defaultAmount: 100 }));
+    expect(byLabel(/Add \$3\.30 so all of my gift goes to Green Org/)).toBeTruthy();
+    fireEvent.click(byLabel(/Add \$3\.30/));
+    fireEvent.click(byLabel(/anonymous/));
+    await waitFor(() => expect(api.quotes().at(-1)?.body).toMatchObject({ amount: 100, coverFees: true }));
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body).toMatchObject({ coverFees: true, anonymous: true });
+    cleanup();
+    renderCheckout(formView());
+    expect(screen.queryByLabelText(/so all of my gift/)).toBeNull();
+    expect(screen.queryByLabelText(/anonymous/)).toBeNull();
+  });
+
+  it("asks for organization name, address, country and phone only when the form enables them", async () => {
+    renderCheckout(formView());
+    for (const label of ["Organization name", "Street address", "Country", "Phone"])
+      expect(screen.queryByLabelText(label)).toBeNull();
+    cleanup();
+    const { api } = renderCheckout(
+      formView({
+        options: {
+          coverFees: false,
+          anonymous: false,
+          organizationName: true,
+          billingAddress: true,
+          country: true,
+          phone: true,
+        },
+      }),
+    );
+    fillDonor();
+    type("Organization name", "Analytical Engines");
+    type("Street address", "12 Main St");
+    type("City", "London");
+    type("Postal code", "N1");
+    type("Phone", "+44 20 0000");
+    fireEvent.change(byLabel("Country"), { target: { value: "GB" } });
+    fillCard();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.donor).toEqual({
+      firstName: "Ada",
+      lastName: "Lovelace",
+      email: "ada@example.org",
+      phone: "+44 20 0000",
+      organizationName: "Analytical Engines",
+      address: { line1: "12 Main St", city: "London", postal: "N1", country: "GB" },
+    });
+  });
+});
+
+describe("around the form", () => {
+  it("shows FAQs as an accordion, the fundraising bar and the donor list with anonymous donors", () => {
+    renderCheckout(
+      formView({
+        faqs: [{ question: "Is it tax-deductible?", answer: "Yes." }],
+        fundraisingBar: { goal: 1000, raised: 250, donors: 3 },
+        donorList: [
+          { name: "Ada L.", anonymous: false, amount: 50, date: "2026-01-02T00:00:00Z" },
+          { name: "Anonymous", anonymous: true, amount: 25, date: "2026-01-01T00:00:00Z" },
+        ],
+      }),
+    );
+    const faq = screen.getByText("Is it tax-deductible?").closest("details") as HTMLDetailsElement;
+    expect(faq.open).toBe(false);
+    expect(faq.querySelector("summary")?.textContent).toBe("Is it tax-deductible?");
+    const bar = screen.getByRole("progressbar");
+    expect(bar.getAttribute("value")).toBe("25");
+    expect(bar.getAttribute("aria-label")).toBe("25% of the $1,000 goal raised");
+    expect(screen.getByText(/raised of \$1,000 goal · 3 donors/)).toBeTruthy();
+    const list = within(screen.getByRole("region", { name: "Recent supporters" })).getAllByRole("listitem");
+    expect(list.map((li) => li.textContent)).toEqual(["Ada L. $50", "Anonymous $25"]);
+  });
+
+  it("shows form text as text, never as HTML", () => {
+    const { container } = renderCheckout(
+      formView({ title: "<img src=x onerror=alert(1)>", description: "<b>bold</b>" }),
+    );
+    expect(screen.getByRole("heading", { level: 1 }).textContent).toBe("<img src=x onerror=alert(1)>");
+    expect(container.querySelector("b, img")).toBeNull();
+  });
+});
