@@ -71,6 +71,7 @@ export async function queueReceipt(
       text: mail.text,
       html: mail.html,
     },
-    nowMs,
+    // A charge recorded "as of" a later moment (`billing run --as-of`) still mails its receipt now.
+    Math.min(nowMs, Date.now()),
   );
 }

@@ -102,6 +102,20 @@ describe(`billing run on the command line (${dialect})`, () => {
     }
   });
 
+  it("a charge billed --as-of a future moment mails its receipt now, not at that moment", async () => {
+    const sub = await subscribe(t, await recurringForm(t));
+    const due = ok(await cli("--as-of", "2030-01-01T00:00:00Z", "--json"));
+    expect(due.billing.charged).toBe(1);
+    const [, charge] = await paymentsOf(t.store.db, sub.id);
+    const receipt = await t.store.db
+      .selectFrom("email_outbox")
+      .select(["status", "next_attempt_at"])
+      .where("payment_id", "=", charge.id)
+      .executeTakeFirstOrThrow();
+    expect(receipt.status).toBe("PENDING");
+    expect(Date.parse(receipt.next_attempt_at)).toBeLessThanOrEqual(Date.now());
+  });
+
   it("a bad --as-of is one clear error line and exit code 2", async () => {
     for (const bad of ["next tuesday", "2026-02-30T00:00:00Z", "2026-03-01", "2026-03-01T10:00:00"]) {
       const result = await cli("--as-of", bad);
