@@ -4,16 +4,21 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { analyticsRoutes } from "./api/analytics.js";
 import { checkoutRoutes } from "./api/checkout.js";
+import { contactRoutes } from "./api/contacts.js";
 import { renderDocsPage } from "./api/docs.js";
+import { donationRoutes, donationsGate } from "./api/donations.js";
 import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
 import { linkRoutes } from "./api/links.js";
 import { authenticate, rateLimit, recordMetrics, requestId } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
+import { paymentRoutes } from "./api/payments.js";
 import { type MountedPattern, mountRoutes } from "./api/route.js";
+import { subscriptionRoutes } from "./api/subscriptions.js";
 import { ApiError } from "./errors.js";
 import { serveWidgetAsset } from "./pages/assets.js";
 import { hostedFormPage } from "./pages/hosted.js";
+import { mountUpdatePaymentMethodPages } from "./pages/updatePaymentMethod.js";
 
 export type { AppDeps } from "./api/env.js";
 
@@ -56,6 +61,8 @@ export function createApp(deps: AppDeps) {
   app.use("/v1/*", recordMetrics(deps));
   app.use("/v1/*", authenticate(deps));
   app.use("/v1/*", rateLimit(deps));
+  app.use("/v1/donations", donationsGate(deps));
+  app.use("/v1/donations/*", donationsGate(deps));
 
   mountRoutes(
     app,
@@ -66,6 +73,10 @@ export function createApp(deps: AppDeps) {
       ...organizationRoutes(deps),
       ...analyticsRoutes(deps),
       ...checkoutRoutes(deps),
+      ...contactRoutes(deps),
+      ...paymentRoutes(deps),
+      ...donationRoutes(deps),
+      ...subscriptionRoutes(deps),
     ],
     patterns,
   );
@@ -101,6 +112,7 @@ export function createApp(deps: AppDeps) {
 
   app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   app.get("/attend/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
+  mountUpdatePaymentMethodPages(app, deps);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

@@ -153,32 +153,42 @@ async function prepareCharge(
   atMs: number,
 ): Promise<PreparedCharge | null> {
   const db = deps.store.db;
-  const sub = await findSubscription(db, claimed.id);
-  if (
-    sub?.status !== "ACTIVE" ||
-    sub.cycle !== claimed.cycle ||
-    sub.failed_attempts !== claimed.failed_attempts
-  )
-    return null;
+  const current = await findSubscription(db, claimed.id);
+  if (!current) return null;
   const [org, form] = await Promise.all([
-    getOrganization(db, sub.organization_id),
-    findForm(db, sub.form_id),
+    getOrganization(db, current.organization_id),
+    findForm(db, current.form_id),
   ]);
-  if (!org) throw new Error(`subscription ${sub.id} belongs to no organization`);
-  const row = chargeRow(sub, form?.config.title ?? "", org.feeRate, atMs);
-  const inserted = await db
-    .insertInto("payments")
-    .values(row)
-    .onConflict((oc) => oc.column("charge_key").doNothing())
-    .returning("id")
-    .executeTakeFirst();
-  if (inserted) return { sub, payment: row, fresh: true };
-  const existing = await db
-    .selectFrom("payments")
-    .selectAll()
-    .where("charge_key", "=", row.charge_key)
-    .executeTakeFirstOrThrow();
-  return { sub, payment: existing, fresh: false };
+  if (!org) throw new Error(`subscription ${current.id} belongs to no organization`);
+  // The check and the PROCESSING row in one transaction that first writes the subscription's row: that
+  // locks it (both databases), so a cancel either commits before (and no charge starts) or after the
+  // charge was written. An amount or payment-method change likewise applies to this charge or the next.
+  return db.transaction().execute(async (trx) => {
+    const sub = await trx
+      .updateTable("subscriptions")
+      .set((eb) => ({ updated_at: eb.ref("updated_at") }))
+      .where("id", "=", claimed.id)
+      .where("status", "=", "ACTIVE")
+      .where("cycle", "=", claimed.cycle)
+      .where("failed_attempts", "=", claimed.failed_attempts)
+      .returningAll()
+      .executeTakeFirst();
+    if (!sub) return null;
+    const row = chargeRow(sub, form?.config.title ?? "", org.feeRate, atMs);
+    const inserted = await trx
+      .insertInto("payments")
+      .values(row)
+      .onConflict((oc) => oc.column("charge_key").doNothing())
+      .returning("id")
+      .executeTakeFirst();
+    if (inserted) return { sub, payment: row, fresh: true };
+    const existing = await trx
+      .selectFrom("payments")
+      .selectAll()
+      .where("charge_key", "=", row.charge_key)
+      .executeTakeFirstOrThrow();
+    return { sub, payment: existing, fresh: false };
+  });
 }
 
 function chargeRow(

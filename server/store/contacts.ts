@@ -1,6 +1,7 @@
 import { centsToDollars } from "../../shared/money.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
+import { afterPosition } from "./keyset.js";
 import type { ConsentValue, ContactsTable } from "./schema.js";
 
 /**
@@ -43,6 +44,7 @@ export interface NewContact {
   communicationConsent: ConsentValue;
 }
 
+/** The live contact holding this email (keys of deleted or merged contacts are free to be taken). */
 export async function findContactIdByEmail(
   db: Db,
   organizationId: string,
@@ -50,27 +52,78 @@ export async function findContactIdByEmail(
 ): Promise<string | null> {
   const row = await db
     .selectFrom("contact_keys")
-    .select("contact_id")
-    .where("organization_id", "=", organizationId)
-    .where("kind", "=", "email")
-    .where("value_key", "=", emailKey(email))
+    .innerJoin("contacts", "contacts.id", "contact_keys.contact_id")
+    .select("contact_keys.contact_id")
+    .where("contact_keys.organization_id", "=", organizationId)
+    .where("contact_keys.kind", "=", "email")
+    .where("contact_keys.value_key", "=", emailKey(email))
+    .where("contacts.status", "=", "ACTIVE")
     .executeTakeFirst();
   return row?.contact_id ?? null;
 }
 
+export interface ContactKey {
+  kind: "email" | "phone";
+  value_key: string;
+}
+
+/** The keys a contact's emails and phones claim (phones without digits claim nothing). */
+export function contactKeys(emails: { value: string }[], phones: { value: string }[]): ContactKey[] {
+  return [
+    ...emails.map((e): ContactKey => ({ kind: "email", value_key: emailKey(e.value) })),
+    ...phones
+      .map((p): ContactKey => ({ kind: "phone", value_key: phoneKey(p.value) }))
+      .filter((k) => k.value_key),
+  ];
+}
+
 /**
- * Inserts a contact and claims its email and phone keys. When another transaction claimed the primary
- * email first, the new row is removed again and that contact's id returned (`created: false`). A phone
- * already on another contact is kept on the record but not claimed.
+ * Claims each key for `contactId`; returns the keys another live contact holds (with its id). A key still
+ * held by a deleted or merged contact is taken over. The primary key of `contact_keys` decides races: on
+ * PostgreSQL a second claimer waits for the first transaction and then finds the key taken.
  */
-export async function insertContact(
+export async function claimContactKeys(
   trx: Db,
   organizationId: string,
-  input: NewContact,
-  nowIso: string,
-): Promise<{ id: string; created: boolean }> {
-  const id = uuid();
-  const row: ContactsTable = {
+  contactId: string,
+  keys: ContactKey[],
+): Promise<(ContactKey & { contactId: string })[]> {
+  const taken: (ContactKey & { contactId: string })[] = [];
+  for (const key of keys) {
+    const claimed = await trx
+      .insertInto("contact_keys")
+      .values({ organization_id: organizationId, contact_id: contactId, ...key })
+      .onConflict((oc) => oc.columns(["organization_id", "kind", "value_key"]).doNothing())
+      .returning("contact_id")
+      .executeTakeFirst();
+    if (claimed) continue;
+    const holder = await trx
+      .selectFrom("contact_keys")
+      .innerJoin("contacts", "contacts.id", "contact_keys.contact_id")
+      .select(["contact_keys.contact_id", "contacts.status"])
+      .where("contact_keys.organization_id", "=", organizationId)
+      .where("contact_keys.kind", "=", key.kind)
+      .where("contact_keys.value_key", "=", key.value_key)
+      .executeTakeFirst();
+    if (holder?.contact_id === contactId) continue;
+    if (holder && holder.status !== "ACTIVE") {
+      const moved = await trx
+        .updateTable("contact_keys")
+        .set({ contact_id: contactId })
+        .where("organization_id", "=", organizationId)
+        .where("kind", "=", key.kind)
+        .where("value_key", "=", key.value_key)
+        .where("contact_id", "=", holder.contact_id)
+        .executeTakeFirst();
+      if (Number(moved.numUpdatedRows) > 0) continue;
+    }
+    taken.push({ ...key, contactId: holder?.contact_id ?? "" });
+  }
+  return taken;
+}
+
+function contactRow(id: string, organizationId: string, input: NewContact, nowIso: string): ContactsTable {
+  return {
     id,
     organization_id: organizationId,
     first_name: input.firstName,
@@ -87,24 +140,141 @@ export async function insertContact(
     created_at: nowIso,
     updated_at: nowIso,
   };
+}
+
+/**
+ * The API's create: inserts the contact and claims every email and phone. When any is already on a live
+ * contact the keys taken are returned and the caller rolls the transaction back (409).
+ */
+export async function createContact(
+  trx: Db,
+  organizationId: string,
+  input: NewContact,
+  nowIso: string,
+): Promise<{ row: ContactsTable; taken: (ContactKey & { contactId: string })[] }> {
+  const row = contactRow(uuid(), organizationId, input, nowIso);
   await trx.insertInto("contacts").values(row).execute();
-  const keys = [
-    ...input.emails.map((e) => ({ kind: "email", value_key: emailKey(e.value) })),
-    ...input.phones.map((p) => ({ kind: "phone", value_key: phoneKey(p.value) })).filter((k) => k.value_key),
-  ];
-  for (const [i, key] of keys.entries()) {
-    const claimed = await trx
-      .insertInto("contact_keys")
-      .values({ organization_id: organizationId, contact_id: id, ...key })
-      .onConflict((oc) => oc.columns(["organization_id", "kind", "value_key"]).doNothing())
-      .returning("contact_id")
-      .executeTakeFirst();
-    if (!claimed && i === 0 && key.kind === "email") {
-      await trx.deleteFrom("contacts").where("id", "=", id).execute();
-      const existing = await findContactIdByEmail(trx, organizationId, key.value_key);
-      if (existing) return { id: existing, created: false };
-      throw new Error("contact email key vanished while matching");
-    }
+  const taken = await claimContactKeys(trx, organizationId, row.id, contactKeys(input.emails, input.phones));
+  return { row, taken };
+}
+
+export type ContactChanges = Partial<
+  Pick<NewContact, "firstName" | "lastName" | "organizationName" | "emails" | "phones" | "addresses">
+>;
+
+/**
+ * The API's partial update of a live contact. The first statement writes the row, which locks it (both
+ * databases), so concurrent updates of one contact apply one after the other and keys stay in step with
+ * the lists. Returns null for a contact that is not live, or the keys another contact holds (the caller
+ * rolls back).
+ */
+export async function updateContact(
+  trx: Db,
+  organizationId: string,
+  id: string,
+  changes: ContactChanges,
+  nowIso: string,
+): Promise<{ row: ContactsTable; taken: (ContactKey & { contactId: string })[] } | null> {
+  const locked = await trx
+    .updateTable("contacts")
+    .set({ updated_at: nowIso })
+    .where("id", "=", id)
+    .where("organization_id", "=", organizationId)
+    .where("status", "=", "ACTIVE")
+    .returningAll()
+    .executeTakeFirst();
+  if (!locked) return null;
+  const set: Partial<ContactsTable> = {};
+  if (changes.firstName !== undefined) set.first_name = changes.firstName;
+  if (changes.lastName !== undefined) set.last_name = changes.lastName;
+  if (changes.organizationName !== undefined) set.organization_name = changes.organizationName ?? null;
+  if (changes.emails !== undefined) set.emails = JSON.stringify(changes.emails);
+  if (changes.phones !== undefined) set.phones = JSON.stringify(changes.phones);
+  if (changes.addresses !== undefined) set.addresses = JSON.stringify(changes.addresses);
+  const row = { ...locked, ...set };
+  if (Object.keys(set).length) await trx.updateTable("contacts").set(set).where("id", "=", id).execute();
+  let taken: (ContactKey & { contactId: string })[] = [];
+  if (changes.emails !== undefined || changes.phones !== undefined) {
+    const wanted = contactKeys(JSON.parse(row.emails), JSON.parse(row.phones));
+    const wantedSet = new Set(wanted.map((k) => `${k.kind}:${k.value_key}`));
+    const held = await trx
+      .selectFrom("contact_keys")
+      .select(["kind", "value_key"])
+      .where("contact_id", "=", id)
+      .execute();
+    for (const k of held)
+      if (!wantedSet.has(`${k.kind}:${k.value_key}`))
+        await trx
+          .deleteFrom("contact_keys")
+          .where("organization_id", "=", organizationId)
+          .where("kind", "=", k.kind)
+          .where("value_key", "=", k.value_key)
+          .where("contact_id", "=", id)
+          .execute();
+    const heldSet = new Set(held.map((k) => `${k.kind}:${k.value_key}`));
+    taken = await claimContactKeys(
+      trx,
+      organizationId,
+      id,
+      wanted.filter((k) => !heldSet.has(`${k.kind}:${k.value_key}`)),
+    );
+  }
+  return { row, taken };
+}
+
+/** Live contacts, newest first; with `email`, the one whose emails include it (case-insensitive). */
+export async function listContacts(
+  db: Db,
+  organizationId: string,
+  limit: number,
+  opts: { after?: { sort: string; id: string }; email?: string },
+): Promise<ContactsTable[]> {
+  let query = db
+    .selectFrom("contacts")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("status", "=", "ACTIVE");
+  const { after, email } = opts;
+  if (email !== undefined)
+    query = query.where("id", "in", (eb) =>
+      eb
+        .selectFrom("contact_keys")
+        .select("contact_id")
+        .where("organization_id", "=", organizationId)
+        .where("kind", "=", "email")
+        .where("value_key", "=", emailKey(email)),
+    );
+  if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+}
+
+/**
+ * Inserts a contact and claims its email and phone keys. When another transaction claimed the primary
+ * email first, the new row is removed again and that contact's id returned (`created: false`). A phone
+ * already on another contact is kept on the record but not claimed.
+ */
+export async function insertContact(
+  trx: Db,
+  organizationId: string,
+  input: NewContact,
+  nowIso: string,
+): Promise<{ id: string; created: boolean }> {
+  const id = uuid();
+  await trx
+    .insertInto("contacts")
+    .values(contactRow(id, organizationId, input, nowIso))
+    .execute();
+  const keys = contactKeys(input.emails, input.phones);
+  const taken = await claimContactKeys(trx, organizationId, id, keys);
+  const first = keys[0];
+  const lost =
+    first?.kind === "email"
+      ? taken.find((k) => k.kind === "email" && k.value_key === first.value_key)
+      : undefined;
+  if (lost) {
+    await trx.deleteFrom("contact_keys").where("contact_id", "=", id).execute();
+    await trx.deleteFrom("contacts").where("id", "=", id).execute();
+    return { id: lost.contactId, created: false };
   }
   return { id, created: true };
 }
@@ -121,7 +291,7 @@ export interface ContactTotals {
   activeSubscription: boolean;
 }
 
-/** Lifetime figures from completed (and refunded) payments, net of refunds. */
+/** Lifetime figures from completed payments, net of refunds; dates of the first and last of them. */
 export async function contactTotals(db: Db, ids: string[]): Promise<Map<string, ContactTotals>> {
   const out = new Map<string, ContactTotals>();
   if (ids.length === 0) return out;
@@ -137,7 +307,13 @@ export async function contactTotals(db: Db, ids: string[]): Promise<Map<string, 
       eb.fn.max("created_at").as("last"),
     ])
     .where("contact_id", "in", ids)
-    .where("status", "in", ["COMPLETED", "REFUNDED"])
+    // Completed payments, and refunded ones only for what was kept: a fully refunded gift is no gift.
+    .where((eb) =>
+      eb.or([
+        eb("status", "=", "COMPLETED"),
+        eb.and([eb("status", "=", "REFUNDED"), eb("refunded_cents", "<", eb.ref("amount_cents"))]),
+      ]),
+    )
     .groupBy("contact_id")
     .execute();
   for (const r of rows) {

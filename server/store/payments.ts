@@ -3,6 +3,7 @@ import { centsToDollars } from "../../shared/money.js";
 import type { QuoteLine } from "../../shared/pricing.js";
 import type { Db } from "./database.js";
 import type { HeldItem } from "./inventory.js";
+import { afterPosition } from "./keyset.js";
 import type { PaymentsTable } from "./schema.js";
 
 /** Payments: one row per charge (a checkout, or one charge of a subscription). */
@@ -43,6 +44,26 @@ export async function insertPayment(trx: Db, row: PaymentsTable): Promise<void> 
 
 export async function findPayment(db: Db, id: string): Promise<PaymentsTable | undefined> {
   return db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/**
+ * The organization's payments, newest first (`created_at` is the time the outcome was recorded, so a
+ * payment appears once it is settled and never moves behind a cursor already handed out). PROCESSING
+ * rows (a charge in flight) are never listed.
+ */
+export async function listPayments(
+  db: Db,
+  organizationId: string,
+  limit: number,
+  after?: { sort: string; id: string },
+): Promise<PaymentsTable[]> {
+  let query = db
+    .selectFrom("payments")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("status", "!=", "PROCESSING");
+  if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
 }
 
 export function paymentDetails(row: Pick<PaymentsTable, "details">): PaymentDetails {
@@ -87,3 +108,26 @@ export function presentPayment(row: PaymentsTable) {
 }
 
 export type PaymentView = ReturnType<typeof presentPayment>;
+
+/** The deprecated donation shape (seed 2.5 legacy names, contract 7). */
+export function presentDonation(row: PaymentsTable, merchantName: string) {
+  return {
+    donationID: row.id,
+    donorEmail: row.email,
+    donorFirstName: row.first_name,
+    donorLastName: row.last_name,
+    amount: centsToDollars(Number(row.amount_cents)),
+    currency: row.currency,
+    status: row.status as Exclude<PaymentStatus, "PROCESSING">,
+    fundName: row.fund,
+    formName: row.form_title,
+    frequency: row.frequency as Frequency,
+    donationDate: row.created_at,
+    paymentMethod: row.payment_method_type,
+    coverFees: row.cover_fees === 1,
+    anonymous: row.anonymous === 1,
+    merchantName,
+    tipAmount: 0,
+    transactionID: row.processor_payment_id,
+  };
+}

@@ -154,6 +154,23 @@ export interface SubscriptionsTable {
   cancelled_at: string | null;
 }
 
+export interface PaymentMethodUpdateLinksTable {
+  id: string;
+  organization_id: string;
+  subscription_id: string;
+  /** SHA-256 (hex) of the link's secret token; the token itself is never stored. */
+  token_hash: string;
+  /** JSON array of "CARD" / "PAY_BY_BANK". */
+  allowed_methods: string;
+  return_url: string | null;
+  expires_at: string;
+  /** Set once, when the donor's new method is saved: the link is single-use. */
+  used_at: string | null;
+  /** Refused payment methods entered on the page; too many end the link. */
+  failed_attempts: number;
+  created_at: string;
+}
+
 export interface PaymentsTable {
   id: string;
   organization_id: string;
@@ -265,6 +282,7 @@ export interface Database {
   contact_keys: ContactKeysTable;
   subscriptions: SubscriptionsTable;
   payments: PaymentsTable;
+  payment_method_update_links: PaymentMethodUpdateLinksTable;
   inventory: InventoryTable;
   outbox_events: OutboxEventsTable;
   email_outbox: EmailOutboxTable;

@@ -1,7 +1,8 @@
 import type { Frequency } from "../../shared/enums.js";
 import { centsToDollars } from "../../shared/money.js";
 import type { Db } from "./database.js";
-import type { SubscriptionsTable } from "./schema.js";
+import { afterPosition } from "./keyset.js";
+import type { PaymentMethodUpdateLinksTable, SubscriptionsTable } from "./schema.js";
 
 /** Recurring gifts: the schedule, the reusable payment method and the claim a billing pass holds. */
 
@@ -11,6 +12,119 @@ export async function insertSubscription(trx: Db, row: SubscriptionsTable): Prom
 
 export async function findSubscription(db: Db, id: string): Promise<SubscriptionsTable | undefined> {
   return db.selectFrom("subscriptions").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** The organization's subscriptions, newest first, optionally of one status. */
+export async function listSubscriptions(
+  db: Db,
+  organizationId: string,
+  limit: number,
+  opts: { status?: "ACTIVE" | "CANCELLED"; after?: { sort: string; id: string } },
+): Promise<SubscriptionsTable[]> {
+  let query = db.selectFrom("subscriptions").selectAll().where("organization_id", "=", organizationId);
+  if (opts.status) query = query.where("status", "=", opts.status);
+  const after = opts.after;
+  if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+}
+
+/**
+ * Cancels an ACTIVE subscription; null when it is not ACTIVE (any more). The conditional update is
+ * ordered with billing's own (see billing/charges.ts): once it commits no new charge starts.
+ */
+export async function cancelSubscription(
+  trx: Db,
+  id: string,
+  amountCents: number | undefined,
+  nowIso: string,
+): Promise<SubscriptionsTable | undefined> {
+  return trx
+    .updateTable("subscriptions")
+    .set({
+      status: "CANCELLED",
+      cancelled_at: nowIso,
+      updated_at: nowIso,
+      retry_at: null,
+      ...(amountCents !== undefined ? { amount_cents: amountCents } : {}),
+    })
+    .where("id", "=", id)
+    .where("status", "=", "ACTIVE")
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Sets the recurring amount of an ACTIVE subscription (the next charge uses it). */
+export async function setSubscriptionAmount(
+  trx: Db,
+  id: string,
+  amountCents: number,
+  nowIso: string,
+): Promise<SubscriptionsTable | undefined> {
+  return trx
+    .updateTable("subscriptions")
+    .set({ amount_cents: amountCents, updated_at: nowIso })
+    .where("id", "=", id)
+    .where("status", "=", "ACTIVE")
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Replaces the payment method of an ACTIVE subscription (the next charge uses it). */
+export async function setSubscriptionPaymentMethod(
+  trx: Db,
+  id: string,
+  method: { token: string; type: string; brand: string | null; last4: string },
+  nowIso: string,
+): Promise<SubscriptionsTable | undefined> {
+  return trx
+    .updateTable("subscriptions")
+    .set({
+      payment_method_token: method.token,
+      payment_method_type: method.type,
+      card_brand: method.brand,
+      last4: method.last4,
+      updated_at: nowIso,
+    })
+    .where("id", "=", id)
+    .where("status", "=", "ACTIVE")
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export async function insertUpdateLink(db: Db, row: PaymentMethodUpdateLinksTable): Promise<void> {
+  await db.insertInto("payment_method_update_links").values(row).execute();
+}
+
+export async function findUpdateLinkByHash(
+  db: Db,
+  tokenHash: string,
+): Promise<PaymentMethodUpdateLinksTable | undefined> {
+  return db
+    .selectFrom("payment_method_update_links")
+    .selectAll()
+    .where("token_hash", "=", tokenHash)
+    .executeTakeFirst();
+}
+
+/** Uses the link up: true for the one caller that did so while it was unused and unexpired. */
+export async function consumeUpdateLink(trx: Db, id: string, nowIso: string): Promise<boolean> {
+  const result = await trx
+    .updateTable("payment_method_update_links")
+    .set({ used_at: nowIso })
+    .where("id", "=", id)
+    .where("used_at", "is", null)
+    .where("expires_at", ">", nowIso)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** Counts a refused payment method entered on the link's page. */
+export async function countUpdateLinkFailure(db: Db, id: string): Promise<void> {
+  await db
+    .updateTable("payment_method_update_links")
+    .set((eb) => ({ failed_attempts: eb("failed_attempts", "+", 1) }))
+    .where("id", "=", id)
+    .execute();
 }
 
 /** The subscription as the API returns it (seed 2.6, contract 7). */

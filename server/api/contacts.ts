@@ -1,0 +1,236 @@
+import { z } from "zod";
+import {
+  type ContactFields,
+  contactBodyDoc,
+  contactCreateSchema,
+  contactSchema,
+  contactUpdateSchema,
+} from "../../shared/schemas/contact.js";
+import { ApiError } from "../errors.js";
+import { isUuid } from "../ids.js";
+import {
+  type ContactKey,
+  contactTotals,
+  createContact,
+  findContact,
+  listContacts,
+  presentContact,
+  updateContact,
+} from "../store/contacts.js";
+import type { Db } from "../store/database.js";
+import { emitEvent } from "../store/events.js";
+import type { ContactsTable } from "../store/schema.js";
+import type { AppDeps } from "./env.js";
+import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+
+/** Contacts (seed 2.4, 4.3; contract 7). Derived fields come from the donor's payments and subscriptions. */
+
+const idParams = z.object({ id: z.string().meta({ description: "The contact's id (UUID)" }) });
+const EMAIL_FILTER_MAX = 254;
+
+const notFound = { description: "No such contact (or it was deleted or merged)", schema: errorSchema };
+const conflict = {
+  description: "An email or phone is already on another contact of the organization",
+  schema: errorSchema,
+};
+
+/** The caller's live contact, or 404 / 403. */
+async function loadOwnedContact(db: Db, organizationId: string, id: string): Promise<ContactsTable> {
+  const row = isUuid(id) ? await findContact(db, id.toLowerCase()) : undefined;
+  if (!row || row.status !== "ACTIVE") throw new ApiError(404, "Contact not found");
+  if (row.organization_id !== organizationId)
+    throw new ApiError(403, "Contact belongs to another organization");
+  return row;
+}
+
+async function present(db: Db, rows: ContactsTable[]) {
+  const totals = await contactTotals(
+    db,
+    rows.map((r) => r.id),
+  );
+  return new Map(rows.map((r) => [r.id, presentContact(r, totals.get(r.id) ?? emptyTotals)]));
+}
+
+const emptyTotals = { count: 0, valueCents: 0, first: null, last: null, activeSubscription: false };
+
+function duplicate(taken: (ContactKey & { contactId: string })[], body: ContactFields): ApiError {
+  const first = taken[0];
+  const shown =
+    first.kind === "email"
+      ? (body.emails?.find((e) => e.value.trim().toLowerCase() === first.value_key)?.value ?? first.value_key)
+      : (body.phones?.find((p) => p.value.replace(/\D/g, "") === first.value_key)?.value ?? first.value_key);
+  return new ApiError(409, `A contact with ${first.kind} ${shown} already exists`, undefined, undefined, {
+    contactId: first.contactId,
+  });
+}
+
+export function contactRoutes(deps: AppDeps): RouteSpec[] {
+  const db = deps.store.db;
+  const tags = ["Contacts"];
+
+  return [
+    defineRoute({
+      method: "get",
+      path: "/v1/contacts",
+      permission: "contacts:read",
+      tags,
+      summary: "List contacts",
+      description:
+        "Live contacts, newest first (deleted and merged contacts are left out). `limit` defaults to 100. `email` returns the contact whose emails include that address (compared case-insensitively).",
+      query: paginationQuery(100).extend({
+        email: z.string().trim().min(1).max(EMAIL_FILTER_MAX).optional(),
+      }),
+      responses: {
+        200: { description: "A page of contacts", schema: pageSchema("contacts", contactSchema) },
+        ...standardErrors,
+      },
+      handler: async (c, { query }) => {
+        const orgId = c.get("auth").organizationId;
+        const list = `contacts:${query.email?.toLowerCase() ?? ""}`;
+        const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
+        const rows = await listContacts(db, orgId, query.limit + 1, { after, email: query.email });
+        const shown = await present(db, rows.slice(0, query.limit));
+        return c.json(
+          page(
+            "contacts",
+            rows,
+            query.limit,
+            (r) => shown.get(r.id),
+            (r) => ({ sort: r.created_at, id: r.id }),
+            (p) => encodeCursor(list, orgId, p),
+          ),
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/v1/contacts/{id}",
+      permission: "contacts:read",
+      tags,
+      summary: "Get a contact",
+      params: idParams,
+      responses: {
+        200: { description: "The contact", schema: contactSchema },
+        ...standardErrors,
+        404: notFound,
+      },
+      handler: async (c, { params }) => {
+        const row = await loadOwnedContact(db, c.get("auth").organizationId, params.id);
+        const shown = await present(db, [row]);
+        return c.json(shown.get(row.id));
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/v1/contacts",
+      permission: "contacts:write",
+      tags,
+      summary: "Create a contact",
+      description:
+        "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its digits) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
+      body: contactCreateSchema,
+      bodyDoc: contactBodyDoc,
+      responses: {
+        201: {
+          description: "Created",
+          schema: z.object({ contact: contactSchema, message: z.string() }),
+        },
+        ...standardErrors,
+        409: conflict,
+      },
+      handler: async (c, { body }) => {
+        const orgId = c.get("auth").organizationId;
+        const nowMs = deps.now();
+        const nowIso = new Date(nowMs).toISOString();
+        const contact = await db.transaction().execute(async (trx) => {
+          const { row, taken } = await createContact(
+            trx,
+            orgId,
+            {
+              firstName: body.firstName,
+              lastName: body.lastName,
+              organizationName: body.organizationName ?? null,
+              emails: body.emails ?? [],
+              phones: body.phones ?? [],
+              addresses: body.addresses ?? [],
+              emailConsent: "UNKNOWN",
+              smsConsent: "UNKNOWN",
+              communicationConsent: "UNKNOWN",
+            },
+            nowIso,
+          );
+          if (taken.length) throw duplicate(taken, body);
+          const shown = presentContact(row, emptyTotals);
+          await emitEvent(trx, orgId, "contact.created", row.id, shown, nowMs);
+          return shown;
+        });
+        return c.json({ contact, message: "Contact created successfully" }, 201);
+      },
+    }),
+
+    defineRoute({
+      method: "put",
+      path: "/v1/contacts/{id}",
+      permission: "contacts:write",
+      tags,
+      summary: "Update a contact (partial)",
+      description:
+        "Only the fields sent change; a list sent (`emails`, `phones`, `addresses`) replaces the stored one. Read-only fields of a GET (`id`, `fullName`, totals, consents, dates) are ignored, so a read can be sent back. Duplicates are a 409 as on create. `PATCH` is accepted too.",
+      params: idParams,
+      body: contactUpdateSchema,
+      bodyDoc: contactBodyDoc.partial(),
+      responses: {
+        200: {
+          description: "The updated contact",
+          schema: z.object({ contact: contactSchema, message: z.string() }),
+        },
+        ...standardErrors,
+        404: notFound,
+        409: conflict,
+      },
+      handler: (c, input) =>
+        update(c.get("auth").organizationId, input.params.id, input.body).then((r) => c.json(r)),
+    }),
+
+    defineRoute({
+      method: "patch",
+      path: "/v1/contacts/{id}",
+      permission: "contacts:write",
+      tags,
+      summary: "Update a contact (partial; same as PUT)",
+      params: idParams,
+      body: contactUpdateSchema,
+      bodyDoc: contactBodyDoc.partial(),
+      responses: {
+        200: {
+          description: "The updated contact",
+          schema: z.object({ contact: contactSchema, message: z.string() }),
+        },
+        ...standardErrors,
+        404: notFound,
+        409: conflict,
+      },
+      handler: (c, input) =>
+        update(c.get("auth").organizationId, input.params.id, input.body).then((r) => c.json(r)),
+    }),
+  ];
+
+  async function update(orgId: string, id: string, body: ContactFields) {
+    await loadOwnedContact(db, orgId, id);
+    const nowMs = deps.now();
+    const nowIso = new Date(nowMs).toISOString();
+    const contact = await db.transaction().execute(async (trx) => {
+      const result = await updateContact(trx, orgId, id.toLowerCase(), body, nowIso);
+      if (!result) throw new ApiError(404, "Contact not found");
+      if (result.taken.length) throw duplicate(result.taken, body);
+      const totals = (await contactTotals(trx, [result.row.id])).get(result.row.id) ?? emptyTotals;
+      const shown = presentContact(result.row, totals);
+      await emitEvent(trx, orgId, "contact.updated", result.row.id, shown, nowMs);
+      return shown;
+    });
+    return { contact, message: "Contact updated successfully" };
+  }
+}

@@ -1,0 +1,87 @@
+import type { MiddlewareHandler } from "hono";
+import { donationSchema } from "../../shared/schemas/payment.js";
+import { ApiError } from "../errors.js";
+import { presentDonation } from "../store/payments.js";
+import type { AppDeps, AppEnv } from "./env.js";
+import { loadCallerOrganization } from "./organization.js";
+import { pageSchema, paginationQuery } from "./pagination.js";
+import { loadOwnedPayment, paymentIdParams, paymentNotFound, paymentPage } from "./payments.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+
+/**
+ * The deprecated donations view (seed 2.5, 9; contract 7): the payments under their legacy field names,
+ * announced as deprecated on every response. `LEGACY_DONATIONS_API=off` answers 410 instead.
+ */
+
+const SUNSET = "Wed, 01 Jul 2026 00:00:00 GMT";
+const DEPRECATION_HEADERS = {
+  Deprecation: "true",
+  Sunset: SUNSET,
+  Link: '</v1/payments>; rel="successor-version"',
+};
+
+/** Runs before the routes (after authentication): the deprecation headers, or 410 when turned off. */
+export function donationsGate(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    for (const [name, value] of Object.entries(DEPRECATION_HEADERS)) c.header(name, value);
+    if (!deps.config.legacyDonationsApi)
+      throw new ApiError(
+        410,
+        "The deprecated /v1/donations API is turned off on this server: use /v1/payments",
+        undefined,
+        DEPRECATION_HEADERS,
+      );
+    await next();
+  };
+}
+
+export function donationRoutes(deps: AppDeps): RouteSpec[] {
+  const db = deps.store.db;
+  const tags = ["Donations (deprecated)"];
+  const headers = DEPRECATION_HEADERS;
+  const gone = { description: "Turned off on this server (LEGACY_DONATIONS_API=off)", schema: errorSchema };
+  const note =
+    "Deprecated: use /v1/payments (removal 2026-07-01). Same query parameters; legacy field names (`donationID`, `donorEmail`, `donorFirstName`, `donorLastName`, `fundName`, `formName`, `donationDate`) plus `merchantName`, `tipAmount` (always 0) and `transactionID`.";
+  return [
+    defineRoute({
+      method: "get",
+      path: "/v1/donations",
+      permission: "donations:read",
+      tags,
+      summary: "List donations (deprecated)",
+      description: note,
+      query: paginationQuery(),
+      responses: {
+        200: { description: "A page of donations", schema: pageSchema("donations", donationSchema), headers },
+        ...standardErrors,
+        410: gone,
+      },
+      handler: async (c, { query }) => {
+        const orgId = c.get("auth").organizationId;
+        const org = await loadCallerOrganization(deps, orgId);
+        return c.json(await paymentPage(db, orgId, "donations", query, (r) => presentDonation(r, org.name)));
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/v1/donations/{id}",
+      permission: "donations:read",
+      tags,
+      summary: "Get a donation (deprecated)",
+      description: note,
+      params: paymentIdParams,
+      responses: {
+        200: { description: "The donation", schema: donationSchema, headers },
+        ...standardErrors,
+        404: paymentNotFound,
+        410: gone,
+      },
+      handler: async (c, { params }) => {
+        const orgId = c.get("auth").organizationId;
+        const row = await loadOwnedPayment(db, orgId, params.id);
+        const org = await loadCallerOrganization(deps, orgId);
+        return c.json(presentDonation(row, org.name));
+      },
+    }),
+  ];
+}

@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { paymentSchema } from "../../shared/schemas/payment.js";
+import { ApiError } from "../errors.js";
+import type { Db } from "../store/database.js";
+import { findPayment, listPayments, presentPayment } from "../store/payments.js";
+import type { PaymentsTable } from "../store/schema.js";
+import type { AppDeps } from "./env.js";
+import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+
+/** Payments (seed 2.5, 4.4; contract 7): one record per charge, newest first. */
+
+export const PAYMENT_ID = /^pay_[0-9a-z]{26}$/;
+
+export const paymentIdParams = z.object({
+  id: z.string().meta({ description: "The payment's id (`pay_…`)" }),
+});
+export const paymentNotFound = { description: "No such payment", schema: errorSchema };
+
+/** The caller's settled payment (a charge still in flight is not a record yet), or 404 / 403. */
+export async function loadOwnedPayment(db: Db, organizationId: string, id: string): Promise<PaymentsTable> {
+  const row = PAYMENT_ID.test(id) ? await findPayment(db, id) : undefined;
+  if (!row || row.status === "PROCESSING") throw new ApiError(404, "Payment not found");
+  if (row.organization_id !== organizationId)
+    throw new ApiError(403, "Payment belongs to another organization");
+  return row;
+}
+
+/** One page of the organization's payments through the shared keyset cursor of list `list`. */
+export async function paymentPage<Item>(
+  db: Db,
+  organizationId: string,
+  list: "payments" | "donations",
+  query: { limit: number; lastEvaluatedKey?: string },
+  toItem: (row: PaymentsTable) => Item,
+) {
+  const after = query.lastEvaluatedKey
+    ? decodeCursor(list, organizationId, query.lastEvaluatedKey)
+    : undefined;
+  const rows = await listPayments(db, organizationId, query.limit + 1, after);
+  return page(
+    list,
+    rows,
+    query.limit,
+    toItem,
+    (r) => ({ sort: r.created_at, id: r.id }),
+    (p) => encodeCursor(list, organizationId, p),
+  );
+}
+
+export function paymentRoutes(deps: AppDeps): RouteSpec[] {
+  const db = deps.store.db;
+  const tags = ["Payments"];
+  return [
+    defineRoute({
+      method: "get",
+      path: "/v1/payments",
+      permission: "donations:read",
+      tags,
+      summary: "List payments",
+      description:
+        "One record per charge (one-time gifts, event orders, each charge of a recurring gift), sorted by `date` descending. Payments recorded while you page through appear at the top of a fresh list, never in later pages: nothing is repeated or skipped.",
+      query: paginationQuery(),
+      responses: {
+        200: { description: "A page of payments", schema: pageSchema("payments", paymentSchema) },
+        ...standardErrors,
+      },
+      handler: async (c, { query }) =>
+        c.json(await paymentPage(db, c.get("auth").organizationId, "payments", query, presentPayment)),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/v1/payments/{id}",
+      permission: "donations:read",
+      tags,
+      summary: "Get a payment",
+      params: paymentIdParams,
+      responses: {
+        200: { description: "The payment", schema: paymentSchema },
+        ...standardErrors,
+        404: paymentNotFound,
+      },
+      handler: async (c, { params }) =>
+        c.json(presentPayment(await loadOwnedPayment(db, c.get("auth").organizationId, params.id))),
+    }),
+  ];
+}

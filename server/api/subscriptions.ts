@@ -1,0 +1,204 @@
+import crypto from "node:crypto";
+import { z } from "zod";
+import {
+  SUBSCRIPTION_STATUSES,
+  subscriptionSchema,
+  subscriptionUpdateDoc,
+  subscriptionUpdateSchema,
+  updateLinkBodyDoc,
+  updateLinkBodySchema,
+  updateLinkResponseSchema,
+} from "../../shared/schemas/subscription.js";
+import { ApiError } from "../errors.js";
+import { sha256Hex, ulid } from "../ids.js";
+import type { Db } from "../store/database.js";
+import { emitEvent } from "../store/events.js";
+import type { SubscriptionsTable } from "../store/schema.js";
+import {
+  cancelSubscription,
+  findSubscription,
+  insertUpdateLink,
+  listSubscriptions,
+  presentSubscription,
+  setSubscriptionAmount,
+} from "../store/subscriptions.js";
+import type { AppDeps } from "./env.js";
+import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+
+/** Subscriptions (seed 2.6, 4.5; contract 7): read, cancel, change the amount, send an update link. */
+
+const SUBSCRIPTION_ID = /^sub_[0-9a-z]{26}$/;
+export const UPDATE_PAGE_PATH = "/update-payment-method";
+
+const idParams = z.object({ id: z.string().meta({ description: "The subscription's id (`sub_…`)" }) });
+const notFound = { description: "No such subscription", schema: errorSchema };
+
+async function loadOwnedSubscription(
+  db: Db,
+  organizationId: string,
+  id: string,
+): Promise<SubscriptionsTable> {
+  const row = SUBSCRIPTION_ID.test(id) ? await findSubscription(db, id) : undefined;
+  if (!row) throw new ApiError(404, "Subscription not found");
+  if (row.organization_id !== organizationId)
+    throw new ApiError(403, "Subscription belongs to another organization");
+  return row;
+}
+
+const cancelled = () => new ApiError(409, "Subscription is cancelled");
+
+export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
+  const db = deps.store.db;
+  const tags = ["Subscriptions"];
+
+  return [
+    defineRoute({
+      method: "get",
+      path: "/v1/subscriptions",
+      permission: "subscriptions:read",
+      tags,
+      summary: "List subscriptions",
+      description: "Newest first. `status` (`ACTIVE` or `CANCELLED`) filters; omitted returns all.",
+      query: paginationQuery().extend({ status: z.enum(SUBSCRIPTION_STATUSES).optional() }),
+      responses: {
+        200: {
+          description: "A page of subscriptions",
+          schema: pageSchema("subscriptions", subscriptionSchema),
+        },
+        ...standardErrors,
+      },
+      handler: async (c, { query }) => {
+        const orgId = c.get("auth").organizationId;
+        const list = `subscriptions:${query.status ?? "all"}`;
+        const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
+        const rows = await listSubscriptions(db, orgId, query.limit + 1, { status: query.status, after });
+        return c.json(
+          page(
+            "subscriptions",
+            rows,
+            query.limit,
+            presentSubscription,
+            (r) => ({ sort: r.created_at, id: r.id }),
+            (p) => encodeCursor(list, orgId, p),
+          ),
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/v1/subscriptions/{id}",
+      permission: "subscriptions:read",
+      tags,
+      summary: "Get a subscription",
+      params: idParams,
+      responses: {
+        200: { description: "The subscription", schema: subscriptionSchema },
+        ...standardErrors,
+        404: notFound,
+      },
+      handler: async (c, { params }) =>
+        c.json(presentSubscription(await loadOwnedSubscription(db, c.get("auth").organizationId, params.id))),
+    }),
+
+    defineRoute({
+      method: "put",
+      path: "/v1/subscriptions/{id}",
+      permission: "subscriptions:write",
+      tags,
+      summary: "Cancel a subscription or change its amount",
+      description:
+        '`status: "CANCELLED"` cancels for good: no charge starts after the cancel (a charge a billing pass had already begun completes, but the schedule does not move on). `amount` (dollars, > 0, ≤ 1,000,000, 2 decimals) is the recurring gift from the next charge on; a covered fee is recomputed on it. Send either or both; neither is a 400. A cancelled subscription is a 409. Emits `subscription.updated` for an amount change and `subscription.cancelled` for a cancel.',
+      params: idParams,
+      body: subscriptionUpdateSchema,
+      bodyDoc: subscriptionUpdateDoc,
+      responses: {
+        200: { description: "The subscription", schema: subscriptionSchema },
+        ...standardErrors,
+        404: notFound,
+        409: { description: "The subscription is cancelled", schema: errorSchema },
+      },
+      handler: async (c, { params, body }) => {
+        const orgId = c.get("auth").organizationId;
+        const sub = await loadOwnedSubscription(db, orgId, params.id);
+        if (sub.status !== "ACTIVE") throw cancelled();
+        const nowMs = deps.now();
+        const nowIso = new Date(nowMs).toISOString();
+        const result = await db.transaction().execute(async (trx) => {
+          const amountChanged = body.amount !== undefined && body.amount !== Number(sub.amount_cents);
+          if (body.status === "CANCELLED") {
+            const row = await cancelSubscription(trx, sub.id, body.amount, nowIso);
+            if (!row) throw cancelled();
+            if (amountChanged)
+              await emitEvent(trx, orgId, "subscription.updated", row.id, presentSubscription(row), nowMs);
+            await emitEvent(trx, orgId, "subscription.cancelled", row.id, presentSubscription(row), nowMs);
+            return row;
+          }
+          const amount = body.amount as number;
+          const row = await setSubscriptionAmount(trx, sub.id, amount, nowIso);
+          if (!row) throw cancelled();
+          if (amountChanged)
+            await emitEvent(trx, orgId, "subscription.updated", row.id, presentSubscription(row), nowMs);
+          return row;
+        });
+        return c.json(presentSubscription(result));
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/v1/subscriptions/{id}/payment-method-update-link",
+      permission: "subscriptions:write",
+      tags,
+      summary: "Create a link for the donor to update the payment method",
+      description: `A hosted page (\`${UPDATE_PAGE_PATH}/…\`) where the donor enters a new card or bank account for this subscription. It shows only the organization, amount, frequency and the current method's brand and last 4. The link is unguessable, single-use and expires after \`expiresInMinutes\` (30–1440, default 60); an expired or used link shows a 410 page. \`returnUrl\` (https; http on localhost) is offered to the donor afterwards. Only for ACTIVE subscriptions (else 409). Success emits \`subscription.payment_method_updated\` and \`subscription.updated\`.`,
+      params: idParams,
+      body: updateLinkBodySchema,
+      bodyDoc: updateLinkBodyDoc,
+      responses: {
+        201: { description: "The link", schema: updateLinkResponseSchema },
+        ...standardErrors,
+        404: notFound,
+        409: { description: "The subscription is cancelled", schema: errorSchema },
+      },
+      handler: async (c, { params, body }) => {
+        const orgId = c.get("auth").organizationId;
+        const sub = await loadOwnedSubscription(db, orgId, params.id);
+        if (sub.status !== "ACTIVE") throw cancelled();
+        const nowMs = deps.now();
+        const token = crypto.randomBytes(32).toString("base64url");
+        const expiresAt = new Date(nowMs + body.expiresInMinutes * 60_000).toISOString();
+        const id = `pmu_${ulid(nowMs)}`;
+        await insertUpdateLink(db, {
+          id,
+          organization_id: orgId,
+          subscription_id: sub.id,
+          token_hash: sha256Hex(token),
+          allowed_methods: JSON.stringify(body.allowedPaymentMethods),
+          return_url: body.returnUrl ?? null,
+          expires_at: expiresAt,
+          used_at: null,
+          failed_attempts: 0,
+          created_at: new Date(nowMs).toISOString(),
+        });
+        const shown = presentSubscription(sub);
+        return c.json(
+          {
+            id,
+            url: `${deps.config.publicUrl}${UPDATE_PAGE_PATH}/${token}`,
+            expiresAt,
+            subscription: {
+              id: shown.id,
+              status: shown.status,
+              amount: shown.amount,
+              frequency: shown.frequency,
+              nextBillingDate: shown.nextBillingDate,
+            },
+          },
+          201,
+        );
+      },
+    }),
+  ];
+}

@@ -1,0 +1,313 @@
+import { z } from "zod";
+import { boundedString, requiredString } from "./common.js";
+
+/**
+ * Contacts through the API (seed 2.4, 4.3; contract 7). Input takes `value` or `email` for an address and
+ * `isPrimary` or `is_primary` for the primary flag; output always uses `value` and `isPrimary`.
+ */
+
+export const CONSENT_VALUES = ["OPTED_IN", "OPTED_OUT", "UNKNOWN"] as const;
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const MAX_ITEMS = 20;
+
+/** Digits of a phone number; phones are compared by these. */
+export const phoneDigits = (phone: string): string => phone.replace(/\D/g, "");
+
+const emailText = z
+  .string()
+  .trim()
+  .max(254)
+  .check(
+    z.superRefine((v, ctx) => {
+      if (!EMAIL.test(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
+    }),
+  );
+
+const phoneText = z
+  .string()
+  .trim()
+  .max(40)
+  .check(
+    z.superRefine((v, ctx) => {
+      const digits = phoneDigits(v).length;
+      if (!/^[0-9+().\-\s/x#*]*$/i.test(v) || digits < 4 || digits > 20)
+        ctx.addIssue({
+          code: "custom",
+          message: "must be a phone number of 4 to 20 digits (spaces, +, -, ., parentheses allowed)",
+        });
+    }),
+  );
+
+/** One of two synonyms, present at most once; reported on the field that was sent. */
+function synonym(value: unknown, alias: unknown, names: [string, string], ctx: z.RefinementCtx): void {
+  if (value !== undefined && alias !== undefined)
+    ctx.addIssue({
+      code: "custom",
+      message: `send either ${names[0]} or ${names[1]}, not both`,
+      path: [names[1]],
+    });
+}
+
+const emailItem = z
+  .strictObject({
+    value: emailText.optional(),
+    email: emailText.optional(),
+    isPrimary: z.boolean().optional(),
+    is_primary: z.boolean().optional(),
+    isVerified: z.boolean().optional(),
+  })
+  .check(
+    z.superRefine((e, ctx) => {
+      if (e.value === undefined && e.email === undefined)
+        ctx.addIssue({ code: "custom", message: "is required (or send email)", path: ["value"] });
+      synonym(e.value, e.email, ["value", "email"], ctx);
+      synonym(e.isPrimary, e.is_primary, ["isPrimary", "is_primary"], ctx);
+    }),
+  )
+  .transform((e) => ({
+    value: (e.value ?? e.email) as string,
+    isPrimary: e.isPrimary ?? e.is_primary ?? false,
+    isVerified: e.isVerified ?? false,
+  }));
+
+const phoneItem = z
+  .strictObject({
+    value: phoneText,
+    isPrimary: z.boolean().optional(),
+    is_primary: z.boolean().optional(),
+  })
+  .check(z.superRefine((p, ctx) => synonym(p.isPrimary, p.is_primary, ["isPrimary", "is_primary"], ctx)))
+  .transform((p) => ({ value: p.value, isPrimary: p.isPrimary ?? p.is_primary ?? false }));
+
+const addressText = boundedString(200).optional();
+const addressItem = z
+  .strictObject({
+    line1: addressText,
+    line2: addressText,
+    city: addressText,
+    region: addressText,
+    postal: addressText,
+    country: addressText,
+    isPrimary: z.boolean().optional(),
+    is_primary: z.boolean().optional(),
+  })
+  .check(
+    z.superRefine((a, ctx) => {
+      synonym(a.isPrimary, a.is_primary, ["isPrimary", "is_primary"], ctx);
+      if (![a.line1, a.line2, a.city, a.region, a.postal, a.country].some((v) => v))
+        ctx.addIssue({ code: "custom", message: "must have at least one non-empty field", path: [] });
+    }),
+  )
+  .transform((a) => ({
+    line1: a.line1 ?? "",
+    line2: a.line2 ?? "",
+    city: a.city ?? "",
+    region: a.region ?? "",
+    postal: a.postal ?? "",
+    country: a.country ?? "",
+    isPrimary: a.isPrimary ?? a.is_primary ?? false,
+  }));
+
+/** Fields a GET returns that the server computes: accepted and ignored, so a read can be sent back. */
+const READ_ONLY = {
+  id: z.unknown().optional(),
+  fullName: z.unknown().optional(),
+  totalTransactionCount: z.unknown().optional(),
+  totalTransactionValue: z.unknown().optional(),
+  emailConsent: z.unknown().optional(),
+  smsConsent: z.unknown().optional(),
+  communicationConsent: z.unknown().optional(),
+  hasActiveSubscription: z.unknown().optional(),
+  firstDonationAt: z.unknown().optional(),
+  lastDonationAt: z.unknown().optional(),
+  createdAt: z.unknown().optional(),
+  updatedAt: z.unknown().optional(),
+};
+
+const fields = {
+  firstName: requiredString(100),
+  lastName: requiredString(100),
+  organizationName: boundedString(200).nullable().optional(),
+  emails: z.array(emailItem).max(MAX_ITEMS).optional(),
+  phones: z.array(phoneItem).max(MAX_ITEMS).optional(),
+  addresses: z.array(addressItem).max(MAX_ITEMS).optional(),
+  /** Shorthand for one primary email / phone. */
+  email: emailText.optional(),
+  phone: phoneText.optional(),
+};
+
+type Item = { isPrimary: boolean; value?: string };
+
+/** Exactly one primary item in a non-empty list: the one marked, else the first. */
+function withOnePrimary<T extends Item>(items: T[]): T[] {
+  const marked = items.findIndex((i) => i.isPrimary);
+  const primary = marked === -1 ? 0 : marked;
+  return items.map((item, i) => ({ ...item, isPrimary: i === primary }));
+}
+
+interface ListInput {
+  emails?: { value: string; isPrimary: boolean; isVerified: boolean }[];
+  phones?: { value: string; isPrimary: boolean }[];
+  addresses?: { isPrimary: boolean }[];
+  email?: string;
+  phone?: string;
+}
+
+/** Cross-field rules: no address twice in one list, at most one primary, shorthand not with the list. */
+function checkLists(input: ListInput, ctx: z.RefinementCtx): void {
+  if (input.email !== undefined && input.emails !== undefined)
+    ctx.addIssue({ code: "custom", message: "send either email or emails, not both", path: ["email"] });
+  if (input.phone !== undefined && input.phones !== undefined)
+    ctx.addIssue({ code: "custom", message: "send either phone or phones, not both", path: ["phone"] });
+  const lists: [string, Item[] | undefined, ((i: Item) => string) | null][] = [
+    ["emails", input.emails, (i) => String(i.value).toLowerCase()],
+    ["phones", input.phones, (i) => phoneDigits(String(i.value))],
+    ["addresses", input.addresses, null],
+  ];
+  for (const [name, items, keyOf] of lists) {
+    if (!Array.isArray(items)) continue;
+    if (items.filter((i) => i?.isPrimary).length > 1)
+      ctx.addIssue({ code: "custom", message: "must have at most one primary item", path: [name] });
+    if (!keyOf) continue;
+    const seen = new Set<string>();
+    items.forEach((item, index) => {
+      if (!item) return;
+      const key = keyOf(item);
+      if (seen.has(key))
+        ctx.addIssue({
+          code: "custom",
+          message: "is listed twice in this contact",
+          path: [name, index, "value"],
+        });
+      seen.add(key);
+    });
+  }
+}
+
+export interface ContactFields {
+  firstName?: string;
+  lastName?: string;
+  organizationName?: string | null;
+  emails?: { value: string; isPrimary: boolean; isVerified: boolean }[];
+  phones?: { value: string; isPrimary: boolean }[];
+  addresses?: {
+    line1: string;
+    line2: string;
+    city: string;
+    region: string;
+    postal: string;
+    country: string;
+    isPrimary: boolean;
+  }[];
+}
+
+function normalise(
+  input: z.output<z.ZodObject<typeof fields>> | Partial<z.output<z.ZodObject<typeof fields>>>,
+) {
+  const out: ContactFields = {};
+  if (input.firstName !== undefined) out.firstName = input.firstName;
+  if (input.lastName !== undefined) out.lastName = input.lastName;
+  if (input.organizationName !== undefined) out.organizationName = input.organizationName || null;
+  const emails =
+    input.email !== undefined ? [{ value: input.email, isPrimary: true, isVerified: false }] : input.emails;
+  const phones = input.phone !== undefined ? [{ value: input.phone, isPrimary: true }] : input.phones;
+  if (emails !== undefined) out.emails = emails.length ? withOnePrimary(emails) : [];
+  if (phones !== undefined) out.phones = phones.length ? withOnePrimary(phones) : [];
+  if (input.addresses !== undefined)
+    out.addresses = input.addresses.length ? withOnePrimary(input.addresses) : [];
+  return out;
+}
+
+/** POST /v1/contacts: firstName and lastName required. */
+export const contactCreateSchema = z
+  .strictObject({ ...fields, ...READ_ONLY })
+  .check(z.superRefine((input, ctx) => checkLists(input, ctx)))
+  .transform((input) => normalise(input) as ContactFields & { firstName: string; lastName: string });
+
+/** PUT /v1/contacts/{id}: any subset of the create fields, at least one. */
+export const contactUpdateSchema = z
+  .strictObject({
+    ...fields,
+    firstName: fields.firstName.optional(),
+    lastName: fields.lastName.optional(),
+    ...READ_ONLY,
+  })
+  .check(
+    z.superRefine((input, ctx) => {
+      checkLists(input, ctx);
+      const editable = Object.keys(fields).filter((k) => (input as Record<string, unknown>)[k] !== undefined);
+      if (editable.length === 0)
+        ctx.addIssue({
+          code: "custom",
+          message: `has no field to update (send any of: ${Object.keys(fields).join(", ")})`,
+          path: [],
+        });
+    }),
+  )
+  .transform((input) => normalise(input));
+
+const emailDoc = z.object({
+  value: z.string().meta({ description: "The address (`email` is accepted as a synonym on input)" }),
+  isPrimary: z.boolean().meta({ description: "`is_primary` is accepted on input" }),
+  isVerified: z.boolean().optional(),
+});
+const phoneDoc = z.object({ value: z.string(), isPrimary: z.boolean() });
+const addressDoc = z.object({
+  line1: z.string().optional(),
+  line2: z.string().optional(),
+  city: z.string().optional(),
+  region: z.string().optional().meta({ description: "State or region code" }),
+  postal: z.string().optional(),
+  country: z.string().optional(),
+  isPrimary: z.boolean(),
+});
+
+/** The documented request body (the parsing schema transforms, so it documents poorly). */
+export const contactBodyDoc = z.object({
+  firstName: z.string().meta({ description: "Required on create" }),
+  lastName: z.string().meta({ description: "Required on create" }),
+  organizationName: z.string().nullable().optional(),
+  emails: z.array(emailDoc).optional(),
+  phones: z.array(phoneDoc).optional(),
+  addresses: z.array(addressDoc).optional(),
+  email: z.string().optional().meta({ description: "Shorthand for one primary email (not with `emails`)" }),
+  phone: z.string().optional().meta({ description: "Shorthand for one primary phone (not with `phones`)" }),
+});
+
+const consent = z.enum(CONSENT_VALUES);
+
+export const contactSchema = z.object({
+  id: z.string(),
+  firstName: z.string(),
+  lastName: z.string(),
+  fullName: z.string(),
+  organizationName: z.string().nullable(),
+  emails: z.array(z.object({ value: z.string(), isPrimary: z.boolean(), isVerified: z.boolean() })),
+  phones: z.array(phoneDoc),
+  addresses: z.array(
+    z.object({
+      line1: z.string(),
+      line2: z.string(),
+      city: z.string(),
+      region: z.string(),
+      postal: z.string(),
+      country: z.string(),
+      isPrimary: z.boolean(),
+    }),
+  ),
+  totalTransactionCount: z
+    .number()
+    .meta({ description: "Completed payments (fully refunded ones excluded)" }),
+  totalTransactionValue: z
+    .number()
+    .meta({ description: "Dollars charged in completed payments, net of refunds" }),
+  emailConsent: consent,
+  smsConsent: consent,
+  communicationConsent: consent,
+  hasActiveSubscription: z.boolean(),
+  firstDonationAt: z.string().nullable(),
+  lastDonationAt: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});

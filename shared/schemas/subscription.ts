@@ -1,0 +1,118 @@
+import { z } from "zod";
+import { money } from "./common.js";
+
+/** Subscriptions (seed 2.6, 4.5; contract 7): the update body, the update-link body, response shapes. */
+
+export const SUBSCRIPTION_STATUSES = ["ACTIVE", "CANCELLED"] as const;
+export const UPDATE_LINK_METHODS = ["CARD", "PAY_BY_BANK"] as const;
+export type UpdateLinkMethod = (typeof UPDATE_LINK_METHODS)[number];
+
+export const subscriptionUpdateSchema = z
+  .strictObject({
+    status: z
+      .literal("CANCELLED", { error: "must be CANCELLED (the only status change accepted)" })
+      .optional(),
+    amount: money({ min: 0, max: 1_000_000, minExclusive: true }).optional(),
+  })
+  .check(
+    z.superRefine((body, ctx) => {
+      if (body.status === undefined && body.amount === undefined)
+        ctx.addIssue({ code: "custom", message: 'needs status ("CANCELLED") or amount', path: [] });
+    }),
+  );
+
+export const subscriptionUpdateDoc = z.object({
+  status: z.literal("CANCELLED").optional().meta({ description: "Cancels the subscription for good" }),
+  amount: z
+    .number()
+    .optional()
+    .meta({ description: "New recurring amount in dollars: > 0, ≤ 1,000,000, at most 2 decimals" }),
+});
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+
+/** https, or http on localhost; absolute, no credentials. */
+export const returnUrlSchema = z
+  .string()
+  .max(2000)
+  .check(
+    z.superRefine((value, ctx) => {
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+        return;
+      }
+      const local = LOCAL_HOSTS.has(url.hostname);
+      if (url.protocol !== "https:" && !(url.protocol === "http:" && local))
+        ctx.addIssue({ code: "custom", message: "must be an https URL (http only on localhost)" });
+      else if (url.username || url.password)
+        ctx.addIssue({ code: "custom", message: "must not contain a user name or password" });
+    }),
+  );
+
+export const updateLinkBodySchema = z.strictObject({
+  delivery: z.literal("link", { error: "must be link" }).optional(),
+  returnUrl: returnUrlSchema.optional(),
+  expiresInMinutes: z.number().int().min(30).max(1440).default(60),
+  allowedPaymentMethods: z
+    .array(z.enum(UPDATE_LINK_METHODS))
+    .min(1)
+    .max(2)
+    .check(
+      z.superRefine((list, ctx) => {
+        if (new Set(list).size !== list.length)
+          ctx.addIssue({ code: "custom", message: "must not list a method twice" });
+      }),
+    )
+    .default(["CARD", "PAY_BY_BANK"]),
+});
+
+export const updateLinkBodyDoc = z.object({
+  delivery: z
+    .literal("link")
+    .optional()
+    .meta({ description: "How the link reaches the donor: returned to you" }),
+  returnUrl: z
+    .string()
+    .optional()
+    .meta({ description: "Where the page sends the donor afterwards: https (http on localhost)" }),
+  expiresInMinutes: z.number().int().optional().meta({ description: "30–1440, default 60" }),
+  allowedPaymentMethods: z
+    .array(z.enum(UPDATE_LINK_METHODS))
+    .optional()
+    .meta({ description: "Default both" }),
+});
+
+export const subscriptionSchema = z.object({
+  id: z.string(),
+  status: z.enum(SUBSCRIPTION_STATUSES),
+  amount: z.number().meta({ description: "Recurring gift in dollars (before any covered fee)" }),
+  currency: z.string(),
+  frequency: z.enum(["DAILY", "WEEKLY", "MONTHLY", "ANNUALLY"]),
+  nextBillingDate: z.string().nullable().meta({ description: "null once cancelled" }),
+  lastBillingDate: z.string().nullable(),
+  endBillingDate: z.string().nullable(),
+  coveredFee: z.boolean(),
+  formID: z.string(),
+  contactId: z.string(),
+  email: z.string(),
+  fund: z.string(),
+  paymentMethod: z.object({ type: z.string(), brand: z.string().nullable(), last4: z.string().nullable() }),
+  createdAt: z.string(),
+  cancelledAt: z.string().nullable(),
+});
+
+export const updateLinkResponseSchema = z.object({
+  id: z.string(),
+  url: z.string(),
+  expiresAt: z.string(),
+  subscription: z.object({
+    id: z.string(),
+    status: z.enum(SUBSCRIPTION_STATUSES),
+    amount: z.number(),
+    frequency: z.string(),
+    nextBillingDate: z.string().nullable(),
+  }),
+});
