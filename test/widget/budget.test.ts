@@ -2,7 +2,8 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { Window } from "happy-dom";
 import { createBuilder, type Rollup } from "vite";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
  * The widget's size budgets, checked against a fresh build with the repository's vite.config.ts. The build
@@ -12,6 +13,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 
 const EMBED_BUDGET_GZIP_BYTES = 2048;
 const OVERLAY_BUDGET_GZIP_BYTES = 2048;
+const APP_BUDGET_GZIP_BYTES = 25 * 1024;
+const HOSTED_PAGE_BUDGET_BYTES = 30 * 1024;
 const configFile = fileURLToPath(new URL("../../vite.config.ts", import.meta.url));
 
 async function buildInMemory(environment: string, fileName: string): Promise<string> {
@@ -136,4 +139,101 @@ describe("overlay.js as built", () => {
       await host.happyDOM.close();
     }
   });
+});
+
+describe("checkout app as built (app.js + app.css)", () => {
+  it(`is at most ${APP_BUDGET_GZIP_BYTES} bytes gzipped, JS and CSS together`, async () => {
+    // Under vitest NODE_ENV is "test", which would make Vite compile JSX in development mode (with source
+    // locations); `vite build` runs with "production".
+    const env = process.env.NODE_ENV;
+    process.env.NODE_ENV = "production";
+    let output: Rollup.RollupOutput;
+    try {
+      const builder = await createBuilder({
+        configFile,
+        logLevel: "warn",
+        environments: { app: { build: { write: false } } },
+      });
+      output = (await builder.build(builder.environments.app)) as Rollup.RollupOutput;
+    } finally {
+      process.env.NODE_ENV = env;
+    }
+    expect(output.output.map((f) => f.fileName).sort()).toEqual(["app.css", "app.js"]);
+    let total = 0;
+    for (const file of output.output) {
+      const text = file.type === "chunk" ? file.code : String(file.source);
+      const gzipped = gzipSync(text).length;
+      total += gzipped;
+      console.log(`[budget] ${file.fileName}: ${text.length} bytes minified, ${gzipped} bytes gzipped`);
+    }
+    console.log(`[budget] checkout app: ${total} bytes gzipped (JS + CSS)`);
+    expect(total).toBeLessThanOrEqual(APP_BUDGET_GZIP_BYTES);
+  });
+});
+
+describe("hosted page first response", () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await setupTestApp();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  // The largest pages: every section a form can show, with long texts.
+  const long = (n: number) => "Lorem ipsum dolor sit amet, consectetur adipiscing elit. ".repeat(n).trim();
+  const forms: Record<string, Record<string, unknown>> = {
+    standard: {
+      description: long(8),
+      funds: ["General", "Scholarships", "Building"],
+      frequencies: ["ONE_TIME", "WEEKLY", "MONTHLY", "ANNUALLY"],
+      enableFundraisingBar: true,
+      goal: 50000,
+      enableDonorList: true,
+      enableOrganizationName: true,
+      enableBillingAddress: true,
+      enableCountryDropdown: true,
+      enablePhone: true,
+      customInputs: [
+        { title: "In honor of", inputType: "short_text", required: true },
+        { title: "Message", inputType: "long_text" },
+        { title: "Shirt", inputType: "single_select", options: ["S", "M", "L", "XL"] },
+        { title: "Interests", inputType: "multi_select", options: ["Trees", "Rivers", "Birds"] },
+      ],
+      faqs: Array.from({ length: 6 }, (_, i) => ({ question: `Question ${i}?`, answer: long(3) })),
+    },
+    event: {
+      formType: "event",
+      description: long(8),
+      enableTimeAndLocation: true,
+      eventDate: "2027-05-15",
+      startTime: "18:30",
+      endTime: "22:00",
+      location: "Riverside Hall",
+      eventDetails: long(4),
+      tickets: Array.from({ length: 8 }, (_, i) => ({
+        name: `Ticket ${i}`,
+        price: 50 + i,
+        quantity: 100,
+        maxPerOrder: 10,
+      })),
+      promoCodes: [{ code: "EARLY", discountType: "percentage", discountValue: 10 }],
+      enableCountryDropdown: true,
+    },
+  };
+
+  for (const [kind, extra] of Object.entries(forms)) {
+    it(`is at most ${HOSTED_PAGE_BUDGET_BYTES} bytes for a full ${kind} form`, async () => {
+      const created = await t.request<{ formID: string; formUrl: string }>("POST", "/v1/forms", {
+        body: { title: `Budget ${kind}`, funds: ["General"], ...extra },
+      });
+      expect(created.status, created.text).toBe(201);
+      const path = `/${kind === "event" ? "attend" : "donate"}/${created.body.formID}`;
+      const res = await t.app.request(path);
+      const bytes = Buffer.byteLength(await res.text());
+      console.log(`[budget] hosted ${kind} page: ${bytes} bytes`);
+      expect(res.status).toBe(200);
+      expect(bytes).toBeLessThanOrEqual(HOSTED_PAGE_BUDGET_BYTES);
+    });
+  }
 });

@@ -1,0 +1,153 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Boot } from "../../widget/app/view.js";
+import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/**
+ * The hosted pages as the server sends them (/donate/<formID>, /attend/<formID>): the form's HTML in the
+ * first response, the data it was rendered from as escaped JSON, the security headers, and the 404, 410
+ * and inactive pages.
+ */
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await setupTestApp();
+});
+afterAll(async () => {
+  await t.close();
+});
+
+async function createForm(body: Record<string, unknown>): Promise<string> {
+  const res = await t.request<{ formID: string }>("POST", "/v1/forms", { body });
+  expect(res.status, res.text).toBe(201);
+  return res.body.formID;
+}
+
+async function get(path: string) {
+  const res = await t.app.request(path);
+  return { status: res.status, headers: res.headers, html: await res.text() };
+}
+
+function boot(html: string): Boot {
+  const m = /<script type="application\/json" id="almoner-boot">([^<]*)<\/script>/.exec(html);
+  if (!m) throw new Error("no boot JSON");
+  return JSON.parse(m[1]) as Boot;
+}
+
+describe("hosted checkout page", () => {
+  it("arrives server-rendered with title, description, social tags, the quote's total and the boot data", async () => {
+    const id = await createForm({
+      ...validForms.standard(),
+      title: "Plant trees",
+      description: "Every tree counts.",
+      headerImage: "https://img.example/trees.jpg",
+      defaultAmount: 50,
+    });
+    const { status, headers, html } = await get(`/donate/${id}`);
+    expect(status).toBe(200);
+    expect(headers.get("content-type")).toMatch(/^text\/html/);
+    expect(html).toContain("<title>Plant trees</title>");
+    expect(html).toContain('<meta name="description" content="Every tree counts.">');
+    expect(html).toContain('<meta property="og:title" content="Plant trees">');
+    expect(html).toContain('<meta property="og:image" content="https://img.example/trees.jpg">');
+    expect(html).toContain('<meta name="twitter:card" content="summary_large_image">');
+    expect(html).toContain(`<meta property="og:url" content="http://forms.test/donate/${id}">`);
+    expect(html).toMatch(/<h1 id="alm-title">Plant trees<\/h1>/);
+    expect(html).toMatch(/<input type="radio"[^>]*value="50" checked/);
+    // The server's quote of the initial order is in the HTML: the total and the button.
+    expect(html).toMatch(/<dt>Total<\/dt><dd>\$50<\/dd>/);
+    expect(html).toContain("Donate $50</button>");
+    expect(html).toMatch(/<script type="module" src="\/checkout\/app\.js(\?v=[\w-]+)?"><\/script>/);
+    const data = boot(html);
+    expect(data.view.formID).toBe(id);
+    expect(data.quote?.quote.total).toBe(50);
+  });
+
+  it("escapes form text in the HTML and in the embedded JSON", async () => {
+    const title = `</script><script>alert(1)</script> <img src=x onerror=alert(2)> ${Math.random()}`;
+    const description = "<!-- </script> & \u2028 \"quoted\" 'single'";
+    const id = await createForm({ ...validForms.standard(), title, description });
+    const { html } = await get(`/donate/${id}`);
+    expect(html).not.toContain("<script>alert(1)");
+    expect(html).not.toContain("<img src=x");
+    expect(html).not.toContain("<!-- </script>");
+    // Only the two scripts of the page itself.
+    expect(html.match(/<script/g)).toHaveLength(2);
+    const data = boot(html);
+    expect(data.view.title).toBe(title);
+    expect(data.view.description).toBe(description);
+  });
+
+  it("sends a CSP: scripts from self only, the inline style by nonce, no framing outside embed mode", async () => {
+    const id = await createForm(validForms.standard());
+    const { headers, html } = await get(`/donate/${id}`);
+    const csp = headers.get("content-security-policy") ?? "";
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).not.toContain("unsafe-inline");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(headers.get("x-frame-options")).toBe("DENY");
+    const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+    expect(nonce).toBeTruthy();
+    expect(html).toContain(`<style nonce="${nonce}">`);
+    const again = await get(`/donate/${id}`);
+    expect(again.headers.get("content-security-policy")).not.toBe(csp);
+
+    const embed = await get(`/donate/${id}?embed=1&embedId=abc`);
+    const embedCsp = embed.headers.get("content-security-policy") ?? "";
+    expect(embedCsp).toContain("script-src 'self'");
+    expect(embedCsp).not.toContain("frame-ancestors");
+    expect(embed.headers.get("x-frame-options")).toBeNull();
+    expect(embed.html).toContain('class="alm alm-embedded"');
+  });
+
+  it("applies a checkout link's prefill in the first HTML", async () => {
+    const id = await createForm({ ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
+    const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
+      body: { prefill: { firstName: "Grace", amount: 25, frequency: "MONTHLY" } },
+    });
+    const { html } = await get(`/donate/${id}?elementid=${link.body.linkID}`);
+    expect(html).toMatch(/id="alm-firstName"[^>]*value="Grace"/);
+    expect(html).toMatch(/value="MONTHLY" checked/);
+    expect(html).toContain("Donate $25 monthly</button>");
+    const plain = await get(`/donate/${id}?elementid=${crypto.randomUUID()}`);
+    expect(plain.html).not.toContain("Grace");
+  });
+
+  it("renders an event on /attend with its details and tickets", async () => {
+    const id = await createForm({
+      ...validForms.event(),
+      enableTimeAndLocation: true,
+      eventDate: "2027-05-15",
+      startTime: "18:30",
+      timeZone: "America/New_York",
+      location: "Riverside Hall",
+    });
+    const { status, html } = await get(`/attend/${id}`);
+    expect(status).toBe(200);
+    expect(html).toContain("Saturday, May 15, 2027");
+    expect(html).toContain("6:30 PM (America/New York)");
+    expect(html).toContain("Riverside Hall");
+    expect(html).toMatch(/<label for="alm-ticket-1"><strong>Table<\/strong>/);
+    expect(html).toContain("$400 · admits 8");
+  });
+
+  it("answers 404 for an unknown form, 410 for a deleted one and a closed page for an inactive one", async () => {
+    const unknown = await get(`/donate/${crypto.randomUUID()}`);
+    expect(unknown.status).toBe(404);
+    expect(unknown.html).toContain("Form not found");
+    expect(unknown.headers.get("content-security-policy")).toContain("default-src 'none'");
+
+    const id = await createForm(validForms.standard());
+    const inactive = await createForm({ ...validForms.standard(), active: false, title: "Closed drive" });
+    const closed = await get(`/donate/${inactive}`);
+    expect(closed.status).toBe(200);
+    expect(closed.html).toContain("This form is not accepting donations right now.");
+    expect(closed.html).not.toContain("almoner-boot");
+
+    await t.request("DELETE", `/v1/forms/${id}`);
+    const gone = await get(`/donate/${id}`);
+    expect(gone.status).toBe(410);
+    expect(gone.html).toContain("This form is no longer available");
+    const nonce = /'nonce-([^']+)'/.exec(gone.headers.get("content-security-policy") ?? "")?.[1];
+    expect(gone.html).toContain(`<style nonce="${nonce}">`);
+  });
+});
