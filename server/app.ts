@@ -15,6 +15,7 @@ import { organizationRoutes } from "./api/organization.js";
 import { paymentRoutes } from "./api/payments.js";
 import { type MountedPattern, mountRoutes } from "./api/route.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
+import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
 import { serveWidgetAsset } from "./pages/assets.js";
 import { hostedFormPage } from "./pages/hosted.js";
@@ -71,6 +72,7 @@ export function createApp(deps: AppDeps) {
       ...formRoutes(deps),
       ...linkRoutes(deps),
       ...organizationRoutes(deps),
+      ...webhookRoutes(deps),
       ...analyticsRoutes(deps),
       ...checkoutRoutes(deps),
       ...contactRoutes(deps),

@@ -26,7 +26,19 @@ const envSchema = z.object({
     .min(0)
     .max(30 * 86400)
     .default(120),
+  WEBHOOK_RETRY_SCHEDULE: z
+    .string()
+    .regex(/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*){0,19}$/)
+    .transform((raw) => raw.split(",").map((s) => Math.round(Number(s) * 1000)))
+    .refine((ms) => ms.every((n) => n <= 30 * 86_400_000))
+    .optional(),
+  WEBHOOK_TARGET_GUARD: z.enum(["on", "off"]).optional(),
 });
+
+/** Waits between webhook delivery attempts (contract 8): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [60, 300, 1800, 7200, 21_600, 43_200, 86_400].map(
+  (s) => s * 1000,
+);
 
 export interface Config {
   port: number;
@@ -52,6 +64,10 @@ export interface Config {
   workerIntervalMs: number;
   /** How long a sandbox bank payment stays PENDING. */
   sandboxBankSettleMs: number;
+  /** After the n-th failed webhook attempt the next waits about webhookRetryScheduleMs[n-1]; past the end it gives up. */
+  webhookRetryScheduleMs: number[];
+  /** Webhooks only to https URLs of public addresses (on by default in production). */
+  webhookTargetGuard: boolean;
 }
 
 /** Every setting, parsed once from the environment. A bad one throws a StartupError naming it. */
@@ -82,6 +98,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     cardFailureLimit: e.CARD_FAILURE_LIMIT,
     workerIntervalMs: Math.round(e.WORKER_INTERVAL_SECONDS * 1000),
     sandboxBankSettleMs: e.SANDBOX_BANK_SETTLE_SECONDS * 1000,
+    webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
+    webhookTargetGuard: (e.WEBHOOK_TARGET_GUARD ?? (e.NODE_ENV === "production" ? "on" : "off")) === "on",
   };
 }
 
@@ -109,6 +127,10 @@ function describe(name: string): string {
       return "must be a number of seconds from 0.05 to 3600";
     case "SANDBOX_BANK_SETTLE_SECONDS":
       return "must be a whole number of seconds, at most 30 days";
+    case "WEBHOOK_RETRY_SCHEDULE":
+      return "must be 1 to 20 comma-separated numbers of seconds (each at most 30 days), such as 60,300,1800";
+    case "WEBHOOK_TARGET_GUARD":
+      return "must be on or off";
     default:
       return "must not be empty";
   }

@@ -5,10 +5,11 @@ import { BillingWorker } from "./billing/worker.js";
 import { recoverInterruptedCheckouts } from "./checkout/recovery.js";
 import { createTransport } from "./mail/transport.js";
 import { MailWorker } from "./mail/worker.js";
+import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 
 /**
- * The background work of a server process: recurring billing, bank-payment settlement, receipts, and
- * recovery of checkouts a dead process left half-done. Each is safe to run in several processes at once
+ * The background work of a server process: recurring billing, bank-payment settlement, receipts, webhook
+ * delivery, and recovery of checkouts a dead process left half-done. Each is safe to run in several processes at once
  * (rows are claimed before they are worked on), so every server runs all of them.
  */
 
@@ -39,6 +40,8 @@ export function startWorkers(deps: AppDeps, extra: BackgroundWorker[] = []): { s
       start: (ms) => recovery.start(ms, () => recoverInterruptedCheckouts(deps)),
       stop: () => recovery.stop(),
     },
+    // Polls every second at most (and at once when this process queues a delivery), whatever the interval.
+    new WebhookDispatcher({ deps }),
     ...extra,
   ];
   for (const w of workers) w.start(deps.config.workerIntervalMs);

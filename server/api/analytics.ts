@@ -1,8 +1,11 @@
 import { z } from "zod";
+import { WEBHOOK_LOG_STATUSES, webhookLogSchema } from "../../shared/schemas/webhook.js";
 import { listMetrics } from "../store/metrics.js";
+import { listWebhookLogs } from "../webhooks/store.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
-import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+import { loadOwnedWebhook } from "./webhooks.js";
 
 export const metricSchema = z.object({
   metricId: z.string(),
@@ -55,6 +58,60 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
             }),
             (row) => ({ sort: row.created_at, id: row.id }),
             (position) => encodeCursor("api-metrics", orgId, position),
+          ),
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/v1/analytics/webhook-logs",
+      permission: "analytics:read",
+      tags: ["Analytics"],
+      summary: "List webhook delivery attempts",
+      description:
+        "Every delivery attempt of the organization's webhooks (deleted ones included), newest first. `webhookId` limits it to one webhook; `status` to SUCCESS, FAILED or PENDING (an attempt under way). A retry is a new record with the next `attempt` number and the same `eventId`.",
+      query: paginationQuery().extend({
+        webhookId: z.string().max(100).optional(),
+        status: z.enum(WEBHOOK_LOG_STATUSES).optional(),
+      }),
+      responses: {
+        200: { description: "A page of delivery attempts", schema: pageSchema("logs", webhookLogSchema) },
+        ...standardErrors,
+        404: { description: "No webhook with this webhookId", schema: errorSchema },
+      },
+      handler: async (c, { query }) => {
+        const orgId = c.get("auth").organizationId;
+        if (query.webhookId !== undefined)
+          await loadOwnedWebhook(deps, orgId, query.webhookId, { deleted: "allow" });
+        const list = `webhook-logs:${query.webhookId ?? ""}:${query.status ?? ""}`;
+        const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
+        const rows = await listWebhookLogs(
+          deps.store.db,
+          orgId,
+          { webhookId: query.webhookId, status: query.status },
+          query.limit + 1,
+          after,
+        );
+        return c.json(
+          page(
+            "logs",
+            rows,
+            query.limit,
+            (row) => ({
+              logId: row.id,
+              webhookId: row.webhook_id,
+              eventId: row.event_id,
+              eventType: row.event_type,
+              status: row.status,
+              httpStatus: row.http_status === null ? null : Number(row.http_status),
+              responseTime: row.response_time_ms === null ? null : Number(row.response_time_ms),
+              attempt: Number(row.attempt),
+              error: row.error,
+              timestamp: Math.floor(Date.parse(row.created_at) / 1000),
+            }),
+            (row) => ({ sort: row.created_at, id: row.id }),
+            (position) => encodeCursor(list, orgId, position),
           ),
         );
       },

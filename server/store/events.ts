@@ -1,24 +1,16 @@
+import type { EventType } from "../../shared/schemas/webhook.js";
 import { ulid } from "../ids.js";
+import { fanOut } from "../webhooks/fanout.js";
 import type { Db } from "./database.js";
 
 /**
  * The webhook outbox (contract 8): each event is written in the same transaction as the change that
- * causes it, with the resource as the API returns it, so nothing is lost if the process dies.
+ * causes it, with the resource as the API returns it, so nothing is lost if the process dies. In the same
+ * write it is queued for each of the organization's ACTIVE webhooks subscribed to its kind (so a webhook
+ * never receives events from before it was registered or from while it was disabled).
  */
 
-export const EVENT_TYPES = [
-  "donation.created",
-  "donation.updated",
-  "subscription.created",
-  "subscription.updated",
-  "subscription.cancelled",
-  "subscription.payment_method_updated",
-  "contact.created",
-  "contact.updated",
-  "form.created",
-  "form.updated",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from "../../shared/schemas/webhook.js";
 
 export async function emitEvent(
   trx: Db,
@@ -40,5 +32,6 @@ export async function emitEvent(
       created_at: new Date(nowMs).toISOString(),
     })
     .execute();
+  await fanOut(trx, organizationId, type, id, nowMs);
   return id;
 }

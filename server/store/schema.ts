@@ -227,6 +227,60 @@ export interface OutboxEventsTable {
   created_at: string;
 }
 
+export interface WebhooksTable {
+  id: string;
+  organization_id: string;
+  url: string;
+  /** JSON array of event kinds. */
+  events: string;
+  /** ACTIVE, DISABLED, or DELETED (permanent). */
+  status: string;
+  description: string;
+  /** The signing secret (`whsec_...`). Kept as is: signing needs it, so it cannot be a hash. */
+  secret: string;
+  success_count: number;
+  failure_count: number;
+  last_delivery_at: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+/** One event to one webhook: written with the event, then attempted until a 2xx or the schedule ends. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  organization_id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  /** PENDING, SUCCESS, FAILED (gave up) or CANCELLED (webhook deleted or unsubscribed). */
+  status: string;
+  /** Attempts started so far. */
+  attempts: number;
+  next_attempt_at: string;
+  claimed_until: string | null;
+  claim_token: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One delivery attempt, as `GET /v1/analytics/webhook-logs` lists it. */
+export interface WebhookLogsTable {
+  id: string;
+  organization_id: string;
+  webhook_id: string;
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  /** PENDING while the attempt is under way, then SUCCESS or FAILED. */
+  status: string;
+  http_status: number | null;
+  response_time_ms: number | null;
+  attempt: number;
+  error: string | null;
+  created_at: string;
+}
+
 export interface EmailOutboxTable {
   id: string;
   organization_id: string;
@@ -285,6 +339,9 @@ export interface Database {
   payment_method_update_links: PaymentMethodUpdateLinksTable;
   inventory: InventoryTable;
   outbox_events: OutboxEventsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_logs: WebhookLogsTable;
   email_outbox: EmailOutboxTable;
   processor_ledger: ProcessorLedgerTable;
   instance_settings: InstanceSettingsTable;

@@ -2,7 +2,9 @@ import { z } from "zod";
 import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
 import { ApiError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
+import type { Db } from "../../store/database.js";
 import { isUniqueViolation } from "../../store/dialect.js";
+import { emitEvent } from "../../store/events.js";
 import {
   type FormRecord,
   findForm,
@@ -70,14 +72,20 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         409: conflict,
       },
       handler: async (c, { body }) => {
-        let form: FormRecord;
+        const orgId = c.get("auth").organizationId;
+        const nowMs = deps.now();
+        let full: ReturnType<typeof toFull>;
         try {
-          form = await insertForm(deps.store.db, c.get("auth").organizationId, body, nowIso());
+          full = await deps.store.db.transaction().execute(async (trx) => {
+            const form = await insertForm(trx, orgId, body, new Date(nowMs).toISOString());
+            const created = toFull(config.publicUrl, form);
+            await emitEvent(trx, orgId, "form.created", form.id, created, nowMs);
+            return created;
+          });
         } catch (err) {
           if (isUniqueViolation(err)) throw duplicateTitle(body.title);
           throw err;
         }
-        const full = toFull(config.publicUrl, form);
         return c.json(
           {
             formID: full.formID,
@@ -140,7 +148,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params }) => {
         const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id);
-        return c.json(toFull(config.publicUrl, form, await salesOf(deps, form)));
+        return c.json(toFull(config.publicUrl, form, await salesOf(deps.store.db, form)));
       },
     }),
 
@@ -191,19 +199,23 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
             }
             return input;
           });
-          const now = nowIso();
+          const nowMs = deps.now();
+          const now = new Date(nowMs).toISOString();
+          let full: ReturnType<typeof toFull>;
           try {
-            if (!(await updateFormConfig(deps.store.db, existing.id, next, now)))
-              throw new ApiError(410, "Form has been deleted");
+            full = await deps.store.db.transaction().execute(async (trx) => {
+              if (!(await updateFormConfig(trx, existing.id, next, now)))
+                throw new ApiError(410, "Form has been deleted");
+              const form = { ...existing, config: next, updatedAt: now };
+              const updated = toFull(config.publicUrl, form, await salesOf(trx, form));
+              await emitEvent(trx, orgId, "form.updated", form.id, updated, nowMs);
+              return updated;
+            });
           } catch (err) {
             if (isUniqueViolation(err)) throw duplicateTitle(next.title);
             throw err;
           }
-          const form = { ...existing, config: next, updatedAt: now };
-          return c.json({
-            message: "Form updated successfully",
-            form: toFull(config.publicUrl, form, await salesOf(deps, form)),
-          });
+          return c.json({ message: "Form updated successfully", form: full });
         },
       }),
     ),
@@ -236,8 +248,8 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
 }
 
 /** Tickets sold and promo redemptions, read only for forms that have either. */
-async function salesOf(deps: AppDeps, form: FormRecord): Promise<FormSales | undefined> {
+async function salesOf(db: Db, form: FormRecord): Promise<FormSales | undefined> {
   if (form.config.tickets.length === 0 && form.config.promoCodes.length === 0) return undefined;
-  const a = await formAvailability(deps.store.db, form.id);
+  const a = await formAvailability(db, form.id);
   return { ticketsSold: a.ticketsSold, promoRedemptions: a.promoRedemptions };
 }

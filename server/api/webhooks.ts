@@ -1,0 +1,228 @@
+import { z } from "zod";
+import {
+  EVENT_TYPES,
+  type WebhookOut,
+  webhookCreateSchema,
+  webhookSchema,
+  webhookUpdateSchema,
+} from "../../shared/schemas/webhook.js";
+import { ApiError } from "../errors.js";
+import { ulid } from "../ids.js";
+import { refuseUrl } from "../webhooks/guard.js";
+import { newWebhookSecret } from "../webhooks/signature.js";
+import {
+  deleteWebhook,
+  findWebhook,
+  insertWebhook,
+  listWebhooks,
+  updateWebhook,
+  type WebhookRecord,
+} from "../webhooks/store.js";
+import type { AppDeps } from "./env.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+
+/** Webhooks (seed 2.7, 4.6, 6; contract 8). Delivery itself is server/webhooks/dispatcher.ts. */
+
+const WEBHOOK_ID = /^wh_[0-9a-z]{26}$/;
+const unixSeconds = (isoTime: string): number => Math.floor(Date.parse(isoTime) / 1000);
+
+export function presentWebhook(hook: WebhookRecord): WebhookOut {
+  return {
+    webhookId: hook.id,
+    url: hook.url,
+    events: hook.events,
+    status: hook.status === "DISABLED" ? "DISABLED" : "ACTIVE",
+    description: hook.description,
+    createdAt: unixSeconds(hook.createdAt),
+    lastDeliveryAt: hook.lastDeliveryAt ? unixSeconds(hook.lastDeliveryAt) : null,
+    successCount: hook.successCount,
+    failureCount: hook.failureCount,
+  };
+}
+
+/** The caller's live webhook, or the contract's 404 / 403 / 410. */
+export async function loadOwnedWebhook(
+  deps: AppDeps,
+  organizationId: string,
+  id: string,
+  opts: { deleted?: "gone" | "allow" } = {},
+): Promise<WebhookRecord> {
+  const hook = WEBHOOK_ID.test(id) ? await findWebhook(deps.store.db, id) : undefined;
+  if (!hook) throw new ApiError(404, "Webhook not found");
+  if (hook.organizationId !== organizationId)
+    throw new ApiError(403, "Webhook belongs to another organization");
+  if (hook.status === "DELETED" && opts.deleted !== "allow")
+    throw new ApiError(410, "Webhook has been deleted");
+  return hook;
+}
+
+export function webhookRoutes(deps: AppDeps): RouteSpec[] {
+  const httpsOnly = deps.config.production || deps.config.webhookTargetGuard;
+  const createBody = webhookCreateSchema({ httpsOnly });
+  const updateBody = webhookUpdateSchema({ httpsOnly });
+  const nowIso = () => new Date(deps.now()).toISOString();
+  const tags = ["Webhooks"];
+  const idParams = z.object({ id: z.string().meta({ description: "The webhookId (wh_...)" }) });
+  const errors = {
+    ...standardErrors,
+    404: { description: "No webhook with this id", schema: errorSchema },
+    410: { description: "The webhook was deleted", schema: errorSchema },
+  };
+  const eventsNote = `Event kinds: ${EVENT_TYPES.join(", ")}.`;
+  /** With the delivery guard on, an address that could never be delivered to is refused at once. */
+  const checkTarget = (url: string | undefined) => {
+    if (url === undefined) return;
+    const target = new URL(url);
+    const guard = deps.config.webhookTargetGuard;
+    const problem =
+      refuseUrl(target, { guard }) ??
+      (guard && /(^|\.)localhost\.?$/i.test(target.hostname)
+        ? `${target.hostname} is not a public address`
+        : undefined);
+    if (problem) throw ApiError.validation([`url ${problem}`]);
+  };
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/v1/webhooks",
+      permission: "webhooks:write",
+      tags,
+      summary: "Register a webhook",
+      description: `Registers an https endpoint for the listed events; it receives every later event of those kinds while ACTIVE. The response carries the signing \`secret\`, shown only this once. ${eventsNote} Deliveries are signed: \`X-Webhook-Signature: sha256=<hex HMAC-SHA256(secret, X-Webhook-Timestamp + "." + raw body)>\`.`,
+      body: createBody,
+      responses: {
+        201: {
+          description: "Registered",
+          schema: webhookSchema.extend({
+            secret: z.string().meta({ description: "whsec_...: the signing secret, shown only once" }),
+            message: z.string(),
+          }),
+        },
+        ...standardErrors,
+      },
+      handler: async (c, { body }) => {
+        checkTarget(body.url);
+        const orgId = c.get("auth").organizationId;
+        const now = nowIso();
+        const row = {
+          id: `wh_${ulid(deps.now())}`,
+          organization_id: orgId,
+          url: body.url,
+          events: JSON.stringify(body.events),
+          status: "ACTIVE",
+          description: body.description ?? "",
+          secret: newWebhookSecret(),
+          success_count: 0,
+          failure_count: 0,
+          last_delivery_at: null,
+          created_at: now,
+          updated_at: now,
+          deleted_at: null,
+        };
+        await insertWebhook(deps.store.db, row);
+        const hook = await loadOwnedWebhook(deps, orgId, row.id);
+        return c.json(
+          {
+            ...presentWebhook(hook),
+            secret: row.secret,
+            message:
+              "Webhook created successfully. Store the secret now: it is shown only once and signs every delivery.",
+          },
+          201,
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/v1/webhooks",
+      permission: "webhooks:read",
+      tags,
+      summary: "List webhooks",
+      description:
+        "Every webhook of the organization except deleted ones, newest first, with delivery statistics. Not paginated.",
+      responses: {
+        200: {
+          description: "The webhooks",
+          schema: z.object({ webhooks: z.array(webhookSchema), count: z.number() }),
+        },
+        ...standardErrors,
+      },
+      handler: async (c) => {
+        const hooks = await listWebhooks(deps.store.db, c.get("auth").organizationId);
+        return c.json({ webhooks: hooks.map(presentWebhook), count: hooks.length });
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/v1/webhooks/{id}",
+      permission: "webhooks:read",
+      tags,
+      summary: "Get a webhook",
+      description: "Its configuration and delivery statistics; never the secret.",
+      params: idParams,
+      responses: { 200: { description: "The webhook", schema: webhookSchema }, ...errors },
+      handler: async (c, { params }) => {
+        const hook = await loadOwnedWebhook(deps, c.get("auth").organizationId, params.id);
+        return c.json(presentWebhook(hook));
+      },
+    }),
+
+    defineRoute({
+      method: "put",
+      path: "/v1/webhooks/{id}",
+      permission: "webhooks:write",
+      tags,
+      summary: "Update a webhook (partial)",
+      description: `Changes only the fields sent; the secret never changes. \`events\` replaces the whole list (queued deliveries of kinds no longer listed are cancelled). \`status\`: DISABLED pauses delivery (events of the pause are never delivered), ACTIVE resumes it. ${eventsNote}`,
+      params: idParams,
+      body: updateBody,
+      responses: {
+        200: {
+          description: "Updated",
+          schema: z.object({ message: z.string(), webhook: webhookSchema }),
+        },
+        ...errors,
+      },
+      handler: async (c, { params, body }) => {
+        const orgId = c.get("auth").organizationId;
+        const hook = await loadOwnedWebhook(deps, orgId, params.id);
+        checkTarget(body.url);
+        const updated = await updateWebhook(deps.store.db, hook.id, body, nowIso());
+        if (!updated) throw new ApiError(410, "Webhook has been deleted");
+        return c.json({ message: "Webhook updated successfully", webhook: presentWebhook(updated) });
+      },
+    }),
+
+    defineRoute({
+      method: "delete",
+      path: "/v1/webhooks/{id}",
+      permission: "webhooks:write",
+      tags,
+      summary: "Delete a webhook (permanently)",
+      description:
+        "Deactivates the webhook for good: nothing more is delivered, queued retries included, and every later call on it answers 410. Its delivery log stays readable.",
+      params: idParams,
+      responses: {
+        200: {
+          description: "Deleted",
+          schema: z.object({ message: z.string(), webhookId: z.string(), status: z.literal("DELETED") }),
+        },
+        ...errors,
+      },
+      handler: async (c, { params }) => {
+        const orgId = c.get("auth").organizationId;
+        const hook = await loadOwnedWebhook(deps, orgId, params.id, { deleted: "allow" });
+        if (hook.status === "DELETED" || !(await deleteWebhook(deps.store.db, hook.id, nowIso())))
+          throw new ApiError(410, "Webhook has already been deleted");
+        return c.json({
+          message: "Webhook deleted successfully",
+          webhookId: hook.id,
+          status: "DELETED" as const,
+        });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,481 @@
+import crypto from "node:crypto";
+import { type ExpressionBuilder, sql, type Transaction } from "kysely";
+import type { AppDeps } from "../api/env.js";
+import { ulid } from "../ids.js";
+import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
+import type { TargetPolicy } from "./guard.js";
+import { type AttemptResult, postWebhook } from "./post.js";
+import { signWebhook } from "./signature.js";
+import { onDeliveriesQueued } from "./wake.js";
+
+/**
+ * Delivers queued webhook events (contract 8). Any number of processes may run one on the same database.
+ *
+ * A pass claims due deliveries (one short transaction: the rows get this pass's token and a lease, their
+ * attempt counter goes up, and each attempt gets a PENDING log row), then posts them concurrently outside
+ * any transaction; outcomes are written in batches (one transaction per batch, the next batch gathering
+ * while the previous one commits). A claim takes at most `perWebhook` rows of any one webhook, and skips
+ * webhooks that already have that many attempts in flight here, so one slow receiver cannot take every
+ * slot. A process that dies mid-attempt leaves its rows claimed until the lease ends; the next claim
+ * marks the interrupted attempt FAILED and tries again: delivery is at least once.
+ *
+ * Polls every second (or the worker interval, if shorter) and at once when this process queues a
+ * delivery, then briefly every few milliseconds, since the queuing transaction may commit a moment later.
+ */
+
+export interface DispatcherOptions {
+  deps: AppDeps;
+  /** Default: the configured WEBHOOK_RETRY_SCHEDULE. */
+  retryScheduleMs?: number[];
+  /** Longest wait for a receiver's answer (contract: 10 s). */
+  timeoutMs?: number;
+  /** How long a claim holds its rows; must outlast an attempt. */
+  leaseMs?: number;
+  /** Attempts in flight at once in this process, and per webhook. */
+  concurrency?: number;
+  perWebhook?: number;
+  /** Longest time between polls. */
+  pollMs?: number;
+  policy?: TargetPolicy;
+  /** Clock of leases, due times and records; default Date.now. */
+  wallClock?: () => number;
+  onError?: (err: unknown, context: string) => void;
+}
+
+interface Claimed {
+  delivery: WebhookDeliveriesTable;
+  logId: string;
+  token: string;
+  url: string;
+  secret: string;
+  body: string;
+}
+
+interface Outcome {
+  claimed: Claimed;
+  result: AttemptResult;
+  at: number;
+}
+
+const MAX_CLAIM = 100;
+const HOT_POLL_MS = 5;
+const HOT_WINDOW_MS = 300;
+/** After a delivery ends, claim again this soon: completions close together share one claim. */
+const REFILL_DELAY_MS = 1;
+const MAX_ERROR_LENGTH = 500;
+
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+/** Exponential backoff with ±20% jitter, so many failures at once do not retry in lockstep. */
+function jittered(ms: number): number {
+  return Math.round(ms * (0.8 + Math.random() * 0.4));
+}
+
+function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export class WebhookDispatcher {
+  private readonly deps: AppDeps;
+  private readonly schedule: number[];
+  private readonly timeoutMs: number;
+  private readonly leaseMs: number;
+  private readonly concurrency: number;
+  private readonly perWebhook: number;
+  private readonly pollMs: number;
+  private readonly policy: TargetPolicy;
+  private readonly wallClock: () => number;
+  private readonly onError: (err: unknown, context: string) => void;
+
+  private stopped = true;
+  private intervalMs = 1000;
+  private timer: NodeJS.Timeout | undefined;
+  private timerAt = 0;
+  private claiming: Promise<void> | undefined;
+  private claimAgain = false;
+  private hotUntil = 0;
+  private unsubscribe: (() => void) | undefined;
+  private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
+  private readonly perHook = new Map<string, number>();
+  private outcomes: Outcome[] = [];
+  private writing: Promise<void> | undefined;
+
+  constructor(opts: DispatcherOptions) {
+    this.deps = opts.deps;
+    this.schedule = opts.retryScheduleMs ?? opts.deps.config.webhookRetryScheduleMs;
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.leaseMs = opts.leaseMs ?? this.timeoutMs + 5_000;
+    this.concurrency = opts.concurrency ?? 64;
+    this.perWebhook = opts.perWebhook ?? 16;
+    this.pollMs = opts.pollMs ?? 1000;
+    this.policy = opts.policy ?? { guard: opts.deps.config.webhookTargetGuard };
+    this.wallClock = opts.wallClock ?? Date.now;
+    if (this.leaseMs <= this.timeoutMs) throw new RangeError("leaseMs must be longer than timeoutMs");
+    if (!(this.concurrency >= 1 && this.perWebhook >= 1)) throw new RangeError("concurrency must be ≥ 1");
+    this.onError =
+      opts.onError ??
+      ((err, context) => console.error(`Almoner webhook dispatcher: ${context}: ${describeError(err)}`));
+  }
+
+  /** Starts polling every `min(intervalMs, pollMs)`, and at once whenever this process queues a delivery. */
+  start(intervalMs: number): void {
+    if (!Number.isFinite(intervalMs) || intervalMs <= 0) throw new RangeError("intervalMs must be positive");
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.intervalMs = Math.min(intervalMs, this.pollMs);
+    this.unsubscribe = onDeliveriesQueued(() => {
+      this.hotUntil = this.wallClock() + HOT_WINDOW_MS;
+      this.kick(0);
+    });
+    this.kick(0);
+  }
+
+  /** Stops claiming, cuts attempts in flight short (they are due again at once), and waits for every write. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.claiming;
+    for (const { controller } of this.inFlight.values()) controller.abort();
+    await Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
+    while (this.writing) await this.writing;
+  }
+
+  /** Schedules a claim in `delayMs` unless one is already due sooner (or running: then it runs again after). */
+  private kick(delayMs: number): void {
+    if (this.stopped) return;
+    if (this.claiming) {
+      if (delayMs === 0) this.claimAgain = true;
+      return;
+    }
+    const at = this.wallClock() + delayMs;
+    if (this.timer && this.timerAt <= at) return;
+    clearTimeout(this.timer);
+    this.timerAt = at;
+    // The timer must not keep a process (a CLI, a test) alive on its own.
+    this.timer = setTimeout(() => this.runClaim(), delayMs).unref();
+  }
+
+  private runClaim(): void {
+    this.timer = undefined;
+    this.claimAgain = false;
+    let claimedAll = false;
+    let claimedAny = false;
+    this.claiming = (async () => {
+      const free = Math.min(MAX_CLAIM, this.concurrency - this.inFlight.size);
+      if (free <= 0) return;
+      const batch = await this.claim(free);
+      claimedAny = batch.length > 0;
+      claimedAll = batch.length === free;
+      for (const claimed of batch) this.launch(claimed);
+    })()
+      .catch((err) => this.onError(err, "claiming deliveries"))
+      .finally(() => {
+        this.claiming = undefined;
+        if (this.stopped) return;
+        // A full claim may have left more behind; a completion will kick when a slot frees up.
+        if (this.claimAgain || (claimedAny && !claimedAll)) this.kick(0);
+        else if (this.wallClock() < this.hotUntil) this.kick(HOT_POLL_MS);
+        else this.kick(this.intervalMs);
+      });
+  }
+
+  private launch(claimed: Claimed): void {
+    const { delivery } = claimed;
+    const controller = new AbortController();
+    this.perHook.set(delivery.webhook_id, (this.perHook.get(delivery.webhook_id) ?? 0) + 1);
+    const done = this.attempt(claimed, controller.signal)
+      .then((result) => this.record({ claimed, result, at: this.wallClock() }))
+      .catch((err) => this.onError(err, `delivering ${delivery.id}`))
+      .finally(() => {
+        this.inFlight.delete(delivery.id);
+        const left = (this.perHook.get(delivery.webhook_id) ?? 1) - 1;
+        if (left > 0) this.perHook.set(delivery.webhook_id, left);
+        else this.perHook.delete(delivery.webhook_id);
+        this.kick(REFILL_DELAY_MS);
+      });
+    this.inFlight.set(delivery.id, { controller, done });
+  }
+
+  private attempt(claimed: Claimed, signal: AbortSignal): Promise<AttemptResult> {
+    const timestamp = Math.floor(this.wallClock() / 1000);
+    return postWebhook(
+      claimed.url,
+      {
+        "Content-Type": "application/json",
+        "X-Webhook-ID": claimed.delivery.event_id,
+        "X-Webhook-Timestamp": String(timestamp),
+        "X-Webhook-Signature": signWebhook(claimed.secret, timestamp, claimed.body),
+      },
+      claimed.body,
+      { timeoutMs: this.timeoutMs, policy: this.policy, signal },
+    );
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Claiming
+
+  private due(nowIso: string, busy: string[]) {
+    return (eb: ExpressionBuilder<Database, "webhook_deliveries">) =>
+      eb.and([
+        eb("status", "=", "PENDING"),
+        eb("next_attempt_at", "<=", nowIso),
+        eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<=", nowIso)]),
+        eb(
+          "webhook_id",
+          "in",
+          eb.selectFrom("webhooks").select("webhooks.id").where("webhooks.status", "=", "ACTIVE"),
+        ),
+        ...(busy.length ? [eb("webhook_id", "not in", busy)] : []),
+      ]);
+  }
+
+  private async claim(limit: number): Promise<Claimed[]> {
+    const db = this.deps.store.db;
+    const nowMs = this.wallClock();
+    const nowIso = iso(nowMs);
+    const token = crypto.randomUUID();
+    const busy = [...this.perHook].filter(([, n]) => n >= this.perWebhook).map(([id]) => id);
+    const due = this.due(nowIso, busy);
+    // At most `perWebhook` of any one webhook, oldest first, so a backlog of one receiver leaves room for others.
+    const fair = db
+      .selectFrom((eb) =>
+        eb
+          .selectFrom("webhook_deliveries")
+          .select((e) => [
+            "webhook_deliveries.id as id",
+            "webhook_deliveries.webhook_id as webhook_id",
+            e.fn
+              .agg<number>("row_number")
+              .over((ob) => ob.partitionBy("webhook_id").orderBy("next_attempt_at").orderBy("id"))
+              .as("rank"),
+          ])
+          .where(due)
+          .as("ranked"),
+      )
+      .select("ranked.id")
+      .where((eb) => {
+        // Webhooks with attempts in flight here get only what is left of their share.
+        const partial = [...this.perHook].filter(([, n]) => n < this.perWebhook);
+        if (partial.length === 0) return eb("ranked.rank", "<=", this.perWebhook);
+        const whens = partial.map(
+          ([id, n]) => sql`when ${sql.ref("ranked.webhook_id")} = ${id} then ${sql.lit(this.perWebhook - n)}`,
+        );
+        const share = sql<number>`case ${sql.join(whens, sql` `)} else ${sql.lit(this.perWebhook)} end`;
+        return eb("ranked.rank", "<=", share);
+      });
+    const set = {
+      claim_token: token,
+      claimed_until: iso(nowMs + this.leaseMs),
+      attempts: sql<number>`attempts + 1`,
+      updated_at: nowIso,
+    };
+
+    const logIdOf = new Map<string, string>();
+    const rows = await db.transaction().execute(async (trx) => {
+      let claimed: WebhookDeliveriesTable[];
+      if (this.deps.store.dialect === "postgres") {
+        // Lock the candidates first, skipping rows other processes hold, then claim exactly those (see
+        // server/billing/worker.ts for why not one UPDATE … IN (SELECT … FOR UPDATE SKIP LOCKED)).
+        const picked = await trx
+          .selectFrom("webhook_deliveries")
+          .select("id")
+          .where("id", "in", fair)
+          .where(due)
+          .orderBy("next_attempt_at")
+          .orderBy("id")
+          .limit(limit)
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        if (picked.length === 0) return [];
+        claimed = await trx
+          .updateTable("webhook_deliveries")
+          .set(set)
+          .where(
+            "id",
+            "in",
+            picked.map((r) => r.id),
+          )
+          .where(due)
+          .returningAll()
+          .execute();
+      } else {
+        // One statement is one write on SQLite: nothing interleaves.
+        claimed = await trx
+          .updateTable("webhook_deliveries")
+          .set(set)
+          .where("id", "in", (eb) =>
+            eb
+              .selectFrom("webhook_deliveries")
+              .select("id")
+              .where("id", "in", fair)
+              .orderBy("next_attempt_at")
+              .orderBy("id")
+              .limit(limit),
+          )
+          .where(due)
+          .returningAll()
+          .execute();
+      }
+      if (claimed.length === 0) return [];
+      // Interrupted attempts are closed before this claim's own attempts are logged.
+      await this.closeInterrupted(trx, claimed, nowIso);
+      await trx
+        .insertInto("webhook_logs")
+        .values(
+          claimed.map((r) => ({
+            id: `log_${ulid(nowMs)}`,
+            organization_id: r.organization_id,
+            webhook_id: r.webhook_id,
+            delivery_id: r.id,
+            event_id: r.event_id,
+            event_type: r.event_type,
+            status: "PENDING",
+            http_status: null,
+            response_time_ms: null,
+            attempt: Number(r.attempts),
+            error: null,
+            created_at: nowIso,
+          })),
+        )
+        .returning(["id", "delivery_id"])
+        .execute()
+        .then((logs) => {
+          for (const log of logs) logIdOf.set(log.delivery_id, log.id);
+        });
+      return claimed;
+    });
+    if (rows.length === 0) return [];
+    rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+
+    const [events, hooks] = await Promise.all([
+      db
+        .selectFrom("outbox_events")
+        .select(["id", "type", "data", "created_at"])
+        .where("id", "in", [...new Set(rows.map((r) => r.event_id))])
+        .execute(),
+      db
+        .selectFrom("webhooks")
+        .select(["id", "url", "secret"])
+        .where("id", "in", [...new Set(rows.map((r) => r.webhook_id))])
+        .execute(),
+    ]);
+    const eventById = new Map(events.map((e) => [e.id, e]));
+    const hookById = new Map(hooks.map((h) => [h.id, h]));
+    return rows.flatMap((delivery) => {
+      const event = eventById.get(delivery.event_id);
+      const hook = hookById.get(delivery.webhook_id);
+      const logId = logIdOf.get(delivery.id);
+      if (!event || !hook || !logId) return [];
+      const createdAt = Math.floor(Date.parse(event.created_at) / 1000);
+      const body = `{"id":${JSON.stringify(event.id)},"event":${JSON.stringify(event.type)},"createdAt":${createdAt},"data":${event.data}}`;
+      return [{ delivery, logId, token, url: hook.url, secret: hook.secret, body }];
+    });
+  }
+
+  /** Attempts whose process died before recording an outcome: FAILED in the log and in the counts. */
+  private async closeInterrupted(
+    trx: Transaction<Database>,
+    claimed: WebhookDeliveriesTable[],
+    nowIso: string,
+  ): Promise<void> {
+    const retried = claimed.filter((r) => Number(r.attempts) > 1).map((r) => r.id);
+    if (retried.length === 0) return;
+    const stale = await trx
+      .updateTable("webhook_logs")
+      .set({
+        status: "FAILED",
+        error: "interrupted: the delivering process stopped before an answer was recorded",
+      })
+      .where("delivery_id", "in", retried)
+      .where("status", "=", "PENDING")
+      .returning("webhook_id")
+      .execute();
+    const counts = new Map<string, number>();
+    for (const s of stale) counts.set(s.webhook_id, (counts.get(s.webhook_id) ?? 0) + 1);
+    for (const [webhookId, n] of counts)
+      await trx
+        .updateTable("webhooks")
+        .set((eb) => ({ failure_count: eb("failure_count", "+", n), updated_at: nowIso }))
+        .where("id", "=", webhookId)
+        .execute();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Recording outcomes
+
+  private record(outcome: Outcome): Promise<void> {
+    this.outcomes.push(outcome);
+    this.writing ??= this.writeAll();
+    return this.writing;
+  }
+
+  private async writeAll(): Promise<void> {
+    while (this.outcomes.length) {
+      const batch = this.outcomes;
+      this.outcomes = [];
+      try {
+        await this.write(batch);
+      } catch (err) {
+        // The rows keep their claims and are attempted again once the leases end.
+        this.onError(err, `recording ${batch.length} delivery outcomes`);
+      }
+    }
+    this.writing = undefined;
+  }
+
+  private async write(batch: Outcome[]): Promise<void> {
+    const perHook = new Map<string, { ok: number; failed: number; last: number }>();
+    await this.deps.store.db.transaction().execute(async (trx) => {
+      for (const { claimed, result, at } of batch) {
+        const { delivery } = claimed;
+        const atIso = iso(at);
+        const error = result.error === null ? null : result.error.slice(0, MAX_ERROR_LENGTH);
+        await trx
+          .updateTable("webhook_logs")
+          .set({
+            status: result.ok ? "SUCCESS" : "FAILED",
+            http_status: result.httpStatus,
+            response_time_ms: result.responseTimeMs,
+            error,
+          })
+          .where("id", "=", claimed.logId)
+          .execute();
+        const attempts = Number(delivery.attempts);
+        const wait = result.interrupted ? 0 : this.schedule[attempts - 1];
+        await trx
+          .updateTable("webhook_deliveries")
+          .set({
+            status: result.ok ? "SUCCESS" : wait === undefined ? "FAILED" : "PENDING",
+            next_attempt_at:
+              result.ok || wait === undefined ? delivery.next_attempt_at : iso(at + jittered(wait)),
+            claim_token: null,
+            claimed_until: null,
+            updated_at: atIso,
+          })
+          .where("id", "=", delivery.id)
+          .where("claim_token", "=", claimed.token)
+          .where("status", "=", "PENDING")
+          .execute();
+        const tally = perHook.get(delivery.webhook_id) ?? { ok: 0, failed: 0, last: 0 };
+        if (result.ok) tally.ok++;
+        else tally.failed++;
+        tally.last = Math.max(tally.last, at);
+        perHook.set(delivery.webhook_id, tally);
+      }
+      for (const [webhookId, tally] of perHook)
+        await trx
+          .updateTable("webhooks")
+          .set((eb) => ({
+            success_count: eb("success_count", "+", tally.ok),
+            failure_count: eb("failure_count", "+", tally.failed),
+            last_delivery_at: iso(tally.last),
+          }))
+          .where("id", "=", webhookId)
+          .execute();
+    });
+  }
+}

@@ -1,0 +1,113 @@
+import http from "node:http";
+import https from "node:https";
+import { BlockedTargetError, guardedLookup, refuseUrl, type TargetPolicy } from "./guard.js";
+
+/**
+ * One delivery attempt over HTTP(S): POST the body, succeed on any 2xx within the time limit. Redirects
+ * are not followed. Connections are kept alive and shared, so steady traffic to a receiver reuses sockets.
+ */
+
+export interface AttemptResult {
+  ok: boolean;
+  httpStatus: number | null;
+  responseTimeMs: number;
+  error: string | null;
+  /** The attempt was cut short by the dispatcher stopping, not by the receiver. */
+  interrupted: boolean;
+}
+
+const agents = {
+  "http:": new http.Agent({ keepAlive: true, maxSockets: 64 }),
+  "https:": new https.Agent({ keepAlive: true, maxSockets: 64 }),
+};
+
+const ERROR_BODY_BYTES = 200;
+
+export function postWebhook(
+  target: string,
+  headers: Record<string, string>,
+  body: string,
+  opts: { timeoutMs: number; policy: TargetPolicy; signal: AbortSignal },
+): Promise<AttemptResult> {
+  const started = performance.now();
+  const elapsed = () => Math.round(performance.now() - started);
+  const failed = (error: string, httpStatus: number | null = null, interrupted = false): AttemptResult => ({
+    ok: false,
+    httpStatus,
+    responseTimeMs: elapsed(),
+    error,
+    interrupted,
+  });
+
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    return Promise.resolve(failed("the webhook URL is not a valid URL"));
+  }
+  const refused = refuseUrl(url, opts.policy);
+  if (refused) return Promise.resolve(failed(`refused by the delivery guard: ${refused}`));
+  if (opts.signal.aborted) return Promise.resolve(failed("interrupted: the server was stopping", null, true));
+
+  return new Promise<AttemptResult>((resolve) => {
+    let settled = false;
+    const finish = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      opts.signal.removeEventListener("abort", onAbort);
+      resolve(result);
+    };
+    const transport = url.protocol === "https:" ? https : http;
+    const req = transport.request(url, {
+      method: "POST",
+      agent: agents[url.protocol as "http:" | "https:"],
+      headers: {
+        ...headers,
+        "Content-Length": String(Buffer.byteLength(body)),
+        "User-Agent": "Almoner-Webhooks/1",
+      },
+      lookup: opts.policy.guard ? guardedLookup : undefined,
+    });
+    const timer = setTimeout(() => {
+      finish(failed(`timed out after ${opts.timeoutMs / 1000} s`));
+      req.destroy();
+    }, opts.timeoutMs);
+    const onAbort = () => {
+      finish(failed("interrupted: the server was stopping", null, true));
+      req.destroy();
+    };
+    opts.signal.addEventListener("abort", onAbort, { once: true });
+
+    req.on("response", (res) => {
+      const status = res.statusCode ?? 0;
+      if (status >= 200 && status < 300) {
+        res.resume();
+        finish({ ok: true, httpStatus: status, responseTimeMs: elapsed(), error: null, interrupted: false });
+        return;
+      }
+      const location = res.headers.location;
+      let text = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        if (text.length < ERROR_BODY_BYTES) text += chunk;
+      });
+      const done = () => {
+        const snippet = text.replace(/\s+/g, " ").trim().slice(0, ERROR_BODY_BYTES);
+        const why =
+          status >= 300 && status < 400
+            ? `HTTP ${status}: redirect${location ? ` to ${location}` : ""} not followed`
+            : `HTTP ${status}${snippet ? `: ${snippet}` : ""}`;
+        finish(failed(why, status));
+      };
+      res.on("end", done);
+      res.on("error", done);
+      res.on("close", done);
+    });
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      if (err instanceof BlockedTargetError) finish(failed(`refused by the delivery guard: ${err.message}`));
+      else finish(failed(err.code ? `${err.code}: ${err.message}` : err.message));
+    });
+    req.end(body);
+  });
+}

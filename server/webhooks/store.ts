@@ -1,0 +1,141 @@
+import type { EventType } from "../../shared/schemas/webhook.js";
+import type { Db } from "../store/database.js";
+import { afterPosition } from "../store/keyset.js";
+import type { WebhookLogsTable, WebhooksTable } from "../store/schema.js";
+
+/** Webhook records, and the delivery log as the analytics API reads it. */
+
+export interface WebhookRecord {
+  id: string;
+  organizationId: string;
+  url: string;
+  events: EventType[];
+  status: "ACTIVE" | "DISABLED" | "DELETED";
+  description: string;
+  secret: string;
+  successCount: number;
+  failureCount: number;
+  lastDeliveryAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export function fromRow(row: WebhooksTable): WebhookRecord {
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    url: row.url,
+    events: JSON.parse(row.events),
+    status: row.status as WebhookRecord["status"],
+    description: row.description,
+    secret: row.secret,
+    successCount: Number(row.success_count),
+    failureCount: Number(row.failure_count),
+    lastDeliveryAt: row.last_delivery_at,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function insertWebhook(db: Db, row: WebhooksTable): Promise<void> {
+  await db.insertInto("webhooks").values(row).execute();
+}
+
+export async function findWebhook(db: Db, id: string): Promise<WebhookRecord | undefined> {
+  const row = await db.selectFrom("webhooks").selectAll().where("id", "=", id).executeTakeFirst();
+  return row && fromRow(row);
+}
+
+/** The organization's webhooks except deleted ones, newest first. */
+export async function listWebhooks(db: Db, organizationId: string): Promise<WebhookRecord[]> {
+  const rows = await db
+    .selectFrom("webhooks")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where("status", "!=", "DELETED")
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+  return rows.map(fromRow);
+}
+
+export interface WebhookChanges {
+  url?: string;
+  events?: EventType[];
+  status?: "ACTIVE" | "DISABLED";
+  description?: string;
+}
+
+/**
+ * Applies a partial update to a live webhook; undefined when it was deleted meanwhile. Queued deliveries
+ * of kinds no longer subscribed are cancelled in the same transaction (a webhook receives only its kinds).
+ */
+export async function updateWebhook(
+  db: Db,
+  id: string,
+  changes: WebhookChanges,
+  nowIso: string,
+): Promise<WebhookRecord | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable("webhooks")
+      .set({
+        ...(changes.url !== undefined && { url: changes.url }),
+        ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
+        ...(changes.status !== undefined && { status: changes.status }),
+        ...(changes.description !== undefined && { description: changes.description }),
+        updated_at: nowIso,
+      })
+      .where("id", "=", id)
+      .where("status", "!=", "DELETED")
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    if (changes.events !== undefined)
+      await trx
+        .updateTable("webhook_deliveries")
+        .set({ status: "CANCELLED", updated_at: nowIso })
+        .where("webhook_id", "=", id)
+        .where("status", "=", "PENDING")
+        .where("event_type", "not in", changes.events)
+        .execute();
+    return fromRow(row);
+  });
+}
+
+/** Deletes (permanently deactivates) a live webhook and cancels its queued deliveries; false if already deleted. */
+export async function deleteWebhook(db: Db, id: string, nowIso: string): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable("webhooks")
+      .set({ status: "DELETED", deleted_at: nowIso, updated_at: nowIso })
+      .where("id", "=", id)
+      .where("status", "!=", "DELETED")
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await trx
+      .updateTable("webhook_deliveries")
+      .set({ status: "CANCELLED", updated_at: nowIso })
+      .where("webhook_id", "=", id)
+      .where("status", "=", "PENDING")
+      .execute();
+    return true;
+  });
+}
+
+/** One page of the organization's delivery log, newest first, optionally for one webhook and one status. */
+export async function listWebhookLogs(
+  db: Db,
+  organizationId: string,
+  filter: { webhookId?: string; status?: string },
+  limit: number,
+  after?: { sort: string; id: string },
+): Promise<WebhookLogsTable[]> {
+  let query = db.selectFrom("webhook_logs").selectAll();
+  query = filter.webhookId
+    ? query.where("webhook_id", "=", filter.webhookId)
+    : query.where("organization_id", "=", organizationId);
+  if (filter.status) query = query.where("status", "=", filter.status);
+  if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
+  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+}

@@ -1,0 +1,132 @@
+import { z } from "zod";
+
+/** Webhooks (seed 2.7, 4.6, 6; contract 8) and their delivery log (contract 9). */
+
+export const EVENT_TYPES = [
+  "donation.created",
+  "donation.updated",
+  "subscription.created",
+  "subscription.updated",
+  "subscription.cancelled",
+  "subscription.payment_method_updated",
+  "contact.created",
+  "contact.updated",
+  "form.created",
+  "form.updated",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const WEBHOOK_STATUSES = ["ACTIVE", "DISABLED"] as const;
+export const WEBHOOK_LOG_STATUSES = ["SUCCESS", "FAILED", "PENDING"] as const;
+
+const URL_MAX = 2048;
+
+/**
+ * A delivery address: an absolute http(s) URL without credentials or fragment. `httpsOnly` (production)
+ * also refuses plain http; where the address may point is checked again on every delivery.
+ */
+export function webhookUrl(opts: { httpsOnly: boolean }) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(URL_MAX)
+    .check(
+      z.superRefine((value, ctx) => {
+        let url: URL;
+        try {
+          url = new URL(value);
+        } catch {
+          ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+          return;
+        }
+        if (url.protocol !== "https:" && url.protocol !== "http:")
+          ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+        else if (opts.httpsOnly && url.protocol !== "https:")
+          ctx.addIssue({
+            code: "custom",
+            message: "must be an https URL (http is allowed only in development)",
+          });
+        else if (url.username || url.password)
+          ctx.addIssue({ code: "custom", message: "must not contain a user name or password" });
+        else if (url.hash) ctx.addIssue({ code: "custom", message: "must not contain a fragment (#...)" });
+      }),
+    );
+}
+
+const eventList = z
+  .array(z.enum(EVENT_TYPES))
+  .min(1)
+  .max(EVENT_TYPES.length * 4)
+  .transform((events) => [...new Set(events)]);
+
+const description = z.string().trim().max(500);
+
+export function webhookCreateSchema(opts: { httpsOnly: boolean }) {
+  return z.strictObject({
+    url: webhookUrl(opts),
+    events: eventList,
+    description: description.optional(),
+  });
+}
+
+export function webhookUpdateSchema(opts: { httpsOnly: boolean }) {
+  return z
+    .strictObject({
+      url: webhookUrl(opts).optional(),
+      events: eventList.optional(),
+      status: z.enum(WEBHOOK_STATUSES).optional(),
+      description: description.optional(),
+    })
+    .check(
+      z.superRefine(
+        (body, ctx) => {
+          if (body === null || typeof body !== "object") return;
+          const b = body as Record<string, unknown>;
+          if (["url", "events", "status", "description"].every((k) => b[k] === undefined))
+            ctx.addIssue({
+              code: "custom",
+              message: "must contain at least one of url, events, status, description",
+              path: [],
+            });
+        },
+        { when: () => true },
+      ),
+    );
+}
+
+export type WebhookCreate = z.output<ReturnType<typeof webhookCreateSchema>>;
+export type WebhookUpdate = z.output<ReturnType<typeof webhookUpdateSchema>>;
+
+export const webhookSchema = z.object({
+  webhookId: z.string().meta({ example: "wh_01jd8x7k2m3n4p5q6r7s8t9v0w" }),
+  url: z.string(),
+  events: z.array(z.enum(EVENT_TYPES)),
+  status: z.enum(WEBHOOK_STATUSES),
+  description: z.string(),
+  createdAt: z.number().meta({ description: "Unix seconds" }),
+  lastDeliveryAt: z.number().nullable().meta({ description: "Unix seconds of the last attempt, or null" }),
+  successCount: z.number().meta({ description: "Attempts answered with a 2xx" }),
+  failureCount: z.number().meta({ description: "Attempts that failed (non-2xx, timeout, network error)" }),
+});
+export type WebhookOut = z.output<typeof webhookSchema>;
+
+export const webhookLogSchema = z.object({
+  logId: z.string(),
+  webhookId: z.string(),
+  eventId: z.string(),
+  eventType: z.enum(EVENT_TYPES),
+  status: z.enum(WEBHOOK_LOG_STATUSES).meta({
+    description: "SUCCESS (2xx within 10 s), FAILED, or PENDING (the attempt is under way)",
+  }),
+  httpStatus: z
+    .number()
+    .nullable()
+    .meta({ description: "The receiver's status code; null without a response" }),
+  responseTime: z.number().nullable().meta({ description: "Milliseconds until the response (or failure)" }),
+  attempt: z
+    .number()
+    .meta({ description: "1 for the first attempt of this event to this webhook, then 2, 3, ..." }),
+  error: z.string().nullable(),
+  timestamp: z.number().meta({ description: "Unix seconds when the attempt started" }),
+});

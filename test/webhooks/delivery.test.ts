@@ -1,0 +1,299 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { verifyWebhookSignature } from "../../server/webhooks/signature.js";
+import { card, checkout, createForm, donor } from "../support/checkout.js";
+import { dialect, validForms } from "../support/testApp.js";
+import { type Receiver, sleep, startReceiver } from "./receiver.js";
+import { allLogs, register, settled, setupWebhookTest, type WebhookTest } from "./support.js";
+
+/**
+ * Delivery to real HTTP receivers on 127.0.0.1 (contract 8): events caused through the API and the donor
+ * checkout arrive signed, retried, paused, stopped and filtered as the contract says.
+ */
+
+describe(`webhook delivery (${dialect})`, () => {
+  let w: WebhookTest;
+  const receivers: Receiver[] = [];
+  const receiver = async (opts?: Parameters<typeof startReceiver>[0]) => {
+    const r = await startReceiver(opts);
+    receivers.push(r);
+    return r;
+  };
+
+  beforeAll(async () => {
+    w = await setupWebhookTest({ retryScheduleMs: [150, 150, 150] });
+  });
+  afterEach(async () => {
+    await Promise.all(receivers.splice(0).map((r) => r.close()));
+  });
+  afterAll(() => w.close());
+
+  const give = async (formId: string, email?: string) => {
+    const res = await checkout(w.t, formId, { amount: 25, donor: donor(email), paymentMethod: card() });
+    expect(res.status, res.text).toBe(201);
+    return res.body as { payment: { id?: string; paymentID?: string } };
+  };
+
+  it("a gift on a form delivers donation.created and contact.created, signed as the README verifies", async () => {
+    const r = await receiver();
+    const hook = await register(w.t, r, ["donation.created", "contact.created", "form.created"]);
+    const formId = await createForm(w.t, validForms.standard());
+    await give(formId, "signed@example.org");
+    await r.waitFor((got) => got.length >= 3);
+    await sleep(100);
+    expect(r.received.map((x) => x.body.event).sort()).toEqual([
+      "contact.created",
+      "donation.created",
+      "form.created",
+    ]);
+    for (const got of r.received) {
+      expect(got.verified, got.raw).toBe(true);
+      expect(
+        verifyWebhookSignature({
+          secret: hook.secret,
+          body: got.raw,
+          timestamp: got.headers["x-webhook-timestamp"] as string,
+          signature: got.headers["x-webhook-signature"] as string,
+        }),
+      ).toBe(true);
+      expect(got.headers["content-type"]).toBe("application/json");
+      expect(got.headers["x-webhook-id"]).toBe(got.body.id);
+      expect(got.body.id).toMatch(/^evt_[0-9a-z]{26}$/);
+      expect(Number.isInteger(got.body.createdAt)).toBe(true);
+      expect(Math.abs(got.body.createdAt - Date.now() / 1000)).toBeLessThan(60);
+      // A body signed with another secret, or altered, does not verify.
+      expect(
+        verifyWebhookSignature({
+          secret: "whsec_other",
+          body: got.raw,
+          timestamp: got.headers["x-webhook-timestamp"] as string,
+          signature: got.headers["x-webhook-signature"] as string,
+        }),
+      ).toBe(false);
+    }
+    const donation = r.received.find((x) => x.body.event === "donation.created");
+    expect(donation?.body.data).toMatchObject({ email: "signed@example.org", formID: formId });
+    const contact = r.received.find((x) => x.body.event === "contact.created");
+    expect(JSON.stringify(contact?.body.data)).toContain("signed@example.org");
+    const form = r.received.find((x) => x.body.event === "form.created");
+    expect(form?.body.data).toMatchObject({ formID: formId });
+
+    const logs = await settled(w.t, hook.webhookId);
+    expect(logs).toHaveLength(3);
+    for (const log of logs) {
+      expect(log).toMatchObject({
+        webhookId: hook.webhookId,
+        status: "SUCCESS",
+        httpStatus: 200,
+        attempt: 1,
+        error: null,
+      });
+      expect(log.logId).toMatch(/^log_[0-9a-z]{26}$/);
+      expect(typeof log.responseTime).toBe("number");
+    }
+    expect(new Set(logs.map((l) => l.eventId))).toEqual(new Set(r.received.map((x) => x.body.id)));
+    const read = await w.t.request<{ successCount: number; failureCount: number; lastDeliveryAt: number }>(
+      "GET",
+      `/v1/webhooks/${hook.webhookId}`,
+    );
+    expect(read.body.successCount).toBe(3);
+    expect(read.body.failureCount).toBe(0);
+    expect(Math.abs(read.body.lastDeliveryAt - Date.now() / 1000)).toBeLessThan(60);
+  });
+
+  it("a receiver that fails twice then succeeds gets the event three times with one X-Webhook-ID; the log shows FAILED, FAILED, SUCCESS", async () => {
+    const r = await receiver({ status: (n) => (n < 2 ? 503 : 200) });
+    const hook = await register(w.t, r, ["form.created"]);
+    await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 3);
+    await sleep(400);
+    expect(r.received).toHaveLength(3);
+    expect(new Set(r.received.map((x) => x.headers["x-webhook-id"])).size).toBe(1);
+    expect(r.received.every((x) => x.verified)).toBe(true);
+    // The body is the same on every attempt; only the timestamp and signature are new.
+    expect(new Set(r.received.map((x) => x.raw)).size).toBe(1);
+    const logs = await settled(w.t, hook.webhookId);
+    expect(logs.map((l) => [l.status, l.attempt, l.httpStatus])).toEqual([
+      ["FAILED", 1, 503],
+      ["FAILED", 2, 503],
+      ["SUCCESS", 3, 200],
+    ]);
+    expect(logs[0].error).toMatch(/503/);
+    expect((await allLogs(w.t, hook.webhookId, "FAILED")).map((l) => l.attempt)).toEqual([1, 2]);
+    expect((await allLogs(w.t, hook.webhookId, "SUCCESS")).map((l) => l.attempt)).toEqual([3]);
+    const read = await w.t.request<{ successCount: number; failureCount: number }>(
+      "GET",
+      `/v1/webhooks/${hook.webhookId}`,
+    );
+    expect([read.body.successCount, read.body.failureCount]).toEqual([1, 2]);
+  });
+
+  it("gives up after the last wait of the schedule: one attempt more than the schedule has waits", async () => {
+    const r = await receiver({ status: () => 500 });
+    const hook = await register(w.t, r, ["form.created"]);
+    await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 4, 5000);
+    await sleep(700);
+    expect(r.received).toHaveLength(4);
+    const logs = await settled(w.t, hook.webhookId);
+    expect(logs.map((l) => l.attempt)).toEqual([1, 2, 3, 4]);
+    expect(logs.every((l) => l.status === "FAILED")).toBe(true);
+  });
+
+  it("a disabled webhook gets nothing during the pause, and only new events after it is enabled again", async () => {
+    const r = await receiver();
+    const hook = await register(w.t, r, ["form.created", "form.updated"]);
+    const first = await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 1);
+    const off = await w.t.request("PUT", `/v1/webhooks/${hook.webhookId}`, { body: { status: "DISABLED" } });
+    expect(off.status).toBe(200);
+    expect(off.body).toMatchObject({ webhook: { status: "DISABLED" } });
+    const paused = await createForm(w.t, validForms.standard());
+    await w.t.request("PUT", `/v1/forms/${first}`, { body: { description: "during the pause" } });
+    await sleep(400);
+    expect(r.received).toHaveLength(1);
+    const on = await w.t.request("PUT", `/v1/webhooks/${hook.webhookId}`, { body: { status: "ACTIVE" } });
+    expect(on.status).toBe(200);
+    await sleep(300);
+    expect(r.received).toHaveLength(1);
+    const after = await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 2);
+    await sleep(300);
+    expect(r.received.map((x) => (x.body.data as { formID: string }).formID)).toEqual([first, after]);
+    expect(r.received.map((x) => x.body.data.formID)).not.toContain(paused);
+  });
+
+  it("a deleted webhook gets nothing more, queued retries included, and later calls on it answer 410", async () => {
+    const r = await receiver({ status: () => 500 });
+    const slow = await setupWebhookTest({ retryScheduleMs: [600, 600, 600] });
+    try {
+      const hook = await register(slow.t, r, ["form.created"]);
+      await createForm(slow.t, validForms.standard());
+      await r.waitFor((got) => got.length >= 1);
+      await settled(slow.t, hook.webhookId);
+      const del = await slow.t.request("DELETE", `/v1/webhooks/${hook.webhookId}`);
+      expect(del.status).toBe(200);
+      expect(del.body).toEqual({
+        message: "Webhook deleted successfully",
+        webhookId: hook.webhookId,
+        status: "DELETED",
+      });
+      await createForm(slow.t, validForms.standard());
+      await sleep(1500);
+      expect(r.received).toHaveLength(1);
+      const pending = await slow.t.store.db
+        .selectFrom("webhook_deliveries")
+        .select("status")
+        .where("webhook_id", "=", hook.webhookId)
+        .execute();
+      expect(pending.map((p) => p.status)).toEqual(["CANCELLED"]);
+      for (const [method, body] of [
+        ["GET", undefined],
+        ["PUT", { status: "ACTIVE" }],
+        ["DELETE", undefined],
+      ] as const) {
+        const res = await slow.t.request(method, `/v1/webhooks/${hook.webhookId}`, { body });
+        expect(res.status, method).toBe(410);
+      }
+      // Its log stays readable.
+      expect(await allLogs(slow.t, hook.webhookId)).toHaveLength(1);
+    } finally {
+      await slow.close();
+    }
+  });
+
+  it("a webhook subscribed to contact.created only never receives any other kind", async () => {
+    const r = await receiver();
+    const all = await receiver();
+    await register(w.t, r, ["contact.created"]);
+    await register(w.t, all, [
+      "contact.created",
+      "contact.updated",
+      "donation.created",
+      "form.created",
+      "form.updated",
+    ]);
+    const formId = await createForm(w.t, validForms.standard());
+    await w.t.request("PUT", `/v1/forms/${formId}`, { body: { description: "changed" } });
+    await give(formId, "only-contacts@example.org");
+    await give(formId, "only-contacts@example.org");
+    await give(formId, "second-contact@example.org");
+    await all.waitFor((got) => got.filter((x) => x.body.event === "donation.created").length >= 3);
+    await r.waitFor((got) => got.length >= 2);
+    await sleep(300);
+    expect(all.received.map((x) => x.body.event)).toEqual(
+      expect.arrayContaining(["form.created", "form.updated", "donation.created", "contact.created"]),
+    );
+    expect(r.received.map((x) => x.body.event)).toEqual(["contact.created", "contact.created"]);
+  });
+
+  it("events from before a webhook was registered are never delivered to it", async () => {
+    const before = await createForm(w.t, validForms.standard());
+    const r = await receiver();
+    await register(w.t, r, ["form.created"]);
+    const after = await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 1);
+    await sleep(300);
+    expect(r.received.map((x) => x.body.data.formID)).toEqual([after]);
+    expect(before).not.toBe(after);
+  });
+
+  it("one slow receiver does not hold up another: the fast one gets its events while the slow one still works", async () => {
+    const slowReceiver = await receiver({ delayMs: () => 6000 });
+    const fast = await receiver();
+    await register(w.t, slowReceiver, ["form.created"]);
+    await register(w.t, fast, ["form.created"]);
+    const started = performance.now();
+    for (let i = 0; i < 40; i++) await createForm(w.t, validForms.standard());
+    await fast.waitFor((got) => got.length >= 40, 5000, "the fast receiver's 40 events");
+    expect(performance.now() - started).toBeLessThan(5500);
+    // The slow receiver has them in hand, 16 at a time, and has answered none yet.
+    expect(slowReceiver.received.length).toBeGreaterThan(0);
+    expect(slowReceiver.received.length).toBeLessThanOrEqual(16);
+  });
+
+  it("a redirect is not followed: the attempt fails", async () => {
+    const target = await receiver();
+    const r = await receiver({ status: () => 302, headers: { Location: target.url } });
+    const hook = await register(w.t, r, ["form.updated"]);
+    const formId = await createForm(w.t, validForms.standard());
+    await w.t.request("PUT", `/v1/forms/${formId}`, { body: { description: "x" } });
+    await r.waitFor((got) => got.length >= 1);
+    const logs = await settled(w.t, hook.webhookId);
+    expect(logs[0]).toMatchObject({ status: "FAILED", httpStatus: 302 });
+    expect(logs[0].error).toMatch(/redirect/);
+    expect(target.received).toHaveLength(0);
+  });
+
+  it("an answer later than the time limit is a failed attempt", async () => {
+    const quick = await setupWebhookTest({ retryScheduleMs: [60_000], timeoutMs: 300 });
+    try {
+      const r = await receiver({ delayMs: () => 2000 });
+      const hook = await register(quick.t, r, ["form.created"]);
+      await createForm(quick.t, validForms.standard());
+      await r.waitFor((got) => got.length >= 1);
+      const logs = await settled(quick.t, hook.webhookId, 3000);
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatchObject({ status: "FAILED", httpStatus: null, attempt: 1 });
+      expect(logs[0].error).toMatch(/timed out/);
+      expect(logs[0].responseTime).toBeGreaterThanOrEqual(290);
+    } finally {
+      await quick.close();
+    }
+  });
+
+  it("a PUT that keeps the secret: deliveries after an update still verify with the secret from registration", async () => {
+    const r = await receiver();
+    const hook = await register(w.t, r, ["form.created"]);
+    const other = await receiver();
+    other.setSecret(hook.secret);
+    const put = await w.t.request("PUT", `/v1/webhooks/${hook.webhookId}`, {
+      body: { url: other.url, events: ["form.created", "form.updated"], description: "moved" },
+    });
+    expect(put.status).toBe(200);
+    expect(put.text).not.toContain("whsec_");
+    await createForm(w.t, validForms.standard());
+    await other.waitFor((got) => got.length >= 1);
+    expect(other.received[0].verified).toBe(true);
+    expect(r.received).toHaveLength(0);
+  });
+});

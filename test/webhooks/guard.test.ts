@@ -1,0 +1,168 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadConfig } from "../../server/config.js";
+import { guardedLookup, isForbiddenAddress, refuseUrl } from "../../server/webhooks/guard.js";
+import { signWebhook, verifyWebhookSignature } from "../../server/webhooks/signature.js";
+import { createForm } from "../support/checkout.js";
+import { dialect, validForms } from "../support/testApp.js";
+import { type Receiver, sleep, startReceiver } from "./receiver.js";
+import { settled, setupWebhookTest, type WebhookTest } from "./support.js";
+
+/** The SSRF guard on its own (contract 8: https only, no private addresses outside development). */
+
+describe("webhook target guard: addresses", () => {
+  it("forbids loopback, private, link-local, metadata, CGNAT, multicast and reserved addresses", () => {
+    for (const address of [
+      "127.0.0.1",
+      "127.9.9.9",
+      "0.0.0.0",
+      "10.1.2.3",
+      "172.16.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "224.0.0.1",
+      "255.255.255.255",
+      "::1",
+      "::",
+      "fe80::1",
+      "fc00::1",
+      "fd00:ec2::254",
+      "ff02::1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "::ffff:a9fe:a9fe",
+      "64:ff9b::a00:1",
+      "2002:c0a8:101::1",
+      "[::1]",
+      "not-an-address",
+    ])
+      expect(isForbiddenAddress(address), address).toBe(true);
+  });
+
+  it("allows public addresses", () => {
+    for (const address of [
+      "93.184.216.34",
+      "8.8.8.8",
+      "172.32.0.1",
+      "2606:4700:4700::1111",
+      "::ffff:8.8.8.8",
+    ])
+      expect(isForbiddenAddress(address), address).toBe(false);
+  });
+
+  it("refuses http and literal private hosts only when the guard is on", () => {
+    const on = { guard: true };
+    expect(refuseUrl(new URL("http://example.org/x"), on)).toMatch(/https/);
+    expect(refuseUrl(new URL("https://127.0.0.1/x"), on)).toMatch(/not a public address/);
+    expect(refuseUrl(new URL("https://[::ffff:10.0.0.1]/x"), on)).toMatch(/not a public address/);
+    expect(refuseUrl(new URL("https://example.org/x"), on)).toBeUndefined();
+    expect(refuseUrl(new URL("http://127.0.0.1/x"), { guard: false })).toBeUndefined();
+  });
+
+  it("fails a lookup whose name resolves to a loopback address", async () => {
+    const err = await new Promise<Error | null>((resolve) =>
+      guardedLookup("localhost", {}, (e) => resolve(e)),
+    );
+    expect(err?.message).toMatch(/not a public address/);
+  });
+
+  it("is on by default in production and off in development; WEBHOOK_TARGET_GUARD overrides", () => {
+    expect(loadConfig({ NODE_ENV: "production" }).webhookTargetGuard).toBe(true);
+    expect(loadConfig({}).webhookTargetGuard).toBe(false);
+    expect(loadConfig({ WEBHOOK_TARGET_GUARD: "on" }).webhookTargetGuard).toBe(true);
+    expect(loadConfig({ NODE_ENV: "production", WEBHOOK_TARGET_GUARD: "off" }).webhookTargetGuard).toBe(
+      false,
+    );
+    expect(loadConfig({ WEBHOOK_RETRY_SCHEDULE: "0.5, 2,10" }).webhookRetryScheduleMs).toEqual([
+      500, 2000, 10000,
+    ]);
+    expect(loadConfig({}).webhookRetryScheduleMs).toEqual(
+      [60, 300, 1800, 7200, 21600, 43200, 86400].map((s) => s * 1000),
+    );
+    expect(() => loadConfig({ WEBHOOK_RETRY_SCHEDULE: "1,,2" })).toThrow(/WEBHOOK_RETRY_SCHEDULE/);
+  });
+});
+
+describe("webhook signatures", () => {
+  const secret = "whsec_test";
+  const body = '{"id":"evt_1","event":"form.created","createdAt":1,"data":{}}';
+  const now = 1_800_000_000;
+
+  it("accepts its own signature within five minutes and refuses anything altered or stale", () => {
+    const ts = String(now);
+    const signature = signWebhook(secret, ts, body);
+    expect(signature).toMatch(/^sha256=[0-9a-f]{64}$/);
+    const ok = { secret, body, timestamp: ts, signature, nowSeconds: now + 299 };
+    expect(verifyWebhookSignature(ok)).toBe(true);
+    expect(verifyWebhookSignature({ ...ok, body: Buffer.from(body) })).toBe(true);
+    expect(verifyWebhookSignature({ ...ok, nowSeconds: now + 301 })).toBe(false);
+    expect(verifyWebhookSignature({ ...ok, nowSeconds: now - 301 })).toBe(false);
+    expect(verifyWebhookSignature({ ...ok, body: body.replace("form", "from") })).toBe(false);
+    expect(verifyWebhookSignature({ ...ok, secret: "whsec_other" })).toBe(false);
+    expect(verifyWebhookSignature({ ...ok, timestamp: String(now + 1) })).toBe(false);
+    expect(verifyWebhookSignature({ ...ok, signature: signature.toUpperCase() })).toBe(false);
+    expect(verifyWebhookSignature({ ...ok, signature: undefined })).toBe(false);
+    expect(verifyWebhookSignature({ ...ok, timestamp: "1e9" })).toBe(false);
+  });
+});
+
+describe(`webhook target guard: registration and delivery (${dialect})`, () => {
+  let w: WebhookTest;
+  let r: Receiver;
+  beforeAll(async () => {
+    w = await setupWebhookTest({ env: { WEBHOOK_TARGET_GUARD: "on" } });
+    r = await startReceiver();
+  });
+  afterAll(async () => {
+    await r.close();
+    await w.close();
+  });
+
+  it("refuses to register http URLs and literal private addresses", async () => {
+    for (const url of [
+      r.url,
+      "https://127.0.0.1/hooks",
+      "https://169.254.169.254/latest",
+      "https://localhost/x",
+    ]) {
+      const res = await w.t.request<{ details: string[] }>("POST", "/v1/webhooks", {
+        body: { url, events: ["form.created"] },
+      });
+      expect(res.status, url).toBe(400);
+      expect(res.body.details[0], url).toMatch(/^url /);
+    }
+  });
+
+  it("never connects to a name that resolves to a private address: the attempt fails and nothing arrives", async () => {
+    // Registered while allowed, then the guard is on for delivery: "localhost" resolves to loopback.
+    const port = new URL(r.url).port;
+    const now = new Date().toISOString();
+    const id = "wh_000000000000000000000guard";
+    await w.t.store.db
+      .insertInto("webhooks")
+      .values({
+        id,
+        organization_id: w.t.org.id,
+        url: `https://localhost:${port}/hooks`,
+        events: JSON.stringify(["form.created"]),
+        status: "ACTIVE",
+        description: "",
+        secret: "whsec_x",
+        success_count: 0,
+        failure_count: 0,
+        last_delivery_at: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      })
+      .execute();
+    await createForm(w.t, validForms.standard());
+    await sleep(300);
+    const logs = await settled(w.t, id);
+    expect(logs.length).toBeGreaterThan(0);
+    expect(logs[0]).toMatchObject({ status: "FAILED", httpStatus: null });
+    expect(logs[0].error).toMatch(/refused by the delivery guard: localhost resolves to/);
+    expect(r.received).toHaveLength(0);
+  });
+});

@@ -1,0 +1,132 @@
+import crypto from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+/**
+ * A real webhook receiver on 127.0.0.1 (OS-picked port) for the tests. Every delivery is checked with the
+ * `verify` function copied verbatim from the README's receiver recipe, so the documented recipe is what
+ * the tests run.
+ */
+
+export interface Envelope {
+  id: string;
+  event: string;
+  createdAt: number;
+  data: Record<string, unknown>;
+}
+
+export interface Received {
+  headers: http.IncomingHttpHeaders;
+  raw: string;
+  body: Envelope;
+  /** The README recipe's verdict with the receiver's secret. */
+  verified: boolean;
+  /** performance.now() when the request arrived. */
+  at: number;
+  /** The status this receiver answered. */
+  answered: number;
+}
+
+type Verify = (secret: string, rawBody: string, headers: http.IncomingHttpHeaders) => boolean;
+
+const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md");
+
+/** The README's `verify` function, compiled from the README itself. */
+export function readmeVerify(): Verify {
+  const text = fs.readFileSync(README, "utf8");
+  const block = /```js\n([\s\S]*?function verify\([\s\S]*?)```/.exec(text)?.[1];
+  if (!block) throw new Error("README.md has no ```js block with function verify(");
+  const code = block.replace(/^import .*$/gm, "");
+  return new Function("crypto", `${code}\nreturn verify;`)(crypto) as Verify;
+}
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  /** Sets the secret deliveries are verified with (known only after registration). */
+  setSecret(secret: string): void;
+  /** Resolves once `predicate` holds for the received list; rejects after `timeoutMs`. */
+  waitFor(predicate: (received: Received[]) => boolean, timeoutMs?: number, what?: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface ReceiverOptions {
+  /** Status to answer the n-th request (0-based) with; default 200. */
+  status?: (n: number, body: Envelope) => number;
+  /** Milliseconds to wait before answering; default 0. */
+  delayMs?: (n: number) => number;
+  /** Extra headers of the answer (e.g. Location). */
+  headers?: Record<string, string>;
+}
+
+export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receiver> {
+  const verify = readmeVerify();
+  const received: Received[] = [];
+  let secret = "";
+  let n = 0;
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => {
+      raw += chunk;
+    });
+    req.on("end", () => {
+      const index = n++;
+      const at = performance.now();
+      let body: Envelope;
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = { id: "", event: "", createdAt: 0, data: {} };
+      }
+      const answered = opts.status ? opts.status(index, body) : 200;
+      received.push({
+        headers: req.headers,
+        raw,
+        body,
+        verified: verify(secret, raw, req.headers),
+        at,
+        answered,
+      });
+      const answer = () => {
+        if (!res.destroyed) res.writeHead(answered, opts.headers).end(answered >= 400 ? "nope" : "ok");
+      };
+      const delay = opts.delayMs ? opts.delayMs(index) : 0;
+      if (delay > 0) setTimeout(answer, delay);
+      else answer();
+    });
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/hooks`,
+    received,
+    setSecret: (s) => {
+      secret = s;
+    },
+    async waitFor(predicate, timeoutMs = 10_000, what = "deliveries") {
+      const deadline = Date.now() + timeoutMs;
+      while (!predicate(received)) {
+        if (Date.now() > deadline)
+          throw new Error(
+            `timed out waiting for ${what}; received ${received.length}: ${received
+              .slice(-5)
+              .map((r) => r.body.event)
+              .join(", ")}`,
+          );
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
