@@ -1,0 +1,113 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { card, checkout, createForm, donor } from "../support/checkout.js";
+import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/** The deprecated /v1/donations view (seed 2.5, 9; contract 7): legacy names, deprecation headers, a switch. */
+
+type Json = Record<string, unknown>;
+
+let t: TestApp;
+
+beforeEach(async () => {
+  t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+});
+afterEach(() => t.close());
+
+function expectDeprecated(headers: Headers) {
+  expect(headers.get("Deprecation")).toBe("true");
+  expect(headers.get("Sunset")).toBe("Wed, 01 Jul 2026 00:00:00 GMT");
+  expect(headers.get("Link")).toBe('</v1/payments>; rel="successor-version"');
+}
+
+describe("/v1/donations", () => {
+  it("shows each payment under the legacy names, with the deprecation headers, paged like /v1/payments", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      title: "Legacy appeal",
+      funds: ["Library"],
+    });
+    const paid: string[] = [];
+    for (const email of ["a@example.org", "b@example.org", "c@example.org"]) {
+      const res = await checkout(t, formId, { amount: 20, donor: donor(email), paymentMethod: card() });
+      expect(res.status).toBe(201);
+      paid.push((res.body.payment as Json).paymentID as string);
+    }
+    const list = await t.request<{
+      donations: Json[];
+      count: number;
+      hasMore: boolean;
+      lastEvaluatedKey?: string;
+    }>("GET", "/v1/donations?limit=2");
+    expect(list.status).toBe(200);
+    expectDeprecated(list.headers);
+    expect(list.body).toMatchObject({ count: 2, hasMore: true });
+    const payment = (await t.request<Json>("GET", `/v1/payments/${list.body.donations[0].donationID}`)).body;
+    expect(list.body.donations[0]).toEqual({
+      donationID: payment.paymentID,
+      donorEmail: payment.email,
+      donorFirstName: "Ada",
+      donorLastName: "Donor",
+      amount: 20,
+      currency: "USD",
+      status: "COMPLETED",
+      fundName: "Library",
+      formName: "Legacy appeal",
+      frequency: "ONE_TIME",
+      donationDate: payment.date,
+      paymentMethod: "card",
+      coverFees: false,
+      anonymous: false,
+      merchantName: "Test Org",
+      tipAmount: 0,
+      transactionID: expect.stringMatching(/^pi_sandbox_/),
+    });
+    const rest = await t.request<{ donations: Json[]; hasMore: boolean }>(
+      "GET",
+      `/v1/donations?limit=2&lastEvaluatedKey=${list.body.lastEvaluatedKey}`,
+    );
+    expect(rest.body.hasMore).toBe(false);
+    const ids = [...list.body.donations, ...rest.body.donations].map((d) => d.donationID);
+    expect(new Set(ids)).toEqual(new Set(paid));
+    // A payments cursor is not a donations cursor.
+    const paymentsCursor = (await t.request<Json>("GET", "/v1/payments?limit=1")).body.lastEvaluatedKey;
+    expect((await t.request("GET", `/v1/donations?lastEvaluatedKey=${paymentsCursor}`)).status).toBe(400);
+
+    const one = await t.request<Json>("GET", `/v1/donations/${paid[0]}`);
+    expect(one.status).toBe(200);
+    expectDeprecated(one.headers);
+    expect(one.body.donationID).toBe(paid[0]);
+  });
+
+  it("keeps the deprecation headers on errors, and applies permissions and tenants like payments", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const res = await checkout(t, formId, { amount: 20, donor: donor(), paymentMethod: card() });
+    const id = (res.body.payment as Json).paymentID as string;
+    const other = await t.newOrg();
+    const foreign = await t.request("GET", `/v1/donations/${id}`, { key: other.key });
+    expect(foreign.status).toBe(403);
+    expectDeprecated(foreign.headers);
+    expect((await t.request<Json>("GET", "/v1/donations", { key: other.key })).body.count).toBe(0);
+    const missing = await t.request("GET", "/v1/donations/pay_00000000000000000000000000");
+    expect(missing.status).toBe(404);
+    expectDeprecated(missing.headers);
+    const noRead = await t.newOrg({ permissions: ["forms:read"] });
+    const denied = await t.request("GET", "/v1/donations", { key: noRead.key });
+    expect(denied.body).toEqual({ error: "Missing permission: donations:read" });
+    expect((await t.request("GET", "/v1/donations?limit=500")).status).toBe(400);
+  });
+});
+
+describe("/v1/donations turned off (LEGACY_DONATIONS_API=off)", () => {
+  it("answers 410 pointing at /v1/payments, while /v1/payments works", async () => {
+    await t.close();
+    t = await setupTestApp({ env: { LEGACY_DONATIONS_API: "off" } });
+    for (const path of ["/v1/donations", "/v1/donations/pay_00000000000000000000000000"]) {
+      const res = await t.request("GET", path);
+      expect(res.status).toBe(410);
+      expect(res.body.error).toMatch(/turned off.*\/v1\/payments/);
+      expectDeprecated(res.headers);
+    }
+    expect((await t.request("GET", "/v1/payments")).status).toBe(200);
+    expect((await t.request("GET", "/v1/donations", { key: null })).status).toBe(401);
+  });
+});
