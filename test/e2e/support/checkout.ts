@@ -1,0 +1,104 @@
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import type { Page } from "playwright-core";
+import { expect } from "vitest";
+import type { ServedApp } from "./browser.js";
+
+/** Helpers for donors completing the hosted checkout in Chromium. */
+
+export async function createForm(
+  served: ServedApp,
+  body: Record<string, unknown>,
+): Promise<{ formID: string; formUrl: string }> {
+  const res = await fetch(`${served.baseUrl}/v1/forms`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${served.t.org.key}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { formID: string; formUrl: string };
+  expect(res.status, JSON.stringify(json)).toBe(201);
+  return json;
+}
+
+export async function createLink(
+  served: ServedApp,
+  formId: string,
+  prefill: Record<string, unknown>,
+): Promise<string> {
+  const res = await fetch(`${served.baseUrl}/v1/forms/${formId}/links`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${served.t.org.key}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ prefill }),
+  });
+  const json = (await res.json()) as { linkID: string };
+  expect(res.status, JSON.stringify(json)).toBe(201);
+  return json.linkID;
+}
+
+export async function fillDonor(page: Page, email: string): Promise<void> {
+  await page.getByLabel("First name").fill("Ada");
+  await page.getByLabel("Last name").fill("Lovelace");
+  await page.getByLabel("Email").fill(email);
+}
+
+export async function fillCard(page: Page, number = "4242 4242 4242 4242"): Promise<void> {
+  await page.getByLabel("Card number").fill(number);
+  await page.getByLabel("Expiry (MM/YY)").fill("12/34");
+  await page.getByLabel("CVC").fill("123");
+}
+
+/** The payments recorded for a form, newest last. */
+export async function paymentsOf(served: ServedApp, formId: string) {
+  return served.t.store.db
+    .selectFrom("payments")
+    .selectAll()
+    .where("form_id", "=", formId)
+    .orderBy("created_at")
+    .execute();
+}
+
+export const uniqueEmail = (tag: string) => `${tag}-${Math.random().toString(36).slice(2, 8)}@example.org`;
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+export interface AxeIssue {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: string[];
+}
+
+/**
+ * Runs axe-core in the page (evaluated through the DevTools protocol, so the page's CSP does not apply) and
+ * returns the serious and critical violations.
+ */
+export async function seriousAxeIssues(page: Page): Promise<AxeIssue[]> {
+  await page.evaluate(axeSource);
+  return page.evaluate(async () => {
+    const axe = (
+      window as unknown as {
+        axe: {
+          run: (
+            ctx: Document,
+            opts: unknown,
+          ) => Promise<{
+            violations: { id: string; impact: string | null; help: string; nodes: { target: string[] }[] }[];
+            passes: { id: string }[];
+          }>;
+        };
+      }
+    ).axe;
+    const result = await axe.run(document, { resultTypes: ["violations"] });
+    // axe really looked: the labels and the color contrast of this page were among the checks that passed.
+    const passed = new Set(result.passes.map((p) => p.id));
+    if (!passed.has("label") || !passed.has("color-contrast")) throw new Error("axe did not check labels and contrast");
+    return result.violations
+      .filter((v) => v.impact === "serious" || v.impact === "critical")
+      .map((v) => ({
+        id: v.id,
+        impact: v.impact,
+        help: v.help,
+        nodes: v.nodes.map((n) => n.target.join(" ")),
+      }));
+  });
+}
