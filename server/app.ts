@@ -83,18 +83,21 @@ export function createApp(deps: AppDeps) {
     patterns,
   );
 
-  app.get("/embed.js", (c) => {
-    const asset = serveWidgetAsset("embed.js");
-    if (!asset) return c.text("/* embed.js is not built: run npm run build */", 404);
-    const headers = {
-      "Content-Type": "application/javascript; charset=utf-8",
-      "Cache-Control": "public, max-age=300, stale-while-revalidate=86400",
-      "X-Content-Type-Options": "nosniff",
-      ETag: asset.etag,
-    };
-    if (c.req.header("If-None-Match") === asset.etag) return c.body(null, 304, headers);
-    return c.body(asset.body, 200, headers);
-  });
+  // The page scripts organizations include: the embed loader and the overlay.
+  for (const name of ["embed.js", "overlay.js"] as const) {
+    app.get(`/${name}`, (c) => {
+      const asset = serveWidgetAsset(name);
+      if (!asset) return c.text(`/* ${name} is not built: run npm run build */`, 404);
+      const headers = {
+        "Content-Type": "application/javascript; charset=utf-8",
+        "Cache-Control": "public, max-age=300, stale-while-revalidate=86400",
+        "X-Content-Type-Options": "nosniff",
+        ETag: asset.etag,
+      };
+      if (c.req.header("If-None-Match") === asset.etag) return c.body(null, 304, headers);
+      return c.body(asset.body, 200, headers);
+    });
+  }
 
   // The checkout app (hosted pages, iframe and overlay); pages name it with ?v=<content hash>.
   for (const name of ["app.js", "app.css"] as const) {
