@@ -1,0 +1,160 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { gzipSync } from "node:zlib";
+import { chromium } from "playwright-core";
+import { createBuilder } from "vite";
+import { CHROMIUM_PATH } from "../e2e/support/browser.js";
+import { killAllServersNow, ROOT, startServer, stopAllServers } from "./processes.js";
+
+/**
+ * `npm run bench` (second part): the widget's sizes and the hosted page's speed. Builds the widget as
+ * `vite build` does, prints each file's size (gzipped as served by a compressing proxy), starts the
+ * server as `npm start` does (fresh database with the demo forms, 127.0.0.1), and loads the first demo
+ * form's hosted page in headless Chromium: first contentful paint from the paint timing entries, the
+ * moment the checkout app has hydrated (the app's `almoner:hydrated` mark when it sets one, else
+ * DOMContentLoaded end: the app is a deferred module that hydrates synchronously, so it has run by then),
+ * and time to interactive as the later of the two. Each load then checks the app responds to a click. Cold loads use a new browser context each (empty cache); warm loads reload in the
+ * same context. Medians of BENCH_PAGE_LOADS loads (default 15). Prints figures only; never fails on them.
+ */
+
+const LOADS = Math.max(1, Number(process.env.BENCH_PAGE_LOADS ?? 15) || 15);
+const WIDGET_DIR = path.join(ROOT, "dist/widget");
+const BUDGETS: Record<string, number> = { "embed.js": 2048, "overlay.js": 2048 };
+const APP_BUDGET = 25 * 1024;
+const PAGE_BUDGET = 30 * 1024;
+
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`;
+const median = (values: number[]) => {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+async function build(): Promise<void> {
+  const builder = await createBuilder({ configFile: path.join(ROOT, "vite.config.ts"), logLevel: "warn" });
+  await builder.buildApp();
+}
+
+function fileSizes(): { name: string; raw: number; gzip: number }[] {
+  return ["embed.js", "overlay.js", "app.js", "app.css"].map((name) => {
+    const body = fs.readFileSync(path.join(WIDGET_DIR, name));
+    return { name, raw: body.length, gzip: gzipSync(body).length };
+  });
+}
+
+interface PageTiming {
+  fcp: number;
+  hydrated: number;
+  /** Painted and hydrated: the later of the two. */
+  interactive: number;
+  source: "mark" | "domcontentloaded";
+}
+
+async function main(): Promise<void> {
+  console.log("\n== Widget sizes and hosted page speed ==\n");
+  await build();
+  const sizes = fileSizes();
+  for (const s of sizes) {
+    const budget = BUDGETS[s.name];
+    console.log(
+      `${s.name.padEnd(12)} ${String(s.raw).padStart(7)} B minified  ${String(s.gzip).padStart(6)} B gzipped` +
+        (budget ? `  (budget ${budget} B: ${s.gzip <= budget ? "met" : "MISSED"})` : ""),
+    );
+  }
+  const app = sizes.filter((s) => s.name.startsWith("app.")).reduce((sum, s) => sum + s.gzip, 0);
+  console.log(
+    `checkout app JS+CSS ${app} B gzipped (${kb(app)}; budget ${kb(APP_BUDGET)}: ${app <= APP_BUDGET ? "met" : "MISSED"})`,
+  );
+
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-bench-widget-"));
+  let browser: Awaited<ReturnType<typeof chromium.launch>> | undefined;
+  try {
+    const server = await startServer("server", "server/index.ts", {
+      DATA_DIR: dataDir,
+      NODE_ENV: "development",
+    });
+    // The demo forms are printed just after the listening line.
+    let match: RegExpExecArray | null = null;
+    for (let i = 0; i < 50 && !match; i++) {
+      match = /\/donate\/([0-9a-f-]{36})/.exec(server.output());
+      if (!match) await new Promise((r) => setTimeout(r, 100));
+    }
+    if (!match) throw new Error(`no demo form in the server's output:\n${server.output()}`);
+    const pageUrl = `${server.url}/donate/${match[1]}`;
+
+    const res = await fetch(pageUrl);
+    const html = Buffer.from(await res.arrayBuffer());
+    if (res.status !== 200) throw new Error(`${pageUrl} answered ${res.status}`);
+    console.log(
+      `hosted page HTML ${html.length} B (${kb(html.length)}; budget ${kb(PAGE_BUDGET)}: ${html.length <= PAGE_BUDGET ? "met" : "MISSED"}), ${gzipSync(html).length} B gzipped`,
+    );
+
+    // Playwright gives the browser a fresh, throw-away profile.
+    browser = await chromium.launch({
+      executablePath: CHROMIUM_PATH,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+
+    const measure = async (page: import("playwright-core").Page): Promise<PageTiming> => {
+      await page.waitForFunction(() => performance.getEntriesByName("first-contentful-paint").length > 0);
+      const t = await page.evaluate(() => {
+        const fcp = performance.getEntriesByName("first-contentful-paint")[0]?.startTime ?? Number.NaN;
+        const mark = performance.getEntriesByName("almoner:hydrated")[0];
+        const nav = performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming;
+        const hydrated = mark ? mark.startTime : nav.domContentLoadedEventEnd;
+        const source = mark ? ("mark" as const) : ("domcontentloaded" as const);
+        return { fcp, hydrated, interactive: Math.max(fcp, hydrated), source };
+      });
+      // The app really is live: choosing another amount changes the button's label.
+      const button = page.locator("button.alm-submit");
+      const before = await button.textContent();
+      await page.locator('input[name="amount"]:not(:checked)').first().check();
+      await page.waitForFunction(
+        (text) => document.querySelector("button.alm-submit")?.textContent !== text,
+        before,
+      );
+      return t;
+    };
+
+    const cold: PageTiming[] = [];
+    const warm: PageTiming[] = [];
+    for (let i = 0; i < LOADS; i++) {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      await page.goto(pageUrl, { waitUntil: "load" });
+      cold.push(await measure(page));
+      await page.reload({ waitUntil: "load" });
+      warm.push(await measure(page));
+      await context.close();
+    }
+    const line = (label: string, runs: PageTiming[]) =>
+      console.log(
+        `${label.padEnd(6)} first contentful paint ${median(runs.map((r) => r.fcp)).toFixed(1)} ms, ` +
+          `hydrated ${median(runs.map((r) => r.hydrated)).toFixed(1)} ms, ` +
+          `interactive ${median(runs.map((r) => r.interactive)).toFixed(1)} ms ` +
+          `(median of ${runs.length}; hydrated = ${runs[0].source === "mark" ? "the app's almoner:hydrated mark" : "DOMContentLoaded end"}; interactive = the later of paint and hydration)`,
+      );
+    console.log(`\nhosted page ${pageUrl} in headless Chromium (no throttling):`);
+    line("cold", cold);
+    line("warm", warm);
+  } finally {
+    await browser?.close().catch(() => {});
+    await stopAllServers();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+process.on("exit", killAllServersNow);
+main().catch((err) => {
+  console.error(err);
+  process.exitCode = 1;
+});
