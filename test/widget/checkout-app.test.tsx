@@ -410,6 +410,30 @@ describe("event", () => {
     expect(api.checkouts()[0].body.amount).toBeUndefined();
   });
 
+  it("ties an unknown promo code's error to the promo code field", async () => {
+    const api = fakeApi({
+      price: (o) =>
+        o.promoCode
+          ? {
+              status: 400,
+              body: {
+                error: "Validation failed",
+                details: ['Promo code "NOPE" is not valid for this event'],
+              },
+            }
+          : { total: 75, subtotal: 75 },
+    });
+    renderCheckout(event(), { api });
+    fireEvent.input(byLabel("General admission"), { target: { value: "1" } });
+    type("Promo code", "NOPE");
+    fireEvent.click(screen.getByRole("button", { name: "Apply" }));
+    const field = byLabel("Promo code");
+    await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
+    expect(document.getElementById(field.getAttribute("aria-describedby") ?? "")?.textContent).toBe(
+      'Promo code "NOPE" is not valid for this event',
+    );
+  });
+
   it("refuses a checkout without tickets and clamps a quantity to the per-order limit", async () => {
     const { api } = renderCheckout(event());
     fireEvent.input(byLabel("General admission"), { target: { value: "25" } });

@@ -233,6 +233,9 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
           quote.value = null;
           quotedFor.value = null;
           quoteError.value = body.details?.join(" ") || body.error || "This order cannot be priced.";
+          // A promo code the event does not know is the donor's to fix at the code itself.
+          const promo = fieldErrors(body.details ?? []).promoCode;
+          if (promo) errors.value = { ...errors.value, promoCode: promo };
         }
       });
     } catch {
@@ -387,7 +390,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     formError.value = null;
     if (Object.keys(found).length) {
       const n = Object.keys(found).length;
-      formError.value = `Please fix ${n === 1 ? "1 field" : `${n} fields`} marked below.`;
+      formError.value = `Please fix ${n === 1 ? "1 field" : `${n} fields`}: each one says what is missing.`;
       return;
     }
     status.value = "submitting";

@@ -91,7 +91,8 @@ export async function seriousAxeIssues(page: Page): Promise<AxeIssue[]> {
     const result = await axe.run(document, { resultTypes: ["violations"] });
     // axe really looked: the labels and the color contrast of this page were among the checks that passed.
     const passed = new Set(result.passes.map((p) => p.id));
-    if (!passed.has("label") || !passed.has("color-contrast")) throw new Error("axe did not check labels and contrast");
+    if (!passed.has("label") || !passed.has("color-contrast"))
+      throw new Error("axe did not check labels and contrast");
     return result.violations
       .filter((v) => v.impact === "serious" || v.impact === "critical")
       .map((v) => ({
