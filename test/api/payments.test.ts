@@ -270,3 +270,44 @@ describe("GET /v1/payments: bad input, permissions, tenants", () => {
     expect((await t.request("POST", "/v1/payments", { body: {} })).status).toBe(405);
   });
 });
+
+describe("OpenAPI document and /docs", () => {
+  it("document every contacts, payments, donations and subscriptions endpoint with its schemas", async () => {
+    const res = await t.request<{ paths: Record<string, Record<string, Json>> }>("GET", "/v1/openapi.json", {
+      key: null,
+    });
+    const ops = Object.entries(res.body.paths).flatMap(([path, methods]) =>
+      Object.keys(methods).map((m) => `${m.toUpperCase()} ${path}`),
+    );
+    const mine = [
+      "GET /v1/contacts",
+      "POST /v1/contacts",
+      "GET /v1/contacts/{id}",
+      "PUT /v1/contacts/{id}",
+      "PATCH /v1/contacts/{id}",
+      "GET /v1/payments",
+      "GET /v1/payments/{id}",
+      "GET /v1/donations",
+      "GET /v1/donations/{id}",
+      "GET /v1/subscriptions",
+      "GET /v1/subscriptions/{id}",
+      "PUT /v1/subscriptions/{id}",
+      "POST /v1/subscriptions/{id}/payment-method-update-link",
+    ];
+    expect(ops).toEqual(expect.arrayContaining(mine));
+    const listed = JSON.stringify(res.body.paths["/v1/payments"].get);
+    for (const field of ["paymentID", "subscriptionId", "lastEvaluatedKey", "limit"])
+      expect(listed).toContain(field);
+    const update = JSON.stringify(res.body.paths["/v1/subscriptions/{id}"].put);
+    expect(update).toContain("CANCELLED");
+    const docs = await t.app.request("/docs");
+    const html = await docs.text();
+    for (const path of [
+      "/v1/contacts",
+      "/v1/payments",
+      "/v1/donations",
+      "/v1/subscriptions/{id}/payment-method-update-link",
+    ])
+      expect(html).toContain(path);
+  });
+});
