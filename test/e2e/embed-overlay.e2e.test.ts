@@ -290,6 +290,14 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
         expect(src.searchParams.get("elementid")).toBe(new URL(linkUrl).searchParams.get("elementid"));
         expect(src.searchParams.get("utm_campaign")).toBe("spring");
 
+        // The iframe is sized to the checkout; only the dialog scrolls.
+        await expect
+          .poll(async () => {
+            const s = await sizing(page, frame, `${dialogSelector} iframe`);
+            return Math.abs(s.viewportHeight - s.contentHeight);
+          })
+          .toBeLessThanOrEqual(1);
+
         // The link's prefill is on screen.
         await expect.poll(() => frame.getByLabel("First name").inputValue()).toBe("Ada");
         expect(await frame.getByLabel("Last name").inputValue()).toBe("Lovelace");
