@@ -114,6 +114,7 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 <script type="module" src="${assetUrl("app.js")}"></script>
 </head>
 <body>
+<noscript><p class="alm-noscript">This checkout needs JavaScript: turn it on to give.</p></noscript>
 <main id="almoner-app">${body}</main>
 <script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote } satisfies Boot)}</script>
 </body>

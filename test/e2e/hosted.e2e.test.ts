@@ -354,6 +354,42 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
     }
   });
 
+  it("what a donor types before the app has loaded is kept, and the bare form cannot be submitted", async () => {
+    const { formID, formUrl } = ids.standard;
+    const page = await browser.context.newPage();
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await page.route("**/checkout/app.js*", async (route) => {
+      await gate;
+      await route.continue();
+    });
+    try {
+      await page.goto(formUrl, { waitUntil: "commit" });
+      const button = page.getByRole("button", { name: /^Donate/ });
+      await button.waitFor();
+      expect(await button.isDisabled()).toBe(true);
+      await page.getByRole("radio", { name: "Monthly" }).check();
+      const email = uniqueEmail("early");
+      await fillDonor(page, email);
+      await fillCard(page);
+      release();
+      await page.getByRole("button", { name: "Donate $50 monthly" }).click();
+      await page.getByRole("heading", { name: "Thank you!" }).waitFor();
+      const payment = (await paymentsOf(served, formID)).find((p) => p.email === email);
+      expect(payment).toMatchObject({
+        status: "COMPLETED",
+        amount_cents: 5000,
+        frequency: "MONTHLY",
+        first_name: "Ada",
+      });
+    } finally {
+      release();
+      await page.close();
+    }
+  });
+
   it("errors are announced, tied to their fields, and focus goes to the first one", async () => {
     const { page } = await open(ids.standard.formUrl);
     try {

@@ -1,9 +1,10 @@
 // @vitest-environment happy-dom
 import { fireEvent, screen, waitFor } from "@testing-library/preact";
-import { hydrate, render } from "preact";
+import { render } from "preact";
 import { renderToString } from "preact-render-to-string";
 import { afterEach, describe, expect, it } from "vitest";
 import { App } from "../../widget/app/App.js";
+import { takeOver } from "../../widget/app/hydrate.js";
 import { createCheckout } from "../../widget/app/store.js";
 import { fakeApi, formView, quote } from "./support/checkout.js";
 
@@ -13,7 +14,9 @@ import { fakeApi, formView, quote } from "./support/checkout.js";
  */
 
 let root: HTMLElement;
+const stops: (() => void)[] = [];
 afterEach(() => {
+  for (const stop of stops.splice(0)) stop();
   render(null, root);
   root.remove();
 });
@@ -39,13 +42,17 @@ describe("server-rendered checkout", () => {
     const before = root.innerHTML;
     const heading = root.querySelector("h1");
     const amountRadio = root.querySelector('input[value="50"]');
-    expect(root.querySelector("button[type=submit]")?.textContent).toBe("Donate $50");
+    const button = root.querySelector("button[type=submit]") as HTMLButtonElement;
+    expect(button.textContent).toBe("Donate $50");
+    // Until the app takes over, the bare form cannot be submitted.
+    expect(button.disabled).toBe(true);
 
     const api = fakeApi();
     const c = createCheckout(boot, { fetch: api.fetch, quoteDelayMs: 0 });
-    hydrate(<App c={c} />, root);
-    c.start();
+    const stop = takeOver(root, c, false);
+    stops.push(stop);
     expect(root.innerHTML).toBe(before);
+    await waitFor(() => expect(button.disabled).toBe(false));
     expect(root.querySelector("h1")).toBe(heading);
     expect(root.querySelector('input[value="50"]')).toBe(amountRadio);
     await new Promise((r) => setTimeout(r, 20));
@@ -55,5 +62,27 @@ describe("server-rendered checkout", () => {
     fireEvent.click(screen.getByRole("radio", { name: /^\$20/ }));
     await waitFor(() => expect(screen.getByRole("button", { name: "Donate $20 monthly" })).toBeTruthy());
     await waitFor(() => expect(api.quotes()).toHaveLength(1));
+  });
+
+  it("keeps what the donor typed and chose before the app took over", async () => {
+    const view = formView({ frequencies: ["ONE_TIME", "MONTHLY"], defaultAmount: 50 });
+    root = document.createElement("main");
+    root.innerHTML = renderToString(<App c={createCheckout({ view })} />);
+    document.body.append(root);
+    // The donor, on the server's HTML: Monthly, $20, a first name, a fund-free form, a card number.
+    const monthly = root.querySelector('input[value="MONTHLY"]') as HTMLInputElement;
+    monthly.checked = true;
+    (root.querySelector("#alm-firstName") as HTMLInputElement).value = "Ada";
+    (root.querySelector("#alm-cardNumber") as HTMLInputElement).value = "4242424242424242";
+
+    const api = fakeApi();
+    const c = createCheckout({ view }, { fetch: api.fetch, quoteDelayMs: 0 });
+    stops.push(takeOver(root, c, false));
+    expect(c.frequency.value).toBe("MONTHLY");
+    expect(c.text.firstName.value).toBe("Ada");
+    expect(c.text.cardNumber.value).toBe("4242424242424242");
+    // The monthly presets replaced the one-time ones, as a click would have.
+    await waitFor(() => expect(screen.getByRole("radio", { name: /^\$10/ })).toBeTruthy());
+    expect(c.text.lastName.value).toBe("");
   });
 });

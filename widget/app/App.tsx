@@ -183,7 +183,7 @@ function CheckoutForm({ c }: { c: Checkout }) {
       <button
         type="submit"
         class="alm-submit"
-        disabled={c.status.value === "submitting"}
+        disabled={!c.ready.value || c.status.value === "submitting"}
         aria-describedby="alm-h-summary"
       >
         {buttonLabel(c)}

@@ -1,8 +1,7 @@
 import "./app.css";
-import { hydrate } from "preact";
 import { EMBED_ID_PARAM, EMBED_ID_PATTERN } from "../../shared/messages.js";
 import { connectToHost, hostMessenger } from "../embed/iframe-side.js";
-import { App } from "./App.js";
+import { takeOver } from "./hydrate.js";
 import { createCheckout, type Utm } from "./store.js";
 import type { Boot } from "./view.js";
 
@@ -31,8 +30,7 @@ if (root && data) {
     elementId: params.get("elementid")?.slice(0, 100) || undefined,
     onComplete: () => send?.({ type: "checkout-complete" }),
   });
-  hydrate(<App c={c} embedded={params.has("embed")} />, root);
-  c.start();
+  takeOver(root, c, params.has("embed"));
   if (send && embedId) {
     connectToHost(embedId);
     send({ type: "ready" });

@@ -151,6 +151,8 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
   const errors = signal<Record<string, string>>({});
   const formError = signal<string | null>(null);
   const status = signal<Status>("form");
+  /** False in the server's HTML until the app has taken it over: the button cannot submit a bare form. */
+  const ready = signal(false);
   const receipt = signal<Receipt | null>(null);
   const thanks = signal("");
   const declineMessage = signal("");
@@ -467,6 +469,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     errors,
     formError,
     status,
+    ready,
     receipt,
     thanks,
     declineMessage,

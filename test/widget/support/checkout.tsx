@@ -146,6 +146,7 @@ export function renderCheckout(
   const api = opts.api ?? fakeApi();
   const c = createCheckout({ view, ...opts.boot }, { fetch: api.fetch, quoteDelayMs: 0, ...opts.env });
   const stop = c.start();
+  c.ready.value = true;
   const result = render(<App c={c} embedded={opts.embedded} />);
   return { ...result, c, api, stop };
 }

@@ -1,0 +1,34 @@
+import { hydrate } from "preact";
+import { App } from "./App.js";
+import type { Checkout } from "./store.js";
+
+/**
+ * Takes over the server-rendered checkout in `root`: hydrates it, catches up with anything the donor did
+ * before the script arrived, enables the button and starts quoting. Returns a function that stops quoting.
+ */
+export function takeOver(root: HTMLElement, c: Checkout, embedded: boolean): () => void {
+  hydrate(<App c={c} embedded={embedded} />, root);
+  replayEarlyInput(root);
+  c.ready.value = true;
+  return c.start();
+}
+
+/**
+ * What the donor typed or chose before the app took over (hydration leaves the DOM's values alone) is
+ * replayed as the events it would have sent, so the state matches what the page shows.
+ */
+function replayEarlyInput(root: HTMLElement): void {
+  for (const el of root.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>(
+    "input, select, textarea",
+  )) {
+    let changed: string | null = null;
+    if (el instanceof HTMLInputElement && el.type === "radio")
+      changed = el.checked && !el.defaultChecked ? "change" : null;
+    else if (el instanceof HTMLInputElement && el.type === "checkbox")
+      changed = el.checked !== el.defaultChecked ? "change" : null;
+    else if (el instanceof HTMLSelectElement)
+      changed = [...el.options].some((o) => o.selected !== o.defaultSelected) ? "change" : null;
+    else changed = el.value !== el.defaultValue ? "input" : null;
+    if (changed) el.dispatchEvent(new Event(changed, { bubbles: true }));
+  }
+}
