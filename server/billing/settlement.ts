@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from "kysely";
 import type { AppDeps } from "../api/env.js";
 import type { PaymentLookup } from "../checkout/processor.js";
 import { queueReceipt } from "../checkout/receipts.js";
+import { claimRows } from "../store/claim.js";
 import { emitEvent } from "../store/events.js";
 import { presentPayment } from "../store/payments.js";
 import type { Database, PaymentsTable } from "../store/schema.js";
@@ -113,50 +114,13 @@ export class SettlementWorker {
 
   private async claim(): Promise<PaymentsTable[]> {
     const nowMs = this.deps.now();
-    const where = pollable(iso(nowMs - this.repollMs));
-    const set = { updated_at: iso(nowMs) };
-    const db = this.deps.store.db;
-    if (this.deps.store.dialect === "postgres")
-      // Lock first, then update exactly those rows (see BillingWorker.claim for why not one statement).
-      return db.transaction().execute(async (trx) => {
-        const picked = await trx
-          .selectFrom("payments")
-          .select("id")
-          .where(where)
-          .orderBy("updated_at")
-          .orderBy("id")
-          .limit(this.batchSize)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (picked.length === 0) return [];
-        return trx
-          .updateTable("payments")
-          .set(set)
-          .where(
-            "id",
-            "in",
-            picked.map((r) => r.id),
-          )
-          .where(where)
-          .returningAll()
-          .execute();
-      });
-    return db
-      .updateTable("payments")
-      .set(set)
-      .where("id", "in", (eb) =>
-        eb
-          .selectFrom("payments")
-          .select("id")
-          .where(where)
-          .orderBy("updated_at")
-          .orderBy("id")
-          .limit(this.batchSize),
-      )
-      .where(where)
-      .returningAll()
-      .execute();
+    return claimRows(this.deps.store, {
+      table: "payments",
+      where: pollable(iso(nowMs - this.repollMs)),
+      orderBy: "updated_at",
+      limit: this.batchSize,
+      set: { updated_at: iso(nowMs) },
+    });
   }
 
   /** Records the outcome; false when another process recorded it first. */

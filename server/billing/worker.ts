@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
 import type { AppDeps } from "../api/env.js";
+import { claimRows } from "../store/claim.js";
 import type { Database, SubscriptionsTable } from "../store/schema.js";
 import { type BillingTally, billSubscription, emptyTally } from "./charges.js";
 import { Periodic } from "./periodic.js";
@@ -136,57 +137,13 @@ export class BillingWorker {
     const wallIso = iso(wallMs);
     const token = crypto.randomUUID();
     const claimedUntil = wallMs + this.leaseMs;
-    const db = this.deps.store.db;
-    const where = claimable(atIso, wallIso, skip);
-    const set = { claim_token: token, claimed_until: iso(claimedUntil) };
-    let rows: SubscriptionsTable[];
-    if (this.deps.store.dialect === "postgres") {
-      // Lock the candidates first, skipping rows other workers hold, then claim exactly those. (Not one
-      // UPDATE … WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED): PostgreSQL may rescan that
-      // subquery per row, and each rescan skips the rows it just updated, so the LIMIT would not hold.)
-      rows = await db.transaction().execute(async (trx) => {
-        const picked = await trx
-          .selectFrom("subscriptions")
-          .select("id")
-          .where(where)
-          .orderBy("next_billing_at")
-          .orderBy("id")
-          .limit(this.batchSize)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (picked.length === 0) return [];
-        return trx
-          .updateTable("subscriptions")
-          .set(set)
-          .where(
-            "id",
-            "in",
-            picked.map((r) => r.id),
-          )
-          .where(where)
-          .returningAll()
-          .execute();
-      });
-    } else {
-      // SQLite runs the statement as one write, so nothing interleaves, and evaluates the subquery once.
-      rows = await db
-        .updateTable("subscriptions")
-        .set(set)
-        .where("id", "in", (eb) =>
-          eb
-            .selectFrom("subscriptions")
-            .select("id")
-            .where(where)
-            .orderBy("next_billing_at")
-            .orderBy("id")
-            .limit(this.batchSize),
-        )
-        .where(where)
-        .returningAll()
-        .execute();
-    }
-    rows.sort((a, b) => a.next_billing_at.localeCompare(b.next_billing_at) || a.id.localeCompare(b.id));
+    const rows = await claimRows(this.deps.store, {
+      table: "subscriptions",
+      where: claimable(atIso, wallIso, skip),
+      orderBy: "next_billing_at",
+      limit: this.batchSize,
+      set: { claim_token: token, claimed_until: iso(claimedUntil) },
+    });
     return { rows, token, claimedUntil };
   }
 

@@ -1,5 +1,7 @@
 import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
+import { Periodic } from "../billing/periodic.js";
+import { claimRows } from "../store/claim.js";
 import type { Store } from "../store/database.js";
 import type { Database, EmailOutboxTable } from "../store/schema.js";
 import { type MailMessage, type MailTransport, UndeliverableError } from "./transport.js";
@@ -90,11 +92,7 @@ export class MailWorker {
   private readonly leaseMs: number;
   private readonly sendTimeoutMs: number;
   private readonly onError: (err: unknown, context: string) => void;
-  private readonly passes = new Set<Promise<PassResult>>();
-  private timer: NodeJS.Timeout | undefined;
-  private stopped = true;
-  /** Bumped by every start(), so a loop from before a stop() never re-arms alongside a newer one. */
-  private generation = 0;
+  private readonly loop: Periodic<PassResult>;
 
   constructor(opts: MailWorkerOptions) {
     this.store = opts.store;
@@ -109,6 +107,7 @@ export class MailWorker {
     this.onError =
       opts.onError ??
       ((err, context) => console.error(`Almoner mail worker: ${context}: ${describeError(err)}`));
+    this.loop = new Periodic((err) => this.onError(err, "claiming messages"));
   }
 
   /**
@@ -116,37 +115,17 @@ export class MailWorker {
    * only a failure to claim (the database is unreachable) rejects.
    */
   runOnce(): Promise<PassResult> {
-    const pass = this.pass();
-    this.passes.add(pass);
-    const forget = () => this.passes.delete(pass);
-    pass.then(forget, forget);
-    return pass;
+    return this.loop.track(this.pass());
   }
 
   /** Runs a pass now and then every `intervalMs` after the previous one ends. */
   start(intervalMs: number): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    const generation = ++this.generation;
-    const tick = async () => {
-      this.timer = undefined;
-      try {
-        await this.runOnce();
-      } catch (err) {
-        this.onError(err, "claiming messages");
-      }
-      // The timer must not keep a process (a CLI, a test) alive on its own.
-      if (!this.stopped && generation === this.generation) this.timer = setTimeout(tick, intervalMs).unref();
-    };
-    this.timer = setTimeout(tick, 0).unref();
+    this.loop.start(intervalMs, () => this.runOnce());
   }
 
   /** Stops the timer and waits for any pass in flight, so the store can be closed afterwards. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    await Promise.allSettled([...this.passes]);
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   private async pass(): Promise<PassResult> {
@@ -172,55 +151,13 @@ export class MailWorker {
     const nowIso = iso(nowMs);
     const token = crypto.randomUUID();
     const claimedUntil = nowMs + this.leaseMs;
-    const set = { claim_token: token, claimed_until: iso(claimedUntil) };
-    let rows: EmailOutboxTable[];
-    if (this.store.dialect === "postgres") {
-      // Lock the candidates first, skipping rows other workers hold, then claim exactly those. (Not one
-      // UPDATE … WHERE id IN (SELECT … LIMIT n FOR UPDATE SKIP LOCKED): PostgreSQL may rescan that
-      // subquery per row, and each rescan skips the rows it just updated, so the LIMIT would not hold.)
-      rows = await this.store.db.transaction().execute(async (trx) => {
-        const picked = await trx
-          .selectFrom("email_outbox")
-          .select("id")
-          .where(due(nowIso))
-          .orderBy("next_attempt_at")
-          .orderBy("id")
-          .limit(this.batchSize)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (picked.length === 0) return [];
-        return trx
-          .updateTable("email_outbox")
-          .set(set)
-          .where(
-            "id",
-            "in",
-            picked.map((r) => r.id),
-          )
-          .where(due(nowIso))
-          .returningAll()
-          .execute();
-      });
-    } else {
-      // SQLite runs the statement as one write, so nothing interleaves, and evaluates the subquery once.
-      rows = await this.store.db
-        .updateTable("email_outbox")
-        .set(set)
-        .where("id", "in", (eb) =>
-          eb
-            .selectFrom("email_outbox")
-            .select("id")
-            .where(due(nowIso))
-            .orderBy("next_attempt_at")
-            .orderBy("id")
-            .limit(this.batchSize),
-        )
-        .where(due(nowIso))
-        .returningAll()
-        .execute();
-    }
-    rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
+    const rows = await claimRows(this.store, {
+      table: "email_outbox",
+      where: due(nowIso),
+      orderBy: "next_attempt_at",
+      limit: this.batchSize,
+      set: { claim_token: token, claimed_until: iso(claimedUntil) },
+    });
     return { rows, token, claimedUntil };
   }
 
