@@ -139,6 +139,7 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
       await page.getByRole("radio", { name: "$100", exact: true }).check();
       await page.getByLabel("Designate my gift to").selectOption("Scholarships");
       await page.getByLabel("In honor of").fill("Grandma");
+      await page.getByLabel("Send me news and updates from Test Org").check();
       const email = uniqueEmail("one-time");
       await fillDonor(page, email);
       await fillCard(page);
@@ -153,7 +154,10 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
         fund: "Scholarships",
         last4: "4242",
       });
-      expect(JSON.parse(payment?.details ?? "{}").utm).toEqual({ source: "newsletter", campaign: "spring" });
+      const details = JSON.parse(payment?.details ?? "{}");
+      expect(details.utm).toEqual({ source: "newsletter", campaign: "spring" });
+      expect(details.emailOptIn).toBe(true);
+      expect(details.customInputs).toEqual([expect.objectContaining({ value: "Grandma" })]);
       expect(await page.locator(".alm-result").textContent()).toContain(payment?.id);
       expect(problems).toEqual([]);
     } finally {

@@ -11,8 +11,13 @@ import { fakeApi, formView, renderCheckout } from "./support/checkout.js";
 
 afterEach(() => cleanup());
 
-/** A control by its label; required labels end in a mark hidden from assistive technology, hence not exact. */
-const byLabel = (label: string | RegExp) => screen.getByLabelText(label, { exact: false });
+/** A control by its label; required labels end in a mark hidden from assistive technology. */
+const byLabel = (label: string | RegExp) =>
+  screen.getByLabelText(
+    typeof label === "string"
+      ? new RegExp(`^${label.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}( \\*)?$`)
+      : label,
+  );
 const type = (label: string | RegExp, value: string) =>
   fireEvent.input(byLabel(label), { target: { value } });
 
@@ -102,6 +107,7 @@ describe("standard form", () => {
       amount: 25,
       donor: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.org" },
       paymentMethod: { type: "card", number: "4242 4242 4242 4242", expMonth: 12, expYear: 2034, cvc: "123" },
+      emailOptIn: false,
       utm: { source: "newsletter", campaign: "spring" },
       elementId: "link-1",
     });
@@ -515,11 +521,21 @@ describe("questions and choices", () => {
     fillCard();
     submit();
     await waitFor(() => expect(api.checkouts()).toHaveLength(1));
-    expect(api.checkouts()[0].body).toMatchObject({ coverFees: true, anonymous: true });
+    expect(api.checkouts()[0].body).toMatchObject({ coverFees: true, anonymous: true, emailOptIn: false });
     cleanup();
     renderCheckout(formView());
     expect(screen.queryByLabelText(/so all of my gift/)).toBeNull();
     expect(screen.queryByLabelText(/anonymous/)).toBeNull();
+  });
+
+  it("sends the donor's email opt-in", async () => {
+    const { api } = renderCheckout(formView());
+    fillDonor();
+    fillCard();
+    fireEvent.click(byLabel("Send me news and updates from Green Org"));
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.emailOptIn).toBe(true);
   });
 
   it("asks for organization name, address, country and phone only when the form enables them", async () => {

@@ -248,6 +248,13 @@ export function DonorDetails({ c }: { c: Checkout }) {
         inputMode="email"
         maxLength={254}
       />
+      <Check
+        id={fieldId("emailOptIn")}
+        checked={c.emailOptIn.value}
+        onChange={(v) => (c.emailOptIn.value = v)}
+      >
+        Send me news and updates from {c.view.organization.name}
+      </Check>
       {o.phone && <TextInput c={c} name="phone" label="Phone" type="tel" autoComplete="tel" maxLength={40} />}
       {o.organizationName && (
         <TextInput

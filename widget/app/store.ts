@@ -146,6 +146,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
 
   const coverFees = signal(false);
   const anonymous = signal(false);
+  const emailOptIn = signal(false);
   const method = signal<"card" | "bank">("card");
   const answers = signal<Record<string, string | string[]>>({ ...(p?.customInputs ?? {}) });
   const errors = signal<Record<string, string>>({});
@@ -371,6 +372,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
         };
     }
     if (view.options.anonymous && anonymous.value) body.anonymous = true;
+    body.emailOptIn = emailOptIn.value;
     const given = Object.fromEntries(
       Object.entries(answers.value).filter(
         ([id, v]) => view.customInputs.some((i) => i.id === id) && (Array.isArray(v) ? v.length : v.trim()),
@@ -464,6 +466,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     appliedPromo,
     coverFees,
     anonymous,
+    emailOptIn,
     method,
     answers,
     errors,
