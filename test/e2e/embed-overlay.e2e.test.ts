@@ -22,17 +22,20 @@ const WIDGET_DIR = new URL("../../dist/widget/", import.meta.url);
 
 interface HostSite {
   origin: string;
-  /** Serves `html` at `path` (exact pathname) from now on. */
-  page(path: string, html: string): void;
+  /** Serves `html` at `path` (exact pathname) from now on, with extra response headers. */
+  page(path: string, html: string, headers?: Record<string, string>): void;
   close(): Promise<void>;
 }
 
 async function startHostSite(): Promise<HostSite> {
-  const pages = new Map<string, string>();
+  const pages = new Map<string, { html: string; headers: Record<string, string> }>();
   const server = http.createServer((req, res) => {
-    const html = pages.get(new URL(req.url ?? "/", "http://x").pathname);
-    res.writeHead(html === undefined ? 404 : 200, { "Content-Type": "text/html; charset=utf-8" });
-    res.end(html ?? "not found");
+    const page = pages.get(new URL(req.url ?? "/", "http://x").pathname);
+    res.writeHead(page === undefined ? 404 : 200, {
+      "Content-Type": "text/html; charset=utf-8",
+      ...page?.headers,
+    });
+    res.end(page?.html ?? "not found");
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -41,7 +44,7 @@ async function startHostSite(): Promise<HostSite> {
   const { port } = server.address() as AddressInfo;
   return {
     origin: `http://localhost:${port}`,
-    page: (path, html) => pages.set(path, html),
+    page: (path, html, headers = {}) => pages.set(path, { html, headers }),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -415,6 +418,44 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
         await page.keyboard.press("Escape");
         await page.locator(".almoner-overlay").waitFor({ state: "detached" });
         expect(await page.evaluate(() => document.activeElement?.id)).toBe("later");
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+
+    it("works on a site with a strict Content-Security-Policy that allows the form host and a nonce", async () => {
+      const nonce = "e2eNonce123";
+      site.page(
+        "/strict",
+        hostPage(
+          `<main><h1>Strict site</h1></main><script nonce="${nonce}" async src="${served.baseUrl}/overlay.js"></script>`,
+        ),
+        {
+          "Content-Security-Policy": `default-src 'none'; script-src ${served.baseUrl} 'nonce-${nonce}'; style-src 'nonce-${nonce}'; frame-src ${served.baseUrl}`,
+        },
+      );
+      const { page, errors } = await openPage();
+      const violations: string[] = [];
+      page.on("console", (m) => {
+        if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
+      });
+      try {
+        await page.goto(`${site.origin}/strict?donate&formid=${formId}`, { waitUntil: "load" });
+        const dialog = page.getByRole("dialog", { name: "Donation form" });
+        await dialog.waitFor();
+        // The overlay's stylesheet applied (it carries the page's nonce): a fixed, full-window backdrop.
+        const backdrop = await page.locator(".almoner-overlay").evaluate((el) => {
+          const style = getComputedStyle(el);
+          return { position: style.position, width: el.getBoundingClientRect().width };
+        });
+        expect(backdrop).toEqual({ position: "fixed", width: 1280 });
+        const frame = await checkoutFrame(page, `${dialogSelector} iframe`);
+        await frame.getByLabel("Card number").waitFor();
+        await page.keyboard.press("Escape");
+        await page.locator(".almoner-overlay").waitFor({ state: "detached" });
+        expect(page.url()).toBe(`${site.origin}/strict`);
+        expect(violations).toEqual([]);
         expect(errors).toEqual([]);
       } finally {
         await page.close();
