@@ -14,8 +14,6 @@ function CustomField({ c, input, index }: { c: Checkout; input: CustomInput; ind
     c.clearError(name);
   };
   const aria = errorProps(c, name);
-  const errorId = aria["aria-describedby"];
-  const withErrorId = { ...aria, "aria-describedby": errorId ? `${fieldId(name)}-err` : undefined };
   if (input.inputType === "multi_select") {
     const chosen = Array.isArray(value) ? value : [];
     return (
@@ -54,7 +52,7 @@ function CustomField({ c, input, index }: { c: Checkout; input: CustomInput; ind
         required={input.required}
         value={text}
         onChange={(e) => set(e.currentTarget.value)}
-        {...withErrorId}
+        {...aria}
       >
         <option value="">Choose…</option>
         {input.options.map((o) => (
@@ -73,7 +71,7 @@ function CustomField({ c, input, index }: { c: Checkout; input: CustomInput; ind
         value={text}
         maxLength={2000}
         onInput={(e) => set(e.currentTarget.value)}
-        {...withErrorId}
+        {...aria}
       />
     );
   else
@@ -85,7 +83,7 @@ function CustomField({ c, input, index }: { c: Checkout; input: CustomInput; ind
         value={text}
         maxLength={2000}
         onInput={(e) => set(e.currentTarget.value)}
-        {...withErrorId}
+        {...aria}
       />
     );
   return (

@@ -1,6 +1,6 @@
 import { batch, computed, effect, type Signal, signal } from "@preact/signals";
 import type { Frequency } from "../../shared/enums.js";
-import type { Boot, FormView, Quote, Receipt } from "./view.js";
+import { type Boot, type FormView, money, type Quote, type Receipt } from "./view.js";
 
 /**
  * The checkout's state: one signal per choice and per field, the order and checkout bodies derived from them,
@@ -299,7 +299,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
       if (useCustom.value) {
         const d = parseDollars(t("customAmount"));
         if (d === null || d < view.minAmount || d > view.maxAmount)
-          e.customAmount = `Enter an amount from ${"$"}${view.minAmount} to ${"$"}${view.maxAmount.toLocaleString("en-US")}.`;
+          e.customAmount = `Enter an amount from ${money(view.minAmount)} to ${money(view.maxAmount)}.`;
       } else if (!order.value)
         e.amount = kind === "EMBED_FORM" ? "Choose an amount." : "Choose a giving level.";
     }
