@@ -150,4 +150,25 @@ describe("hosted checkout page", () => {
     const nonce = /'nonce-([^']+)'/.exec(gone.headers.get("content-security-policy") ?? "")?.[1];
     expect(gone.html).toContain(`<style nonce="${nonce}">`);
   });
+
+  // `npm test` builds the widget before running the tests.
+  it("serves the page's app.js and app.css by the names it gives them, cacheable for good, with 304s", async () => {
+    const id = await createForm(validForms.standard());
+    const { html } = await get(`/donate/${id}`);
+    for (const [name, type] of [
+      ["app.js", /^application\/javascript/],
+      ["app.css", /^text\/css/],
+    ] as const) {
+      const src = new RegExp(`"(/checkout/${name.replace(".", "\\.")}\\?v=[\\w-]+)"`).exec(html)?.[1];
+      expect(src, name).toBeTruthy();
+      const res = await t.app.request(src as string);
+      expect(res.status, name).toBe(200);
+      expect(res.headers.get("content-type")).toMatch(type);
+      expect(res.headers.get("cache-control")).toContain("immutable");
+      expect((await res.text()).length).toBeGreaterThan(1000);
+      const etag = res.headers.get("etag") as string;
+      const again = await t.app.request(src as string, { headers: { "If-None-Match": etag } });
+      expect(again.status).toBe(304);
+    }
+  });
 });
