@@ -416,6 +416,36 @@ describe("event", () => {
     expect(api.checkouts()[0].body.amount).toBeUndefined();
   });
 
+  it("registers for free tickets without asking for payment", async () => {
+    const api = fakeApi({ price: () => ({ total: 0, subtotal: 0 }) });
+    renderCheckout(
+      formView({
+        formType: "EVENT",
+        tickets: [
+          {
+            name: "Community night",
+            price: 0,
+            ticketType: "INDIVIDUAL",
+            groupSize: null,
+            description: "",
+            maxPerOrder: 4,
+            remaining: null,
+            soldOut: false,
+          },
+        ],
+      } as never),
+      { api },
+    );
+    fireEvent.input(byLabel("Community night"), { target: { value: "2" } });
+    await waitFor(() => expect(screen.getByRole("button", { name: "Register" })).toBeTruthy());
+    expect(screen.queryByLabelText(/Card number/)).toBeNull();
+    fillDonor();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.paymentMethod).toBeUndefined();
+    expect(api.checkouts()[0].body.tickets).toEqual([{ name: "Community night", quantity: 2 }]);
+  });
+
   it("ties an unknown promo code's error to the promo code field", async () => {
     const api = fakeApi({
       price: (o) =>
