@@ -298,5 +298,5 @@ export async function runCheckout(
       throw err;
     }
   }
-  return finalizeCheckout(deps, paymentId, outcome);
+  return finalizeCheckout(deps, paymentId, outcome, { form, org });
 }

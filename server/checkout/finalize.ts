@@ -13,7 +13,9 @@ import {
 } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import { emitEvent } from "../store/events.js";
+import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
+import type { Organization } from "../store/organizations.js";
 import { type PaymentDetails, paymentDetails, presentPayment } from "../store/payments.js";
 import type { ConsentValue, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { insertSubscription, presentSubscription } from "../store/subscriptions.js";
@@ -208,6 +210,7 @@ export async function finalizeCheckout(
   deps: AppDeps,
   paymentId: string,
   outcome: ChargeOutcome,
+  loaded?: { form: FormRecord; org: Organization },
 ): Promise<FinalizedCheckout> {
   const nowMs = deps.now();
   const nowIso = new Date(nowMs).toISOString();
@@ -268,7 +271,7 @@ export async function finalizeCheckout(
         nowMs,
       );
     await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
-    if (row.status === "COMPLETED") await queueReceipt(trx, deps, row, sub, nowMs);
+    if (row.status === "COMPLETED") await queueReceipt(trx, deps, row, sub, nowMs, loaded);
     return { status: 201, body: { payment: donorReceipt(row, sub), message: thanks(row) } };
   });
 }

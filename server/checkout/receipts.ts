@@ -3,8 +3,8 @@ import type { AppDeps } from "../api/env.js";
 import { queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import type { Db } from "../store/database.js";
-import { findForm } from "../store/forms.js";
-import { getOrganization } from "../store/organizations.js";
+import { type FormRecord, findForm } from "../store/forms.js";
+import { getOrganization, type Organization } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
@@ -18,11 +18,12 @@ export async function queueReceipt(
   row: PaymentsTable,
   sub: SubscriptionsTable | null,
   nowMs: number,
+  /** The payment's form and organization when the caller has them already (a checkout does). */
+  loaded?: { form: FormRecord; org: Organization },
 ): Promise<void> {
-  const [form, org] = await Promise.all([
-    findForm(trx, row.form_id),
-    getOrganization(trx, row.organization_id),
-  ]);
+  const [form, org] = loaded
+    ? [loaded.form, loaded.org]
+    : await Promise.all([findForm(trx, row.form_id), getOrganization(trx, row.organization_id)]);
   if (!form || !org) return;
   const c = form.config;
   const d = paymentDetails(row);

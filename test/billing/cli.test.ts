@@ -128,5 +128,5 @@ describe(`billing run on the command line (${dialect})`, () => {
     const json = await cli("--as-of", "soon", "--json");
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stderr).error).toMatch(/--as-of/);
-  });
+  }, 120_000);
 });
