@@ -79,7 +79,15 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "Live contacts, newest first (deleted and merged contacts are left out). `limit` defaults to 100. `email` returns the contact whose emails include that address (compared case-insensitively).",
       query: paginationQuery(100).extend({
-        email: z.string().trim().min(1).max(EMAIL_FILTER_MAX).optional(),
+        email: z
+          .string()
+          .trim()
+          .max(EMAIL_FILTER_MAX)
+          .regex(/^[^\s@]+@[^\s@]+$/, { message: "must be an email address" })
+          .optional()
+          .meta({
+            description: "An email address; matched case-insensitively against every email of a contact",
+          }),
       }),
       responses: {
         200: { description: "A page of contacts", schema: pageSchema("contacts", contactSchema) },

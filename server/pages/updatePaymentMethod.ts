@@ -54,10 +54,10 @@ const SECURITY_HEADERS = {
   "X-Frame-Options": "DENY",
   "X-Content-Type-Options": "nosniff",
   "Content-Security-Policy":
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' https: http://localhost:* http://127.0.0.1:*; frame-ancestors 'none'; base-uri 'none'",
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
-type Html = { status: 200 | 404 | 410 | 422; html: string };
+type Html = { status: 200 | 404 | 410 | 422 | 503; html: string };
 
 function html(c: Context<AppEnv>, out: Html): Response {
   return c.html(out.html, out.status, SECURITY_HEADERS);
@@ -240,7 +240,21 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
   const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
   const details = readDetails(body, allowed);
   if (typeof details === "string") return { status: 422, html: formPage(loaded, allowed, details) };
-  const method = await saveable(deps, details);
+  let method: PaymentMethod | string;
+  try {
+    method = await saveable(deps, details);
+  } catch (err) {
+    // The processor is unreachable or refused the request itself: nothing was saved; the link still works.
+    console.error(`Payment-method update link ${loaded.link.id}: processor error: ${(err as Error).message}`);
+    return {
+      status: 503,
+      html: formPage(
+        loaded,
+        allowed,
+        "We could not reach the payment processor. Please try again in a moment.",
+      ),
+    };
+  }
   if (typeof method === "string") {
     await countUpdateLinkFailure(deps.store.db, loaded.link.id);
     if (loaded.link.failed_attempts + 1 >= MAX_FAILED_ATTEMPTS)

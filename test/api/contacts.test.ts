@@ -208,6 +208,7 @@ describe("GET /v1/contacts", () => {
       "limit=ten",
       "limit=-1",
       "email=",
+      "email=not-an-email",
       "lastEvaluatedKey=%%%",
     ]) {
       const res = await t.request("GET", `/v1/contacts?${q}`);

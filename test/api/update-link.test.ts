@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type PaymentProcessor, ProcessorError } from "../../server/checkout/processor.js";
 import { sha256Hex } from "../../server/ids.js";
 import {
   at,
@@ -219,6 +220,27 @@ describe("the hosted update page", () => {
     expect(fifth.html).toContain("Too many payment methods were refused");
     expect((await submit(link.body.url, mastercard)).status).toBe(410);
     expect((await subscription(t.store.db, sub.id)).last4).toBe("4242");
+  });
+
+  it("answers 503 when the processor is unreachable, saving nothing and keeping the link usable", async () => {
+    const formId = await recurringForm(t);
+    const sub = await subscribe(t, formId);
+    const link = await newLink(sub.id);
+    const working = t.deps.processor;
+    const down: PaymentProcessor = Object.create(working);
+    down.createPaymentMethod = async () => {
+      throw new ProcessorError("unavailable", "connection refused");
+    };
+    t.deps.processor = down;
+    try {
+      const res = await submit(link.body.url, mastercard);
+      expect(res.status).toBe(503);
+      expect(res.html).toContain("could not reach the payment processor");
+    } finally {
+      t.deps.processor = working;
+    }
+    expect((await subscription(t.store.db, sub.id)).last4).toBe("4242");
+    expect((await submit(link.body.url, mastercard)).status).toBe(200);
   });
 
   it("answers 410 for an expired link or a cancelled subscription, and 404 for an unknown token", async () => {
