@@ -112,6 +112,17 @@ describe("hosted checkout page", () => {
     expect(plain.html).not.toContain("Grace");
   });
 
+  it("sends only the chosen country in the first HTML; the browser lists the rest", async () => {
+    const id = await createForm({ ...validForms.standard(), enableCountryDropdown: true });
+    const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
+      body: { prefill: { country: "CA" } },
+    });
+    const { html } = await get(`/donate/${id}?elementid=${link.body.linkID}`);
+    const select = /<select id="alm-country"[^>]*>(.*?)<\/select>/.exec(html)?.[1] ?? "";
+    expect(select.match(/<option/g)).toHaveLength(2);
+    expect(select).toContain(`<option selected value="CA">Canada</option>`);
+  });
+
   it("renders an event on /attend with its details and tickets", async () => {
     const id = await createForm({
       ...validForms.event(),

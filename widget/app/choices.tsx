@@ -77,25 +77,27 @@ export function AmountPicker({ c }: { c: Checkout }) {
   const per = FREQUENCY_NAMES[c.frequency.value].per;
   return (
     <>
-      <Group c={c} name="amount" legend="Amount" class="alm-grid">
-        {c.presets.value.map((a, i) => (
-          <Radio
-            key={a}
-            name="amount"
-            index={i}
-            value={String(a)}
-            checked={!c.useCustom.value && c.amount.value === a}
-            onSelect={() => {
-              c.amount.value = a;
-              c.useCustom.value = false;
-              c.clearError("amount");
-            }}
-          >
-            {money(a)}
-            {per && <span class="alm-per">{per}</span>}
-          </Radio>
-        ))}
-      </Group>
+      {c.presets.value.length > 0 && (
+        <Group c={c} name="amount" legend="Amount" class="alm-grid">
+          {c.presets.value.map((a, i) => (
+            <Radio
+              key={a}
+              name="amount"
+              index={i}
+              value={String(a)}
+              checked={!c.useCustom.value && c.amount.value === a}
+              onSelect={() => {
+                c.amount.value = a;
+                c.useCustom.value = false;
+                c.clearError("amount");
+              }}
+            >
+              {money(a)}
+              {per && <span class="alm-per">{per}</span>}
+            </Radio>
+          ))}
+        </Group>
+      )}
       <CustomAmount c={c} label="Other amount" />
     </>
   );

@@ -183,12 +183,15 @@ function countryList(): [string, string][] {
 
 function CountrySelect({ c }: { c: Checkout }) {
   const id = fieldId("country");
-  const list = countryList();
+  const all = countryList();
   const raw = c.text.country.value;
   const value =
-    list.find(
-      ([code, name]) => code === raw.toUpperCase() || name.toLowerCase() === raw.toLowerCase(),
-    )?.[0] ?? "";
+    all.find(([code, name]) => code === raw.toUpperCase() || name.toLowerCase() === raw.toLowerCase())?.[0] ??
+    "";
+  // Country names come from the runtime's Intl data, which may differ between Node and the browser; since
+  // hydration keeps the server's <option> values, the server sends only the chosen one and the browser
+  // lists them all once it has taken over.
+  const list = c.ready.value ? all : all.filter(([code]) => code === value);
   return (
     <div class="alm-field">
       <label for={id}>Country</label>
