@@ -292,6 +292,7 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
       await pay(page, "Donate $50");
       await page.getByRole("heading", { name: "Payment declined" }).waitFor();
       expect(await page.getByRole("alert").textContent()).toContain("Nothing was charged.");
+      expect(await seriousAxeIssues(page, ["color-contrast"])).toEqual([]);
       await page.getByRole("button", { name: "Try another card" }).click();
       await expect.poll(() => page.evaluate(() => document.activeElement?.id)).toBe("alm-cardNumber");
       expect(await page.getByLabel("Email").inputValue()).toBe(email);
@@ -350,6 +351,7 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
       await page.keyboard.press("Enter");
       await page.getByRole("heading", { name: "Thank you!" }).waitFor();
       expect(await page.evaluate(() => document.activeElement?.getAttribute("role"))).toBe("status");
+      expect(await seriousAxeIssues(page, ["color-contrast"])).toEqual([]);
       const payment = (await paymentsOf(served, formID)).find((p) => p.email === email);
       expect(payment).toMatchObject({ status: "COMPLETED", amount_cents: 25000, frequency: "MONTHLY" });
       expect(problems).toEqual([]);
