@@ -182,4 +182,30 @@ describe("hosted checkout page", () => {
       expect(again.status).toBe(304);
     }
   });
+
+  // Last: the organization's inputs then show on every form of this file's organization.
+  it("shows the organization's own custom inputs after the form's, long text as a text area", async () => {
+    const org = await t.request("PUT", "/v1/organization", {
+      body: {
+        globalCustomInputs: [
+          { title: "Employer", inputType: "SHORT_TEXT_INPUT" },
+          { title: "Why you give", inputType: "LONG_TEXT_INPUT", required: true },
+          { title: "Region", inputType: "SINGLE_SELECTION_DROPDOWN", options: ["North", "South"] },
+        ],
+      },
+    });
+    expect(org.status, org.text).toBe(200);
+    const id = await createForm({
+      ...validForms.standard(),
+      customInputs: [{ title: "In honor of", inputType: "short_text" }],
+    });
+    const { html } = await get(`/donate/${id}`);
+    const labels = [...html.matchAll(/<label for="alm-ci-(\d+)">([^<]*)/g)].map((m) => m[2]);
+    expect(labels).toEqual(["In honor of", "Employer", "Why you give", "Region"]);
+    expect(html).toMatch(/<textarea id="alm-ci-2"[^>]*required/);
+    expect(html).toMatch(/Why you give<span class="alm-req" aria-hidden="true"> \*<\/span>/);
+    expect(html).toMatch(
+      /<select id="alm-ci-3"[^>]*><option selected value>Choose…<\/option><option value="North">North/,
+    );
+  });
 });
