@@ -11,6 +11,7 @@ import { escapeHtml } from "../api/forms/present.js";
 import { quoteOrder } from "../checkout/engine.js";
 import { resolveElementPrefill } from "../checkout/prefill.js";
 import { publicFormView } from "../checkout/publicView.js";
+import { ApiError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import { findForm } from "../store/forms.js";
 import { formAvailability } from "../store/inventory.js";
@@ -53,7 +54,7 @@ function contentSecurityPolicy(nonce: string, embed: boolean, production: boolea
 }
 
 /** JSON that is safe inside <script type="application/json">: no `<`, `>`, `&` or line separators as is. */
-export function jsonForScript(value: unknown): string {
+function jsonForScript(value: unknown): string {
   return JSON.stringify(value).replace(
     /[<>&\u2028\u2029]/g,
     (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
@@ -128,8 +129,10 @@ async function initialQuote(deps: AppDeps, view: Boot["view"]): Promise<Boot["qu
   if (!parsed.success) return null;
   try {
     return { order, quote: (await quoteOrder(deps, view.formID, parsed.data)) as Quote };
-  } catch {
-    return null; // the app asks again and shows the reason
+  } catch (err) {
+    // An order the server refuses (say, stock ran out): the app asks again and shows the reason.
+    if (err instanceof ApiError) return null;
+    throw err;
   }
 }
 
