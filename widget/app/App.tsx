@@ -180,12 +180,7 @@ function CheckoutForm({ c }: { c: Checkout }) {
       <div class="alm-alert" role="alert" tabIndex={-1}>
         {c.formError.value ?? ""}
       </div>
-      <button
-        type="submit"
-        class="alm-submit"
-        disabled={!c.ready.value || c.status.value === "submitting"}
-        aria-describedby="alm-h-summary"
-      >
+      <button type="submit" class="alm-submit" disabled={!c.ready.value || c.status.value === "submitting"}>
         {buttonLabel(c)}
       </button>
     </form>
