@@ -425,7 +425,7 @@ export const MIGRATIONS: Migration[] = [
       await trx.schema
         .createIndex("webhook_deliveries_due")
         .on("webhook_deliveries")
-        .columns(["status", "next_attempt_at"])
+        .columns(["status", "next_attempt_at", "id"])
         .execute();
       await trx.schema
         .createIndex("webhook_deliveries_webhook")

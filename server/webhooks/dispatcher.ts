@@ -2,6 +2,7 @@ import crypto from "node:crypto";
 import { type ExpressionBuilder, sql, type Transaction } from "kysely";
 import type { AppDeps } from "../api/env.js";
 import { ulid } from "../ids.js";
+import type { Db } from "../store/database.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import type { TargetPolicy } from "./guard.js";
 import { type AttemptResult, postWebhook } from "./post.js";
@@ -58,11 +59,15 @@ interface Outcome {
 }
 
 const MAX_CLAIM = 100;
+/** Rows read to choose a claim from. */
+const MAX_CANDIDATES = 400;
 const HOT_POLL_MS = 5;
 const HOT_WINDOW_MS = 300;
 /** After a delivery ends, claim again this soon: completions close together share one claim. */
-const REFILL_DELAY_MS = 1;
+const REFILL_DELAY_MS = 2;
 const MAX_ERROR_LENGTH = 500;
+/** Outcomes gather this long before they are written (one transaction for all of them). */
+const WRITE_DELAY_MS = 10;
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -105,8 +110,8 @@ export class WebhookDispatcher {
     this.schedule = opts.retryScheduleMs ?? opts.deps.config.webhookRetryScheduleMs;
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.leaseMs = opts.leaseMs ?? this.timeoutMs + 5_000;
-    this.concurrency = opts.concurrency ?? 64;
-    this.perWebhook = opts.perWebhook ?? 16;
+    this.concurrency = opts.concurrency ?? 256;
+    this.perWebhook = opts.perWebhook ?? 64;
     this.pollMs = opts.pollMs ?? 1000;
     this.policy = opts.policy ?? { guard: opts.deps.config.webhookTargetGuard };
     this.wallClock = opts.wallClock ?? Date.now;
@@ -147,7 +152,8 @@ export class WebhookDispatcher {
   private kick(delayMs: number): void {
     if (this.stopped) return;
     if (this.claiming) {
-      if (delayMs === 0) this.claimAgain = true;
+      // Slots freed or work queued while a claim runs: claim again as soon as it ends.
+      this.claimAgain = true;
       return;
     }
     const at = this.wallClock() + delayMs;
@@ -239,87 +245,57 @@ export class WebhookDispatcher {
     const token = crypto.randomUUID();
     const busy = [...this.perHook].filter(([, n]) => n >= this.perWebhook).map(([id]) => id);
     const due = this.due(nowIso, busy);
-    // At most `perWebhook` of any one webhook, oldest first, so a backlog of one receiver leaves room for others.
-    const fair = db
-      .selectFrom((eb) =>
-        eb
-          .selectFrom("webhook_deliveries")
-          .select((e) => [
-            "webhook_deliveries.id as id",
-            "webhook_deliveries.webhook_id as webhook_id",
-            e.fn
-              .agg<number>("row_number")
-              .over((ob) => ob.partitionBy("webhook_id").orderBy("next_attempt_at").orderBy("id"))
-              .as("rank"),
-          ])
-          .where(due)
-          .as("ranked"),
-      )
-      .select("ranked.id")
-      .where((eb) => {
-        // Webhooks with attempts in flight here get only what is left of their share.
-        const partial = [...this.perHook].filter(([, n]) => n < this.perWebhook);
-        if (partial.length === 0) return eb("ranked.rank", "<=", this.perWebhook);
-        const whens = partial.map(
-          ([id, n]) => sql`when ${sql.ref("ranked.webhook_id")} = ${id} then ${sql.lit(this.perWebhook - n)}`,
-        );
-        const share = sql<number>`case ${sql.join(whens, sql` `)} else ${sql.lit(this.perWebhook)} end`;
-        return eb("ranked.rank", "<=", share);
-      });
     const set = {
       claim_token: token,
       claimed_until: iso(nowMs + this.leaseMs),
       attempts: sql<number>`attempts + 1`,
       updated_at: nowIso,
     };
+    // Candidates, oldest first (an index range); then at most what is left of each webhook's share, so a
+    // backlog of one receiver leaves room for the others. Webhooks already at their share here are left out
+    // of the read, so their backlog does not crowd out the candidates.
+    const candidates = (q: Db) =>
+      q
+        .selectFrom("webhook_deliveries")
+        .select(["id", "webhook_id"])
+        .where(due)
+        .orderBy("next_attempt_at")
+        .orderBy("id")
+        .limit(Math.min(MAX_CANDIDATES, limit * 4));
+    const pick = (rows: { id: string; webhook_id: string }[]): string[] => {
+      const share = new Map<string, number>();
+      const wanted: string[] = [];
+      for (const c of rows) {
+        const taken = share.get(c.webhook_id) ?? this.perHook.get(c.webhook_id) ?? 0;
+        if (taken >= this.perWebhook) continue;
+        share.set(c.webhook_id, taken + 1);
+        wanted.push(c.id);
+        if (wanted.length === limit) break;
+      }
+      return wanted;
+    };
+    const postgres = this.deps.store.dialect === "postgres";
+    // SQLite: read without locks, then claim in one UPDATE (one statement is one write; `due` is checked again in it).
+    const unlocked = postgres ? [] : pick(await candidates(db).execute());
+    if (!postgres && unlocked.length === 0) return [];
 
     const logIdOf = new Map<string, string>();
     const rows = await db.transaction().execute(async (trx) => {
-      let claimed: WebhookDeliveriesTable[];
-      if (this.deps.store.dialect === "postgres") {
-        // Lock the candidates first, skipping rows other processes hold, then claim exactly those (see
-        // server/billing/worker.ts for why not one UPDATE … IN (SELECT … FOR UPDATE SKIP LOCKED)).
-        const picked = await trx
-          .selectFrom("webhook_deliveries")
-          .select("id")
-          .where("id", "in", fair)
-          .where(due)
-          .orderBy("next_attempt_at")
-          .orderBy("id")
-          .limit(limit)
-          .forUpdate()
-          .skipLocked()
-          .execute();
-        if (picked.length === 0) return [];
-        claimed = await trx
-          .updateTable("webhook_deliveries")
-          .set(set)
-          .where(
-            "id",
-            "in",
-            picked.map((r) => r.id),
-          )
-          .where(due)
-          .returningAll()
-          .execute();
-      } else {
-        // One statement is one write on SQLite: nothing interleaves.
-        claimed = await trx
-          .updateTable("webhook_deliveries")
-          .set(set)
-          .where("id", "in", (eb) =>
-            eb
-              .selectFrom("webhook_deliveries")
-              .select("id")
-              .where("id", "in", fair)
-              .orderBy("next_attempt_at")
-              .orderBy("id")
-              .limit(limit),
-          )
-          .where(due)
-          .returningAll()
-          .execute();
+      let wanted = unlocked;
+      if (postgres) {
+        // Lock the candidates, skipping rows other processes hold, then claim exactly the chosen ones (see
+        // server/billing/worker.ts for why not one UPDATE … IN (SELECT … FOR UPDATE SKIP LOCKED)). The
+        // locks on candidates not chosen end with this short transaction.
+        wanted = pick(await candidates(trx).forUpdate().skipLocked().execute());
+        if (wanted.length === 0) return [];
       }
+      const claimed = await trx
+        .updateTable("webhook_deliveries")
+        .set(set)
+        .where("id", "in", wanted)
+        .where(due)
+        .returningAll()
+        .execute();
       if (claimed.length === 0) return [];
       // Interrupted attempts are closed before this claim's own attempts are logged.
       await this.closeInterrupted(trx, claimed, nowIso);
@@ -407,9 +383,12 @@ export class WebhookDispatcher {
   // ---------------------------------------------------------------------------------------------
   // Recording outcomes
 
+  /** Resolves once the outcome is stored; outcomes arriving within a few milliseconds share a transaction. */
   private record(outcome: Outcome): Promise<void> {
     this.outcomes.push(outcome);
-    this.writing ??= this.writeAll();
+    this.writing ??= new Promise<void>((resolve) => setTimeout(resolve, WRITE_DELAY_MS)).then(() =>
+      this.writeAll(),
+    );
     return this.writing;
   }
 
@@ -427,44 +406,83 @@ export class WebhookDispatcher {
     this.writing = undefined;
   }
 
+  /** One transaction per batch, a few statements whatever its size: logs, successes, then each failure. */
   private async write(batch: Outcome[]): Promise<void> {
     const perHook = new Map<string, { ok: number; failed: number; last: number }>();
+    for (const { claimed, result, at } of batch) {
+      const tally = perHook.get(claimed.delivery.webhook_id) ?? { ok: 0, failed: 0, last: 0 };
+      if (result.ok) tally.ok++;
+      else tally.failed++;
+      tally.last = Math.max(tally.last, at);
+      perHook.set(claimed.delivery.webhook_id, tally);
+    }
+    const succeeded = batch.filter((o) => o.result.ok);
+    const failed = batch.filter((o) => !o.result.ok);
     await this.deps.store.db.transaction().execute(async (trx) => {
-      for (const { claimed, result, at } of batch) {
-        const { delivery } = claimed;
-        const atIso = iso(at);
-        const error = result.error === null ? null : result.error.slice(0, MAX_ERROR_LENGTH);
-        await trx
-          .updateTable("webhook_logs")
-          .set({
+      // The attempts' PENDING log rows, completed (written whole: an upsert is one statement on both databases).
+      await trx
+        .insertInto("webhook_logs")
+        .values(
+          batch.map(({ claimed: { delivery, logId }, result }) => ({
+            id: logId,
+            organization_id: delivery.organization_id,
+            webhook_id: delivery.webhook_id,
+            delivery_id: delivery.id,
+            event_id: delivery.event_id,
+            event_type: delivery.event_type,
             status: result.ok ? "SUCCESS" : "FAILED",
             http_status: result.httpStatus,
             response_time_ms: result.responseTimeMs,
-            error,
-          })
-          .where("id", "=", claimed.logId)
-          .execute();
-        const attempts = Number(delivery.attempts);
-        const wait = result.interrupted ? 0 : this.schedule[attempts - 1];
+            attempt: Number(delivery.attempts),
+            error: result.error === null ? null : result.error.slice(0, MAX_ERROR_LENGTH),
+            created_at: delivery.updated_at,
+          })),
+        )
+        .onConflict((oc) =>
+          oc.column("id").doUpdateSet((eb) => ({
+            status: eb.ref("excluded.status"),
+            http_status: eb.ref("excluded.http_status"),
+            response_time_ms: eb.ref("excluded.response_time_ms"),
+            error: eb.ref("excluded.error"),
+          })),
+        )
+        .execute();
+      // Only rows still held by the claim that attempted them (not cancelled or re-claimed meanwhile).
+      if (succeeded.length)
         await trx
           .updateTable("webhook_deliveries")
           .set({
-            status: result.ok ? "SUCCESS" : wait === undefined ? "FAILED" : "PENDING",
-            next_attempt_at:
-              result.ok || wait === undefined ? delivery.next_attempt_at : iso(at + jittered(wait)),
+            status: "SUCCESS",
             claim_token: null,
             claimed_until: null,
-            updated_at: atIso,
+            updated_at: iso(this.wallClock()),
+          })
+          .where((eb) =>
+            eb(
+              eb.refTuple("id", "claim_token"),
+              "in",
+              succeeded.map((o) => eb.tuple(o.claimed.delivery.id, o.claimed.token)),
+            ),
+          )
+          .where("status", "=", "PENDING")
+          .execute();
+      for (const { claimed, result, at } of failed) {
+        const { delivery } = claimed;
+        // An attempt cut short by this process stopping is due again at once.
+        const wait = result.interrupted ? 0 : this.schedule[Number(delivery.attempts) - 1];
+        await trx
+          .updateTable("webhook_deliveries")
+          .set({
+            status: wait === undefined ? "FAILED" : "PENDING",
+            next_attempt_at: wait === undefined ? delivery.next_attempt_at : iso(at + jittered(wait)),
+            claim_token: null,
+            claimed_until: null,
+            updated_at: iso(at),
           })
           .where("id", "=", delivery.id)
           .where("claim_token", "=", claimed.token)
           .where("status", "=", "PENDING")
           .execute();
-        const tally = perHook.get(delivery.webhook_id) ?? { ok: 0, failed: 0, last: 0 };
-        if (result.ok) tally.ok++;
-        else tally.failed++;
-        tally.last = Math.max(tally.last, at);
-        perHook.set(delivery.webhook_id, tally);
       }
       for (const [webhookId, tally] of perHook)
         await trx

@@ -246,9 +246,9 @@ describe(`webhook delivery (${dialect})`, () => {
     for (let i = 0; i < 40; i++) await createForm(w.t, validForms.standard());
     await fast.waitFor((got) => got.length >= 40, 5000, "the fast receiver's 40 events");
     expect(performance.now() - started).toBeLessThan(5500);
-    // The slow receiver has them in hand, 16 at a time, and has answered none yet.
+    // The slow receiver has them in hand, 8 at a time (the test dispatcher's share), and has answered none yet.
     expect(slowReceiver.received.length).toBeGreaterThan(0);
-    expect(slowReceiver.received.length).toBeLessThanOrEqual(16);
+    expect(slowReceiver.received.length).toBeLessThanOrEqual(8);
   });
 
   it("a redirect is not followed: the attempt fails", async () => {

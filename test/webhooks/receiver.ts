@@ -26,8 +26,10 @@ export interface Received {
   verified: boolean;
   /** performance.now() when the request arrived. */
   at: number;
-  /** The status this receiver answered. */
+  /** The status this receiver answers (or will, after its delay). */
   answered: number;
+  /** The answer was written (false while delayed, or when the sender gave up first). */
+  acked: boolean;
 }
 
 type Verify = (secret: string, rawBody: string, headers: http.IncomingHttpHeaders) => boolean;
@@ -37,7 +39,9 @@ const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..
 /** The README's `verify` function, compiled from the README itself. */
 export function readmeVerify(): Verify {
   const text = fs.readFileSync(README, "utf8");
-  const block = /```js\n([\s\S]*?function verify\([\s\S]*?)```/.exec(text)?.[1];
+  const block = [...text.matchAll(/```js\n([\s\S]*?)```/g)]
+    .map((m) => m[1])
+    .find((code) => code.includes("function verify("));
   if (!block) throw new Error("README.md has no ```js block with function verify(");
   const code = block.replace(/^import .*$/gm, "");
   return new Function("crypto", `${code}\nreturn verify;`)(crypto) as Verify;
@@ -83,16 +87,20 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
         body = { id: "", event: "", createdAt: 0, data: {} };
       }
       const answered = opts.status ? opts.status(index, body) : 200;
-      received.push({
+      const entry: Received = {
         headers: req.headers,
         raw,
         body,
         verified: verify(secret, raw, req.headers),
         at,
         answered,
-      });
+        acked: false,
+      };
+      received.push(entry);
       const answer = () => {
-        if (!res.destroyed) res.writeHead(answered, opts.headers).end(answered >= 400 ? "nope" : "ok");
+        if (res.destroyed) return;
+        res.writeHead(answered, opts.headers).end(answered >= 400 ? "nope" : "ok");
+        entry.acked = true;
       };
       const delay = opts.delayMs ? opts.delayMs(index) : 0;
       if (delay > 0) setTimeout(answer, delay);

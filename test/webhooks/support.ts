@@ -8,7 +8,10 @@ export interface WebhookTest {
   close(): Promise<void>;
 }
 
-/** The app on a fresh database with a dispatcher running on short timings (polls every 20 ms). */
+/**
+ * The app on a fresh database with a dispatcher running on short timings (polls every 20 ms) and at most
+ * 8 attempts in flight per webhook (the default is 64), so the cap shows with few events.
+ */
 export async function setupWebhookTest(
   opts: {
     retryScheduleMs?: number[];
@@ -29,6 +32,7 @@ export async function setupWebhookTest(
     deps: t.deps,
     retryScheduleMs: opts.retryScheduleMs ?? [100, 100, 100],
     timeoutMs: opts.timeoutMs,
+    perWebhook: 8,
     pollMs: 20,
   });
   if (opts.start !== false) dispatcher.start(20);
