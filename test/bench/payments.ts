@@ -7,6 +7,7 @@ import { openStore } from "../../server/store/database.js";
 import { insertForm } from "../../server/store/forms.js";
 import { createApiKey } from "../../server/store/keys.js";
 import { createOrganization } from "../../server/store/organizations.js";
+import { listPayments } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
 import { formSchema } from "../../shared/schemas/form.js";
 import { type LoadFigures, type LoadSettings, measure } from "./load.js";
@@ -18,8 +19,10 @@ import { killAllServersNow, ROOT, type ServerProcess, startServer, stopAllServer
  * against the first (target: last page's p50 latency ≤ 1.5× the first's). Prints figures and writes
  * .bench/payments.json; a missed target does not fail the run.
  *
- * Settings (environment), as test/bench/run.ts: BENCH_SECONDS (default 8), BENCH_WARMUP_SECONDS (2),
- * BENCH_CONNECTIONS (10), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test).
+ * Settings (environment), as test/bench/run.ts: BENCH_SECONDS (default 8 per page, split into rounds),
+ * BENCH_WARMUP_SECONDS (2), BENCH_CONNECTIONS (10), BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test);
+ * and BENCH_ROUNDS (3): page 1 and the last page alternate, so a change in the machine's load hits both.
+ * It also times the store's keyset query alone in process, which the machine's load barely skews.
  */
 
 function envNumber(name: string, fallback: number, min: number): number {
@@ -35,6 +38,10 @@ const settings: LoadSettings = {
   warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 2, 0),
   connections: Math.round(envNumber("BENCH_CONNECTIONS", 10, 2)),
 };
+/** First and last page are measured in alternating rounds, so a change in the machine's load hits both. */
+const ROUNDS = Math.round(envNumber("BENCH_ROUNDS", 3, 1));
+/** Queries per page in the in-process timing of the store's keyset query alone (no HTTP). */
+const QUERY_SAMPLES = 300;
 const PAYMENT_COUNT = 100_000;
 const PAGE_SIZE = 100;
 const LAST_PAGE = PAYMENT_COUNT / PAGE_SIZE;
@@ -47,6 +54,8 @@ interface Scenario {
   id: string;
   label: string;
   figures: LoadFigures;
+  /** Each round's figures, when measured in rounds; `figures` then holds their medians. */
+  rounds?: LoadFigures[];
 }
 
 const scenarios: Scenario[] = [];
@@ -65,8 +74,90 @@ async function record(id: string, label: string, url: string, paths: string[], h
   scenarios.push({ id, label, figures });
 }
 
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+
+/**
+ * Measures several paths in alternating rounds (A B A B …), each round `seconds / ROUNDS` long, the warm-up
+ * once before the first; records each path's median req/s and latencies over the rounds.
+ */
+async function recordInRounds(
+  url: string,
+  items: { id: string; label: string; path: string }[],
+  headers: Record<string, string>,
+): Promise<void> {
+  const perRound = Math.max(1, Math.round(settings.seconds / ROUNDS));
+  const runs = new Map<string, LoadFigures[]>(items.map((i) => [i.id, []]));
+  for (let round = 0; round < ROUNDS; round++)
+    for (const item of items) {
+      const figures = await measure([{ url, paths: [item.path], headers }], {
+        ...settings,
+        seconds: perRound,
+        warmupSeconds: round === 0 ? settings.warmupSeconds : 0,
+      });
+      runs.get(item.id)?.push(figures);
+    }
+  for (const item of items) {
+    const rounds = runs.get(item.id) ?? [];
+    const pick = (f: (r: LoadFigures) => number) => median(rounds.map(f));
+    const figures: LoadFigures = {
+      ...rounds[0],
+      rps: pick((r) => r.rps),
+      p50: pick((r) => r.p50),
+      p99: pick((r) => r.p99),
+      mean: pick((r) => r.mean),
+      requests: rounds.reduce((n, r) => n + r.requests, 0),
+      non2xx: rounds.reduce((n, r) => n + r.non2xx, 0),
+      errors: rounds.reduce((n, r) => n + r.errors, 0),
+      seconds: perRound * rounds.length,
+    };
+    const problems = figures.non2xx + figures.errors;
+    console.log(
+      `  ${item.label.padEnd(58)} ${fmt(figures.rps, 0).padStart(7)} req/s  p50 ${fmt(figures.p50)} ms  p99 ${fmt(figures.p99)} ms` +
+        `  (median of ${rounds.length} rounds: ${rounds.map((r) => fmt(r.rps, 0)).join(", ")} req/s)` +
+        (problems ? `  (!) ${figures.non2xx} non-2xx, ${figures.errors} errors` : ""),
+    );
+    scenarios.push({ id: item.id, label: item.label, figures, rounds });
+  }
+}
+
+/**
+ * The store's keyset query alone, in this process (no HTTP, no JSON): page 1 and the last page queried in
+ * turn, QUERY_SAMPLES times each; median milliseconds. The query's own cost, which the machine's load
+ * barely skews.
+ */
+async function timeQueries(
+  databaseUrl: string,
+  organizationId: string,
+  lastPosition: { sort: string; id: string },
+): Promise<{ first: number; last: number }> {
+  const store = await openStore(databaseUrl);
+  try {
+    const first: number[] = [];
+    const last: number[] = [];
+    for (let i = 0; i < QUERY_SAMPLES; i++) {
+      let t0 = performance.now();
+      const a = await listPayments(store.db, organizationId, PAGE_SIZE + 1);
+      first.push(performance.now() - t0);
+      t0 = performance.now();
+      const b = await listPayments(store.db, organizationId, PAGE_SIZE + 1, lastPosition);
+      last.push(performance.now() - t0);
+      if (a.length !== PAGE_SIZE + 1 || b.length !== PAGE_SIZE) throw new Error("unexpected page sizes");
+    }
+    return { first: median(first), last: median(last) };
+  } finally {
+    await store.close();
+  }
+}
+
+const queryTimes = new Map<string, { first: number; last: number }>();
+
 interface Seeded {
   apiKey: string;
+  organizationId: string;
   seconds: number;
 }
 
@@ -134,7 +225,7 @@ async function seed(databaseUrl: string): Promise<Seeded> {
       }
       await store.db.insertInto("payments").values(rows).execute();
     }
-    return { apiKey: key, seconds: (performance.now() - started) / 1000 };
+    return { apiKey: key, organizationId: org.id, seconds: (performance.now() - started) / 1000 };
   } finally {
     await store.close();
   }
@@ -189,19 +280,28 @@ async function benchDatabase(db: "sqlite" | "postgres", url: string, dataDir: st
     console.log(
       `  walked all ${LAST_PAGE} pages in ${fmt((performance.now() - walkStarted) / 1000, 1)} s, none repeated`,
     );
-    await record(
-      `${db}-first`,
-      `${name}: GET /v1/payments?limit=${PAGE_SIZE} (page 1)`,
+    await recordInRounds(
       server.url,
-      [`/v1/payments?limit=${PAGE_SIZE}`],
+      [
+        {
+          id: `${db}-first`,
+          label: `${name}: GET /v1/payments?limit=${PAGE_SIZE} (page 1)`,
+          path: `/v1/payments?limit=${PAGE_SIZE}`,
+        },
+        {
+          id: `${db}-last`,
+          label: `${name}: GET /v1/payments … (page ${LAST_PAGE}, the last)`,
+          path: `/v1/payments?limit=${PAGE_SIZE}&lastEvaluatedKey=${encodeURIComponent(last)}`,
+        },
+      ],
       headers,
     );
-    await record(
-      `${db}-last`,
-      `${name}: GET /v1/payments … (page ${LAST_PAGE}, the last)`,
-      server.url,
-      [`/v1/payments?limit=${PAGE_SIZE}&lastEvaluatedKey=${encodeURIComponent(last)}`],
-      headers,
+    // The cursor is opaque to clients; the benchmark reads it only to time the same position in process.
+    const position = JSON.parse(Buffer.from(last, "base64url").toString("utf8")) as { k: string; i: string };
+    const times = await timeQueries(url, seeded.organizationId, { sort: position.k, id: position.i });
+    queryTimes.set(db, times);
+    console.log(
+      `  ${name}: the keyset query alone (in process, median of ${QUERY_SAMPLES}): page 1 ${fmt(times.first, 3)} ms, last page ${fmt(times.last, 3)} ms`,
     );
   } catch (err) {
     throw new Error(`${(err as Error).message}\nServer output:\n${server.output().trim()}`);
@@ -280,6 +380,9 @@ async function main(): Promise<void> {
       `  ${name.padEnd(10)} page 1: ${fmt(first.rps, 0)} req/s (${bareFigures ? fmt((first.rps / bareFigures.rps) * 100, 1) : "-"}% of bare ${bareFigures ? fmt(bareFigures.rps, 0) : "-"}); ` +
         `last page p50 ${fmt(ratio)}× page 1 (mean ${fmt(last.mean / first.mean)}×): target ≤ 1.5× ${ratio <= 1.5 ? "MET" : "NOT MET"}`,
     );
+    const q = queryTimes.get(db);
+    if (q)
+      console.log(`  ${"".padEnd(10)} the keyset query alone: last page ${fmt(q.last / q.first)}× page 1`);
   }
   for (const line of notes) console.log(`\n${line}`);
 
@@ -288,7 +391,7 @@ async function main(): Promise<void> {
   const file = path.join(out, "payments.json");
   fs.writeFileSync(
     file,
-    `${JSON.stringify({ startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), settings, payments: PAYMENT_COUNT, pageSize: PAGE_SIZE, scenarios, notes }, null, 2)}\n`,
+    `${JSON.stringify({ startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), settings, rounds: ROUNDS, payments: PAYMENT_COUNT, pageSize: PAGE_SIZE, scenarios, queryTimes: Object.fromEntries(queryTimes), notes }, null, 2)}\n`,
   );
   console.log(`\nResults written to ${path.relative(process.cwd(), file) || file}`);
 }
