@@ -38,7 +38,7 @@ const conflict = {
 /** The caller's live contact, or 404 / 403. */
 async function loadOwnedContact(db: Db, organizationId: string, id: string): Promise<ContactsTable> {
   const row = isUuid(id) ? await findContact(db, id.toLowerCase()) : undefined;
-  if (!row || row.status !== "ACTIVE") throw new ApiError(404, "Contact not found");
+  if (row?.status !== "ACTIVE") throw new ApiError(404, "Contact not found");
   if (row.organization_id !== organizationId)
     throw new ApiError(403, "Contact belongs to another organization");
   return row;

@@ -98,7 +98,7 @@ async function load(deps: AppDeps, token: string): Promise<Loaded | Html> {
   if (link.failed_attempts >= MAX_FAILED_ATTEMPTS)
     return ended("Too many payment methods were refused on this link.");
   const sub = await findSubscription(db, link.subscription_id);
-  if (!sub || sub.status !== "ACTIVE") return ended("This recurring gift is no longer active.");
+  if (sub?.status !== "ACTIVE") return ended("This recurring gift is no longer active.");
   const org = await getOrganization(db, link.organization_id);
   return { link, sub, orgName: org?.name ?? "" };
 }

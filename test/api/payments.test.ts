@@ -28,7 +28,7 @@ beforeEach(async () => {
 });
 afterEach(() => t.close());
 
-async function give(formId: string, body: Json, key?: string) {
+async function give(formId: string, body: Json) {
   const res = await checkout(t, formId, { amount: 25, donor: donor(), paymentMethod: card(), ...body });
   clock += 1000;
   return res;
