@@ -137,6 +137,59 @@ export function formUrl(publicUrl: string, formId: string): string {
   return `${publicUrl}/donate/${formId}`;
 }
 
+/** Rendered heights (px) of the checkout's parts at 640 px wide, measured in Chromium on the demo forms. */
+const HEIGHTS = {
+  base: 1100,
+  presets: 230,
+  level: 100,
+  group: 40,
+  option: 72,
+  eventDetails: 100,
+  ticket: 72,
+  promo: 80,
+  extraDonation: 80,
+  choiceRow: 75,
+  headerImage: 220,
+  descriptionLine: 22,
+  bar: 90,
+  donorList: 60,
+  input: 90,
+  longInput: 150,
+  faq: 56,
+  address: 280,
+  field: 90,
+} as const;
+
+/**
+ * The height the embed snippet reserves for a form: an estimate of the checkout's rendered height at
+ * its full width, so the host page barely moves when the loader sets the exact height (narrower frames
+ * grow a little more).
+ */
+export function reservedHeight(c: FormConfig): number {
+  const h = HEIGHTS;
+  let px = h.base;
+  if (c.formType === "EVENT") {
+    if (c.enableTimeAndLocation) px += h.eventDetails;
+    px += c.tickets.length * h.ticket + (c.promoCodes.length ? h.promo : 0) + h.extraDonation;
+  } else if (c.givingLevels.length) px += c.givingLevels.length * h.level;
+  else if (c.sponsorshipGroups.length)
+    px += c.sponsorshipGroups.reduce((n, g) => n + h.group + g.options.length * h.option, 0);
+  else px += h.presets;
+  if (c.funds.length > 1) px += h.choiceRow;
+  if (c.frequencies.length > 1) px += h.choiceRow;
+  if (c.headerImage) px += h.headerImage;
+  px += Math.max(0, Math.ceil((c.description ?? "").length / 70) - 1) * h.descriptionLine;
+  if (c.enableFundraisingBar) px += h.bar;
+  if (c.enableDonorList) px += h.donorList;
+  for (const input of c.customInputs) px += input.inputType === "long_text" ? h.longInput : h.input;
+  px += c.faqs.length * h.faq;
+  if (c.enableBillingAddress) px += h.address;
+  else if (c.enableCountryDropdown) px += h.field;
+  if (c.enablePhone) px += h.field;
+  if (c.enableOrganizationName) px += h.field;
+  return Math.min(6000, Math.ceil(px / 10) * 10);
+}
+
 /**
  * The iframe snippet organizations paste into their site: the hosted form in embed mode with a reserved
  * height, and the loader script that resizes it from the form's height messages.
@@ -146,7 +199,7 @@ export function embedHtml(publicUrl: string, form: FormRecord): string {
   const title = `${form.config.formType === "EVENT" ? "Register" : "Donate"}: ${form.config.title}`;
   return (
     `<iframe src="${escapeHtml(src)}" title="${escapeHtml(title)}" allow="payment" ` +
-    `data-almoner-form="${escapeHtml(form.id)}" style="width:100%;max-width:640px;height:720px;border:0" ` +
+    `data-almoner-form="${escapeHtml(form.id)}" style="width:100%;max-width:640px;height:${reservedHeight(form.config)}px;border:0" ` +
     `loading="lazy"></iframe>\n<script async src="${escapeHtml(`${publicUrl}/embed.js`)}"></script>`
   );
 }
