@@ -7,6 +7,7 @@ import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import type { TargetPolicy } from "./guard.js";
 import { type AttemptResult, postWebhook } from "./post.js";
 import { signWebhook } from "./signature.js";
+import { pruneWebhookHistory } from "./store.js";
 import { onDeliveriesQueued } from "./wake.js";
 
 /**
@@ -66,6 +67,8 @@ const HOT_WINDOW_MS = 300;
 /** After a delivery ends, claim again this soon: completions close together share one claim. */
 const REFILL_DELAY_MS = 2;
 const MAX_ERROR_LENGTH = 500;
+/** How often the delivery log is pruned (records older than 90 days). */
+const PRUNE_INTERVAL_MS = 3_600_000;
 /** Outcomes gather this long before they are written (one transaction for all of them). */
 const WRITE_DELAY_MS = 10;
 
@@ -100,6 +103,7 @@ export class WebhookDispatcher {
   private claimAgain = false;
   private hotUntil = 0;
   private unsubscribe: (() => void) | undefined;
+  private pruner: NodeJS.Timeout | undefined;
   private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly perHook = new Map<string, number>();
   private outcomes: Outcome[] = [];
@@ -133,6 +137,11 @@ export class WebhookDispatcher {
       this.kick(0);
     });
     this.kick(0);
+    const prune = () =>
+      void pruneWebhookHistory(this.deps.store.db, this.wallClock()).catch((err) =>
+        this.onError(err, "pruning the delivery log"),
+      );
+    this.pruner = setInterval(prune, PRUNE_INTERVAL_MS).unref();
   }
 
   /** Stops claiming, cuts attempts in flight short (they are due again at once), and waits for every write. */
@@ -140,6 +149,7 @@ export class WebhookDispatcher {
     this.stopped = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    clearInterval(this.pruner);
     clearTimeout(this.timer);
     this.timer = undefined;
     await this.claiming;

@@ -139,3 +139,17 @@ export async function listWebhookLogs(
   if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
   return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
 }
+
+/** How long delivery attempts stay in the log (and finished deliveries in the queue), as API metrics do. */
+export const WEBHOOK_HISTORY_RETENTION_MS = 90 * 86_400_000;
+
+/** Drops log records and finished deliveries older than the retention. */
+export async function pruneWebhookHistory(db: Db, nowMs: number): Promise<void> {
+  const before = new Date(nowMs - WEBHOOK_HISTORY_RETENTION_MS).toISOString();
+  await db.deleteFrom("webhook_logs").where("created_at", "<", before).execute();
+  await db
+    .deleteFrom("webhook_deliveries")
+    .where("status", "!=", "PENDING")
+    .where("updated_at", "<", before)
+    .execute();
+}

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { emitEvent } from "../../server/store/events.js";
+import { pruneWebhookHistory, WEBHOOK_HISTORY_RETENTION_MS } from "../../server/webhooks/store.js";
+import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
+
+/** The delivery log keeps 90 days; queued deliveries are never pruned, however old. */
+
+describe(`webhook history retention (${dialect})`, () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await setupTestApp();
+  });
+  afterAll(() => t.close());
+
+  it("drops log records and finished deliveries older than 90 days, keeps newer ones and anything still queued", async () => {
+    const hook = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+      body: { url: "https://example.org/x", events: ["form.created"] },
+    });
+    const now = Date.now();
+    const old = new Date(now - WEBHOOK_HISTORY_RETENTION_MS - 60_000).toISOString();
+    const recent = new Date(now - 60_000).toISOString();
+    const eventIds: string[] = [];
+    for (let i = 0; i < 3; i++)
+      eventIds.push(await emitEvent(t.store.db, t.org.id, "form.created", `f${i}`, { formID: `f${i}` }, now));
+    const deliveries = await t.store.db
+      .selectFrom("webhook_deliveries")
+      .select(["id", "event_id"])
+      .where("webhook_id", "=", hook.body.webhookId)
+      .execute();
+    const byEvent = new Map(deliveries.map((d) => [d.event_id, d.id]));
+    const set = async (eventId: string, status: string, updatedAt: string) =>
+      t.store.db
+        .updateTable("webhook_deliveries")
+        .set({ status, updated_at: updatedAt })
+        .where("id", "=", byEvent.get(eventId) as string)
+        .execute();
+    await set(eventIds[0], "SUCCESS", old);
+    await set(eventIds[1], "PENDING", old);
+    await set(eventIds[2], "FAILED", recent);
+    for (const [id, createdAt] of [
+      ["log_old", old],
+      ["log_recent", recent],
+    ])
+      await t.store.db
+        .insertInto("webhook_logs")
+        .values({
+          id,
+          organization_id: t.org.id,
+          webhook_id: hook.body.webhookId,
+          delivery_id: byEvent.get(eventIds[0]) as string,
+          event_id: eventIds[0],
+          event_type: "form.created",
+          status: "SUCCESS",
+          http_status: 200,
+          response_time_ms: 3,
+          attempt: 1,
+          error: null,
+          created_at: createdAt,
+        })
+        .execute();
+
+    await pruneWebhookHistory(t.store.db, now);
+
+    const logs = await t.store.db.selectFrom("webhook_logs").select("id").execute();
+    expect(logs.map((l) => l.id)).toEqual(["log_recent"]);
+    const left = await t.store.db
+      .selectFrom("webhook_deliveries")
+      .select("event_id")
+      .where("webhook_id", "=", hook.body.webhookId)
+      .execute();
+    expect(new Set(left.map((d) => d.event_id))).toEqual(new Set([eventIds[1], eventIds[2]]));
+  });
+});
