@@ -7,6 +7,7 @@ import type { AppDeps, AppEnv } from "../api/env.js";
 import { escapeHtml } from "../api/forms/present.js";
 import { UPDATE_PAGE_PATH } from "../api/subscriptions.js";
 import type { PaymentMethod, PaymentMethodInput } from "../checkout/processor.js";
+import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
 import { emitEvent } from "../store/events.js";
 import { getOrganization } from "../store/organizations.js";
@@ -214,8 +215,6 @@ async function saveable(deps: AppDeps, input: PaymentMethodInput): Promise<Payme
   return setup.method;
 }
 
-class LinkEnded extends Error {}
-
 function successPage(loaded: Loaded, method: PaymentMethod): string {
   const returnLink = loaded.link.return_url
     ? `<p><a href="${escapeHtml(loaded.link.return_url)}">Continue</a></p>`
@@ -266,7 +265,7 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
   try {
     await deps.store.db.transaction().execute(async (trx) => {
       if (!(await consumeUpdateLink(trx, loaded.link.id, nowIso)))
-        throw new LinkEnded("This link has already been used or has expired.");
+        throw new ApiError(410, "This link has already been used or has expired.");
       const sub = await setSubscriptionPaymentMethod(
         trx,
         loaded.sub.id,
@@ -278,13 +277,14 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
         },
         nowIso,
       );
-      if (!sub) throw new LinkEnded("This recurring gift is no longer active.");
+      if (!sub) throw new ApiError(410, "This recurring gift is no longer active.");
       const view = presentSubscription(sub);
       await emitEvent(trx, sub.organization_id, "subscription.payment_method_updated", sub.id, view, nowMs);
       await emitEvent(trx, sub.organization_id, "subscription.updated", sub.id, view, nowMs);
     });
   } catch (err) {
-    if (err instanceof LinkEnded) return ended(err.message);
+    // Thrown inside the transaction to roll it back; the donor gets the 410 page, not JSON.
+    if (err instanceof ApiError && err.status === 410) return ended(err.message);
     throw err;
   }
   return { status: 200, html: successPage(loaded, method) };

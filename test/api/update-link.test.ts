@@ -178,6 +178,23 @@ describe("the hosted update page", () => {
     expect(charges[1]).toMatchObject({ status: "COMPLETED", card_brand: "mastercard", last4: "4444" });
   });
 
+  it("lets only one of two simultaneous submissions of a link through", async () => {
+    const formId = await recurringForm(t);
+    const sub = await subscribe(t, formId);
+    const link = await newLink(sub.id);
+    const [a, b] = await Promise.all([
+      submit(link.body.url, mastercard),
+      submit(link.body.url, { ...mastercard, cardNumber: "6011111111111117" }),
+    ]);
+    expect([a.status, b.status].sort()).toEqual([200, 410]);
+    const loser = a.status === 410 ? a : b;
+    expect(loser.html).toContain("already been used");
+    const events = await eventsOf(t.store.db, sub.id);
+    expect(events.filter((e) => e === "subscription.payment_method_updated")).toHaveLength(1);
+    const winner = a.status === 200 ? "4444" : "1117";
+    expect((await subscription(t.store.db, sub.id)).last4).toBe(winner);
+  });
+
   it("takes a bank account when allowed, and refuses a card when only bank is allowed", async () => {
     const formId = await recurringForm(t);
     const sub = await subscribe(t, formId);
