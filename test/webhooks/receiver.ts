@@ -71,7 +71,14 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
   const received: Received[] = [];
   let secret = "";
   let n = 0;
+  // A path of its own: a webhook of an earlier test whose receiver had this port gets a 404, not a delivery.
+  const own = `/hooks/${crypto.randomUUID()}`;
   const server = http.createServer((req, res) => {
+    if (req.url !== own) {
+      req.resume();
+      res.writeHead(404).end();
+      return;
+    }
     let raw = "";
     req.setEncoding("utf8");
     req.on("data", (chunk: string) => {
@@ -111,7 +118,7 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
+    url: `http://127.0.0.1:${port}${own}`,
     received,
     setSecret: (s) => {
       secret = s;
