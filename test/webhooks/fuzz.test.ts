@@ -65,7 +65,9 @@ function problems(forUpdate: boolean): fc.Arbitrary<Entries> {
     fc
       .oneof(
         notString,
-        fc.string({ minLength: 501, maxLength: 600 }).map((s) => s.replace(/\s|\u0000/g, "x")),
+        fc
+          .string({ minLength: 501, maxLength: 600 })
+          .map((s) => s.replace(/\s/g, "x").replaceAll("\u0000", "x")),
       )
       .map((v): Entries => [["description", v]]),
     fc.tuple(unknownKey, anyJson).map((e): Entries => [e]),
