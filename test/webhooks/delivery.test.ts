@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { verifyWebhookSignature } from "../../server/webhooks/signature.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, validForms } from "../support/testApp.js";
@@ -295,5 +296,35 @@ describe(`webhook delivery (${dialect})`, () => {
     await other.waitFor((got) => got.length >= 1);
     expect(other.received[0].verified).toBe(true);
     expect(r.received).toHaveLength(0);
+  });
+
+  it("stopping the dispatcher cuts a stalled attempt short: logged FAILED as interrupted, due again at once for the next dispatcher", async () => {
+    const own = await setupWebhookTest({ retryScheduleMs: [60_000] });
+    try {
+      let stalled = true;
+      const r = await receiver({ delayMs: () => (stalled ? 30_000 : 0) });
+      const hook = await register(own.t, r, ["form.created"]);
+      await createForm(own.t, validForms.standard());
+      await r.waitFor((got) => got.length >= 1);
+      const stoppedIn = performance.now();
+      await own.dispatcher.stop();
+      expect(performance.now() - stoppedIn).toBeLessThan(2000);
+      const logs = await allLogs(own.t, hook.webhookId);
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatchObject({ status: "FAILED", attempt: 1 });
+      expect(logs[0].error).toMatch(/interrupted/);
+      stalled = false;
+      // Not 60 s later, as a failure would wait: the next dispatcher delivers it at once.
+      const next = new WebhookDispatcher({ deps: own.t.deps, pollMs: 20 });
+      next.start(20);
+      try {
+        await r.waitFor((got) => got.some((x) => x.acked), 3000, "the delivery after the restart");
+      } finally {
+        await next.stop();
+      }
+      expect(new Set(r.received.map((x) => x.body.id)).size).toBe(1);
+    } finally {
+      await own.close();
+    }
   });
 });
