@@ -139,13 +139,9 @@ export const checkoutRequestSchema = z.strictObject({
     })
     .optional(),
   elementId: boundedString(100).optional().meta({ description: "The checkout link the donor came from" }),
-  website: z
-    .string()
-    .max(500)
-    .optional()
-    .meta({
-      description: "Honeypot: a hidden field people leave empty. Anything in it refuses the checkout",
-    }),
+  website: z.string().max(500).optional().meta({
+    description: "Honeypot: a hidden field people leave empty. Anything in it refuses the checkout",
+  }),
 });
 
 export type QuoteRequest = z.output<typeof quoteRequestSchema>;
