@@ -30,7 +30,7 @@ const MAX_DEPTH = 32;
 
 /**
  * Refuses what no handler should see: nesting deeper than any real form (so nothing recurses without
- * bound) and NUL characters, which PostgreSQL text cannot store. Iterative, so hostile depth costs nothing.
+ * bound), NUL characters, which PostgreSQL text cannot store, and `__proto__` keys. Iterative, so hostile depth costs nothing.
  */
 function inspectBody(body: object): string | undefined {
   const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: "", depth: 0 }];
@@ -51,6 +51,9 @@ function inspectBody(body: object): string | undefined {
     for (const [key, item] of Object.entries(value)) {
       const here = path ? `${path}.${key}` : key;
       if (key.includes("\u0000")) return `${here} must not contain the NUL character (\\u0000)`;
+      // JSON.parse makes "__proto__" an own key; spreading or validating such an object can silently
+      // drop it or change prototypes, so it is refused outright (no API field has that name).
+      if (key === "__proto__") return `${here} is not a recognised field`;
       stack.push({ value: item, path: here, depth: depth + 1 });
     }
   }
