@@ -18,3 +18,8 @@ export class ApiError extends Error {
 
 /** A start-up problem (bad setting, unreachable database): printed as one line, then the process exits. */
 export class StartupError extends Error {}
+
+/** The message of anything thrown, for logs and stored failure reasons. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

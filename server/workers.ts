@@ -3,6 +3,7 @@ import { Periodic } from "./billing/periodic.js";
 import { SettlementWorker } from "./billing/settlement.js";
 import { BillingWorker } from "./billing/worker.js";
 import { recoverInterruptedCheckouts } from "./checkout/recovery.js";
+import { errorMessage } from "./errors.js";
 import { createTransport } from "./mail/transport.js";
 import { MailWorker } from "./mail/worker.js";
 import { WebhookDispatcher } from "./webhooks/dispatcher.js";
@@ -22,7 +23,7 @@ export interface BackgroundWorker {
 export function startWorkers(deps: AppDeps, extra: BackgroundWorker[] = []): { stop(): Promise<void> } {
   const { config, store } = deps;
   const recovery = new Periodic<number>((err) =>
-    console.error(`Almoner checkout recovery: ${err instanceof Error ? err.message : String(err)}`),
+    console.error(`Almoner checkout recovery: ${errorMessage(err)}`),
   );
   const workers: BackgroundWorker[] = [
     new BillingWorker({ deps }),

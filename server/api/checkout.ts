@@ -144,7 +144,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         checkHoneypot(body.website);
         const ip = clientIp(c, deps.config.trustProxy);
         await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
-        const result = await runCheckout(deps, params.formId, body, { ip });
+        const result = await runCheckout(deps, params.formId, body);
         return c.json(result.body, result.status);
       },
     }),

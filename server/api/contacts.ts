@@ -179,51 +179,31 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       },
     }),
 
-    defineRoute({
-      method: "put",
-      path: "/v1/contacts/{id}",
-      permission: "contacts:write",
-      tags,
-      summary: "Update a contact (partial)",
-      description:
-        "Only the fields sent change; a list sent (`emails`, `phones`, `addresses`) replaces the stored one. Read-only fields of a GET (`id`, `fullName`, totals, consents, dates) are ignored, so a read can be sent back. Duplicates are a 409 as on create. `PATCH` is accepted too.",
-      params: idParams,
-      body: contactUpdateSchema,
-      bodyDoc: contactBodyDoc.partial(),
-      responses: {
-        200: {
-          description: "The updated contact",
-          schema: z.object({ contact: contactSchema, message: z.string() }),
+    ...(["put", "patch"] as const).map((method) =>
+      defineRoute({
+        method,
+        path: "/v1/contacts/{id}",
+        permission: "contacts:write",
+        tags,
+        summary: method === "put" ? "Update a contact (partial)" : "Update a contact (partial; same as PUT)",
+        description:
+          "Only the fields sent change; a list sent (`emails`, `phones`, `addresses`) replaces the stored one. Read-only fields of a GET (`id`, `fullName`, totals, consents, dates) are ignored, so a read can be sent back. Duplicates are a 409 as on create. `PATCH` is accepted too.",
+        params: idParams,
+        body: contactUpdateSchema,
+        bodyDoc: contactBodyDoc.partial(),
+        responses: {
+          200: {
+            description: "The updated contact",
+            schema: z.object({ contact: contactSchema, message: z.string() }),
+          },
+          ...standardErrors,
+          404: notFound,
+          409: conflict,
         },
-        ...standardErrors,
-        404: notFound,
-        409: conflict,
-      },
-      handler: (c, input) =>
-        update(c.get("auth").organizationId, input.params.id, input.body).then((r) => c.json(r)),
-    }),
-
-    defineRoute({
-      method: "patch",
-      path: "/v1/contacts/{id}",
-      permission: "contacts:write",
-      tags,
-      summary: "Update a contact (partial; same as PUT)",
-      params: idParams,
-      body: contactUpdateSchema,
-      bodyDoc: contactBodyDoc.partial(),
-      responses: {
-        200: {
-          description: "The updated contact",
-          schema: z.object({ contact: contactSchema, message: z.string() }),
-        },
-        ...standardErrors,
-        404: notFound,
-        409: conflict,
-      },
-      handler: (c, input) =>
-        update(c.get("auth").organizationId, input.params.id, input.body).then((r) => c.json(r)),
-    }),
+        handler: (c, input) =>
+          update(c.get("auth").organizationId, input.params.id, input.body).then((r) => c.json(r)),
+      }),
+    ),
   ];
 
   async function update(orgId: string, id: string, body: ContactFields) {

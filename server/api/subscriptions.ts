@@ -127,19 +127,15 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
         const nowIso = new Date(nowMs).toISOString();
         const result = await db.transaction().execute(async (trx) => {
           const amountChanged = body.amount !== undefined && body.amount !== Number(sub.amount_cents);
-          if (body.status === "CANCELLED") {
-            const row = await cancelSubscription(trx, sub.id, body.amount, nowIso);
-            if (!row) throw cancelled();
-            if (amountChanged)
-              await emitEvent(trx, orgId, "subscription.updated", row.id, presentSubscription(row), nowMs);
-            await emitEvent(trx, orgId, "subscription.cancelled", row.id, presentSubscription(row), nowMs);
-            return row;
-          }
-          const amount = body.amount as number;
-          const row = await setSubscriptionAmount(trx, sub.id, amount, nowIso);
+          const cancelling = body.status === "CANCELLED";
+          const row = cancelling
+            ? await cancelSubscription(trx, sub.id, body.amount, nowIso)
+            : await setSubscriptionAmount(trx, sub.id, body.amount as number, nowIso);
           if (!row) throw cancelled();
           if (amountChanged)
             await emitEvent(trx, orgId, "subscription.updated", row.id, presentSubscription(row), nowMs);
+          if (cancelling)
+            await emitEvent(trx, orgId, "subscription.cancelled", row.id, presentSubscription(row), nowMs);
           return row;
         });
         return c.json(presentSubscription(result));

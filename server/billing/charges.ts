@@ -353,7 +353,7 @@ async function recordCharge(
         );
       else await releaseClaim(trx, sub.id, token);
       if (row.status === "COMPLETED")
-        await queueReceipt(trx, deps, row, next ?? (await findSubscription(trx, sub.id)) ?? null, atMs);
+        await queueReceipt(trx, row, next ?? (await findSubscription(trx, sub.id)) ?? null, atMs);
       return tally;
     }
 

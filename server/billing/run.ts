@@ -1,6 +1,7 @@
 import type { AppDeps } from "../api/env.js";
 import { openProcessor } from "../checkout/processorFactory.js";
 import type { Config } from "../config.js";
+import { errorMessage } from "../errors.js";
 import type { Store } from "../store/database.js";
 import { MetricsRecorder } from "../store/metrics.js";
 import { type SettlementPassResult, SettlementWorker } from "./settlement.js";
@@ -22,8 +23,7 @@ export async function runBillingAt(store: Store, config: Config, asOfMs: number)
   const now = () => asOfMs;
   const metrics = new MetricsRecorder(store.db);
   const errors: string[] = [];
-  const onError = (err: unknown, context: string) =>
-    errors.push(`${context}: ${err instanceof Error ? err.message : String(err)}`);
+  const onError = (err: unknown, context: string) => errors.push(`${context}: ${errorMessage(err)}`);
   try {
     const deps: AppDeps = { config, store, metrics, processor: await openProcessor(store, config, now), now };
     const billing = await new BillingWorker({ deps, onError }).runOnce(asOfMs);

@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from "kysely";
 import type { AppDeps } from "../api/env.js";
 import type { PaymentLookup } from "../checkout/processor.js";
 import { queueReceipt } from "../checkout/receipts.js";
+import { errorMessage } from "../errors.js";
 import { claimRows } from "../store/claim.js";
 import { emitEvent } from "../store/events.js";
 import { presentPayment } from "../store/payments.js";
@@ -51,10 +52,6 @@ function pollable(cutoffIso: string) {
     ]);
 }
 
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 export class SettlementWorker {
   private readonly deps: AppDeps;
   private readonly batchSize: number;
@@ -72,7 +69,7 @@ export class SettlementWorker {
       throw new RangeError("repollMs must be ≥ 1");
     this.onError =
       opts.onError ??
-      ((err, context) => console.error(`Almoner settlement worker: ${context}: ${describeError(err)}`));
+      ((err, context) => console.error(`Almoner settlement worker: ${context}: ${errorMessage(err)}`));
     this.loop = new Periodic((err) => this.onError(err, "claiming pending payments"));
   }
 
@@ -144,7 +141,7 @@ export class SettlementWorker {
       await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
       if (succeeded) {
         const sub = row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null;
-        await queueReceipt(trx, this.deps, row, sub, nowMs);
+        await queueReceipt(trx, row, sub, nowMs);
       }
       return true;
     });

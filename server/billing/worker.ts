@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
 import type { AppDeps } from "../api/env.js";
+import { errorMessage } from "../errors.js";
 import { claimRows } from "../store/claim.js";
 import type { Database, SubscriptionsTable } from "../store/schema.js";
 import { type BillingTally, billSubscription, emptyTally } from "./charges.js";
@@ -54,10 +55,6 @@ function claimable(atIso: string, wallIso: string, skip: readonly string[]) {
     ]);
 }
 
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 export class BillingWorker {
   private readonly deps: AppDeps;
   private readonly batchSize: number;
@@ -76,7 +73,7 @@ export class BillingWorker {
     if (!(this.leaseMs > 0)) throw new RangeError("leaseMs must be positive");
     this.onError =
       opts.onError ??
-      ((err, context) => console.error(`Almoner billing worker: ${context}: ${describeError(err)}`));
+      ((err, context) => console.error(`Almoner billing worker: ${context}: ${errorMessage(err)}`));
     this.loop = new Periodic((err) => this.onError(err, "claiming subscriptions"));
   }
 

@@ -169,16 +169,11 @@ function checkDonor(form: FormRecord, req: CheckoutRequest, details: string[]): 
   return out;
 }
 
-export interface CheckoutContext {
-  ip: string;
-}
-
 /** Runs a checkout from a validated request. Declines are results (402), not exceptions. */
 export async function runCheckout(
   deps: AppDeps,
   formId: string,
   req: CheckoutRequest,
-  _ctx: CheckoutContext,
 ): Promise<FinalizedCheckout> {
   const db = deps.store.db;
   const { form, org } = await loadSubmittableForm(db, formId);

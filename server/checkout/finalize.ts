@@ -271,7 +271,7 @@ export async function finalizeCheckout(
         nowMs,
       );
     await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
-    if (row.status === "COMPLETED") await queueReceipt(trx, deps, row, sub, nowMs, loaded);
+    if (row.status === "COMPLETED") await queueReceipt(trx, row, sub, nowMs, loaded);
     return { status: 201, body: { payment: donorReceipt(row, sub), message: thanks(row) } };
   });
 }

@@ -1,5 +1,4 @@
 import type { Frequency } from "../../shared/enums.js";
-import type { AppDeps } from "../api/env.js";
 import { queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import type { Db } from "../store/database.js";
@@ -14,7 +13,6 @@ import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
  */
 export async function queueReceipt(
   trx: Db,
-  _deps: AppDeps,
   row: PaymentsTable,
   sub: SubscriptionsTable | null,
   nowMs: number,

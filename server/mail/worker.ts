@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
 import { Periodic } from "../billing/periodic.js";
+import { errorMessage } from "../errors.js";
 import { claimRows } from "../store/claim.js";
 import type { Store } from "../store/database.js";
 import type { Database, EmailOutboxTable } from "../store/schema.js";
@@ -61,7 +62,7 @@ function toMessage(row: EmailOutboxTable): MailMessage {
 }
 
 function describeError(err: unknown): string {
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text;
 }
 

@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { type ExpressionBuilder, sql, type Transaction } from "kysely";
 import type { AppDeps } from "../api/env.js";
+import { errorMessage } from "../errors.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
@@ -79,10 +80,6 @@ function jittered(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
 }
 
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 export class WebhookDispatcher {
   private readonly deps: AppDeps;
   private readonly schedule: number[];
@@ -123,7 +120,7 @@ export class WebhookDispatcher {
     if (!(this.concurrency >= 1 && this.perWebhook >= 1)) throw new RangeError("concurrency must be ≥ 1");
     this.onError =
       opts.onError ??
-      ((err, context) => console.error(`Almoner webhook dispatcher: ${context}: ${describeError(err)}`));
+      ((err, context) => console.error(`Almoner webhook dispatcher: ${context}: ${errorMessage(err)}`));
   }
 
   /** Starts polling every `min(intervalMs, pollMs)`, and at once whenever this process queues a delivery. */
