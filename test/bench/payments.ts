@@ -1,7 +1,6 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { prefixedId, ulid } from "../../server/ids.js";
 import { openStore } from "../../server/store/database.js";
 import { insertForm } from "../../server/store/forms.js";
@@ -10,6 +9,7 @@ import { createOrganization } from "../../server/store/organizations.js";
 import { listPayments } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
 import { formSchema } from "../../shared/schemas/form.js";
+import { adminQuery, analyzeSchema, envNumber, getJson, loadSettings, PG_URL } from "./common.js";
 import { type LoadFigures, type LoadSettings, measure } from "./load.js";
 import { killAllServersNow, ROOT, type ServerProcess, startServer, stopAllServers } from "./processes.js";
 
@@ -25,19 +25,7 @@ import { killAllServersNow, ROOT, type ServerProcess, startServer, stopAllServer
  * It also times the store's keyset query alone in process, which the machine's load barely skews.
  */
 
-function envNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number ≥ ${min}, got "${raw}"`);
-  return n;
-}
-
-const settings: LoadSettings = {
-  seconds: envNumber("BENCH_SECONDS", 8, 1),
-  warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 2, 0),
-  connections: Math.round(envNumber("BENCH_CONNECTIONS", 10, 2)),
-};
+const settings: LoadSettings = loadSettings();
 /** First and last page are measured in alternating rounds, so a change in the machine's load hits both. */
 const ROUNDS = Math.round(envNumber("BENCH_ROUNDS", 3, 1));
 /** Queries per page in the in-process timing of the store's keyset query alone (no HTTP). */
@@ -47,7 +35,6 @@ const PAGE_SIZE = 100;
 const LAST_PAGE = PAYMENT_COUNT / PAGE_SIZE;
 /** Rows per INSERT: under SQLite's 32,766 bound variables at 31 columns. */
 const INSERT_BATCH = 500;
-const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const RATE_LIMIT = "10000000";
 
 interface Scenario {
@@ -231,13 +218,6 @@ async function seed(databaseUrl: string): Promise<Seeded> {
   }
 }
 
-async function getJson(url: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { headers });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as Record<string, unknown>;
-}
-
 /** Walks every page once (checking nothing repeats); returns the cursor that fetches the last page. */
 async function cursorOfLastPage(server: ServerProcess, headers: Record<string, string>): Promise<string> {
   let cursor: string | undefined;
@@ -264,7 +244,7 @@ async function benchDatabase(db: "sqlite" | "postgres", url: string, dataDir: st
   const seeded = await seed(url);
   console.log(`  seeded ${PAYMENT_COUNT.toLocaleString("en-US")} payments in ${fmt(seeded.seconds, 1)} s`);
   if (db === "postgres") {
-    await analyze(new URL(url).searchParams.get("schema") ?? "public");
+    await analyzeSchema(new URL(url).searchParams.get("schema") ?? "public");
     console.log("  ran ANALYZE on the schema's tables");
   }
   const server = await startServer(`Almoner (${name})`, "server/index.ts", {
@@ -308,21 +288,6 @@ async function benchDatabase(db: "sqlite" | "postgres", url: string, dataDir: st
   } finally {
     await server.stop();
   }
-}
-
-async function adminQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-async function analyze(schema: string): Promise<void> {
-  const tables = await adminQuery("select tablename from pg_tables where schemaname = $1", [schema]);
-  for (const t of tables) await adminQuery(`analyze "${schema}"."${String(t.tablename)}"`);
 }
 
 async function main(): Promise<void> {

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { adminQuery, analyzeSchema, getJson, loadSettings, PG_URL } from "./common.js";
 import { type LoadFigures, type LoadSettings, type LoadTarget, measure } from "./load.js";
 import {
   cpuSeconds,
@@ -23,25 +24,12 @@ import { type Seeded, seedDatabase } from "./seed.js";
  * postgres://postgres@127.0.0.1:5432/test).
  */
 
-function envNumber(name: string, fallback: number, min: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number ≥ ${min}, got "${raw}"`);
-  return n;
-}
-
-const settings: LoadSettings = {
-  seconds: envNumber("BENCH_SECONDS", 8, 1),
-  warmupSeconds: envNumber("BENCH_WARMUP_SECONDS", 2, 0),
-  connections: Math.round(envNumber("BENCH_CONNECTIONS", 10, 2)),
-};
+const settings: LoadSettings = loadSettings();
 const FORM_COUNT = 10_000;
 const PAGE_SIZE = 100;
 const DEEP_PAGE = 100;
 /** Ids the single-form scenario rotates over. */
 const ROTATION = 10;
-const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 /** The highest value server/config.ts accepts; the bench must never be rate limited. */
 const RATE_LIMIT = "10000000";
 
@@ -129,13 +117,6 @@ async function record(
   const result = { id, label, database, serverProcesses: servers.length, figures, cpu };
   scenarios.push(result);
   return result;
-}
-
-async function getJson(url: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
-  const res = await fetch(url, { headers });
-  const text = await res.text();
-  if (res.status !== 200) throw new Error(`GET ${url} answered ${res.status}: ${text.slice(0, 300)}`);
-  return JSON.parse(text) as Record<string, unknown>;
 }
 
 /** Walks the list once; returns the cursor that fetches page `DEEP_PAGE` (the one page `DEEP_PAGE - 1` returned). */
@@ -299,23 +280,9 @@ async function postgresReachable(): Promise<string | null> {
   }
 }
 
-async function adminQuery(sql: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    return (await client.query(sql, params)).rows;
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
-
-/**
- * Gives the planner statistics for the freshly bulk-loaded tables, as autovacuum would soon do on a
- * production server. Without them PostgreSQL sorts all 10,000 forms for every list page.
- */
-async function analyzeSchema(schema: string): Promise<string> {
-  const tables = await adminQuery("select tablename from pg_tables where schemaname = $1", [schema]);
-  for (const t of tables) await adminQuery(`analyze "${schema}"."${String(t.tablename)}"`);
+/** ANALYZE the schema's tables; returns the server's autovacuum setting for the report. */
+async function analyzeForBench(schema: string): Promise<string> {
+  await analyzeSchema(schema);
   const [row] = await adminQuery("show autovacuum");
   return String(row?.autovacuum ?? "unknown");
 }
@@ -343,7 +310,7 @@ async function benchPostgres(): Promise<void> {
   console.log(
     `  seeded ${seeded.formIds.length} forms in ${fmt(seeded.seedSeconds, 1)} s (schema ${schema})`,
   );
-  const autovacuum = await analyzeSchema(schema);
+  const autovacuum = await analyzeForBench(schema);
   console.log(`  ran ANALYZE on the schema's tables (autovacuum is ${autovacuum} on this server)`);
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-bench-pg-"));

@@ -3,11 +3,11 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
-import pg from "pg";
 import { openStore } from "../../server/store/database.js";
 import { emitEvent } from "../../server/store/events.js";
 import { createApiKey } from "../../server/store/keys.js";
 import { createOrganization } from "../../server/store/organizations.js";
+import { adminQuery, PG_URL } from "./common.js";
 import { killAllServersNow, startServer, stopAllServers } from "./processes.js";
 
 /**
@@ -24,7 +24,6 @@ import { killAllServersNow, startServer, stopAllServers } from "./processes.js";
 
 const EVENTS = envInt("BENCH_WEBHOOK_EVENTS", 5000);
 const CALLS = envInt("BENCH_WEBHOOK_CALLS", 300);
-const PG_URL = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
 function envInt(name: string, fallback: number): number {
   const raw = process.env[name];
@@ -156,16 +155,6 @@ async function bench(
     await server.stop();
     await receiver.close();
     await store.close();
-  }
-}
-
-async function adminQuery(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end().catch(() => {});
   }
 }
 
