@@ -1,5 +1,5 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { analyticsRoutes } from "./api/analytics.js";
@@ -13,7 +13,7 @@ import { linkRoutes } from "./api/links.js";
 import { authenticate, rateLimit, recordMetrics, requestId } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
 import { paymentRoutes } from "./api/payments.js";
-import { type MountedPattern, mountRoutes } from "./api/route.js";
+import { type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
 import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
@@ -52,16 +52,15 @@ export function createApp(deps: AppDeps) {
       throw new ApiError(413, `Request body too large: the limit is ${deps.config.maxBodyBytes} bytes`);
     },
   });
-  // Only requests that carry a body pay for the size check (it wraps the body stream).
-  app.use("/v1/*", (c, next) =>
-    c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next),
-  );
-  app.use("/api/*", (c, next) =>
-    c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next),
-  );
+  // Only requests that carry a body pay for the size check (it wraps the body stream). Under /v1 it runs
+  // after the key and the rate limit, so a 413 is counted and carries X-RateLimit-* like any answer.
+  const limitBodies: MiddlewareHandler<AppEnv> = (c, next) =>
+    c.req.method === "GET" || c.req.method === "HEAD" ? next() : limitBody(c, next);
+  app.use("/api/*", limitBodies);
   app.use("/v1/*", recordMetrics(deps));
   app.use("/v1/*", authenticate(deps));
   app.use("/v1/*", rateLimit(deps));
+  app.use("/v1/*", limitBodies);
   app.use("/v1/donations", donationsGate(deps));
   app.use("/v1/donations/*", donationsGate(deps));
 
@@ -144,12 +143,7 @@ export function createApp(deps: AppDeps) {
 }
 
 function renderError(err: Error, c: Context<AppEnv>): Response {
-  if (err instanceof ApiError) {
-    const body: { error: string; details?: string[] } = { error: err.message };
-    if (err.details) body.details = err.details;
-    if (err.extra) Object.assign(body, err.extra);
-    return c.json(body, err.status, err.headers);
-  }
+  if (err instanceof ApiError) return renderApiError(c, err);
   if (err instanceof HTTPException) {
     const status = err.status;
     return c.json({ error: status === 400 ? "Invalid JSON body" : err.message || "Request failed" }, status);

@@ -1,4 +1,4 @@
-import { FREQUENCIES, type Frequency } from "./enums.js";
+import { AMOUNT_FIELD_BY_FREQUENCY, FREQUENCIES, type Frequency } from "./enums.js";
 import { dollarsToCents } from "./money.js";
 import type { FormConfig } from "./schemas/form.js";
 import type { GlobalCustomInput } from "./schemas/organization.js";
@@ -289,6 +289,7 @@ export function donorPrefill(stored: Prefill, form: FormConfig, globals: GlobalC
   for (const key of ["amount", "fund", "frequency", "sponsorshipGroup", "product", "ticket"] as const) {
     if (prefill[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = prefill[key];
   }
+  applyAmountRules(out, form);
   const inputs = customInputsOf(form, globals);
   for (const [key, value] of Object.entries(prefill.customInputs ?? {})) {
     const ci = findInput(inputs, key);
@@ -306,6 +307,33 @@ export function donorPrefill(stored: Prefill, form: FormConfig, globals: GlobalC
     if (value) out.utm[to] = value;
   }
   return out;
+}
+
+/**
+ * Makes the prefilled amount one the page can show. A standard form without custom amounts keeps it only
+ * if it is one of the presets of the prefilled (or default) frequency, else the donor starts from the
+ * form's own default (with custom amounts the page shows it, and the quote explains a value out of range).
+ * On a sponsorship form an amount without a product chooses the first product of that price (in the
+ * prefilled group when one is given).
+ */
+function applyAmountRules(out: DonorPrefill, form: FormConfig): void {
+  const cents = out.amount;
+  if (cents === undefined) return;
+  if (form.formType === "EMBED_FORM") {
+    const presets: number[] = form[AMOUNT_FIELD_BY_FREQUENCY[out.frequency ?? form.defaultFrequency]];
+    if (!presets.includes(cents) && !form.allowCustomAmount) delete out.amount;
+  } else if (form.formType === "PRODUCT" && out.product === undefined) {
+    const groups = form.sponsorshipGroups.filter(
+      (g) => out.sponsorshipGroup === undefined || g.groupTitle === out.sponsorshipGroup,
+    );
+    for (const group of groups) {
+      const option = group.options.find((o) => o.amount === cents);
+      if (!option) continue;
+      out.sponsorshipGroup = group.groupTitle;
+      out.product = option.optionTitle;
+      return;
+    }
+  }
 }
 
 /** A stored prefill back in wire form (amount in dollars), for re-validation and for API reads. */

@@ -70,7 +70,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Analytics"],
       summary: "List webhook delivery attempts",
       description:
-        "Every delivery attempt of the organization's webhooks (deleted ones included), newest first. `webhookId` limits it to one webhook; `status` to SUCCESS, FAILED or PENDING (an attempt under way). A retry is a new record with the next `attempt` number and the same `eventId`.",
+        "Every delivery attempt of the organization's webhooks (deleted ones included), newest first. `webhookId` limits it to one webhook (an empty value is no filter); `status` to SUCCESS, FAILED or PENDING (an attempt under way). A retry is a new record with the next `attempt` number and the same `eventId`.",
       query: paginationQuery().extend({
         webhookId: z.string().max(100).optional(),
         status: z.enum(WEBHOOK_LOG_STATUSES).optional(),
@@ -82,14 +82,15 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { query }) => {
         const orgId = c.get("auth").organizationId;
-        if (query.webhookId !== undefined)
-          await loadOwnedWebhook(deps, orgId, query.webhookId, { deleted: "allow" });
-        const list = `webhook-logs:${query.webhookId ?? ""}:${query.status ?? ""}`;
+        // `?webhookId=` (as a form or a client with an unset variable sends it) is no filter, not an unknown id.
+        const webhookId = query.webhookId || undefined;
+        if (webhookId !== undefined) await loadOwnedWebhook(deps, orgId, webhookId, { deleted: "allow" });
+        const list = `webhook-logs:${webhookId ?? ""}:${query.status ?? ""}`;
         const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
         const rows = await listWebhookLogs(
           deps.store.db,
           orgId,
-          { webhookId: query.webhookId, status: query.status },
+          { webhookId, status: query.status },
           query.limit + 1,
           after,
         );

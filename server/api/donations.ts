@@ -1,11 +1,13 @@
 import type { MiddlewareHandler } from "hono";
 import { donationSchema } from "../../shared/schemas/payment.js";
 import { ApiError } from "../errors.js";
-import { presentDonation } from "../store/payments.js";
+import type { Db } from "../store/database.js";
+import { findPayment, presentDonation } from "../store/payments.js";
+import type { PaymentsTable } from "../store/schema.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { loadCallerOrganization } from "./organization.js";
 import { pageSchema, paginationQuery } from "./pagination.js";
-import { loadOwnedPayment, paymentIdParams, paymentNotFound, paymentPage } from "./payments.js";
+import { PAYMENT_ID, paymentIdParams, paymentPage } from "./payments.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
 
 /**
@@ -33,6 +35,15 @@ export function donationsGate(deps: AppDeps): MiddlewareHandler<AppEnv> {
       );
     await next();
   };
+}
+
+/** The caller's settled payment as a donation (a charge still in flight is not a record yet), or 404 / 403. */
+async function loadOwnedDonation(db: Db, organizationId: string, id: string): Promise<PaymentsTable> {
+  const row = PAYMENT_ID.test(id) ? await findPayment(db, id) : undefined;
+  if (!row || row.status === "PROCESSING") throw new ApiError(404, "Donation not found");
+  if (row.organization_id !== organizationId)
+    throw new ApiError(403, "Donation belongs to another organization");
+  return row;
 }
 
 export function donationRoutes(deps: AppDeps): RouteSpec[] {
@@ -73,12 +84,12 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
       responses: {
         200: { description: "The donation", schema: donationSchema, headers },
         ...standardErrors,
-        404: paymentNotFound,
+        404: { description: "No such donation", schema: errorSchema },
         410: gone,
       },
       handler: async (c, { params }) => {
         const orgId = c.get("auth").organizationId;
-        const row = await loadOwnedPayment(db, orgId, params.id);
+        const row = await loadOwnedDonation(db, orgId, params.id);
         const org = await loadCallerOrganization(deps, orgId);
         return c.json(presentDonation(row, org.name));
       },

@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { PREFILL_KEYS, toWire, validatePrefill } from "../../shared/prefill.js";
+import { issuesToDetails, readOnlyFields } from "../../shared/schemas/common.js";
+import { wireTime } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { isUuid, uuid } from "../ids.js";
 import type { FormRecord } from "../store/forms.js";
@@ -23,12 +25,35 @@ import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./rout
 
 /** Prefilled checkout links (seed 2.8, 4.2; contract 5). */
 
-const linkBodySchema = z.strictObject({
+/** The writable fields of a link body. */
+const LINK_FIELDS = {
   name: z.string().trim().max(200).optional(),
   destinationType: z.enum(DESTINATION_TYPES).optional(),
   overlayPath: z.string().max(1000).optional(),
   prefill: z.unknown().optional(),
-});
+};
+
+/** Fields that reads return; accepted on input and ignored, so that a link read can be sent back as a PUT. */
+const READ_ONLY_FIELDS = readOnlyFields(
+  "linkID",
+  "formID",
+  "url",
+  "checkoutUrl",
+  "active",
+  "createdAt",
+  "updatedAt",
+);
+
+const linkBodySchema = z.strictObject({ ...LINK_FIELDS, ...READ_ONLY_FIELDS });
+
+/**
+ * What the route itself parses: any JSON object. The handler checks it, so that problems of the body's
+ * own fields and problems against the form (prefill, destination) are reported together.
+ */
+const rawBodySchema = z.record(z.string(), z.unknown());
+
+/** The writable fields of a body; the read-only ones are dropped. */
+type LinkBody = { [K in keyof typeof LINK_FIELDS]: z.output<(typeof LINK_FIELDS)[K]> };
 
 const linkBodyDoc = linkBodySchema.extend({
   prefill: z
@@ -42,7 +67,10 @@ export const linkSchema = z.object({
   formID: z.string(),
   name: z.string(),
   prefill: z.record(z.string(), z.unknown()),
-  url: z.string(),
+  url: z.string().meta({
+    description:
+      "Absolute. An overlay link whose organization has no organizationBaseURLs left gets the form's hosted page URL with the link instead.",
+  }),
   checkoutUrl: z.string(),
   destinationType: z.enum(DESTINATION_TYPES),
   overlayPath: z.string(),
@@ -54,20 +82,18 @@ export const linkSchema = z.object({
 const formParams = z.object({ formID: z.string() });
 const linkParams = z.object({ formID: z.string(), linkID: z.string() });
 
+/**
+ * The shareable URL, rebuilt on every read. An overlay link of an organization that has since removed all
+ * its organizationBaseURLs falls back to the form's hosted page with the link, so the URL stays absolute.
+ */
 export function linkUrl(publicUrl: string, org: Organization, link: LinkRecord): string {
   const id = encodeURIComponent(link.id);
   const formId = encodeURIComponent(link.formId);
-  switch (link.destinationType) {
-    case "HOSTED_PAGE_DONATE":
-      return `${publicUrl}/donate/${formId}?elementid=${id}`;
-    case "HOSTED_PAGE_ATTEND":
-      return `${publicUrl}/attend/${formId}?elementid=${id}`;
-    default: {
-      const base = org.baseUrls[0] ?? "";
-      const mode = link.destinationType === "OVERLAY_ATTEND" ? "attend" : "donate";
-      return `${base}${link.overlayPath}?${mode}&formid=${formId}&elementid=${id}`;
-    }
-  }
+  const attend = link.destinationType === "HOSTED_PAGE_ATTEND" || link.destinationType === "OVERLAY_ATTEND";
+  const base = org.baseUrls[0];
+  if (link.destinationType.startsWith("OVERLAY_") && base)
+    return `${base}${link.overlayPath}?${attend ? "attend" : "donate"}&formid=${formId}&elementid=${id}`;
+  return `${publicUrl}/${attend ? "attend" : "donate"}/${formId}?elementid=${id}`;
 }
 
 function present(publicUrl: string, org: Organization, link: LinkRecord) {
@@ -82,40 +108,81 @@ function present(publicUrl: string, org: Organization, link: LinkRecord) {
     destinationType: link.destinationType,
     overlayPath: link.overlayPath,
     active: link.active,
-    createdAt: link.createdAt,
-    updatedAt: link.updatedAt,
+    createdAt: wireTime(link.createdAt),
+    updatedAt: wireTime(link.updatedAt),
   };
 }
 
-/** Validates a create or full-replace body against the form and organization; every problem at once. */
-function checkLinkBody(
-  body: z.output<typeof linkBodySchema>,
-  form: FormRecord,
-  org: Organization,
-  nowIso: string,
-) {
+interface ParsedLinkBody {
+  /** The fields that passed their own checks. */
+  body: LinkBody;
+  /** The problems of the body on its own. */
+  details: string[];
+  /** The fields that failed them. */
+  bad: Set<keyof LinkBody>;
+}
+
+/**
+ * A create or full-replace body, first on its own (types, lengths, unknown fields); read-only fields are
+ * dropped. A field that fails is left out of `body`, so the checks against the form can still run on the
+ * others: every problem of the body is listed at once, never only the first.
+ */
+function parseLinkBody(raw: Record<string, unknown>): ParsedLinkBody {
+  const parsed = linkBodySchema.safeParse(raw);
+  const bad = new Set<keyof LinkBody>();
+  const field = <S extends z.ZodType>(key: keyof LinkBody, schema: S): z.output<S> | undefined => {
+    const result = schema.safeParse(raw[key]);
+    if (!result.success) bad.add(key);
+    return result.success ? result.data : undefined;
+  };
+  const body: LinkBody = {
+    name: field("name", LINK_FIELDS.name),
+    destinationType: field("destinationType", LINK_FIELDS.destinationType),
+    overlayPath: field("overlayPath", LINK_FIELDS.overlayPath),
+    prefill: raw.prefill,
+  };
+  return { body, details: parsed.success ? [] : issuesToDetails(parsed.error.issues, raw), bad };
+}
+
+/**
+ * When the form (or link) cannot be loaded, a body with problems of its own is still a 400, as on every
+ * route whose body is checked before its records are read.
+ */
+function bodyProblemsFirst(details: string[]) {
+  return (err: unknown): never => {
+    if (details.length) throw ApiError.validation(details);
+    throw err;
+  };
+}
+
+/** Checks a parsed body against the form and organization; throws a 400 listing every problem at once. */
+function checkLinkBody(parsed: ParsedLinkBody, form: FormRecord, org: Organization, nowIso: string) {
+  const { body, bad } = parsed;
   const isEvent = form.config.formType === "EVENT";
-  const details: string[] = [];
+  const details = [...parsed.details];
   const destinationType: DestinationType =
     body.destinationType ?? (isEvent ? "HOSTED_PAGE_ATTEND" : "HOSTED_PAGE_DONATE");
-  const forEvents = destinationType === "HOSTED_PAGE_ATTEND" || destinationType === "OVERLAY_ATTEND";
-  if (forEvents !== isEvent)
-    details.push(
-      `destinationType ${destinationType} is for ${forEvents ? "event" : "non-event"} forms; this form is ${form.config.formType} (use ${isEvent ? "HOSTED_PAGE_ATTEND or OVERLAY_ATTEND" : "HOSTED_PAGE_DONATE or OVERLAY_DONATE"})`,
-    );
   const overlay = destinationType.startsWith("OVERLAY_");
   const overlayPath = body.overlayPath?.trim() ?? "";
-  if (overlay) {
-    if (!overlayPath) details.push(`overlayPath is required for ${destinationType} and must begin with /`);
-    else if (!overlayPath.startsWith("/")) details.push("overlayPath must begin with /");
-    else if (/[?#\s]/.test(overlayPath))
-      details.push("overlayPath must be a path without query, fragment or spaces");
-    if (org.baseUrls.length === 0)
+  // A destinationType that failed its own check says nothing about the form or the path it needs.
+  if (!bad.has("destinationType")) {
+    const forEvents = destinationType === "HOSTED_PAGE_ATTEND" || destinationType === "OVERLAY_ATTEND";
+    if (forEvents !== isEvent)
+      details.push(
+        `destinationType ${destinationType} is for ${forEvents ? "event" : "non-event"} forms; this form is ${form.config.formType} (use ${isEvent ? "HOSTED_PAGE_ATTEND or OVERLAY_ATTEND" : "HOSTED_PAGE_DONATE or OVERLAY_DONATE"})`,
+      );
+    if (overlay && !bad.has("overlayPath")) {
+      if (!overlayPath) details.push(`overlayPath is required for ${destinationType} and must begin with /`);
+      else if (!overlayPath.startsWith("/")) details.push("overlayPath must begin with /");
+      else if (/[?#\s]/.test(overlayPath))
+        details.push("overlayPath must be a path without query, fragment or spaces");
+    }
+    if (overlay && org.baseUrls.length === 0)
       details.push(
         "organizationBaseURLs must be configured (PUT /v1/organization) before creating overlay links",
       );
-  } else if (overlayPath) {
-    details.push(`overlayPath is only used by overlay destinations; leave it empty for ${destinationType}`);
+    if (!overlay && overlayPath)
+      details.push(`overlayPath is only used by overlay destinations; leave it empty for ${destinationType}`);
   }
   const { prefill, details: prefillDetails } = validatePrefill(
     body.prefill,
@@ -155,17 +222,20 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Create a prefilled checkout link",
       description:
-        "The link's URL carries only its id (`elementid`), never the prefill values. Unknown prefill keys, values the form does not accept, and overlay destinations without `overlayPath` or without organizationBaseURLs are 400s listing every problem.",
+        "The link's URL carries only its id (`elementid`), never the prefill values. Unknown fields and prefill keys, values the form does not accept, and overlay destinations without `overlayPath` or without organizationBaseURLs are 400s listing every problem. The read-only fields of a link record (`linkID`, `formID`, `url`, `checkoutUrl`, `active`, `createdAt`, `updatedAt`) are accepted and ignored.",
       params: formParams,
-      body: linkBodySchema,
+      body: rawBodySchema,
       bodyDoc: linkBodyDoc,
       responses: { 201: { description: "The link", schema: linkSchema }, ...formErrors },
       handler: async (c, { params, body }) => {
         const auth = c.get("auth");
-        const form = await loadOwnedForm(deps, auth.organizationId, params.formID);
+        const parsed = parseLinkBody(body);
+        const form = await loadOwnedForm(deps, auth.organizationId, params.formID).catch(
+          bodyProblemsFirst(parsed.details),
+        );
         const org = await loadOrg(auth.organizationId);
         const now = nowIso();
-        const fields = checkLinkBody(body, form, org, now);
+        const fields = checkLinkBody(parsed, form, org, now);
         const link: LinkRecord = {
           id: uuid(),
           organizationId: org.id,
@@ -242,18 +312,21 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Replace a checkout link",
       description:
-        "Full-record semantics: name, destinationType, overlayPath and prefill are replaced; an omitted field is cleared (name back to the default label, prefill to {}, destination to the form's hosted page). `active` and `createdAt` are kept.",
+        'Full-record semantics: name, destinationType, overlayPath and prefill are replaced; an omitted field is cleared (name back to the default label, prefill to {}, destination to the form\'s hosted page and overlayPath to ""). `active` and `createdAt` are kept. A body copied from a GET of the link can be sent back: the read-only fields of the record (`linkID`, `formID`, `url`, `checkoutUrl`, `active`, `createdAt`, `updatedAt`) are accepted and ignored (`active` changes only through activate and deactivate); any other unknown field is a 400. Every problem is listed at once.',
       params: linkParams,
-      body: linkBodySchema,
+      body: rawBodySchema,
       bodyDoc: linkBodyDoc,
       responses: { 200: { description: "The link", schema: linkSchema }, ...formErrors },
       handler: async (c, { params, body }) => {
         const auth = c.get("auth");
-        const form = await loadOwnedForm(deps, auth.organizationId, params.formID);
-        const link = await loadLink(form, params.linkID);
+        const parsed = parseLinkBody(body);
+        const form = await loadOwnedForm(deps, auth.organizationId, params.formID).catch(
+          bodyProblemsFirst(parsed.details),
+        );
+        const link = await loadLink(form, params.linkID).catch(bodyProblemsFirst(parsed.details));
         const org = await loadOrg(auth.organizationId);
         const now = nowIso();
-        const fields = checkLinkBody(body, form, org, now);
+        const fields = checkLinkBody(parsed, form, org, now);
         if (!(await replaceLink(deps.store.db, link.id, { ...fields, updatedAt: now })))
           throw new ApiError(404, "Link not found");
         return c.json(present(deps.config.publicUrl, org, { ...link, ...fields, updatedAt: now }));

@@ -23,30 +23,55 @@ export function encodeCursor(list: string, organizationId: string, position: Key
   ).toString("base64url");
 }
 
+/** The parts of a cursor, or null when the text is not one this server could have written. */
+function parseCursor(cursor: string): { s: string; k: string; i: string } | null {
+  if (!/^[A-Za-z0-9_-]{1,1000}={0,2}$/.test(cursor)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  const v = value as { s?: unknown; k?: unknown; i?: unknown } | null;
+  if (
+    !v ||
+    typeof v !== "object" ||
+    typeof v.s !== "string" ||
+    typeof v.k !== "string" ||
+    typeof v.i !== "string"
+  )
+    return null;
+  return { s: v.s, k: v.k, i: v.i };
+}
+
+const NOT_A_CURSOR = "is not a cursor returned by this list";
+
 export function decodeCursor(
   list: string,
   organizationId: string,
   cursor: string,
   param = "lastEvaluatedKey",
 ): KeysetPosition {
-  const invalid = () => ApiError.validation([`${param} is not a cursor returned by this list`]);
-  if (!/^[A-Za-z0-9_-]{1,1000}={0,2}$/.test(cursor)) throw invalid();
-  let value: unknown;
-  try {
-    value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-  } catch {
-    throw invalid();
-  }
-  const v = value as { s?: unknown; k?: unknown; i?: unknown } | null;
-  if (
-    !v ||
-    typeof v !== "object" ||
-    v.s !== scope(list, organizationId) ||
-    typeof v.k !== "string" ||
-    typeof v.i !== "string"
-  )
-    throw invalid();
-  return { sort: v.k, id: v.i };
+  const parsed = parseCursor(cursor);
+  if (!parsed || parsed.s !== scope(list, organizationId))
+    throw ApiError.validation([`${param} ${NOT_A_CURSOR}`]);
+  return { sort: parsed.k, id: parsed.i };
+}
+
+/**
+ * A cursor as a query string. Its form is checked with the other parameters, so that a bad `limit` and a
+ * garbled cursor are reported together; whether it belongs to this list is checked when it is decoded.
+ */
+export function cursorParam() {
+  return z
+    .string()
+    .optional()
+    .check(
+      z.superRefine((raw, ctx) => {
+        if (raw !== undefined && raw !== "" && parseCursor(raw) === null)
+          ctx.addIssue({ code: "custom", message: NOT_A_CURSOR });
+      }),
+    );
 }
 
 /** `limit` as a query string: a whole number in [1, max]. */
@@ -68,7 +93,7 @@ export function limitParam(defaultLimit: number, max: number) {
 export const paginationQuery = (defaultLimit = 50, max = 100) =>
   z.object({
     limit: limitParam(defaultLimit, max),
-    lastEvaluatedKey: z.string().max(2000).optional(),
+    lastEvaluatedKey: cursorParam(),
   });
 
 /** Builds the list envelope from `limit + 1` fetched rows. */

@@ -6,7 +6,7 @@ import type { Permission } from "../../shared/enums.js";
 import { ApiError } from "../errors.js";
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from "../store/idempotency.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { parseWith, readJsonObject } from "./validate.js";
+import { parseJsonObject, parseWith } from "./validate.js";
 
 /**
  * A route is data: method, path, permission, the zod schemas of its inputs and outputs, and a handler.
@@ -43,6 +43,8 @@ export interface RouteSpec<
   /** Documented body schema when it differs from the parsing one (parsing schemas may transform). */
   bodyDoc?: z.ZodType;
   responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string> }>;
+  /** An empty request body stands for `{}` (every field of the body is optional). */
+  bodyOptional?: boolean;
   /** Whose Idempotency-Keys these are; default the caller's organization. Public routes name their own scope. */
   idempotencyScope?: (c: Context<AppEnv>) => string;
   handler: (
@@ -88,25 +90,43 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
     if (!auth.permissions.has(route.permission))
       throw new ApiError(403, `Missing permission: ${route.permission}`);
   }
-  const params = route.params ? parseWith(route.params, c.req.param()) : {};
-  const query = route.query ? parseWith(route.query, c.req.query()) : {};
+  // The body is read here, but a body that is not a JSON object is refused only with the other input
+  // problems, after any Idempotency-Key is claimed, so that this answer too is stored and replayed.
+  let bodyText: string | undefined;
   let rawBody: Record<string, unknown> | undefined;
-  let body: unknown;
+  let bodyError: ApiError | undefined;
   if (BODY_METHODS.has(route.method) && route.body) {
-    rawBody = await readJsonObject(c);
-    body = parseWith(route.body, rawBody);
+    bodyText = await c.req.text();
+    try {
+      rawBody = parseJsonObject(bodyText, { emptyIsObject: route.bodyOptional === true });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      bodyError = err;
+    }
   }
-  const input = { params, query, body };
+  const inputs = () => {
+    if (bodyError) throw bodyError;
+    return {
+      params: route.params ? parseWith(route.params, c.req.param()) : {},
+      query: route.query ? parseWith(route.query, c.req.query()) : {},
+      body: rawBody !== undefined && route.body ? parseWith(route.body, rawBody) : undefined,
+    };
+  };
 
   const idemKey = route.method === "post" ? c.req.header("Idempotency-Key") : undefined;
-  if (idemKey === undefined) return route.handler(c, input);
+  if (idemKey === undefined) return route.handler(c, inputs());
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
 
+  // The key is claimed before the request is validated, so that its first response, whatever it is,
+  // is the one replayed, and a key reused for another request is a 422 even when that request is invalid.
   const orgId = route.idempotencyScope ? route.idempotencyScope(c) : c.get("auth").organizationId;
   const hash = crypto
     .createHash("sha256")
-    .update(`${route.method} ${c.req.path}\n${JSON.stringify(rawBody ?? null)}`)
+    // The parsed body when it is one (so spacing and key order do not matter), else its very text.
+    .update(
+      `${route.method} ${c.req.path}\n${bodyError ? `text:${bodyText}` : JSON.stringify(rawBody ?? null)}`,
+    )
     .digest("hex");
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
   if (claim.kind === "mismatch") throw new ApiError(422, "Idempotency-Key reused with a different request");
@@ -120,18 +140,37 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
   }
   let response: Response;
   try {
-    response = await route.handler(c, input);
+    response = await route.handler(c, inputs());
   } catch (err) {
-    await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
-    throw err;
+    if (!(err instanceof ApiError) || !isFinal(err.status)) {
+      await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
+      throw err;
+    }
+    response = renderApiError(c, err);
   }
-  if (response.status >= 500) {
+  if (!isFinal(response.status)) {
     await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
     return response;
   }
   const text = await response.clone().text();
   await completeIdempotencyKey(deps.store.db, orgId, idemKey, response.status, text);
   return response;
+}
+
+/**
+ * Answers that are the request's own outcome and are replayed to a retry: successes and client errors.
+ * A 429 (try later) and server errors are not: the retry runs afresh.
+ */
+function isFinal(status: number): boolean {
+  return status < 500 && status !== 429;
+}
+
+/** The contract's error body for an ApiError: `{"error"}`, plus `details` and any extra fields. */
+export function renderApiError(c: Context<AppEnv>, err: ApiError): Response {
+  const body: { error: string; details?: string[] } = { error: err.message };
+  if (err.details) body.details = err.details;
+  if (err.extra) Object.assign(body, err.extra);
+  return c.json(body, err.status, err.headers);
 }
 
 function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
@@ -154,7 +193,7 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
       params: route.params as z.ZodObject | undefined,
       query: route.query as z.ZodObject | undefined,
       body: bodySchema
-        ? { required: true, content: { "application/json": { schema: bodySchema } } }
+        ? { required: route.bodyOptional !== true, content: { "application/json": { schema: bodySchema } } }
         : undefined,
     },
     responses,

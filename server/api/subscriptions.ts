@@ -9,6 +9,7 @@ import {
   updateLinkBodySchema,
   updateLinkResponseSchema,
 } from "../../shared/schemas/subscription.js";
+import { wireTime } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { sha256Hex, ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
@@ -151,6 +152,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
       description: `A hosted page (\`${UPDATE_PAGE_PATH}/…\`) where the donor enters a new card or bank account for this subscription. It shows only the organization, amount, frequency and the current method's brand and last 4. The link is unguessable, single-use and expires after \`expiresInMinutes\` (30–1440, default 60); an expired or used link shows a 410 page. \`returnUrl\` (https; http on localhost) is offered to the donor afterwards. Only for ACTIVE subscriptions (else 409). Success emits \`subscription.payment_method_updated\` and \`subscription.updated\`.`,
       params: idParams,
       body: updateLinkBodySchema,
+      bodyOptional: true,
       bodyDoc: updateLinkBodyDoc,
       responses: {
         201: { description: "The link", schema: updateLinkResponseSchema },
@@ -183,7 +185,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
           {
             id,
             url: `${deps.config.publicUrl}${UPDATE_PAGE_PATH}/${token}`,
-            expiresAt,
+            expiresAt: wireTime(expiresAt),
             subscription: {
               id: shown.id,
               status: shown.status,

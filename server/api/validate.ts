@@ -1,4 +1,3 @@
-import type { Context } from "hono";
 import type { z } from "zod";
 import { issuesToDetails } from "../../shared/schemas/common.js";
 import { ApiError } from "../errors.js";
@@ -10,9 +9,15 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.out
   return result.data;
 }
 
-/** The request's JSON body; anything but a JSON object is the contract's "Invalid JSON body". */
-export async function readJsonObject(c: Context): Promise<Record<string, unknown>> {
-  const text = await c.req.text();
+/**
+ * A request body's text as a JSON object; anything else is the contract's "Invalid JSON body". With
+ * `emptyIsObject`, no body at all (or only whitespace) reads as `{}`.
+ */
+export function parseJsonObject(
+  text: string,
+  opts: { emptyIsObject?: boolean } = {},
+): Record<string, unknown> {
+  if (opts.emptyIsObject && text.trim() === "") return {};
   let body: unknown;
   try {
     body = JSON.parse(text);

@@ -176,7 +176,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       permission: "webhooks:write",
       tags,
       summary: "Update a webhook (partial)",
-      description: `Changes only the fields sent; the secret never changes. \`events\` replaces the whole list (queued deliveries of kinds no longer listed are cancelled). \`status\`: DISABLED pauses delivery (events of the pause are never delivered), ACTIVE resumes it. ${eventsNote}`,
+      description: `Changes only the fields sent; the secret never changes. The read-only fields of the record (\`webhookId\`, \`createdAt\`, \`updatedAt\`, \`lastDeliveryAt\`, \`successCount\`, \`failureCount\`) are accepted and ignored, so a webhook read can be sent back with a change; any other unknown field is a 400. \`events\` replaces the whole list (queued deliveries of kinds no longer listed are cancelled). \`status\`: DISABLED pauses delivery (events of the pause are never delivered), ACTIVE resumes it. ${eventsNote}`,
       params: idParams,
       body: updateBody,
       responses: {

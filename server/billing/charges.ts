@@ -11,7 +11,7 @@ import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
 import { type PaymentDetails, presentPayment } from "../store/payments.js";
 import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
-import { findSubscription, presentSubscription } from "../store/subscriptions.js";
+import { findSubscription, presentSubscription, recordSuccessfulCharge } from "../store/subscriptions.js";
 import { billingDate, parseInstant, type RecurringFrequency, retryAt } from "./schedule.js";
 
 /**
@@ -335,7 +335,8 @@ async function recordCharge(
         .set({
           ...unclaimed,
           cycle,
-          last_billing_at: atIso,
+          // A pending bank debit is not a successful charge yet: settlement records it when it clears.
+          ...(row.status === "COMPLETED" && { last_billing_at: atIso }),
           next_billing_at: billingDate(sub.anchor_at, sub.frequency as RecurringFrequency, cycle + 1),
           failed_attempts: 0,
           retry_at: null,
@@ -351,7 +352,20 @@ async function recordCharge(
           presentSubscription(next),
           atMs,
         );
-      else await releaseClaim(trx, sub.id, token);
+      else {
+        await releaseClaim(trx, sub.id, token);
+        // Cancelled meanwhile: the schedule stays, but the charge succeeded and is the last successful one.
+        const paid = row.status === "COMPLETED" && (await recordSuccessfulCharge(trx, sub.id, atIso, atIso));
+        if (paid)
+          await emitEvent(
+            trx,
+            paid.organization_id,
+            "subscription.updated",
+            paid.id,
+            presentSubscription(paid),
+            atMs,
+          );
+      }
       if (row.status === "COMPLETED")
         await queueReceipt(trx, row, next ?? (await findSubscription(trx, sub.id)) ?? null, atMs);
       return tally;

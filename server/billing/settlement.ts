@@ -1,13 +1,21 @@
 import type { ExpressionBuilder } from "kysely";
 import type { AppDeps } from "../api/env.js";
+import { CHECKOUT_CHARGE_PREFIX } from "../checkout/engine.js";
 import type { PaymentLookup } from "../checkout/processor.js";
 import { queueReceipt } from "../checkout/receipts.js";
 import { errorMessage } from "../errors.js";
 import { claimRows } from "../store/claim.js";
+import type { Db } from "../store/database.js";
 import { emitEvent } from "../store/events.js";
-import { presentPayment } from "../store/payments.js";
-import type { Database, PaymentsTable } from "../store/schema.js";
-import { findSubscription } from "../store/subscriptions.js";
+import { releaseItems } from "../store/inventory.js";
+import { paymentDetails, presentPayment } from "../store/payments.js";
+import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import {
+  cancelNeverPaidSubscription,
+  findSubscription,
+  presentSubscription,
+  recordSuccessfulCharge,
+} from "../store/subscriptions.js";
 import { Periodic } from "./periodic.js";
 
 /**
@@ -138,12 +146,40 @@ export class SettlementWorker {
         .returningAll()
         .executeTakeFirst();
       if (!row) return false;
+      // A bounced debit gives back what its checkout took (tickets, products, promo-code uses), as a
+      // card declined at checkout does.
+      if (!succeeded) await releaseItems(trx, row.form_id, paymentDetails(row).hold);
       await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
-      if (succeeded) {
-        const sub = row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null;
-        await queueReceipt(trx, row, sub, nowMs);
-      }
+      const sub = await this.settleSubscription(trx, row, succeeded, nowMs);
+      if (succeeded) await queueReceipt(trx, row, sub, nowMs);
       return true;
     });
+  }
+
+  /**
+   * What a settled charge means for its subscription: a cleared debit is its last successful charge
+   * (`lastBillingDate`, the charge's date); a bounced first payment (the checkout's) ends a subscription that
+   * was never paid, as a card declined at checkout never starts one. A later charge that bounces changes
+   * nothing (its cycle is billed; the next charge comes on schedule).
+   */
+  private async settleSubscription(
+    trx: Db,
+    row: PaymentsTable,
+    succeeded: boolean,
+    nowMs: number,
+  ): Promise<SubscriptionsTable | null> {
+    const id = row.subscription_id;
+    if (!id) return null;
+    const nowIso = iso(nowMs);
+    const changed = succeeded
+      ? await recordSuccessfulCharge(trx, id, row.created_at, nowIso)
+      : row.charge_key.startsWith(CHECKOUT_CHARGE_PREFIX)
+        ? await cancelNeverPaidSubscription(trx, id, row.id, nowIso)
+        : undefined;
+    if (changed) {
+      const type = succeeded ? "subscription.updated" : "subscription.cancelled";
+      await emitEvent(trx, changed.organization_id, type, changed.id, presentSubscription(changed), nowMs);
+    }
+    return changed ?? (await findSubscription(trx, id)) ?? null;
   }
 }

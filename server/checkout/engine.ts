@@ -15,6 +15,9 @@ import { type ChargeOutcome, type FinalizedCheckout, finalizeCheckout, outcomeOf
 import { checkFingerprint } from "./guards.js";
 import type { PaymentMethod } from "./processor.js";
 
+/** Every checkout payment's `charge_key` (its idempotency key at the processor) starts with this; billing charges' with `sub:`. */
+export const CHECKOUT_CHARGE_PREFIX = "checkout:";
+
 /**
  * The donor checkout (issue: money in). A checkout runs in three steps so that no database transaction
  * ever waits on the payment processor:
@@ -250,7 +253,7 @@ export async function runCheckout(
     last4: method?.last4 ?? null,
     fingerprint: method?.fingerprint ?? null,
     processor_payment_id: null,
-    charge_key: `checkout:${paymentId}`,
+    charge_key: `${CHECKOUT_CHARGE_PREFIX}${paymentId}`,
     failure_code: null,
     failure_message: null,
     details: JSON.stringify(paymentDetails),

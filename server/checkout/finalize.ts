@@ -1,5 +1,6 @@
 import type { Frequency } from "../../shared/enums.js";
 import { centsToDollars } from "../../shared/money.js";
+import { wireTime } from "../../shared/time.js";
 import type { AppDeps } from "../api/env.js";
 import { billingDate } from "../billing/schedule.js";
 import { prefixedId } from "../ids.js";
@@ -71,7 +72,7 @@ export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null)
     frequency: row.frequency as Frequency,
     fund: row.fund,
     form: row.form_title,
-    date: row.created_at,
+    date: wireTime(row.created_at),
     lines: d.lines.map((l) => ({
       kind: l.kind,
       label: l.label,
@@ -92,7 +93,7 @@ export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null)
           id: sub.id,
           amount: centsToDollars(Number(sub.amount_cents)),
           frequency: sub.frequency,
-          nextBillingDate: sub.next_billing_at,
+          nextBillingDate: wireTime(sub.next_billing_at),
         }
       : null,
   };
@@ -193,7 +194,8 @@ function newSubscription(row: PaymentsTable, method: PaymentMethod, nowIso: stri
     anchor_at: nowIso,
     cycle: 0,
     next_billing_at: billingDate(nowIso, frequency, 1),
-    last_billing_at: nowIso,
+    // The last successful charge: a pending bank debit is not one yet (settlement records it).
+    last_billing_at: row.status === "COMPLETED" ? nowIso : null,
     end_billing_at: null,
     failed_attempts: 0,
     retry_at: null,

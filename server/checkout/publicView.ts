@@ -3,6 +3,7 @@ import { centsToDollars } from "../../shared/money.js";
 import type { DonorPrefill } from "../../shared/prefill.js";
 import { type AnyCustomInput, customInputsOf } from "../../shared/prefill.js";
 import { type Availability, remainingProducts, remainingTickets } from "../../shared/pricing.js";
+import { wireTime } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
 import type { FormRecord } from "../store/forms.js";
 import type { Organization } from "../store/organizations.js";
@@ -43,7 +44,7 @@ async function donorList(db: Db, formId: string) {
     name: r.anonymous === 1 ? "Anonymous" : `${r.first_name} ${r.last_name.trim().charAt(0)}.`.trim(),
     anonymous: r.anonymous === 1,
     amount: centsToDollars(Number(r.amount_cents) - Number(r.fee_cents)),
-    date: r.created_at,
+    date: wireTime(r.created_at),
   }));
 }
 

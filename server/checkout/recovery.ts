@@ -1,4 +1,5 @@
 import type { AppDeps } from "../api/env.js";
+import { CHECKOUT_CHARGE_PREFIX } from "./engine.js";
 import { finalizeCheckout, outcomeOf } from "./finalize.js";
 
 /**
@@ -18,7 +19,7 @@ export async function recoverInterruptedCheckouts(deps: AppDeps, limit = 100): P
     .select(["id", "charge_key"])
     .where("status", "=", "PROCESSING")
     .where("updated_at", "<", cutoff)
-    .where("charge_key", "like", "checkout:%")
+    .where("charge_key", "like", `${CHECKOUT_CHARGE_PREFIX}%`)
     .orderBy("updated_at")
     .limit(limit)
     .execute();

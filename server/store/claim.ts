@@ -66,13 +66,15 @@ export async function claimRows<T extends ClaimableTable>(
         .execute();
     });
   } else {
+    // No second `where` outside the subquery: nothing can change the rows between the two (one statement),
+    // and with it SQLite walks every due row to test `id IN (…)` instead of looking the ids up (70 ms with
+    // 20,000 queued receipts, against 2 ms).
     rows = await db
       .updateTable(table)
       .set(set)
       .where("id", "in", (eb) =>
         eb.selectFrom(table).select("id").where(where).orderBy(orderBy).orderBy("id").limit(q.limit),
       )
-      .where(where)
       .returningAll()
       .execute();
   }

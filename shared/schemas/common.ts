@@ -21,7 +21,7 @@ function describeType(value: unknown): string {
   return typeof value === "object" ? "an object" : `a ${typeof value}`;
 }
 
-const ARTICLE: Record<string, string> = { array: "an array", object: "an object", integer: "an integer" };
+const ARTICLE: Record<string, string> = { array: "an array", object: "an object" };
 
 /** Turns zod issues into the contract's `details`: one "<field> <problem>" line per problem. */
 export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?: unknown): string[] {
@@ -38,6 +38,12 @@ export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?:
       case "invalid_type": {
         const received = valueAt(input, issue.path);
         if (received === undefined) details.push(`${prefix}is required`);
+        else if (issue.expected === "int")
+          details.push(
+            typeof received === "number"
+              ? `${prefix}must be a whole number`
+              : `${prefix}must be a whole number, not ${describeType(received)}`,
+          );
         else if (typeof received === "number" && issue.expected === "number")
           details.push(`${prefix}must be a finite number`);
         else
@@ -125,3 +131,17 @@ export function money(opts: { min: number; max: number; minExclusive?: boolean }
 
 export const boundedString = (max: number) => z.string().trim().max(max);
 export const requiredString = (max: number) => z.string().trim().min(1).max(max);
+
+/**
+ * Fields a read returns that the server computes: accepted on input and ignored, so that a record read
+ * can be sent back as an update. Documented as read-only in the OpenAPI document.
+ */
+export function readOnlyFields<const K extends string>(
+  ...names: K[]
+): Record<K, z.ZodOptional<z.ZodUnknown>> {
+  const field = z
+    .unknown()
+    .optional()
+    .meta({ description: "Read-only (returned by reads); ignored on input" });
+  return Object.fromEntries(names.map((name) => [name, field])) as Record<K, z.ZodOptional<z.ZodUnknown>>;
+}

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { boundedString, requiredString } from "./common.js";
+import { boundedString, readOnlyFields, requiredString } from "./common.js";
 
 /**
  * Contacts through the API (seed 2.4, 4.3; contract 7). Input takes `value` or `email` for an address and
@@ -110,20 +110,20 @@ const addressItem = z
   }));
 
 /** Fields a GET returns that the server computes: accepted and ignored, so a read can be sent back. */
-const READ_ONLY = {
-  id: z.unknown().optional(),
-  fullName: z.unknown().optional(),
-  totalTransactionCount: z.unknown().optional(),
-  totalTransactionValue: z.unknown().optional(),
-  emailConsent: z.unknown().optional(),
-  smsConsent: z.unknown().optional(),
-  communicationConsent: z.unknown().optional(),
-  hasActiveSubscription: z.unknown().optional(),
-  firstDonationAt: z.unknown().optional(),
-  lastDonationAt: z.unknown().optional(),
-  createdAt: z.unknown().optional(),
-  updatedAt: z.unknown().optional(),
-};
+const READ_ONLY = readOnlyFields(
+  "id",
+  "fullName",
+  "totalTransactionCount",
+  "totalTransactionValue",
+  "emailConsent",
+  "smsConsent",
+  "communicationConsent",
+  "hasActiveSubscription",
+  "firstDonationAt",
+  "lastDonationAt",
+  "createdAt",
+  "updatedAt",
+);
 
 const fields = {
   firstName: requiredString(100),

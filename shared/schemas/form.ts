@@ -12,7 +12,7 @@ import {
   TICKET_TYPES,
 } from "../enums.js";
 import { dollarsToCents } from "../money.js";
-import { boundedString, money, requiredString } from "./common.js";
+import { boundedString, money, readOnlyFields, requiredString } from "./common.js";
 
 /**
  * The rules of a donation or event form (seed 2.2, 4.1, 7; contract 4), as one zod schema.
@@ -44,7 +44,7 @@ function isTimeZone(value: string): boolean {
 }
 
 /** Read-only fields that reads add; accepted (and ignored) on input so a read can be sent back. */
-const readOnly = { quantitySold: z.unknown().optional(), timesRedeemed: z.unknown().optional() };
+const readOnly = readOnlyFields("quantitySold", "timesRedeemed");
 
 export const givingLevelSchema = z.strictObject({
   title: requiredString(200),
@@ -91,6 +91,20 @@ export const promoCodeSchema = z.strictObject({
   ...readOnly,
 });
 
+/** The options of a custom input (form or organization): at most 100, each 1 to 200 characters. */
+export const inputOptionsSchema = z.array(requiredString(200)).max(100).default([]);
+
+const REPEATED_OPTION = "must not repeat an option";
+const hasRepeats = (options: readonly string[]) => new Set(options).size !== options.length;
+
+/** The problems of a dropdown's options, in the same words for form and organization inputs. */
+export function dropdownOptionProblems(options: readonly string[]): string[] {
+  const problems: string[] = [];
+  if (options.length < 2) problems.push("must contain at least 2 options for a dropdown");
+  if (hasRepeats(options)) problems.push(REPEATED_OPTION);
+  return problems;
+}
+
 export const customInputSchema = z
   .strictObject({
     id: z
@@ -104,7 +118,7 @@ export const customInputSchema = z
     question: requiredString(300).optional(),
     inputType: z.enum(CUSTOM_INPUT_TYPES),
     required: z.boolean().default(false),
-    options: z.array(requiredString(200)).max(100).default([]),
+    options: inputOptionsSchema,
   })
   .check(
     z.superRefine((input, ctx) => {
@@ -117,20 +131,16 @@ export const customInputSchema = z
           path: ["title"],
         });
       const isSelect = input.inputType === "single_select" || input.inputType === "multi_select";
-      if (isSelect && Array.isArray(input.options) && input.options.length < 2)
-        ctx.addIssue({
-          code: "custom",
-          message: "must contain at least 2 options for a dropdown",
-          path: ["options"],
-        });
-      if (!isSelect && Array.isArray(input.options) && input.options.length > 0)
-        ctx.addIssue({
-          code: "custom",
-          message: "are only allowed on single_select and multi_select inputs",
-          path: ["options"],
-        });
-      if (Array.isArray(input.options) && new Set(input.options).size !== input.options.length)
-        ctx.addIssue({ code: "custom", message: "must not repeat an option", path: ["options"] });
+      if (!Array.isArray(input.options)) return;
+      const problems = isSelect
+        ? dropdownOptionProblems(input.options)
+        : [
+            ...(input.options.length > 0
+              ? ["are only allowed on single_select and multi_select inputs"]
+              : []),
+            ...(hasRepeats(input.options) ? [REPEATED_OPTION] : []),
+          ];
+      for (const message of problems) ctx.addIssue({ code: "custom", message, path: ["options"] });
     }),
   );
 
@@ -143,7 +153,11 @@ const amountList = z.array(formAmount).max(20);
 
 const FORM_FIELDS = {
   title: requiredString(200),
-  description: boundedString(650).default(""),
+  // null clears the description like "".
+  description: boundedString(650)
+    .nullable()
+    .transform((d) => d ?? "")
+    .default(""),
   formType: z.enum([...INPUT_FORM_TYPES, ...STORED_FORM_TYPES]).default("fundraising"),
   amountType: z.enum(AMOUNT_TYPES).default("standard"),
   funds: z.array(requiredString(200)).min(1).max(100),
@@ -152,7 +166,8 @@ const FORM_FIELDS = {
   color: z.string().regex(HEX_COLOR, { message: "must be a hex color like #3B82F6" }).default("#3B82F6"),
   active: z.boolean().default(true),
   headerImage: z.string().trim().max(2048).nullable().optional(),
-  goal: money({ min: 0, max: 1_000_000_000, minExclusive: true }).nullable().optional(),
+  // 0 or null is "no goal"; a goal above 0 is required only with the fundraising bar (seed 4.1, 7).
+  goal: money({ min: 0, max: 1_000_000_000 }).nullable().optional(),
 
   // zod defaults are output values: cents.
   oneTimeAmounts: amountList.default([2500, 5000, 10000, 25000, 50000]),
@@ -234,7 +249,10 @@ function crossFieldRules(allowHttpImages: boolean) {
     const amountType = amountTypeOf(form);
     const list = (key: string) => objectsIn(form[key]);
 
-    if (form.enableFundraisingBar === true && (form.goal === undefined || form.goal === null))
+    if (
+      form.enableFundraisingBar === true &&
+      (form.goal === undefined || form.goal === null || form.goal === 0)
+    )
       issue("goal", "is required and must be greater than 0 when enableFundraisingBar is true");
 
     if (form.enableCustomEmail === true) {
@@ -300,19 +318,32 @@ function crossFieldRules(allowHttpImages: boolean) {
       if (sponsorshipGroups.length)
         issue("sponsorshipGroups", "are only allowed on sponsorship fundraising forms");
     } else {
+      // A stored type name already fixes the amount type; a different amountType beside it is a contradiction.
+      const implied = STORED_AMOUNT_TYPE[String(form.formType)];
+      if (implied && typeof form.amountType === "string" && form.amountType !== implied)
+        issue(
+          "amountType",
+          `must be ${implied} (or left out) when formType is ${String(form.formType)}; send formType "fundraising" to choose the amount type`,
+        );
       if (tickets.length) issue("tickets", "are only allowed on event forms");
       if (promoCodes.length) issue("promoCodes", "are only allowed on event forms");
       if (amountType === "giving_level" && givingLevels.length === 0)
         issue("givingLevels", "must contain at least 1 level when amountType is giving_level");
       if (amountType !== "giving_level" && givingLevels.length)
-        issue("givingLevels", "are only allowed when amountType is giving_level");
+        issue(
+          "givingLevels",
+          `are only allowed when amountType is giving_level (here it is ${amountType}; send "givingLevels": [] to remove them)`,
+        );
       if (amountType === "sponsorship" && sponsorshipGroups.length === 0)
         issue(
           "sponsorshipGroups",
           "must contain at least 1 group with at least 1 option when amountType is sponsorship",
         );
       if (amountType !== "sponsorship" && sponsorshipGroups.length)
-        issue("sponsorshipGroups", "are only allowed when amountType is sponsorship");
+        issue(
+          "sponsorshipGroups",
+          `are only allowed when amountType is sponsorship (here it is ${amountType}; send "sponsorshipGroups": [] to remove them)`,
+        );
     }
 
     const groupTitles = sponsorshipGroups
@@ -385,17 +416,17 @@ function objectsIn(value: unknown): Record<string, unknown>[] {
   );
 }
 
+const STORED_AMOUNT_TYPE: Record<string, string> = {
+  CROWDFUNDING_FORM: "giving_level",
+  PRODUCT: "sponsorship",
+  EMBED_FORM: "standard",
+};
+
 function amountTypeOf(form: Record<string, unknown>): string {
-  switch (form.formType) {
-    case "CROWDFUNDING_FORM":
-      return "giving_level";
-    case "PRODUCT":
-      return "sponsorship";
-    case "EMBED_FORM":
-      return "standard";
-    default:
-      return typeof form.amountType === "string" ? form.amountType : "standard";
-  }
+  return (
+    STORED_AMOUNT_TYPE[String(form.formType)] ??
+    (typeof form.amountType === "string" ? form.amountType : "standard")
+  );
 }
 
 export interface FormSchemaOptions {

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { requiredString } from "./common.js";
+import { dropdownOptionProblems, inputOptionsSchema } from "./form.js";
 
 /** Organization settings (seed 2.9, contract 6). */
 
@@ -22,18 +23,15 @@ export const globalCustomInputSchema = z
     title: requiredString(300),
     inputType: z.enum(GLOBAL_INPUT_TYPES),
     required: z.boolean().default(false),
-    options: z.array(requiredString(200)).max(100).default([]),
+    options: inputOptionsSchema,
   })
   .check(
     z.superRefine((input, ctx) => {
       const isSelect =
         input.inputType === "SINGLE_SELECTION_DROPDOWN" || input.inputType === "MULTI_SELECTION_DROPDOWN";
-      if (isSelect && Array.isArray(input.options) && input.options.length < 2)
-        ctx.addIssue({
-          code: "custom",
-          message: "must contain at least 2 options for a dropdown",
-          path: ["options"],
-        });
+      if (isSelect && Array.isArray(input.options))
+        for (const message of dropdownOptionProblems(input.options))
+          ctx.addIssue({ code: "custom", message, path: ["options"] });
       if (!isSelect && Array.isArray(input.options) && input.options.length > 0)
         ctx.addIssue({ code: "custom", message: "are only allowed on dropdown inputs", path: ["options"] });
     }),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { readOnlyFields } from "./common.js";
 
 /** Webhooks (seed 2.7, 4.6, 6; contract 8) and their delivery log (contract 9). */
 
@@ -70,6 +71,19 @@ export function webhookCreateSchema(opts: { httpsOnly: boolean }) {
   });
 }
 
+/**
+ * The read-only fields of the webhook record (what a read returns, `updatedAt` included for clients that
+ * track it): accepted and ignored on update, so that a webhook read can be sent back with a change.
+ */
+const readOnly = readOnlyFields(
+  "webhookId",
+  "createdAt",
+  "updatedAt",
+  "lastDeliveryAt",
+  "successCount",
+  "failureCount",
+);
+
 export function webhookUpdateSchema(opts: { httpsOnly: boolean }) {
   return z
     .strictObject({
@@ -77,6 +91,7 @@ export function webhookUpdateSchema(opts: { httpsOnly: boolean }) {
       events: eventList.optional(),
       status: z.enum(WEBHOOK_STATUSES).optional(),
       description: description.optional(),
+      ...readOnly,
     })
     .check(
       z.superRefine(
@@ -92,7 +107,8 @@ export function webhookUpdateSchema(opts: { httpsOnly: boolean }) {
         },
         { when: () => true },
       ),
-    );
+    )
+    .transform(({ url, events, status, description }) => ({ url, events, status, description }));
 }
 
 export type WebhookCreate = z.output<ReturnType<typeof webhookCreateSchema>>;

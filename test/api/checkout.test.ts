@@ -166,7 +166,7 @@ describe("checkout", () => {
     expect(payment.subscription).toMatchObject({
       amount: 25,
       frequency: "MONTHLY",
-      nextBillingDate: "2026-02-28T10:00:00.000Z",
+      nextBillingDate: "2026-02-28T10:00:00Z",
     });
     const [sub] = await rows("subscriptions");
     expect(sub).toMatchObject({ status: "ACTIVE", amount_cents: 2500, cover_fees: 1, frequency: "MONTHLY" });

@@ -85,11 +85,15 @@ describe("/v1/donations", () => {
     const other = await t.newOrg();
     const foreign = await t.request("GET", `/v1/donations/${id}`, { key: other.key });
     expect(foreign.status).toBe(403);
+    expect(foreign.body).toEqual({ error: "Donation belongs to another organization" });
     expectDeprecated(foreign.headers);
     expect((await t.request<Json>("GET", "/v1/donations", { key: other.key })).body.count).toBe(0);
-    const missing = await t.request("GET", "/v1/donations/pay_00000000000000000000000000");
-    expect(missing.status).toBe(404);
-    expectDeprecated(missing.headers);
+    for (const missingId of ["pay_00000000000000000000000000", "pay_x", "123"]) {
+      const missing = await t.request("GET", `/v1/donations/${missingId}`);
+      expect(missing.status, missingId).toBe(404);
+      expect(missing.body).toEqual({ error: "Donation not found" });
+      expectDeprecated(missing.headers);
+    }
     const noRead = await t.newOrg({ permissions: ["forms:read"] });
     const denied = await t.request("GET", "/v1/donations", { key: noRead.key });
     expect(denied.body).toEqual({ error: "Missing permission: donations:read" });

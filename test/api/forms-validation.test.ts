@@ -468,6 +468,34 @@ describe(`POST /v1/forms validation (${dialect})`, () => {
     expectValidationError(res, "eventDate", "startTime", "tickets", "tickets[2].groupSize", "customInputs");
   });
 
+  it("names the contradiction when a stored formType comes with another amountType", async () => {
+    const res = await create({
+      ...validForms.givingLevel(),
+      formType: "EMBED_FORM",
+      amountType: "giving_level",
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toContain(
+      'amountType must be standard (or left out) when formType is EMBED_FORM; send formType "fundraising" to choose the amount type',
+    );
+  });
+
+  it("tells how to remove giving levels when a PUT changes the amount type", async () => {
+    const made = await t.request<{ formID: string }>("POST", "/v1/forms", { body: validForms.givingLevel() });
+    expect(made.status).toBe(201);
+    const res = await t.request<ErrorBody>("PUT", `/v1/forms/${made.body.formID}`, {
+      body: { amountType: "standard" },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([
+      'givingLevels are only allowed when amountType is giving_level (here it is standard; send "givingLevels": [] to remove them)',
+    ]);
+    const fixed = await t.request("PUT", `/v1/forms/${made.body.formID}`, {
+      body: { amountType: "standard", givingLevels: [] },
+    });
+    expect(fixed.status).toBe(200);
+  });
+
   it("does not store anything when validation fails", async () => {
     const title = `Rejected ${Math.random().toString(36).slice(2)}`;
     const res = await create({ title, funds: [] });

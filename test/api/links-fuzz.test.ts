@@ -8,7 +8,8 @@ import { dialect, setupTestApp, type TestApp, validForms } from "../support/test
  * contract 1 and 5). Each generated prefill is a random selection of values the form accepts plus at least
  * one problem (unknown key, wrong type, amount out of range or not matching the form, bad custom input
  * answer, key of another form type). Every one must be a 400 JSON with details, never a 5xx, and must not
- * create a link.
+ * create a link. With a bad top-level field added as well, the details are that field's problem followed by
+ * exactly the details the prefill gets alone (every problem at once, contract 1).
  */
 
 type Json = Record<string, unknown>;
@@ -342,6 +343,15 @@ function badPrefill(kind: Kind): fc.Arbitrary<Json> {
     .map(([ok, bad]) => Object.fromEntries([...ok, ...bad.flat()]));
 }
 
+/** One bad top-level field of a link body (wrong type, too long, unknown, not a destination). */
+const badTopLevel: fc.Arbitrary<Json> = fc.oneof(
+  fc.oneof(fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string())).map((v) => ({ name: v })),
+  fc.integer({ min: 201, max: 400 }).map((n) => ({ name: "n".repeat(n) })),
+  fc.constantFrom("slug", "colour", "prefills", "Name").map((k) => ({ [k]: "x" })),
+  fc.constantFrom("EMAIL", "hosted_page_donate", "", "OVERLAY").map((v) => ({ destinationType: v })),
+  fc.oneof(fc.integer(), fc.boolean(), fc.constant({})).map((v) => ({ overlayPath: v })),
+);
+
 // ---------------------------------------------------------------------------------------------
 
 interface ErrorBody {
@@ -414,6 +424,33 @@ describe(`checkout link prefill fuzz (${dialect})`, () => {
       const list = await t.request<{ links: unknown[] }>("GET", `/v1/forms/${formID}/links?limit=200`);
       expect(list.status).toBe(200);
       expect(list.body.links).toHaveLength(before);
+    },
+  );
+
+  it.each(Object.keys(FORM_BODIES) as Kind[])(
+    "on the %s form lists a bad top-level field and then exactly the details the bad prefill gets alone",
+    async (kind) => {
+      const formID = formIDs[kind];
+      const refuse = async (body: Json): Promise<string[]> => {
+        const res = await t.request<ErrorBody>("POST", `/v1/forms/${formID}/links`, { body });
+        expect(res.status, `${JSON.stringify(body)} → ${res.text}`).toBe(400);
+        return res.body.details as string[];
+      };
+      await fc.assert(
+        fc.asyncProperty(badTopLevel, badPrefill(kind), async (top, prefill) => {
+          // A "__proto__" key is refused on its own before any field is looked at.
+          fc.pre(!JSON.stringify(prefill).includes('"__proto__"'));
+          const alone = await refuse({ prefill });
+          const both = await refuse({ ...top, prefill });
+          const shown = `${JSON.stringify(top)} + ${JSON.stringify(prefill)} → ${JSON.stringify(both)}`;
+          expect(both.length, shown).toBeGreaterThan(alone.length);
+          expect(both.slice(both.length - alone.length), shown).toEqual(alone);
+          const [field] = Object.keys(top);
+          for (const d of both.slice(0, both.length - alone.length))
+            expect(d.startsWith(field), shown).toBe(true);
+        }),
+        { numRuns: 30 },
+      );
     },
   );
 

@@ -201,8 +201,35 @@ describe(`checkout links (${dialect})`, () => {
     });
 
     it("refuses unknown top-level body fields", async () => {
-      const details = await refuse(formID, { name: "x", url: "https://evil.example" });
-      expect(details.some((d) => d.includes("url"))).toBe(true);
+      const details = await refuse(formID, { name: "x", slug: "spring" });
+      expect(details).toEqual(["slug is not a recognised field"]);
+    });
+
+    it("accepts and ignores the read-only fields of a link record", async () => {
+      const res = await t.request<Link>("POST", `/v1/forms/${formID}/links`, {
+        body: {
+          name: "With read-only fields",
+          linkID: UNKNOWN_UUID,
+          formID: UNKNOWN_UUID,
+          url: "https://evil.example/x",
+          checkoutUrl: "https://evil.example/y",
+          active: false,
+          createdAt: "2000-01-01T00:00:00Z",
+          updatedAt: 17,
+        },
+      });
+      expect(res.status, res.text).toBe(201);
+      const link = res.body;
+      expect(link.linkID).not.toBe(UNKNOWN_UUID);
+      expect(link).toMatchObject({
+        formID,
+        name: "With read-only fields",
+        url: `${BASE}/donate/${formID}?elementid=${link.linkID}`,
+        checkoutUrl: `${BASE}/donate/${formID}?elementid=${link.linkID}`,
+        active: true,
+      });
+      expect(link.createdAt).not.toBe("2000-01-01T00:00:00Z");
+      expect(await getLink(formID, link.linkID)).toEqual(link);
     });
 
     it("answers 400 Invalid JSON body to a body that is not JSON", async () => {
@@ -324,6 +351,52 @@ describe(`checkout links (${dialect})`, () => {
       await setBaseUrls(["https://new.example.org"], org.key);
       const res = await t.request<Link>("GET", `/v1/forms/${formID}/links/${link.linkID}`, { key: org.key });
       expect(res.body.url).toBe(`https://new.example.org/d?donate&formid=${formID}&elementid=${link.linkID}`);
+    });
+  });
+
+  describe("overlay links after the organization removes its base URLs", () => {
+    it("give the form's hosted page URL with the link on read, and the overlay URL again once a base URL is back", async () => {
+      const org = await t.newOrg({ name: "Fallback Org" });
+      await setBaseUrls(["https://www.example.org"], org.key);
+      const formID = await createForm(validForms.standard(), org.key);
+      const eventID = await createForm(validForms.event(), org.key);
+      const donate = await createLink(
+        formID,
+        { destinationType: "OVERLAY_DONATE", overlayPath: "/give" },
+        org.key,
+      );
+      const attend = await createLink(
+        eventID,
+        { destinationType: "OVERLAY_ATTEND", overlayPath: "/gala" },
+        org.key,
+      );
+      await setBaseUrls([], org.key);
+
+      const read = async (id: string, linkID: string) =>
+        (await t.request<Link>("GET", `/v1/forms/${id}/links/${linkID}`, { key: org.key })).body;
+      const d = await read(formID, donate.linkID);
+      expect(d.url).toBe(`${BASE}/donate/${formID}?elementid=${donate.linkID}`);
+      expect(d.checkoutUrl).toBe(d.url);
+      expect(d).toMatchObject({ destinationType: "OVERLAY_DONATE", overlayPath: "/give" });
+      const page = await t.request("GET", d.url.slice(BASE.length), { key: null });
+      expect(page.status).toBe(200);
+      const a = await read(eventID, attend.linkID);
+      expect(a.url).toBe(`${BASE}/attend/${eventID}?elementid=${attend.linkID}`);
+      expect(a.checkoutUrl).toBe(a.url);
+      expect(a).toMatchObject({ destinationType: "OVERLAY_ATTEND", overlayPath: "/gala" });
+      const list = await t.request<LinkList>("GET", `/v1/forms/${eventID}/links`, { key: org.key });
+      expect(list.body.links.map((l) => l.url)).toEqual([a.url]);
+      const keepOverlay = await t.request<ErrorBody>("PUT", `/v1/forms/${eventID}/links/${attend.linkID}`, {
+        body: a,
+        key: org.key,
+      });
+      expect(keepOverlay.status).toBe(400);
+      expect(keepOverlay.body.details?.some((x) => x.startsWith("organizationBaseURLs"))).toBe(true);
+
+      await setBaseUrls(["https://new.example.org"], org.key);
+      expect((await read(eventID, attend.linkID)).url).toBe(
+        `https://new.example.org/gala?attend&formid=${eventID}&elementid=${attend.linkID}`,
+      );
     });
   });
 
@@ -614,20 +687,8 @@ describe(`checkout links (${dialect})`, () => {
           firstName: 7,
         },
       });
-      // The name problem is found by the body schema; the prefill problems once the body parses.
-      expect(details.some((d) => d.startsWith("name "))).toBe(true);
-      const again = await refuse(standardID, {
-        prefill: {
-          favouriteColour: "blue",
-          amount: 0,
-          fund: "general",
-          frequency: "HOURLY",
-          ticket: "Adult",
-          sponsorshipGroup: "Booths",
-          firstName: 7,
-        },
-      });
       for (const prefix of [
+        "name ",
         "prefill.favouriteColour",
         "prefill.amount",
         "prefill.fund",
@@ -637,10 +698,63 @@ describe(`checkout links (${dialect})`, () => {
         "prefill.firstName",
       ])
         expect(
-          again.some((d) => d.startsWith(prefix)),
+          details.some((d) => d.startsWith(prefix)),
           prefix,
         ).toBe(true);
-      expect(again.length).toBeGreaterThanOrEqual(7);
+      expect(details.length).toBeGreaterThanOrEqual(8);
+    });
+
+    it("lists a problem of the body's own fields together with the prefill problems, each worded as on its own", async () => {
+      const prefillAlone = await refuse(standardID, { prefill: { bogus: 1 } });
+      expect(prefillAlone).toHaveLength(1);
+      expect(prefillAlone[0]).toMatch(/^prefill\.bogus /);
+      const bodies: [Json, string][] = [
+        [{ name: 5 }, "name must be a string, not a number"],
+        [{ name: "n".repeat(201) }, "name must be at most 200 characters"],
+        [{ colour: "red" }, "colour is not a recognised field"],
+        [{ destinationType: "EMAIL" }, "destinationType must be one of: "],
+        [{ overlayPath: 7 }, "overlayPath must be a string, not a number"],
+      ];
+      for (const [body, own] of bodies) {
+        const details = await refuse(standardID, { ...body, prefill: { bogus: 1 } });
+        expect(details, JSON.stringify(body)).toHaveLength(2);
+        expect(details[0].startsWith(own), `${JSON.stringify(body)}: ${details[0]}`).toBe(true);
+        expect(details[1], JSON.stringify(body)).toBe(prefillAlone[0]);
+      }
+    });
+
+    it("checks the destination even when another field of the body is bad", async () => {
+      const details = await refuse(standardID, {
+        name: 5,
+        destinationType: "HOSTED_PAGE_ATTEND",
+        prefill: { fund: "Nope" },
+      });
+      expect(details).toContain("name must be a string, not a number");
+      expect(details.some((d) => d.startsWith("destinationType HOSTED_PAGE_ATTEND is for event forms"))).toBe(
+        true,
+      );
+      expect(details.some((d) => d.startsWith("prefill.fund"))).toBe(true);
+    });
+
+    it("does not guess a destination's needs from a destinationType that is itself bad", async () => {
+      const details = await refuse(standardID, { destinationType: "EMAIL", overlayPath: "/give" });
+      expect(details).toHaveLength(1);
+      expect(details[0]).toMatch(/^destinationType must be one of: /);
+    });
+
+    it("answers a bad body on an unknown form with the body's own problems (400), as before loading the form", async () => {
+      const res = await t.request<ErrorBody>("POST", `/v1/forms/${UNKNOWN_UUID}/links`, {
+        body: { name: 5, prefill: { bogus: 1 } },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        error: "Validation failed",
+        details: ["name must be a string, not a number"],
+      });
+      const clean = await t.request<ErrorBody>("POST", `/v1/forms/${UNKNOWN_UUID}/links`, {
+        body: { prefill: { bogus: 1 } },
+      });
+      expect(clean.status).toBe(404);
     });
 
     it("lists a destination problem together with prefill problems", async () => {
@@ -1124,6 +1238,117 @@ describe(`checkout links (${dialect})`, () => {
         true,
       );
       expect(await getLink(formID, link.linkID)).toEqual(link);
+    });
+
+    it("lists the body's own problems and the prefill problems together on replace, changing nothing", async () => {
+      const link = await createLink(formID, { name: "Keep", prefill: { fund: "General" } });
+      const alone = await put(link.linkID, { prefill: { bogus: 1 } });
+      expect(alone.status).toBe(400);
+      const prefillDetail = alone.body.details?.[0] ?? "";
+      expect(prefillDetail).toMatch(/^prefill\.bogus /);
+      const res = await put(link.linkID, { name: 5, colour: "red", prefill: { bogus: 1, fund: "general" } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toBe("Validation failed");
+      expect(res.body.details).toEqual([
+        "name must be a string, not a number",
+        "colour is not a recognised field",
+        prefillDetail,
+        "prefill.fund must be one of the form's funds: General",
+      ]);
+      expect(await getLink(formID, link.linkID)).toEqual(link);
+    });
+
+    it("takes back a body copied from a GET of the link, keeping everything but updatedAt", async () => {
+      const org = await t.newOrg();
+      await setBaseUrls(["https://site.example.org"], org.key);
+      const id = await createForm(
+        {
+          ...validForms.standard(),
+          funds: ["General", "Roof"],
+          frequencies: ["ONE_TIME", "MONTHLY"],
+          customInputs: [
+            { id: "shirt", title: "Shirt size", inputType: "single_select", options: ["S", "M"] },
+          ],
+        },
+        org.key,
+      );
+      const created = await createLink(
+        id,
+        {
+          name: "Round trip",
+          destinationType: "OVERLAY_DONATE",
+          overlayPath: "/give",
+          prefill: {
+            email: "a@b.co",
+            amount: 12.5,
+            fund: "Roof",
+            frequency: "MONTHLY",
+            customInputs: { "Shirt size": "M" },
+          },
+        },
+        org.key,
+      );
+      await t.request("POST", `/v1/forms/${id}/links/${created.linkID}/deactivate`, { key: org.key });
+      const read = await t.request<Link>("GET", `/v1/forms/${id}/links/${created.linkID}`, { key: org.key });
+      expect(read.body.active).toBe(false);
+      const res = await t.request<Link>("PUT", `/v1/forms/${id}/links/${created.linkID}`, {
+        body: read.body,
+        key: org.key,
+      });
+      expect(res.status, res.text).toBe(200);
+      const { updatedAt: _before, ...same } = read.body;
+      expect(res.body).toMatchObject(same);
+      expect(res.body.active).toBe(false);
+      const again = await t.request<Link>("GET", `/v1/forms/${id}/links/${created.linkID}`, { key: org.key });
+      expect(again.body).toEqual(res.body);
+    });
+
+    it("ignores changed read-only fields on replace: id, form, URLs, active and createdAt stay", async () => {
+      const link = await createLink(formID, { name: "Before" });
+      const res = await put(link.linkID, {
+        ...link,
+        name: "After",
+        linkID: UNKNOWN_UUID,
+        formID: UNKNOWN_UUID,
+        url: "https://evil.example/x",
+        checkoutUrl: "https://evil.example/y",
+        active: false,
+        createdAt: "2000-01-01T00:00:00Z",
+        updatedAt: "2000-01-01T00:00:00Z",
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({
+        linkID: link.linkID,
+        formID,
+        name: "After",
+        url: link.url,
+        checkoutUrl: link.url,
+        active: true,
+        createdAt: link.createdAt,
+      });
+      expect(res.body.updatedAt).not.toBe("2000-01-01T00:00:00Z");
+      expect(await getLink(formID, link.linkID)).toEqual(res.body);
+    });
+
+    it("still refuses any other unknown field in a body copied from a GET, changing nothing", async () => {
+      const link = await createLink(formID, { name: "Strict" });
+      const res = await put(link.linkID, { ...link, name: "Changed", slug: "x" });
+      expect(res.status).toBe(400);
+      expect(res.body.details).toEqual(["slug is not a recognised field"]);
+      expect(await getLink(formID, link.linkID)).toEqual(link);
+    });
+
+    it("documents the ignored read-only fields in the OpenAPI description of PUT", async () => {
+      const res = await t.request<{ paths: Record<string, Record<string, { description?: string }>> }>(
+        "GET",
+        "/v1/openapi.json",
+        { key: null },
+      );
+      const description = res.body.paths["/v1/forms/{formID}/links/{linkID}"].put.description ?? "";
+      for (const field of ["linkID", "formID", "url", "checkoutUrl", "active", "createdAt", "updatedAt"])
+        expect(description).toContain(`\`${field}\``);
+      expect(description).toContain("ignored");
+      expect(description).toContain("Full-record");
     });
 
     it("refuses a 201-character name on replace", async () => {

@@ -346,6 +346,59 @@ describe(`organization settings (${dialect})`, () => {
       expect(details.some((d) => d.startsWith("globalCustomInputs") && d.includes("options"))).toBe(true);
     });
 
+    it("refuses a dropdown that repeats an option, in the words a form's custom input uses", async () => {
+      const org = await freshOrg();
+      const form = await t.request<ErrorBody>("POST", "/v1/forms", {
+        key: org.key,
+        body: {
+          title: "Repeats",
+          funds: ["General"],
+          customInputs: [{ title: "Size", inputType: "single_select", options: ["a", "a"] }],
+        },
+      });
+      expect(form.status).toBe(400);
+      expect(form.body.details).toContain("customInputs[0].options must not repeat an option");
+      for (const inputType of ["SINGLE_SELECTION_DROPDOWN", "MULTI_SELECTION_DROPDOWN"]) {
+        const details = await refuse(org, {
+          globalCustomInputs: [
+            { title: "Fine", inputType, options: ["x", "y"] },
+            { title: "Size", inputType, options: ["a", "a"] },
+            { title: "Spaced", inputType, options: ["b", " b "] },
+          ],
+        });
+        expect(details, inputType).toEqual([
+          "globalCustomInputs[1].options must not repeat an option",
+          "globalCustomInputs[2].options must not repeat an option",
+        ]);
+      }
+      expect((await get(org)).globalCustomInputs).toEqual([]);
+    });
+
+    it("lists a repeated option together with the other problems of the body", async () => {
+      const org = await freshOrg();
+      const details = await refuse(org, {
+        organizationBaseURLs: ["ftp://x"],
+        globalCustomInputs: [
+          { title: "Size", inputType: "SINGLE_SELECTION_DROPDOWN", options: ["a", "a", ""] },
+          { title: "Team", inputType: "SHORT_TEXT_INPUT", options: ["a"] },
+        ],
+      });
+      expect(details).toContain("globalCustomInputs[0].options must not repeat an option");
+      expect(details.some((d) => d.startsWith("globalCustomInputs[0].options[2]"))).toBe(true);
+      expect(details).toContain("globalCustomInputs[1].options are only allowed on dropdown inputs");
+      expect(details.some((d) => d.startsWith("organizationBaseURLs"))).toBe(true);
+    });
+
+    it("still accepts a dropdown of distinct options", async () => {
+      const org = await freshOrg();
+      const body = await putOk(org, {
+        globalCustomInputs: [
+          { title: "Size", inputType: "MULTI_SELECTION_DROPDOWN", options: ["a", "A", "b"] },
+        ],
+      });
+      expect(body.globalCustomInputs[0].options).toEqual(["a", "A", "b"]);
+    });
+
     it("refuses an unknown inputType, including the form-level names", async () => {
       const org = await freshOrg();
       for (const inputType of ["CHECKBOX", "short_text", ""]) {

@@ -1,6 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey, revokeApiKey } from "../../server/store/keys.js";
-import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from "../support/testApp.js";
+import {
+  countForms,
+  dialect,
+  setupTestApp,
+  type TestApp,
+  type TestOrg,
+  validForms,
+} from "../support/testApp.js";
 
 /**
  * What every /v1 endpoint shares: authentication and permissions, request ids, routing (404, 405),
@@ -922,12 +929,7 @@ describe(`rate limit (${dialect})`, () => {
       ).toBe(201);
     const refused = await t.request("POST", "/v1/forms", { key: org.key, body: validForms.standard() });
     expect(refused.status).toBe(429);
-    const count = await t.store.db
-      .selectFrom("forms")
-      .select((eb) => eb.fn.countAll().as("n"))
-      .where("organization_id", "=", org.id)
-      .executeTakeFirstOrThrow();
-    expect(Number(count.n)).toBe(5);
+    expect(await countForms(t.store.db, org.id)).toBe(5);
   });
 
   it("counts per key: another key of the same organization and another organization are unaffected", async () => {

@@ -412,4 +412,122 @@ describe(`resolveElementPrefill (${dialect})`, () => {
       });
     });
   });
+
+  describe("amounts the form's page can take", () => {
+    const amountOf = async (formID: string, prefill: Json) => {
+      const r = await resolve(formID, await createLink(formID, prefill));
+      expect(r.kind === "ok" && r.reason).toBe("applied");
+      return r.kind === "ok" ? r.prefill : null;
+    };
+
+    describe("a standard form without custom amounts", () => {
+      let formID: string;
+      beforeAll(async () => {
+        formID = await createForm({
+          ...validForms.standard(),
+          frequencies: ["ONE_TIME", "MONTHLY"],
+          oneTimeAmounts: [10, 25],
+          monthlyAmounts: [5, 15],
+          allowCustomAmount: false,
+        });
+      });
+
+      it("keeps an amount that is a preset of the default frequency", async () => {
+        expect((await amountOf(formID, { amount: 25 }))?.amount).toBe(2500);
+      });
+
+      it("drops an amount that is no preset, keeping the other values", async () => {
+        const p = await amountOf(formID, { amount: 30, firstName: "Ann", fund: "General" });
+        expect(p).not.toHaveProperty("amount");
+        expect(p).toMatchObject({ firstName: "Ann", fund: "General" });
+      });
+
+      it("judges the amount by the presets of the prefilled frequency", async () => {
+        expect(await amountOf(formID, { amount: 15, frequency: "MONTHLY" })).toMatchObject({
+          amount: 1500,
+          frequency: "MONTHLY",
+        });
+        const monthlyOfOneTime = await amountOf(formID, { amount: 25, frequency: "MONTHLY" });
+        expect(monthlyOfOneTime).not.toHaveProperty("amount");
+        expect(monthlyOfOneTime?.frequency).toBe("MONTHLY");
+        expect(await amountOf(formID, { amount: 15 })).not.toHaveProperty("amount");
+      });
+
+      it("judges an amount without frequency by the presets of the form's defaultFrequency", async () => {
+        const monthlyFirst = await createForm({
+          ...validForms.standard(),
+          frequencies: ["ONE_TIME", "MONTHLY"],
+          defaultFrequency: "MONTHLY",
+          oneTimeAmounts: [10, 25],
+          monthlyAmounts: [5, 15],
+          allowCustomAmount: false,
+        });
+        expect((await amountOf(monthlyFirst, { amount: 15 }))?.amount).toBe(1500);
+        expect(await amountOf(monthlyFirst, { amount: 25 })).not.toHaveProperty("amount");
+      });
+
+      it("keeps the same amount on a form that allows custom amounts", async () => {
+        const custom = await createForm({
+          ...validForms.standard(),
+          oneTimeAmounts: [10, 25],
+          allowCustomAmount: true,
+        });
+        expect((await amountOf(custom, { amount: 30 }))?.amount).toBe(3000);
+      });
+    });
+
+    describe("a sponsorship form, amount without product", () => {
+      let formID: string;
+      beforeAll(async () => {
+        formID = await createForm({
+          ...validForms.sponsorship(),
+          sponsorshipGroups: [
+            {
+              groupTitle: "Booths",
+              description: "",
+              options: [
+                { optionTitle: "Gold", amount: 1000 },
+                { optionTitle: "Silver", amount: 500 },
+              ],
+            },
+            {
+              groupTitle: "Ads",
+              description: "",
+              options: [
+                { optionTitle: "Full page", amount: 250 },
+                { optionTitle: "Banner", amount: 500 },
+              ],
+            },
+          ],
+        });
+      });
+
+      it("chooses the product of that price", async () => {
+        expect(await amountOf(formID, { amount: 250 })).toMatchObject({
+          sponsorshipGroup: "Ads",
+          product: "Full page",
+          amount: 25000,
+        });
+      });
+
+      it("chooses the first product of that price when several groups have one", async () => {
+        expect(await amountOf(formID, { amount: 500 })).toMatchObject({
+          sponsorshipGroup: "Booths",
+          product: "Silver",
+          amount: 50000,
+        });
+      });
+
+      it("searches only the prefilled sponsorshipGroup when one is given", async () => {
+        expect(await amountOf(formID, { amount: 500, sponsorshipGroup: "Ads" })).toMatchObject({
+          sponsorshipGroup: "Ads",
+          product: "Banner",
+          amount: 50000,
+        });
+        const outside = await amountOf(formID, { amount: 1000, sponsorshipGroup: "Ads" });
+        expect(outside?.sponsorshipGroup).toBe("Ads");
+        expect(outside).not.toHaveProperty("product");
+      });
+    });
+  });
 });

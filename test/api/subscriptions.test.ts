@@ -82,8 +82,8 @@ describe("GET /v1/subscriptions", () => {
       amount: 10,
       currency: "USD",
       frequency: "MONTHLY",
-      nextBillingDate: "2026-02-28T10:00:00.000Z",
-      lastBillingDate: "2026-01-31T10:00:00.000Z",
+      nextBillingDate: "2026-02-28T10:00:00Z",
+      lastBillingDate: "2026-01-31T10:00:00Z",
       endBillingDate: null,
       coveredFee: true,
       formID: formId,
@@ -91,7 +91,7 @@ describe("GET /v1/subscriptions", () => {
       email: a.email,
       fund: "Club",
       paymentMethod: { type: "card", brand: "visa", last4: "4242" },
-      createdAt: "2026-01-31T10:00:00.000Z",
+      createdAt: "2026-01-31T10:00:00Z",
       cancelledAt: null,
     });
     expect(all.body.subscriptions[2]).toEqual(one.body);
@@ -128,7 +128,7 @@ describe("PUT /v1/subscriptions/{id}", () => {
       id: sub.id,
       status: "CANCELLED",
       nextBillingDate: null,
-      cancelledAt: "2026-02-10T09:00:00.000Z",
+      cancelledAt: "2026-02-10T09:00:00Z",
       amount: 25,
     });
     expect(await eventsOf(t.store.db, sub.id)).toEqual(["subscription.created", "subscription.cancelled"]);
@@ -152,7 +152,7 @@ describe("PUT /v1/subscriptions/{id}", () => {
     expect(res.body).toMatchObject({
       status: "ACTIVE",
       amount: 40.5,
-      nextBillingDate: "2026-02-28T10:00:00.000Z",
+      nextBillingDate: "2026-02-28T10:00:00Z",
     });
     expect(await eventsOf(t.store.db, sub.id)).toEqual(["subscription.created", "subscription.updated"]);
     // The same amount again changes nothing and says nothing.

@@ -60,13 +60,13 @@ describe("POST /v1/subscriptions/{id}/payment-method-update-link", () => {
     expect(res.body).toEqual({
       id: expect.stringMatching(/^pmu_[0-9a-z]{26}$/),
       url: expect.stringMatching(/^http:\/\/forms\.test\/update-payment-method\/[A-Za-z0-9_-]{43}$/),
-      expiresAt: new Date(JAN_31 + 60 * 60_000).toISOString(),
+      expiresAt: new Date(JAN_31 + 60 * 60_000).toISOString().replace(".000Z", "Z"),
       subscription: {
         id: sub.id,
         status: "ACTIVE",
         amount: 25,
         frequency: "MONTHLY",
-        nextBillingDate: "2026-02-28T10:00:00.000Z",
+        nextBillingDate: "2026-02-28T10:00:00Z",
       },
     });
     const token = String(res.body.url).split("/").pop() as string;
@@ -111,6 +111,10 @@ describe("POST /v1/subscriptions/{id}/payment-method-update-link", () => {
     }
     const fraction = await newLink(sub.id, { expiresInMinutes: 60.5 });
     expect(fraction.status).toBe(400);
+    expect(fraction.body).toEqual({
+      error: "Validation failed",
+      details: ["expiresInMinutes must be a whole number"],
+    });
     const count = (await t.store.db.selectFrom("payment_method_update_links").select("id").execute()).length;
     expect(count).toBe(ok.length);
   });

@@ -1,9 +1,12 @@
+import fs from "node:fs";
 import { serve } from "@hono/node-server";
 import { Hono } from "hono";
 
 /**
  * The benchmark's baseline: a bare Hono route answering a fixed JSON object, served the way Almoner is
- * (@hono/node-server). Reads PORT (0 = the OS picks) and HOST like the real server.
+ * (@hono/node-server), and a second one answering a fixed object the size and shape of a full form (what
+ * `GET /v1/forms/{id}` returns), to show what serializing and sending that much costs by itself. Reads
+ * PORT (0 = the OS picks) and HOST like the real server.
  */
 
 const body = {
@@ -15,8 +18,11 @@ const body = {
   active: true,
 };
 
+const form: unknown = JSON.parse(fs.readFileSync(new URL("./form-response.json", import.meta.url), "utf8"));
+
 const app = new Hono();
 app.get("/json", (c) => c.json(body));
+app.get("/form", (c) => c.json(form));
 
 const host = process.env.HOST ?? "127.0.0.1";
 const server = serve({ fetch: app.fetch, port: Number(process.env.PORT ?? 0), hostname: host }, (info) => {

@@ -246,6 +246,13 @@ async function benchBare(): Promise<void> {
     [server],
     [{ url: server.url, paths: ["/json"] }],
   );
+  await record(
+    "bare-form",
+    "bare Hono: GET /form (fixed full-form JSON, 1.7 KB)",
+    null,
+    [server],
+    [{ url: server.url, paths: ["/form"] }],
+  );
   await server.stop();
 }
 
@@ -380,6 +387,22 @@ function computeRatios(): Ratio[] {
       display: value === null ? "skipped" : `${fmt(value * 100, 1)}%`,
       target: "≥ 50%",
       met: value === null ? null : value >= 0.5,
+    });
+  }
+  const bareForm = find("bare-form");
+  for (const db of ["sqlite", "postgres"] as const) {
+    const name = db === "sqlite" ? "SQLite" : "PostgreSQL";
+    const form = find(`${db}-form`);
+    const value = bareForm && form ? form.figures.rps / bareForm.figures.rps : null;
+    ratios.push({
+      id: `${db}-form-vs-bare-form`,
+      label: `single-form GET vs bare full-form JSON (${name})`,
+      basis: "req/s",
+      value,
+      display: value === null ? "skipped" : `${fmt(value * 100, 1)}%`,
+      target: null,
+      met: null,
+      note: "context: the same response body without key, rate limit, database or metrics",
     });
   }
   for (const db of ["sqlite", "postgres"] as const) {

@@ -191,7 +191,7 @@ describe("recurring billing", () => {
     expect(await ledgerCharges(t.store.db)).toBe(charges);
   });
 
-  it("keeps a cancel that lands while the charge is in flight: the charge is recorded, the schedule is not", async () => {
+  it("keeps a cancel that lands while the charge is in flight: the charge is recorded (lastBillingDate), the schedule is not", async () => {
     const sub = await subscribe(t, await recurringForm(t));
     const cancel = async () => {
       await t.store.db
@@ -208,9 +208,10 @@ describe("recurring billing", () => {
       cancelled_at: "2026-02-28T09:59:00.000Z",
       cycle: 0,
       next_billing_at: sub.next_billing_at,
+      last_billing_at: "2026-02-28T10:00:00.000Z",
       claim_token: null,
     });
-    expect(await eventsOf(t.store.db, sub.id)).toEqual(["subscription.created"]);
+    expect(await eventsOf(t.store.db, sub.id)).toEqual(["subscription.created", "subscription.updated"]);
     expect(await billAt("2026-03-31T10:00:00Z")).toEqual(none);
     expect((await paymentsOf(t.store.db, sub.id)).map((p) => p.status)).toEqual(["COMPLETED", "COMPLETED"]);
   });

@@ -6,7 +6,7 @@ import type { AppDeps } from "../../server/api/env.js";
 import { createApp } from "../../server/app.js";
 import { openProcessor } from "../../server/checkout/processorFactory.js";
 import { type Config, loadConfig } from "../../server/config.js";
-import { openStore, type Store } from "../../server/store/database.js";
+import { type Db, openStore, type Store } from "../../server/store/database.js";
 import { createApiKey } from "../../server/store/keys.js";
 import { MetricsRecorder } from "../../server/store/metrics.js";
 import { createOrganization } from "../../server/store/organizations.js";
@@ -137,6 +137,16 @@ export async function setupTestApp(
       await database.drop();
     },
   };
+}
+
+/** How many forms an organization has in the database (deleted ones included). */
+export async function countForms(db: Db, organizationId: string): Promise<number> {
+  const row = await db
+    .selectFrom("forms")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 /** Minimal valid create bodies for each kind of form. */

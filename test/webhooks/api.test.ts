@@ -96,6 +96,53 @@ describe(`webhooks API (${dialect})`, () => {
     expect(after.secret).toBe(before.secret);
   });
 
+  it("PUT accepts and ignores the read-only fields a read returns, so a read can be sent back with a change", async () => {
+    const made = await create({ url: "https://example.org/echo", events: ["form.created"] });
+    const id = made.body.webhookId as string;
+    const read = await t.request<Json>("GET", `/v1/webhooks/${id}`);
+    const copied = await t.request<{ webhook: Json }>("PUT", `/v1/webhooks/${id}`, {
+      body: { ...read.body, description: "from a read" },
+    });
+    expect(copied.status).toBe(200);
+    expect(copied.body.webhook).toEqual({ ...read.body, description: "from a read" });
+
+    const forged = await t.request<{ webhook: Json }>("PUT", `/v1/webhooks/${id}`, {
+      body: {
+        webhookId: "wh_x",
+        description: "d",
+        createdAt: 1,
+        updatedAt: "2020-01-01T00:00:00Z",
+        lastDeliveryAt: 2,
+        successCount: 99,
+        failureCount: 98,
+      },
+    });
+    expect(forged.status).toBe(200);
+    expect(forged.body.webhook).toEqual({ ...read.body, description: "d" });
+    expect((await t.request<Json>("GET", `/v1/webhooks/${id}`)).body).toEqual({
+      ...read.body,
+      description: "d",
+    });
+
+    const onlyReadOnly = await t.request<Json>("PUT", `/v1/webhooks/${id}`, {
+      body: { webhookId: id, successCount: 0 },
+    });
+    expect(onlyReadOnly.status).toBe(400);
+    expect(onlyReadOnly.body.details).toEqual([
+      "body must contain at least one of url, events, status, description",
+    ]);
+    for (const [extra, detail] of [
+      [{ secret: "whsec_mine" }, "secret is not a recognised field"],
+      [{ foo: 1 }, "foo is not a recognised field"],
+    ] as const) {
+      const res = await t.request<Json>("PUT", `/v1/webhooks/${id}`, {
+        body: { ...read.body, description: "x", ...extra },
+      });
+      expect(res.status, detail).toBe(400);
+      expect(res.body.details).toEqual([detail]);
+    }
+  });
+
   it("refuses a bad URL, unknown or empty events, unknown fields, and a PUT without a valid field (400 with details)", async () => {
     const bad: [unknown, RegExp][] = [
       [{ url: "not a url", events: ["form.created"] }, /^url /],
@@ -198,6 +245,46 @@ describe(`webhooks API (${dialect})`, () => {
       const bad = await t.request("GET", `/v1/analytics/webhook-logs?${q}`, { key: fresh.key });
       expect(bad.status, q).toBe(400);
     }
+  });
+
+  it("webhook-logs: an empty webhookId is no filter (every webhook's attempts), a real one filters", async () => {
+    const org = await t.newOrg();
+    const ids: string[] = [];
+    for (const url of ["https://example.org/one", "https://example.org/two"]) {
+      const made = await create({ url, events: ["form.created"] }, org.key);
+      ids.push(made.body.webhookId as string);
+    }
+    await t.store.db
+      .insertInto("webhook_logs")
+      .values(
+        ids.map((webhookId, i) => ({
+          id: `wl_${i}`,
+          organization_id: org.id,
+          webhook_id: webhookId,
+          delivery_id: `wd_${i}`,
+          event_id: `evt_${i}`,
+          event_type: "form.created",
+          status: "SUCCESS",
+          http_status: 200,
+          response_time_ms: 5,
+          attempt: 1,
+          error: null,
+          created_at: `2026-01-0${i + 1}T00:00:00.000Z`,
+        })),
+      )
+      .execute();
+    const get = (q: string) =>
+      t.request<{ logs: Json[]; count: number }>("GET", `/v1/analytics/webhook-logs${q}`, { key: org.key });
+    const all = await get("");
+    expect(all.body.logs.map((l) => l.webhookId)).toEqual([ids[1], ids[0]]);
+    for (const q of ["?webhookId=", "?webhookId", "?webhookId=&status=SUCCESS"]) {
+      const res = await get(q);
+      expect(res.status, q).toBe(200);
+      expect(res.body, q).toEqual(all.body);
+    }
+    const one = await get(`?webhookId=${ids[0]}`);
+    expect(one.body.logs.map((l) => l.webhookId)).toEqual([ids[0]]);
+    expect((await get("?webhookId=wh_00000000000000000000000000")).status).toBe(404);
   });
 
   it("the OpenAPI document covers every webhook operation and the delivery log", async () => {

@@ -70,4 +70,33 @@ describe(`webhook history retention (${dialect})`, () => {
       .execute();
     expect(new Set(left.map((d) => d.event_id))).toEqual(new Set([eventIds[1], eventIds[2]]));
   });
+
+  it("drops events older than 90 days that no delivery needs, keeps newer ones and those still queued", async () => {
+    const org = await t.newOrg();
+    const hook = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+      key: org.key,
+      body: { url: "https://example.org/y", events: ["contact.created"] },
+    });
+    expect(hook.status).toBe(201);
+    const now = Date.now();
+    const old = new Date(now - WEBHOOK_HISTORY_RETENTION_MS - 60_000).toISOString();
+    // Nobody subscribes to form.created here: no delivery. contact.created is queued for the webhook.
+    const unneeded = await emitEvent(t.store.db, org.id, "form.created", "f-old", { formID: "f-old" }, now);
+    const queued = await emitEvent(t.store.db, org.id, "contact.created", "c-old", { id: "c-old" }, now);
+    const fresh = await emitEvent(t.store.db, org.id, "form.created", "f-new", { formID: "f-new" }, now);
+    await t.store.db
+      .updateTable("outbox_events")
+      .set({ created_at: old })
+      .where("id", "in", [unneeded, queued])
+      .execute();
+
+    await pruneWebhookHistory(t.store.db, now);
+
+    const left = await t.store.db
+      .selectFrom("outbox_events")
+      .select("id")
+      .where("organization_id", "=", org.id)
+      .execute();
+    expect(new Set(left.map((e) => e.id))).toEqual(new Set([queued, fresh]));
+  });
 });

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { FREQUENCIES, inputFormType, STORED_FORM_TYPES } from "../../../shared/enums.js";
 import { centsToDollars } from "../../../shared/money.js";
 import type { FormConfig } from "../../../shared/schemas/form.js";
+import { wireTime } from "../../../shared/time.js";
 import type { FormRecord } from "../../store/forms.js";
 
 /** How forms look on the wire: the zod schemas that document them, and the functions that build them. */
@@ -218,8 +219,8 @@ export function toSummary(publicUrl: string, form: FormRecord): FormSummary {
     headerImage: c.headerImage,
     active: c.active,
     goal: c.enableFundraisingBar && c.goal !== null ? centsToDollars(c.goal) : null,
-    createdAt: form.createdAt,
-    updatedAt: form.updatedAt,
+    createdAt: wireTime(form.createdAt),
+    updatedAt: wireTime(form.updatedAt),
   };
   if (c.formType === "EVENT") {
     summary.eventDate = c.eventDate;

@@ -1,0 +1,210 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { recurringForm, subscribe } from "../billing/support.js";
+import { countForms, dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/**
+ * What every /v1 request goes through, as a client meets it (contract 1–3): Idempotency-Key replays the
+ * first answer whatever it was, the body-size limit answers after the key is checked, pagination reports
+ * every bad parameter at once, and a route whose body fields are all optional takes no body at all.
+ */
+
+type Json = Record<string, unknown>;
+interface ErrorBody {
+  error: string;
+  details?: string[];
+}
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" } });
+});
+afterAll(() => t.close());
+
+const formCount = (orgId: string) => countForms(t.store.db, orgId);
+
+describe(`Idempotency-Key keeps the first answer, even a refusal (${dialect})`, () => {
+  it("replays a 400 to the same invalid request, marked as a replay", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "bad-body-1" };
+    const first = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      body: { title: "" },
+    });
+    expect(first.status).toBe(400);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const again = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      body: { title: "" },
+    });
+    expect(again.status).toBe(400);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+  });
+
+  it("answers 422 to the same key with a corrected body, and creates nothing", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "bad-body-2" };
+    expect(
+      (await t.request("POST", "/v1/forms", { key: org.key, headers, body: { title: "" } })).status,
+    ).toBe(400);
+    const fixed = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      body: validForms.standard(),
+    });
+    expect(fixed.status).toBe(422);
+    expect(fixed.body).toEqual({ error: "Idempotency-Key reused with a different request" });
+    expect(await formCount(org.id)).toBe(0);
+  });
+
+  it("answers 422, not a validation error, when a used key comes back with an invalid body", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "used-once" };
+    const made = await t.request("POST", "/v1/forms", { key: org.key, headers, body: validForms.standard() });
+    expect(made.status).toBe(201);
+    const reused = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      body: { title: 5 },
+    });
+    expect(reused.status).toBe(422);
+  });
+
+  it("keeps an Invalid JSON body answer too: replayed to the same text, 422 to a corrected body", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "garbled-json" };
+    const first = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody: '{"title":',
+    });
+    expect(first.status).toBe(400);
+    expect(first.body).toEqual({ error: "Invalid JSON body" });
+    const again = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody: '{"title":',
+    });
+    expect(again.status).toBe(400);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    const fixed = await t.request("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      body: validForms.standard(),
+    });
+    expect(fixed.status).toBe(422);
+    expect(await formCount(org.id)).toBe(0);
+  });
+
+  it("answers 422 when a used key comes back with a body that is not JSON", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "used-then-garbled" };
+    expect(
+      (await t.request("POST", "/v1/forms", { key: org.key, headers, body: validForms.standard() })).status,
+    ).toBe(201);
+    const garbled = await t.request("POST", "/v1/forms", { key: org.key, headers, rawBody: "not json" });
+    expect(garbled.status).toBe(422);
+  });
+
+  it("replays a 409 duplicate title instead of creating the form once the title is free", async () => {
+    const org = await t.newOrg();
+    const body = { ...validForms.standard(), title: "Spring appeal" };
+    const original = await t.request<Json>("POST", "/v1/forms", { key: org.key, body });
+    expect(original.status).toBe(201);
+    const headers = { "Idempotency-Key": "dup-title" };
+    expect((await t.request("POST", "/v1/forms", { key: org.key, headers, body })).status).toBe(409);
+    const formId = (original.body.form as Json | undefined)?.formID ?? original.body.formID;
+    expect((await t.request("DELETE", `/v1/forms/${String(formId)}`, { key: org.key })).status).toBe(200);
+    const retry = await t.request("POST", "/v1/forms", { key: org.key, headers, body });
+    expect(retry.status).toBe(409);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+  });
+});
+
+describe(`request body size limit (${dialect})`, () => {
+  const huge = JSON.stringify({ title: "x".repeat(400_000), funds: ["General"] });
+
+  it("answers 401 to an over-size body without a key: the key is checked first", async () => {
+    const res = await t.request<ErrorBody>("POST", "/v1/forms", { key: null, rawBody: huge });
+    expect(res.status).toBe(401);
+  });
+
+  it("answers 413 with the rate-limit headers to an over-size body with a key", async () => {
+    const res = await t.request<ErrorBody>("POST", "/v1/forms", { rawBody: huge });
+    expect(res.status).toBe(413);
+    expect(res.body.error).toMatch(/^Request body too large/);
+    expect(res.headers.get("X-RateLimit-Limit")).toBeTruthy();
+    expect(res.headers.get("X-RateLimit-Remaining")).toBeTruthy();
+  });
+});
+
+describe(`pagination parameters (${dialect})`, () => {
+  it("reports a bad limit and a garbled cursor together", async () => {
+    for (const list of ["forms", "payments", "contacts", "subscriptions"]) {
+      const res = await t.request<ErrorBody>("GET", `/v1/${list}?limit=0&lastEvaluatedKey=zzz`);
+      expect(res.status, list).toBe(400);
+      expect(res.body.details, list).toEqual([
+        "limit must be a whole number from 1 to 100",
+        "lastEvaluatedKey is not a cursor returned by this list",
+      ]);
+    }
+  });
+
+  it("reads an empty lastEvaluatedKey as the first page", async () => {
+    const res = await t.request<Json>("GET", "/v1/forms?lastEvaluatedKey=");
+    expect(res.status).toBe(200);
+    expect(Array.isArray(res.body.forms)).toBe(true);
+  });
+});
+
+describe(`a body whose fields are all optional may be left out (${dialect})`, () => {
+  it("creates a payment-method update link from a POST without a body", async () => {
+    const sub = await subscribe(t, await recurringForm(t));
+    const res = await t.request<Json>("POST", `/v1/subscriptions/${sub.id}/payment-method-update-link`);
+    expect(res.status).toBe(201);
+    expect(String(res.body.url)).toMatch(/^http:\/\/forms\.test\//);
+  });
+
+  it("still refuses a body that is not a JSON object there", async () => {
+    const sub = await subscribe(t, await recurringForm(t));
+    const res = await t.request<ErrorBody>("POST", `/v1/subscriptions/${sub.id}/payment-method-update-link`, {
+      rawBody: "[1]",
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("Invalid JSON body");
+  });
+
+  it("still answers Invalid JSON body to an empty POST where fields are required", async () => {
+    const res = await t.request<ErrorBody>("POST", "/v1/forms", { rawBody: "" });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("Invalid JSON body");
+  });
+});
+
+describe(`form fields the specification makes conditional (${dialect})`, () => {
+  it("accepts a goal of 0 when the fundraising bar is off, and refuses it when the bar is on", async () => {
+    const off = await t.request<Json>("POST", "/v1/forms", {
+      body: { ...validForms.standard(), enableFundraisingBar: false, goal: 0 },
+    });
+    expect(off.status).toBe(201);
+    const on = await t.request<ErrorBody>("POST", "/v1/forms", {
+      body: { ...validForms.standard(), enableFundraisingBar: true, goal: 0 },
+    });
+    expect(on.status).toBe(400);
+    expect(on.body.details).toEqual([
+      "goal is required and must be greater than 0 when enableFundraisingBar is true",
+    ]);
+  });
+
+  it("reads a null description as an empty one", async () => {
+    const res = await t.request<Json>("POST", "/v1/forms", {
+      body: { ...validForms.standard(), description: null },
+    });
+    expect(res.status).toBe(201);
+    const id = (res.body.form as Json | undefined)?.formID ?? res.body.formID;
+    const got = await t.request<Json>("GET", `/v1/forms/${String(id)}`);
+    expect(got.body.description).toBe("");
+  });
+});

@@ -1,0 +1,77 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Store } from "../../server/store/database.js";
+import { hitRateLimit } from "../../server/store/rateLimits.js";
+import { freshDatabase, type TestDatabase } from "../support/testApp.js";
+
+/**
+ * The shared rate-limit tally counts hits that arrive together in one write per key; each hit must still
+ * get the place in the window it would have had alone, and refused hits must not use up the budget.
+ */
+
+let database: TestDatabase;
+let store: Store;
+const NOW = Date.UTC(2026, 10, 23, 12, 30, 15);
+
+beforeEach(async () => {
+  database = await freshDatabase();
+  store = await database.open();
+});
+afterEach(async () => {
+  await store.close();
+  await database.drop();
+});
+
+async function storedCount(keyId: string): Promise<number> {
+  const rows = await store.db
+    .selectFrom("rate_limit_buckets")
+    .select("count")
+    .where("key_id", "=", keyId)
+    .execute();
+  return rows.reduce((n, r) => n + Number(r.count), 0);
+}
+
+describe("hitRateLimit, many hits at once", () => {
+  it("admits exactly the limit out of 30 simultaneous hits, each with its own Remaining, and stores only those", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => hitRateLimit(store.db, "key_a", 20, NOW)),
+    );
+    const allowed = results.filter((r) => r.allowed);
+    expect(allowed).toHaveLength(20);
+    expect(allowed.map((r) => r.remaining).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i),
+    );
+    for (const r of results.filter((r) => !r.allowed)) {
+      expect(r.remaining).toBe(0);
+      expect(r.retryAfterSeconds).toBeGreaterThan(0);
+    }
+    expect(await storedCount("key_a")).toBe(20);
+    // The budget is spent: a later hit is refused, and still not counted.
+    expect((await hitRateLimit(store.db, "key_a", 20, NOW + 1000)).allowed).toBe(false);
+    expect(await storedCount("key_a")).toBe(20);
+  });
+
+  it("keeps keys apart when their hits arrive together", async () => {
+    const keys = ["key_b", "key_c", "key_d"];
+    const results = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => hitRateLimit(store.db, keys[i % 3], 3, NOW)),
+    );
+    for (const [k, key] of keys.entries()) {
+      const mine = results.filter((_, i) => i % 3 === k);
+      expect(mine.map((r) => r.allowed)).toEqual([true, true, true, false]);
+      expect(mine.map((r) => r.remaining)).toEqual([2, 1, 0, 0]);
+      expect(await storedCount(key)).toBe(3);
+    }
+  });
+
+  it("counts hits of earlier minutes of the hour in each hit's place", async () => {
+    await Promise.all(Array.from({ length: 4 }, () => hitRateLimit(store.db, "key_e", 10, NOW - 120_000)));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, () => hitRateLimit(store.db, "key_e", 10, NOW)),
+    );
+    expect(results.map((r) => r.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0, 0]);
+    expect(results.map((r) => r.allowed)).toEqual([true, true, true, true, true, true, false, false]);
+    // Reset is when the oldest counted minute leaves the hour.
+    const oldestMinute = Math.floor((NOW - 120_000) / 60_000);
+    expect(results[0].reset).toBe((oldestMinute + 60) * 60);
+  });
+});
