@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { FREQUENCIES, inputFormType, STORED_FORM_TYPES } from "../../../shared/enums.js";
 import { centsToDollars } from "../../../shared/money.js";
+import { extend } from "../../../shared/objects.js";
 import type { FormConfig } from "../../../shared/schemas/form.js";
 import { wireTime } from "../../../shared/time.js";
 import type { FormRecord } from "../../store/forms.js";
@@ -242,8 +243,8 @@ const NO_SALES: FormSales = { ticketsSold: {}, promoRedemptions: {} };
 export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = NO_SALES): FormFull {
   const c = form.config;
   const d = (cents: number[]) => cents.map(centsToDollars);
-  const full: FormFull = {
-    ...toSummary(publicUrl, form),
+  // Object.assign onto the fresh summary, not `{ ...summary, ... }`: see shared/objects.ts.
+  const full: FormFull = Object.assign(toSummary(publicUrl, form), {
     goal: c.goal === null ? null : centsToDollars(c.goal),
     embedHTML: embedHtml(publicUrl, form),
     eventDate: c.eventDate,
@@ -258,22 +259,20 @@ export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = N
     annuallyAmounts: d(c.annuallyAmounts),
     defaultAmount: c.defaultAmount === null ? null : centsToDollars(c.defaultAmount),
     allowCustomAmount: c.allowCustomAmount,
-    givingLevels: c.givingLevels.map((l) => ({ ...l, amount: centsToDollars(l.amount) })),
-    sponsorshipGroups: c.sponsorshipGroups.map((g) => ({
-      ...g,
-      options: g.options.map((o) => ({ ...o, amount: centsToDollars(o.amount) })),
-    })),
-    tickets: c.tickets.map((t) => ({
-      ...t,
-      price: centsToDollars(t.price),
-      quantitySold: sales.ticketsSold[t.name] ?? 0,
-    })),
-    promoCodes: c.promoCodes.map((p) => ({
-      ...p,
-      discountValue: p.discountType === "amount" ? centsToDollars(p.discountValue) : p.discountValue,
-      timesRedeemed: sales.promoRedemptions[p.code.toUpperCase()] ?? 0,
-    })),
-    customInputs: c.customInputs.map((i) => ({ ...i, question: i.title })),
+    givingLevels: c.givingLevels.map((l) => extend(l, { amount: centsToDollars(l.amount) })),
+    sponsorshipGroups: c.sponsorshipGroups.map((g) =>
+      extend(g, { options: g.options.map((o) => extend(o, { amount: centsToDollars(o.amount) })) }),
+    ),
+    tickets: c.tickets.map((t) =>
+      extend(t, { price: centsToDollars(t.price), quantitySold: sales.ticketsSold[t.name] ?? 0 }),
+    ),
+    promoCodes: c.promoCodes.map((p) =>
+      extend(p, {
+        discountValue: p.discountType === "amount" ? centsToDollars(p.discountValue) : p.discountValue,
+        timesRedeemed: sales.promoRedemptions[p.code.toUpperCase()] ?? 0,
+      }),
+    ),
+    customInputs: c.customInputs.map((i) => extend(i, { question: i.title })),
     faqs: c.faqs,
     enableFundraisingBar: c.enableFundraisingBar,
     enableDonorList: c.enableDonorList,
@@ -290,7 +289,7 @@ export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = N
     enableTimeAndLocation: c.enableTimeAndLocation,
     eventDetails: c.eventDetails,
     timeZone: c.timeZone,
-  };
+  });
   if (c.formType === "PRODUCT") {
     full.productGroups = c.sponsorshipGroups.map((g) => ({
       productGroupName: g.groupTitle,
