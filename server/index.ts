@@ -7,6 +7,7 @@ import { StartupError } from "./errors.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
 import { MetricsRecorder } from "./store/metrics.js";
+import { releaseRateLimitLeases } from "./store/rateLimits.js";
 import { startWorkers } from "./workers.js";
 
 /** Process entry: read config, open the store, seed the demo outside production, serve, run upkeep. */
@@ -69,6 +70,7 @@ async function main(): Promise<void> {
     server.close(async () => {
       await workers?.stop();
       await metrics.close();
+      await releaseRateLimitLeases(store.db).catch(() => {});
       await store.close();
       process.exit(0);
     });

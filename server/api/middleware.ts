@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { PERMISSIONS, type Permission } from "../../shared/enums.js";
 import { ApiError } from "../errors.js";
 import { prefixedId } from "../ids.js";
-import { findKeyBySecret } from "../store/keys.js";
+import { findKeyBySecretCached } from "../store/keys.js";
 import { hitRateLimit } from "../store/rateLimits.js";
 import type { AppDeps, AppEnv } from "./env.js";
 
@@ -27,7 +27,7 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
     if (!header) throw new ApiError(401, "Missing API key: send Authorization: Bearer <API_KEY>");
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     if (!match) throw new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
-    const key = await findKeyBySecret(deps.store.db, match[1]);
+    const key = await findKeyBySecretCached(deps.store, match[1]);
     if (!key) throw new ApiError(401, "Invalid API key");
     c.set("auth", {
       organizationId: key.organizationId,

@@ -1,5 +1,6 @@
 import { Kysely } from "kysely";
 import { StartupError } from "../errors.js";
+import type { ChangeFeed } from "./changes.js";
 import { type DialectName, describeDatabaseError, openDialect } from "./dialect.js";
 import { migrate } from "./migrations.js";
 import type { Database } from "./schema.js";
@@ -10,6 +11,8 @@ export interface Store {
   db: Db;
   dialect: DialectName;
   describe: string;
+  /** Writes that in-process caches must hear of; null where caching is off (PostgreSQL). */
+  changes: ChangeFeed | null;
   close(): Promise<void>;
 }
 
@@ -24,5 +27,11 @@ export async function openStore(url: string, opts: { pgSchema?: string } = {}): 
     if (err instanceof StartupError) throw err;
     throw new StartupError(describeDatabaseError(err, handle.describe));
   }
-  return { db, dialect: handle.name, describe: handle.describe, close: () => db.destroy() };
+  return {
+    db,
+    dialect: handle.name,
+    describe: handle.describe,
+    changes: handle.changes,
+    close: () => db.destroy(),
+  };
 }

@@ -4,6 +4,7 @@ import SQLite from "better-sqlite3";
 import { type Dialect, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { StartupError } from "../errors.js";
+import { type ChangeFeed, SqliteChangeFeed, writtenTable } from "./changes.js";
 
 /**
  * Everything that differs between SQLite and PostgreSQL lives here: opening a connection, tuning it,
@@ -17,6 +18,8 @@ export interface DialectHandle {
   dialect: Dialect;
   /** A readable description for logs, without credentials. */
   describe: string;
+  /** What lets in-process caches know of writes (SQLite only; see changes.ts). */
+  changes: ChangeFeed | null;
 }
 
 export function parseDatabaseUrl(url: string): { name: DialectName; target: string } {
@@ -51,10 +54,13 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     checkpoints.unref();
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
+    const changes = new SqliteChangeFeed(db);
+    const onClose = () => clearInterval(checkpoints);
     return {
       name,
-      dialect: new SqliteDialect({ database: withStatementCache(db, () => clearInterval(checkpoints)) }),
+      dialect: new SqliteDialect({ database: withStatementCache(db, changes, onClose) }),
       describe: `SQLite ${target}`,
+      changes,
     };
   }
   // `?schema=name` picks the PostgreSQL schema (search_path) the tables live in.
@@ -78,7 +84,7 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   });
   parsedUrl.password = "";
   const where = `PostgreSQL ${parsedUrl.host}${parsedUrl.pathname}${schema ? ` (schema ${schema})` : ""}`;
-  return { name, dialect: new PostgresDialect({ pool }), describe: where };
+  return { name, dialect: new PostgresDialect({ pool }), describe: where, changes: null };
 }
 
 const CHECKPOINT_EVERY_MS = 1000;
@@ -109,7 +115,11 @@ export function checkpoint(db: SQLite.Database, retries = 100): void {
  * Kysely prepares every query anew; better-sqlite3 statements can be reused, and preparing is a tenth of a
  * request's cost. Queries are built from a fixed set of shapes, so a bounded cache by SQL text suffices.
  */
-function withStatementCache(db: SQLite.Database, onClose: () => void): SQLite.Database {
+function withStatementCache(
+  db: SQLite.Database,
+  changes: SqliteChangeFeed,
+  onClose: () => void,
+): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = db.prepare.bind(db);
   const close = () => {
@@ -124,10 +134,27 @@ function withStatementCache(db: SQLite.Database, onClose: () => void): SQLite.Da
         let statement = cache.get(sql);
         if (!statement) {
           statement = prepare(sql);
+          const table = writtenTable(sql);
+          if (table !== null) statement = announcingWrites(statement, () => changes.wrote(table));
           if (cache.size >= 500) cache.clear();
           cache.set(sql, statement);
         }
         return statement;
+      };
+    },
+  });
+}
+
+/** A write statement that tells the change feed each time it runs (a statement runs synchronously). */
+function announcingWrites(statement: SQLite.Statement, wrote: () => void): SQLite.Statement {
+  return new Proxy(statement, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (typeof value !== "function") return value;
+      if (prop !== "run" && prop !== "all" && prop !== "get" && prop !== "iterate") return value.bind(target);
+      return (...args: unknown[]) => {
+        wrote();
+        return value.apply(target, args);
       };
     },
   });

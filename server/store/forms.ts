@@ -1,7 +1,8 @@
 import type { FormConfig } from "../../shared/schemas/form.js";
 import { uuid } from "../ids.js";
-import type { Db } from "./database.js";
+import type { Db, Store } from "./database.js";
 import { afterPosition } from "./keyset.js";
+import { cacheFor, ReadCache } from "./readCache.js";
 import type { FormsTable } from "./schema.js";
 
 export interface FormRecord {
@@ -53,6 +54,17 @@ export async function insertForm(
 export async function findForm(db: Db, id: string): Promise<FormRecord | undefined> {
   const row = await db.selectFrom("forms").selectAll().where("id", "=", id).executeTakeFirst();
   return row && fromRow(row);
+}
+
+const formCaches = new WeakMap<Store, ReadCache<FormRecord>>();
+
+/**
+ * findForm through the store's read cache (readCache.ts), for reads that only show a form: the record
+ * is shared and never to be modified. Updates read with findForm.
+ */
+export function findFormCached(store: Store, id: string): Promise<FormRecord | undefined> {
+  const cache = cacheFor(formCaches, store, () => new ReadCache<FormRecord>(store.changes, "forms"));
+  return cache.get(id, () => findForm(store.db, id));
 }
 
 /** One page of a merchant's live forms, newest first, after the keyset position `after`. */

@@ -1,7 +1,8 @@
 import crypto from "node:crypto";
 import { PERMISSIONS, type Permission } from "../../shared/enums.js";
 import { prefixedId, randomBase62, sha256Hex } from "../ids.js";
-import type { Db } from "./database.js";
+import type { Db, Store } from "./database.js";
+import { cacheFor, ReadCache } from "./readCache.js";
 
 /** API keys: shown once at creation, stored only as a SHA-256 hash, looked up by that hash. */
 
@@ -62,6 +63,19 @@ export async function findKeyBySecret(db: Db, secret: string): Promise<ApiKeyRec
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
   };
+}
+
+const keyCaches = new WeakMap<Store, ReadCache<ApiKeyRecord>>();
+
+/**
+ * findKeyBySecret through the store's read cache (readCache.ts): a key's record is read once, then
+ * served from memory until api_keys changes, here or in another process (changes.ts). Unknown and revoked
+ * keys are never kept.
+ */
+export function findKeyBySecretCached(store: Store, secret: string): Promise<ApiKeyRecord | undefined> {
+  if (!KEY_SHAPE.test(secret)) return Promise.resolve(undefined);
+  const cache = cacheFor(keyCaches, store, () => new ReadCache<ApiKeyRecord>(store.changes, "api_keys"));
+  return cache.get(sha256Hex(secret), () => findKeyBySecret(store.db, secret));
 }
 
 export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKeyRecord[]> {

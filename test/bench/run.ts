@@ -21,10 +21,13 @@ import { type Seeded, seedDatabase } from "./seed.js";
  *
  * Settings (environment): BENCH_SECONDS (measured seconds per scenario, default 8),
  * BENCH_WARMUP_SECONDS (default 2), BENCH_CONNECTIONS (default 10), BENCH_PG_URL (default
- * postgres://postgres@127.0.0.1:5432/test).
+ * postgres://postgres@127.0.0.1:5432/test), BENCH_ONLY (a comma-separated subset of bare, sqlite, postgres).
  */
 
 const settings: LoadSettings = loadSettings();
+/** BENCH_ONLY=bare,sqlite runs only those parts (bare, sqlite, postgres); default all. */
+const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
+const wanted = (part: "bare" | "sqlite" | "postgres") => !only || only.includes(part);
 const FORM_COUNT = 10_000;
 const PAGE_SIZE = 100;
 const DEEP_PAGE = 100;
@@ -573,9 +576,9 @@ async function main(): Promise<void> {
     console.log(
       `WARNING: load average ${fmt(load)} before starting: other work on this machine will skew the figures`,
     );
-  await benchBare();
-  await benchSqlite();
-  await benchPostgres();
+  if (wanted("bare")) await benchBare();
+  if (wanted("sqlite")) await benchSqlite();
+  if (wanted("postgres")) await benchPostgres();
   await runCleanups();
   const ratios = computeRatios();
   printReport(ratios);

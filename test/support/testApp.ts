@@ -70,6 +70,8 @@ export interface TestApp {
   app: ReturnType<typeof createApp>;
   deps: AppDeps;
   store: Store;
+  /** The database itself: `open()` gives another connection to it, as another process would have. */
+  database: TestDatabase;
   config: Config;
   org: TestOrg;
   newOrg(opts?: { name?: string; permissions?: Permission[] }): Promise<TestOrg>;
@@ -109,6 +111,7 @@ export async function setupTestApp(
     app,
     deps,
     store,
+    database,
     config,
     org,
     newOrg,

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Store } from "../../server/store/database.js";
-import { hitRateLimit } from "../../server/store/rateLimits.js";
+import { hitRateLimit, releaseRateLimitLeases } from "../../server/store/rateLimits.js";
 import { freshDatabase, type TestDatabase } from "../support/testApp.js";
 
 /**
@@ -73,5 +73,59 @@ describe("hitRateLimit, many hits at once", () => {
     // Reset is when the oldest counted minute leaves the hour.
     const oldestMinute = Math.floor((NOW - 120_000) / 60_000);
     expect(results[0].reset).toBe((oldestMinute + 60) * 60);
+  });
+});
+
+describe("hitRateLimit, leases far from the limit", () => {
+  async function hits(db: Store["db"], keyId: string, limit: number, n: number) {
+    const out = [];
+    for (let i = 0; i < n; i++) out.push(await hitRateLimit(db, keyId, limit, NOW));
+    return out;
+  }
+
+  it("counts down one by one while most hits are answered from a lease, and stores exactly the hits once released", async () => {
+    const results = await hits(store.db, "key_l", 1000, 200);
+    expect(results.every((r) => r.allowed)).toBe(true);
+    expect(results.map((r) => r.remaining)).toEqual(Array.from({ length: 200 }, (_, i) => 999 - i));
+    // The tally includes the places leased ahead of use...
+    expect(await storedCount("key_l")).toBeGreaterThan(200);
+    // ...and only the used ones once the lease is given back.
+    await releaseRateLimitLeases(store.db);
+    expect(await storedCount("key_l")).toBe(200);
+    expect((await hitRateLimit(store.db, "key_l", 1000, NOW)).remaining).toBe(799);
+  });
+
+  it("admits exactly the limit, one after another, and never leases past it", async () => {
+    const results = await hits(store.db, "key_m", 300, 320);
+    expect(results.filter((r) => r.allowed)).toHaveLength(300);
+    expect(results.slice(0, 300).every((r) => r.allowed)).toBe(true);
+    expect(await storedCount("key_m")).toBe(300);
+  });
+
+  it("shares one budget between two processes taking turns: exactly the limit is admitted", async () => {
+    const other = await database.open();
+    try {
+      let admitted = 0;
+      for (let i = 0; i < 260; i++) {
+        const db = i % 2 === 0 ? store.db : other.db;
+        if ((await hitRateLimit(db, "key_n", 240, NOW)).allowed) admitted++;
+      }
+      expect(admitted).toBe(240);
+      expect(await storedCount("key_n")).toBe(240);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("gives a lease's unused places back about a second after it was taken, without further hits", async () => {
+    await hits(store.db, "key_o", 1000, 5);
+    expect(await storedCount("key_o")).toBeGreaterThan(5);
+    // A second and a bit; a busy machine may run the sweep late, so look a few times.
+    let count = 0;
+    for (let i = 0; i < 20 && count !== 5; i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      count = await storedCount("key_o");
+    }
+    expect(count).toBe(5);
   });
 });

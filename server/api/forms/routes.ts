@@ -8,6 +8,7 @@ import { emitEvent } from "../../store/events.js";
 import {
   type FormRecord,
   findForm,
+  findFormCached,
   insertForm,
   listLiveForms,
   softDeleteForm,
@@ -30,13 +31,29 @@ const conflict = {
 };
 
 /** The caller's form, or the contract's 404 / 403 / 410. */
-export async function loadOwnedForm(deps: AppDeps, organizationId: string, id: string): Promise<FormRecord> {
-  const form = isUuid(id) ? await findForm(deps.store.db, id.toLowerCase()) : undefined;
+/**
+ * The caller's live form, or the 404, 403 or 410 that says why not. `cached` reads through the store's
+ * read cache: for answers that only show the form (the record is shared and must not be modified).
+ */
+export async function loadOwnedForm(
+  deps: AppDeps,
+  organizationId: string,
+  id: string,
+  opts: { cached?: boolean } = {},
+): Promise<FormRecord> {
+  const formId = id.toLowerCase();
+  const form = !isUuid(id)
+    ? undefined
+    : opts.cached
+      ? await findFormCached(deps.store, formId)
+      : await findForm(deps.store.db, formId);
   if (!form) throw new ApiError(404, "Form not found");
   if (form.organizationId !== organizationId) throw new ApiError(403, "Form belongs to another organization");
   if (form.deletedAt) throw new ApiError(410, "Form has been deleted");
   return form;
 }
+
+const JSON_TYPE = { "Content-Type": "application/json" } as const;
 
 function duplicateTitle(title: string): ApiError {
   return new ApiError(409, `A form titled "${title}" already exists`);
@@ -46,6 +63,8 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
   const { config } = deps;
   const schema = formSchema({ allowHttpImages: !config.production });
   const nowIso = () => new Date(deps.now()).toISOString();
+  /** A cached form record's JSON answer (see the single-form GET). */
+  const presented = new WeakMap<FormRecord, string>();
 
   return [
     defineRoute({
@@ -147,8 +166,17 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         410: gone,
       },
       handler: async (c, { params }) => {
-        const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id);
-        return c.json(toFull(config.publicUrl, form, await salesOf(deps.store.db, form)));
+        const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id, { cached: true });
+        const sales = await salesOf(deps.store.db, form);
+        if (sales) return c.json(toFull(config.publicUrl, form, sales));
+        // Without tickets or promo codes the answer depends on the record alone, which the read cache
+        // shares until the form changes: its JSON is made once per record.
+        let json = presented.get(form);
+        if (json === undefined) {
+          json = JSON.stringify(toFull(config.publicUrl, form));
+          presented.set(form, json);
+        }
+        return c.body(json, 200, JSON_TYPE);
       },
     }),
 
