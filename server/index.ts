@@ -1,4 +1,7 @@
-import { serve } from "@hono/node-server";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { getRequestListener } from "@hono/node-server";
+import { withCachedAnswers } from "./api/cachedAnswers.js";
 import { createApp } from "./app.js";
 import { openProcessor } from "./checkout/processorFactory.js";
 import { loadConfig } from "./config.js";
@@ -14,13 +17,17 @@ import { startWorkers } from "./workers.js";
 async function main(): Promise<void> {
   const config = loadConfig();
   const store = await openStore(config.databaseUrl);
-  const metrics = new MetricsRecorder(store.db);
+  const metrics = new MetricsRecorder(store);
   const processor = await openProcessor(store, config, Date.now);
   const deps = { config, store, metrics, processor, now: Date.now };
   const app = createApp(deps);
   let workers: { stop(): Promise<void> } | undefined;
 
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, (info) => {
+  // The app behind the answers this process can give from memory (see cachedAnswers.ts).
+  const appListener = getRequestListener(app.fetch, { hostname: config.host });
+  const server = createServer(withCachedAnswers(deps, appListener).listener);
+  server.listen(config.port, config.host, () => {
+    const info = server.address() as AddressInfo;
     // With PORT=0 the OS picks the port; links must name the real one.
     if (config.port === 0 && !process.env.PUBLIC_URL) config.publicUrl = `http://localhost:${info.port}`;
     workers = startWorkers(deps);

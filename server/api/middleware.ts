@@ -2,17 +2,78 @@ import type { MiddlewareHandler } from "hono";
 import { PERMISSIONS, type Permission } from "../../shared/enums.js";
 import { ApiError } from "../errors.js";
 import { prefixedId } from "../ids.js";
-import { findKeyBySecretCached } from "../store/keys.js";
-import { hitRateLimit } from "../store/rateLimits.js";
+import { type ApiKeyRecord, findKeyBySecretCached } from "../store/keys.js";
+import { hitRateLimit, type RateLimitResult } from "../store/rateLimits.js";
+import type { ApiMetricsTable } from "../store/schema.js";
 import type { AppDeps, AppEnv } from "./env.js";
 
 const KNOWN_PERMISSIONS: ReadonlySet<string> = new Set(PERMISSIONS);
+const permissionSets = new WeakMap<ApiKeyRecord, ReadonlySet<Permission>>();
+
+/** A key's permissions as a set (made once per key record: cached records are shared). */
+export function permissionsOf(key: ApiKeyRecord): ReadonlySet<Permission> {
+  let set = permissionSets.get(key);
+  if (!set) {
+    set = new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p)));
+    permissionSets.set(key, set);
+  }
+  return set;
+}
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** A request's id: the caller's own X-Request-Id when it is a sane one, else a new one. */
+export function requestIdFor(given: string | undefined): string {
+  return given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+}
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/** The key of an `Authorization: Bearer <key>` header, or null when the header is not of that form. */
+export function bearerKey(header: string): string | null {
+  return BEARER.exec(header)?.[1] ?? null;
+}
+
+/** The X-RateLimit-* headers of every authenticated answer. */
+export function rateLimitHeaders(result: RateLimitResult): Record<string, string> {
+  return {
+    "X-RateLimit-Limit": String(result.limit),
+    "X-RateLimit-Remaining": String(result.remaining),
+    "X-RateLimit-Reset": String(result.reset),
+  };
+}
+
+/** The api-metrics record of an authenticated request, `started` being its performance.now() on arrival. */
+export function metricOf(
+  deps: AppDeps,
+  auth: { organizationId: string; keyId: string },
+  request: { path: string; method: string; status: number; started: number },
+): ApiMetricsTable {
+  return {
+    id: prefixedId("met"),
+    organization_id: auth.organizationId,
+    key_id: auth.keyId,
+    endpoint: request.path.slice(0, 500),
+    method: request.method,
+    status_code: request.status,
+    response_time_us: Math.round((performance.now() - request.started) * 1000),
+    created_at: isoTime(deps.now()),
+  };
+}
+
+let isoMs = Number.NaN;
+let iso = "";
+/** new Date(ms).toISOString(), made once per millisecond (every API request needs one). */
+function isoTime(ms: number): string {
+  if (ms !== isoMs) {
+    isoMs = ms;
+    iso = new Date(ms).toISOString();
+  }
+  return iso;
+}
 
 /** Every response carries X-Request-Id: the caller's own when it sent a sane one, else a new one. */
 export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const given = c.req.header("X-Request-Id");
-  const id = given && REQUEST_ID.test(given) ? given : crypto.randomUUID();
+  const id = requestIdFor(c.req.header("X-Request-Id"));
   c.set("requestId", id);
   // Set before the response exists, so Hono adds it as the response is built instead of copying it after.
   c.header("X-Request-Id", id);
@@ -25,15 +86,11 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const header = c.req.header("Authorization");
     if (!header) throw new ApiError(401, "Missing API key: send Authorization: Bearer <API_KEY>");
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match) throw new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
-    const key = await findKeyBySecretCached(deps.store, match[1]);
+    const secret = bearerKey(header);
+    if (secret === null) throw new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
+    const key = await findKeyBySecretCached(deps.store, secret);
     if (!key) throw new ApiError(401, "Invalid API key");
-    c.set("auth", {
-      organizationId: key.organizationId,
-      keyId: key.keyId,
-      permissions: new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p))),
-    });
+    c.set("auth", { organizationId: key.organizationId, keyId: key.keyId, permissions: permissionsOf(key) });
     await next();
   };
 }
@@ -43,11 +100,7 @@ export function rateLimit(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const { keyId } = c.get("auth");
     const result = await hitRateLimit(deps.store.db, keyId, deps.config.rateLimitPerHour, deps.now());
-    const headers = {
-      "X-RateLimit-Limit": String(result.limit),
-      "X-RateLimit-Remaining": String(result.remaining),
-      "X-RateLimit-Reset": String(result.reset),
-    };
+    const headers = rateLimitHeaders(result);
     if (!result.allowed)
       throw new ApiError(429, "Rate limit exceeded", undefined, {
         ...headers,
@@ -67,15 +120,8 @@ export function recordMetrics(deps: AppDeps): MiddlewareHandler<AppEnv> {
     await next();
     const auth = c.get("auth");
     if (!auth) return;
-    deps.metrics.record({
-      id: prefixedId("met"),
-      organization_id: auth.organizationId,
-      key_id: auth.keyId,
-      endpoint: c.req.path.slice(0, 500),
-      method: c.req.method,
-      status_code: c.res.status,
-      response_time_us: Math.round((performance.now() - started) * 1000),
-      created_at: new Date(deps.now()).toISOString(),
-    });
+    deps.metrics.record(
+      metricOf(deps, auth, { path: c.req.path, method: c.req.method, status: c.res.status, started }),
+    );
   };
 }

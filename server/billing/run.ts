@@ -21,7 +21,7 @@ export interface BillingRun {
  */
 export async function runBillingAt(store: Store, config: Config, asOfMs: number): Promise<BillingRun> {
   const now = () => asOfMs;
-  const metrics = new MetricsRecorder(store.db);
+  const metrics = new MetricsRecorder(store);
   const errors: string[] = [];
   const onError = (err: unknown, context: string) => errors.push(`${context}: ${errorMessage(err)}`);
   try {

@@ -244,7 +244,7 @@ function stableJson(value: unknown): string {
   );
 }
 
-const sha256 = (text: string) => crypto.createHash("sha256").update(text).digest("hex");
+const sha256 = (text: string) => crypto.hash("sha256", text, "hex");
 const randomId = () => crypto.randomBytes(12).toString("base64url");
 
 export class SandboxProcessor implements PaymentProcessor {

@@ -160,6 +160,17 @@ function announcingWrites(statement: SQLite.Statement, wrote: () => void): SQLit
   });
 }
 
+/** `(?, ?), (?, ?)` (SQLite) or `($1, $2), ($3, $4)` (PostgreSQL): the values of a many-row insert. */
+export function valuesList(dialect: DialectName, rows: number, columns: number): string {
+  const tuples: string[] = [];
+  for (let r = 0; r < rows; r++) {
+    const marks: string[] = [];
+    for (let c = 1; c <= columns; c++) marks.push(dialect === "sqlite" ? "?" : `$${r * columns + c}`);
+    tuples.push(`(${marks.join(", ")})`);
+  }
+  return tuples.join(", ");
+}
+
 export function isUniqueViolation(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";

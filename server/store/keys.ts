@@ -72,6 +72,12 @@ const keyCaches = new WeakMap<Store, ReadCache<ApiKeyRecord>>();
  * served from memory until api_keys changes, here or in another process (changes.ts). Unknown and revoked
  * keys are never kept.
  */
+/** The key's record if the read cache holds it (see findKeyBySecretCached); never reads the database. */
+export function peekKeyBySecret(store: Store, secret: string): ApiKeyRecord | undefined {
+  const cache = keyCaches.get(store);
+  return cache && KEY_SHAPE.test(secret) ? cache.peek(sha256Hex(secret)) : undefined;
+}
+
 export function findKeyBySecretCached(store: Store, secret: string): Promise<ApiKeyRecord | undefined> {
   if (!KEY_SHAPE.test(secret)) return Promise.resolve(undefined);
   const cache = cacheFor(keyCaches, store, () => new ReadCache<ApiKeyRecord>(store.changes, "api_keys"));

@@ -479,6 +479,32 @@ export const MIGRATIONS: Migration[] = [
         .execute();
     },
   },
+  {
+    version: 7,
+    name: "api metrics keyed by organization and time only",
+    async up(trx: AnyTrx) {
+      // Every API request writes a metric: keyed by the list's own order, a row updates one index instead
+      // of two (the id alone was never looked up).
+      await trx.schema
+        .createTable("api_metrics_by_org")
+        .addColumn("id", "text", (c) => c.notNull())
+        .addColumn("organization_id", "text", (c) => c.notNull())
+        .addColumn("key_id", "text", (c) => c.notNull())
+        .addColumn("endpoint", "text", (c) => c.notNull())
+        .addColumn("method", "text", (c) => c.notNull())
+        .addColumn("status_code", "integer", (c) => c.notNull())
+        .addColumn("response_time_us", "bigint", (c) => c.notNull())
+        .addColumn("created_at", "text", (c) => c.notNull())
+        .addPrimaryKeyConstraint("api_metrics_by_org_pk", ["organization_id", "created_at", "id"])
+        .execute();
+      await sql`insert into api_metrics_by_org (id, organization_id, key_id, endpoint, method, status_code, response_time_us, created_at)
+        select id, organization_id, key_id, endpoint, method, status_code, response_time_us, created_at from api_metrics`.execute(
+        trx,
+      );
+      await trx.schema.dropTable("api_metrics").execute();
+      await trx.schema.alterTable("api_metrics_by_org").renameTo("api_metrics").execute();
+    },
+  },
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

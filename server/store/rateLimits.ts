@@ -24,10 +24,14 @@ interface PastBuckets {
   oldest: number | null;
 }
 
-/** Sums of past buckets never change once their minute is over, so each process may remember them. */
+/**
+ * Sums of past buckets stop changing a few seconds into the next minute (once every process has given
+ * back its leases of the minute before, see Lease), so each process may remember them from then on.
+ */
 const pastCache = new Map<string, PastBuckets>();
+const PAST_SETTLED_MS = 5000;
 
-async function pastBuckets(db: Db, keyId: string, bucket: number): Promise<PastBuckets> {
+async function pastBuckets(db: Db, keyId: string, bucket: number, nowMs: number): Promise<PastBuckets> {
   const cacheKey = `${keyId}:${bucket}`;
   const cached = pastCache.get(cacheKey);
   if (cached) return cached;
@@ -40,38 +44,48 @@ async function pastBuckets(db: Db, keyId: string, bucket: number): Promise<PastB
     .where("count", ">", 0)
     .executeTakeFirst();
   const value = { total: Number(row?.total ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) };
+  if (nowMs - bucket * 60_000 < PAST_SETTLED_MS) return value;
   if (pastCache.size > 10_000) pastCache.clear();
   pastCache.set(cacheKey, value);
   return value;
 }
 
 interface PendingHit {
-  keyId: string;
-  bucket: number;
-  limit: number;
   nowMs: number;
   resolve(result: RateLimitResult): void;
   reject(err: unknown): void;
 }
 
+/** What one write counts for one key and minute: the hits waiting, and whether to lease places too. */
+interface Group {
+  keyId: string;
+  bucket: number;
+  /** The clock when the group was begun. */
+  nowMs: number;
+  limit: number;
+  hits: PendingHit[];
+  lease: boolean;
+}
+
 /**
  * Places in a key's current minute that this process has already counted in the database and hands out
- * without another write. A lease is taken only while plenty of the budget is left (at most 1/32 of what
- * remained, and never more than MAX_LEASE places), lasts LEASE_MS at most and never outlives its minute;
- * its unused places are then given back. Near the limit every request is counted on its own.
+ * without another write. Places are leased only while plenty of the budget is left (at most 1/32 of what
+ * remained, and never more than MAX_LEASE at a time), and more are leased when half are used, so that a
+ * busy key rarely waits on a write. A lease lasts LEASE_MS at most and never outlives its minute; its
+ * unused places are then given back. Near the limit every request is counted on its own.
  */
 interface Lease {
   bucket: number;
   limit: number;
-  /** The next position to hand out, and the first one past the lease. */
-  next: number;
-  end: number;
   reset: number;
+  /** Leased positions, [first, past the last), handed out in order. */
+  ranges: [number, number][];
   /** performance.now() when it was taken. */
   takenAt: number;
+  refilling: boolean;
 }
 
-const MAX_LEASE = 64;
+const MAX_LEASE = 256;
 const LEASE_SHARE = 32;
 const LEASE_MS = 1000;
 
@@ -86,58 +100,108 @@ function resultAt(position: number, limit: number, reset: number, nowMs: number)
   };
 }
 
+const leftIn = (lease: Lease) => lease.ranges.reduce((n, [from, to]) => n + to - from, 0);
+
 /**
  * Counts requests in groups: every hit that arrives before the event loop next gets round to it joins one
- * write per key and minute (`count + n`), instead of one write each, and that write may also take a lease
- * of places for the key's next requests. The database stays the only tally, so processes sharing it still
- * share one budget; the n hits of a group take the n positions the write returned, in arrival order,
- * exactly as n single writes would have.
+ * write per key and minute (`count + n`), instead of one write each, and that write may also lease places
+ * for the key's next requests. The database stays the only tally, so processes sharing it still share
+ * one budget; the n hits of a group take the n positions the write returned, in arrival order, exactly
+ * as n single writes would have.
  */
 class RateLimitBatcher {
-  private pending: PendingHit[] = [];
+  private pending = new Map<string, Group>();
   private scheduled = false;
+  private flushing = false;
+  private flight: Promise<void> = Promise.resolve();
   private readonly leases = new Map<string, Lease>();
   /** Remaining budget per key as of its last write: how large a lease may be. */
   private readonly lastRemaining = new Map<string, number>();
   /** Unused places of ended leases, given back at the next write. */
   private returns: { keyId: string; bucket: number; count: number }[] = [];
   private sweeper: NodeJS.Timeout | null = null;
+  /** Set by release(): no more leases (the store is closing). */
+  private releasing = false;
 
   constructor(private readonly db: Db) {}
 
   hit(keyId: string, limit: number, nowMs: number): RateLimitResult | Promise<RateLimitResult> {
-    const bucket = Math.floor(nowMs / 60_000);
-    const lease = this.leases.get(keyId);
-    if (lease) {
-      if (lease.bucket === bucket && lease.limit === limit && performance.now() - lease.takenAt < LEASE_MS) {
-        const position = lease.next++;
-        if (lease.next >= lease.end) this.leases.delete(keyId);
-        return resultAt(position, limit, lease.reset, nowMs);
-      }
-      this.endLease(keyId, lease);
-    }
+    const leased = this.fromLease(keyId, limit, nowMs);
+    if (leased) return leased;
     return new Promise<RateLimitResult>((resolve, reject) => {
-      this.pending.push({ keyId, bucket, limit, nowMs, resolve, reject });
+      this.group(keyId, nowMs, limit).hits.push({ nowMs, resolve, reject });
       this.schedule();
     });
   }
 
+  /** A place from this process's lease of `keyId`, or undefined (nothing is counted then). */
+  fromLease(keyId: string, limit: number, nowMs: number): RateLimitResult | undefined {
+    const lease = this.leases.get(keyId);
+    if (!lease) return undefined;
+    const bucket = Math.floor(nowMs / 60_000);
+    if (lease.bucket !== bucket || lease.limit !== limit || performance.now() - lease.takenAt >= LEASE_MS) {
+      this.endLease(keyId, lease);
+      return undefined;
+    }
+    const range = lease.ranges[0];
+    const position = range[0]++;
+    if (range[0] >= range[1]) lease.ranges.shift();
+    const left = leftIn(lease);
+    if (left === 0) this.leases.delete(keyId);
+    if (!lease.refilling && left * 2 < MAX_LEASE) {
+      lease.refilling = true;
+      this.group(keyId, nowMs, limit).lease = true;
+      this.schedule();
+    }
+    return resultAt(position, limit, lease.reset, nowMs);
+  }
+
   /** Gives back every lease's unused places now (at shutdown). */
   async release(): Promise<void> {
+    this.releasing = true;
+    await this.flight;
     for (const [keyId, lease] of this.leases) this.endLease(keyId, lease);
     await this.flush();
   }
 
+  private group(keyId: string, nowMs: number, limit: number): Group {
+    const bucket = Math.floor(nowMs / 60_000);
+    const id = `${keyId}\u0000${bucket}`;
+    let group = this.pending.get(id);
+    if (!group) {
+      group = { keyId, bucket, nowMs, limit, hits: [], lease: false };
+      this.pending.set(id, group);
+    }
+    return group;
+  }
+
+  /** One write at a time: what arrives meanwhile waits for the next (see flush). */
   private schedule(): void {
-    if (this.scheduled) return;
+    if (this.scheduled || this.flushing) return;
     this.scheduled = true;
     setImmediate(() => void this.flush());
   }
 
+  /**
+   * Hits that waited while a write was under way take places from a lease it brought, in arrival order,
+   * before any later write: so one process hands out positions in order (Remaining counts down).
+   */
+  private serveWaiting(): void {
+    for (const [id, group] of this.pending) {
+      while (group.hits.length) {
+        const place = this.fromLease(group.keyId, group.limit, group.hits[0].nowMs);
+        if (!place) break;
+        group.hits.shift()?.resolve(place);
+      }
+      if (!group.hits.length && !group.lease) this.pending.delete(id);
+    }
+  }
+
   private endLease(keyId: string, lease: Lease): void {
-    this.leases.delete(keyId);
-    if (lease.end > lease.next)
-      this.returns.push({ keyId, bucket: lease.bucket, count: lease.end - lease.next });
+    if (this.leases.get(keyId) === lease) this.leases.delete(keyId);
+    const count = leftIn(lease);
+    lease.ranges = [];
+    if (count > 0) this.returns.push({ keyId, bucket: lease.bucket, count });
   }
 
   /** Ends leases past LEASE_MS while the process is idle, so their places are not held much longer. */
@@ -154,74 +218,101 @@ class RateLimitBatcher {
     this.sweeper.unref();
   }
 
-  private async flush(): Promise<void> {
-    const hits = this.pending;
+  private flush(): Promise<void> {
+    this.flushing = true;
+    this.flight = this.write().finally(() => {
+      this.flushing = false;
+      this.serveWaiting();
+      if (this.pending.size || this.returns.length) this.schedule();
+    });
+    return this.flight;
+  }
+
+  private async write(): Promise<void> {
     const returns = this.returns;
-    this.pending = [];
+    // One order for every process, so that two transactions never wait on each other's rows in turn.
+    const groups = [...this.pending.values()].sort((a, b) =>
+      a.keyId === b.keyId ? a.bucket - b.bucket : a.keyId < b.keyId ? -1 : 1,
+    );
+    this.pending = new Map();
     this.returns = [];
     this.scheduled = false;
-    const groups = new Map<string, PendingHit[]>();
-    for (const hit of hits) {
-      const id = `${hit.keyId}\u0000${hit.bucket}`;
-      const group = groups.get(id);
-      if (group) group.push(hit);
-      else groups.set(id, [hit]);
-    }
-    // One order for every process, so that two transactions never wait on each other's rows in turn.
-    const ordered = [...groups.values()].sort((a, b) =>
-      a[0].keyId === b[0].keyId ? a[0].bucket - b[0].bucket : a[0].keyId < b[0].keyId ? -1 : 1,
-    );
     let counted: Counted[];
     try {
+      // Given back first, so that the past minutes read next no longer count those places.
+      if (returns.length)
+        await this.db.transaction().execute(async (trx) => {
+          for (const r of returns) await giveBack(trx, r.keyId, r.bucket, r.count);
+        });
       // Past minutes are read before any write: a SQLite transaction that reads first and writes second
       // fails at once (SQLITE_BUSY) when another process has written meanwhile, without waiting its turn.
       const pasts: PastBuckets[] = [];
-      for (const group of ordered) pasts.push(await pastBuckets(this.db, group[0].keyId, group[0].bucket));
-      const wanted = ordered.map((group) => this.leaseSize(group));
+      for (const group of groups)
+        pasts.push(await pastBuckets(this.db, group.keyId, group.bucket, group.nowMs));
+      const extras = groups.map((group) => this.leaseSize(group));
       const write = async (db: Db) => {
-        for (const r of returns) await giveBack(db, r.keyId, r.bucket, r.count);
         const out: Counted[] = [];
-        for (const [g, group] of ordered.entries())
-          out.push(await countGroup(db, group, pasts[g], wanted[g]));
+        for (const [g, group] of groups.entries()) out.push(await countGroup(db, group, pasts[g], extras[g]));
         return out;
       };
       counted =
-        ordered.length + returns.length === 1
-          ? await write(this.db)
-          : await this.db.transaction().execute((trx) => write(trx));
+        groups.length <= 1 ? await write(this.db) : await this.db.transaction().execute((trx) => write(trx));
     } catch (err) {
-      for (const hit of hits) hit.reject(err);
+      for (const group of groups) {
+        const lease = this.leases.get(group.keyId);
+        if (lease) lease.refilling = false;
+        for (const hit of group.hits) hit.reject(err);
+      }
       return;
     }
     // Settled only once counted for good (after the commit when there were several groups).
-    for (const [g, group] of ordered.entries()) {
-      const { results, lease, remaining } = counted[g];
-      const { keyId, limit } = group[0];
-      this.lastRemaining.set(keyId, remaining);
-      if (lease) {
-        const old = this.leases.get(keyId);
-        if (old) this.endLease(keyId, old);
-        this.leases.set(keyId, { ...lease, limit, takenAt: performance.now() });
-        this.sweepSoon();
-      }
-      for (const [i, hit] of group.entries()) hit.resolve(results[i]);
+    for (const [g, group] of groups.entries()) {
+      const { results, leased, remaining } = counted[g];
+      if (remaining !== null) this.lastRemaining.set(group.keyId, remaining);
+      this.addLease(group, leased, counted[g].reset);
+      for (const [i, hit] of group.hits.entries()) hit.resolve(results[i]);
     }
-    if (this.returns.length) this.schedule();
   }
 
-  /** Places to lease beyond the group's own: none until this process has seen the key's remaining budget. */
-  private leaseSize(group: PendingHit[]): number {
-    const remaining = this.lastRemaining.get(group[0].keyId);
-    if (remaining === undefined) return 0;
-    return Math.min(MAX_LEASE, Math.floor((remaining - group.length) / LEASE_SHARE));
+  private addLease(group: Group, leased: [number, number] | null, reset: number): void {
+    const lease = this.leases.get(group.keyId);
+    const usable = lease && lease.bucket === group.bucket && lease.limit === group.limit;
+    if (lease) lease.refilling = false;
+    if (!leased) return;
+    if (usable) lease.ranges.push(leased);
+    else {
+      if (lease) this.endLease(group.keyId, lease);
+      const { bucket, limit } = group;
+      this.leases.set(group.keyId, {
+        bucket,
+        limit,
+        reset,
+        ranges: [leased],
+        takenAt: performance.now(),
+        refilling: false,
+      });
+      this.sweepSoon();
+    }
+  }
+
+  /**
+   * Places to lease beyond the group's own: none unless asked for (a first hit with no lease, or a lease
+   * half used) and until this process has seen the key's remaining budget.
+   */
+  private leaseSize(group: Group): number {
+    const remaining = this.lastRemaining.get(group.keyId);
+    const wanted = group.lease || !this.leases.has(group.keyId);
+    if (remaining === undefined || !wanted || this.releasing) return 0;
+    return Math.max(0, Math.min(MAX_LEASE, Math.floor((remaining - group.hits.length) / LEASE_SHARE)));
   }
 }
 
 interface Counted {
   results: RateLimitResult[];
-  lease: { bucket: number; next: number; end: number; reset: number } | null;
-  /** The key's remaining budget after this write. */
-  remaining: number;
+  leased: [number, number] | null;
+  reset: number;
+  /** The key's remaining budget after this write (null when nothing was written). */
+  remaining: number | null;
 }
 
 async function giveBack(db: Db, keyId: string, bucket: number, count: number): Promise<void> {
@@ -234,12 +325,13 @@ async function giveBack(db: Db, keyId: string, bucket: number, count: number): P
 }
 
 /**
- * Adds a group of hits (one key, one minute) and `extra` leased places to its bucket; each hit's result,
- * from its own place, and the lease of the places after them that are within the limit.
+ * Adds a group's hits and `extra` leased places to its key's bucket; each hit's result, from its own
+ * place, and the range of leased places after them that are within the limit.
  */
-async function countGroup(db: Db, group: PendingHit[], past: PastBuckets, extra: number): Promise<Counted> {
-  const { keyId, bucket, limit } = group[0];
-  const taken = group.length + Math.max(0, extra);
+async function countGroup(db: Db, group: Group, past: PastBuckets, extra: number): Promise<Counted> {
+  const { keyId, bucket, limit, hits } = group;
+  const taken = hits.length + extra;
+  if (taken === 0) return { results: [], leased: null, reset: 0, remaining: null };
   const row = await db
     .insertInto("rate_limit_buckets")
     .values({ key_id: keyId, bucket, count: taken })
@@ -250,13 +342,14 @@ async function countGroup(db: Db, group: PendingHit[], past: PastBuckets, extra:
     .executeTakeFirstOrThrow();
   const first = past.total + Number(row.count) - taken + 1;
   const reset = ((past.oldest ?? bucket) + WINDOW_MINUTES) * 60;
-  const results = group.map((hit, i) => resultAt(first + i, limit, reset, hit.nowMs));
+  const results = hits.map((hit, i) => resultAt(first + i, limit, reset, hit.nowMs));
   // Places past the limit (refused hits, leased places beyond it) do not use up the budget.
   const kept = Math.max(0, Math.min(taken, limit - first + 1));
   if (kept < taken) await giveBack(db, keyId, bucket, taken - kept);
   return {
     results,
-    lease: kept > group.length ? { bucket, next: first + group.length, end: first + kept, reset } : null,
+    leased: kept > hits.length ? [first + hits.length, first + kept] : null,
+    reset,
     remaining: kept > 0 ? limit - (first + kept - 1) : 0,
   };
 }
@@ -279,6 +372,19 @@ export function hitRateLimit(
     batchers.set(db, batcher);
   }
   return batcher.hit(keyId, limit, nowMs);
+}
+
+/**
+ * A place for `keyId` from this process's lease, counted already, or undefined when there is none at
+ * hand (then nothing is counted: use hitRateLimit).
+ */
+export function leasedRateLimit(
+  db: Db,
+  keyId: string,
+  limit: number,
+  nowMs: number,
+): RateLimitResult | undefined {
+  return batchers.get(db)?.fromLease(keyId, limit, nowMs);
 }
 
 /** Gives back the unused places of this process's leases (before the store closes). */

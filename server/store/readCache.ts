@@ -15,6 +15,13 @@ export class ReadCache<V> {
     private readonly maxEntries = 10_000,
   ) {}
 
+  /** The value kept for `key` if it is still current; never reads the database. */
+  peek(key: string): V | undefined {
+    if (!this.changes) return undefined;
+    const hit = this.entries.get(key);
+    return hit && hit.version === this.changes.version(this.table) ? hit.value : undefined;
+  }
+
   async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
     if (!this.changes) return load();
     const version = this.changes.version(this.table);

@@ -90,7 +90,7 @@ export async function setupTestApp(
   const database = await freshDatabase();
   const store = await database.open();
   const config = loadConfig({ PUBLIC_URL: "http://forms.test", DATA_DIR: os.tmpdir(), ...opts.env });
-  const metrics = new MetricsRecorder(store.db);
+  const metrics = new MetricsRecorder(store);
   const now = opts.now ?? Date.now;
   const processor = await openProcessor(store, config, now);
   const deps: AppDeps = { config, store, metrics, processor, now };

@@ -95,6 +95,17 @@ describe("hitRateLimit, leases far from the limit", () => {
     expect((await hitRateLimit(store.db, "key_l", 1000, NOW)).remaining).toBe(799);
   });
 
+  it("hands out places in order while more are being leased: one after another, Remaining falls by one", async () => {
+    // Small leases (a few places each), so that hits often find the lease empty while the next one is
+    // being written (on PostgreSQL, where writes take a round trip).
+    const remaining: number[] = [];
+    for (let i = 0; i < 150; i++) {
+      remaining.push((await hitRateLimit(store.db, "key_p", 200, NOW)).remaining);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(remaining).toEqual(Array.from({ length: 150 }, (_, i) => 199 - i));
+  });
+
   it("admits exactly the limit, one after another, and never leases past it", async () => {
     const results = await hits(store.db, "key_m", 300, 320);
     expect(results.filter((r) => r.allowed)).toHaveLength(300);

@@ -240,6 +240,22 @@ export interface FormSales {
 
 const NO_SALES: FormSales = { ticketsSold: {}, promoRedemptions: {} };
 
+const answers = new WeakMap<FormRecord, { publicUrl: string; bytes: Uint8Array<ArrayBuffer> }>();
+const utf8 = new TextEncoder();
+
+/**
+ * The JSON body of GET /v1/forms/{id} for a form without sales figures (no tickets or promo codes), whose
+ * answer depends on the record alone: made once per record (the read cache shares records until they
+ * change).
+ */
+export function formAnswerBytes(publicUrl: string, form: FormRecord): Uint8Array<ArrayBuffer> {
+  const made = answers.get(form);
+  if (made?.publicUrl === publicUrl) return made.bytes;
+  const bytes = utf8.encode(JSON.stringify(toFull(publicUrl, form)));
+  answers.set(form, { publicUrl, bytes });
+  return bytes;
+}
+
 export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = NO_SALES): FormFull {
   const c = form.config;
   const d = (cents: number[]) => cents.map(centsToDollars);

@@ -19,7 +19,15 @@ import type { AppDeps } from "../env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
-import { type FormSales, formFullSchema, formSummarySchema, toFull, toInput, toSummary } from "./present.js";
+import {
+  type FormSales,
+  formAnswerBytes,
+  formFullSchema,
+  formSummarySchema,
+  toFull,
+  toInput,
+  toSummary,
+} from "./present.js";
 
 const idParams = z.object({ id: z.string().meta({ description: "The form's formID (UUID)" }) });
 
@@ -30,7 +38,6 @@ const conflict = {
   schema: errorSchema,
 };
 
-/** The caller's form, or the contract's 404 / 403 / 410. */
 /**
  * The caller's live form, or the 404, 403 or 410 that says why not. `cached` reads through the store's
  * read cache: for answers that only show the form (the record is shared and must not be modified).
@@ -55,6 +62,10 @@ export async function loadOwnedForm(
 
 const JSON_TYPE = { "Content-Type": "application/json" } as const;
 
+/** Tickets and promo codes make a form's answer depend on sales, not on its record alone. */
+export const answerNeedsSales = (form: FormRecord): boolean =>
+  form.config.tickets.length > 0 || form.config.promoCodes.length > 0;
+
 function duplicateTitle(title: string): ApiError {
   return new ApiError(409, `A form titled "${title}" already exists`);
 }
@@ -63,8 +74,6 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
   const { config } = deps;
   const schema = formSchema({ allowHttpImages: !config.production });
   const nowIso = () => new Date(deps.now()).toISOString();
-  /** A cached form record's JSON answer (see the single-form GET). */
-  const presented = new WeakMap<FormRecord, string>();
 
   return [
     defineRoute({
@@ -167,16 +176,9 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params }) => {
         const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id, { cached: true });
-        const sales = await salesOf(deps.store.db, form);
-        if (sales) return c.json(toFull(config.publicUrl, form, sales));
-        // Without tickets or promo codes the answer depends on the record alone, which the read cache
-        // shares until the form changes: its JSON is made once per record.
-        let json = presented.get(form);
-        if (json === undefined) {
-          json = JSON.stringify(toFull(config.publicUrl, form));
-          presented.set(form, json);
-        }
-        return c.body(json, 200, JSON_TYPE);
+        if (answerNeedsSales(form))
+          return c.json(toFull(config.publicUrl, form, await salesOf(deps.store.db, form)));
+        return c.body(formAnswerBytes(config.publicUrl, form), 200, JSON_TYPE);
       },
     }),
 
@@ -277,7 +279,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
 
 /** Tickets sold and promo redemptions, read only for forms that have either. */
 async function salesOf(db: Db, form: FormRecord): Promise<FormSales | undefined> {
-  if (form.config.tickets.length === 0 && form.config.promoCodes.length === 0) return undefined;
+  if (!answerNeedsSales(form)) return undefined;
   const a = await formAvailability(db, form.id);
   return { ticketsSold: a.ticketsSold, promoRedemptions: a.promoRedemptions };
 }
