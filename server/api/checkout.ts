@@ -5,7 +5,7 @@ import { checkAttemptLimits, checkHoneypot, checkSubmissionOrigin, clientIp } fr
 import { resolveElementPrefill } from "../checkout/prefill.js";
 import { publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
-import { formAvailability } from "../store/inventory.js";
+import { stockTaken } from "../store/inventory.js";
 import type { AppDeps } from "./env.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
 
@@ -89,14 +89,14 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params, query }) => {
         const db = deps.store.db;
-        const loaded = await loadPublicForm(db, params.formId);
+        const loaded = await loadPublicForm(deps.store, params.formId);
         if (loaded.deleted) throw new ApiError(410, "This form has been deleted");
         const resolution = await resolveElementPrefill(db, loaded.form.id, query.elementid);
         const prefill = resolution.kind === "ok" ? resolution.prefill : null;
         const view = await publicFormView(
           db,
           loaded,
-          await formAvailability(db, loaded.form.id),
+          await stockTaken(db, loaded.form),
           prefill,
           deps.processor.tokenization,
         );

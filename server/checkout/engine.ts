@@ -4,10 +4,10 @@ import { type CheckoutRequest, type QuoteRequest, toOrderInput } from "../../sha
 import type { AppDeps } from "../api/env.js";
 import { ApiError } from "../errors.js";
 import { isUuid, prefixedId } from "../ids.js";
-import type { Db } from "../store/database.js";
-import { type FormRecord, findForm } from "../store/forms.js";
-import { formAvailability, type HeldItem, takeItems } from "../store/inventory.js";
-import { getOrganization, type Organization } from "../store/organizations.js";
+import type { Store } from "../store/database.js";
+import { type FormRecord, findFormCached } from "../store/forms.js";
+import { type HeldItem, stockTaken, takeItems } from "../store/inventory.js";
+import { getOrganizationCached, type Organization } from "../store/organizations.js";
 import { insertPayment, type PaymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { checkAnswers } from "./answers.js";
@@ -33,18 +33,24 @@ export interface LoadedForm {
   org: Organization;
 }
 
-/** The form a donor addresses: unknown → 404; deleted → 410 for reads, 400 for submissions (see callers). */
-export async function loadPublicForm(db: Db, formId: string): Promise<LoadedForm & { deleted: boolean }> {
-  const form = isUuid(formId) ? await findForm(db, formId.toLowerCase()) : undefined;
+/**
+ * The form a donor addresses: unknown → 404; deleted → 410 for reads, 400 for submissions (see callers).
+ * Read through the store's read caches: the records are shared and never to be modified.
+ */
+export async function loadPublicForm(
+  store: Store,
+  formId: string,
+): Promise<LoadedForm & { deleted: boolean }> {
+  const form = isUuid(formId) ? await findFormCached(store, formId.toLowerCase()) : undefined;
   if (!form) throw new ApiError(404, "Form not found");
-  const org = await getOrganization(db, form.organizationId);
+  const org = await getOrganizationCached(store, form.organizationId);
   if (!org) throw new ApiError(404, "Form not found");
   return { form, org, deleted: form.deletedAt !== null };
 }
 
 /** A form that takes submissions: live and active. */
-async function loadSubmittableForm(db: Db, formId: string): Promise<LoadedForm> {
-  const loaded = await loadPublicForm(db, formId);
+async function loadSubmittableForm(store: Store, formId: string): Promise<LoadedForm> {
+  const loaded = await loadPublicForm(store, formId);
   if (loaded.deleted) throw new ApiError(400, "This form has been deleted and no longer accepts donations");
   if (!loaded.form.config.active) throw new ApiError(400, "This form is not accepting donations right now");
   return loaded;
@@ -97,8 +103,8 @@ function refuse(details: string[], soldOut: boolean): never {
 }
 
 export async function quoteOrder(deps: AppDeps, formId: string, req: QuoteRequest): Promise<QuoteView> {
-  const { form, org } = await loadSubmittableForm(deps.store.db, formId);
-  const result = pricingErrors(form, org, req, await formAvailability(deps.store.db, form.id));
+  const { form, org } = await loadSubmittableForm(deps.store, formId);
+  const result = pricingErrors(form, org, req, await stockTaken(deps.store.db, form));
   if (!result.ok)
     refuse(
       result.errors.map((e) => e.message),
@@ -179,11 +185,11 @@ export async function runCheckout(
   req: CheckoutRequest,
 ): Promise<FinalizedCheckout> {
   const db = deps.store.db;
-  const { form, org } = await loadSubmittableForm(db, formId);
+  const { form, org } = await loadSubmittableForm(deps.store, formId);
   const details: string[] = [];
   const donor = checkDonor(form, req, details);
   const answers = checkAnswers(form.config, org.globalCustomInputs, req.customInputs, details);
-  const priced = pricingErrors(form, org, req, await formAvailability(db, form.id));
+  const priced = pricingErrors(form, org, req, await stockTaken(db, form));
   let soldOut = false;
   if (!priced.ok) {
     details.push(...priced.errors.map((e) => e.message));
@@ -296,5 +302,5 @@ export async function runCheckout(
       throw err;
     }
   }
-  return finalizeCheckout(deps, paymentId, outcome, { form, org });
+  return finalizeCheckout(deps, paymentId, outcome, { form, org, email: row.email });
 }

@@ -103,15 +103,18 @@ function consentFrom(optIn: boolean | undefined): ConsentValue {
   return optIn === undefined ? "UNKNOWN" : optIn ? "OPTED_IN" : "OPTED_OUT";
 }
 
-/** The donor's contact: matched by email, else created; an opt-in upgrades the consent of a known donor. */
+/**
+ * The donor's contact: the one matched by email (`existing`), else created; an opt-in upgrades the
+ * consent of a known donor.
+ */
 async function contactForPayment(
   trx: Db,
   row: PaymentsTable,
+  existing: string | null,
   details: PaymentDetails,
   nowMs: number,
 ): Promise<{ id: string; created: boolean; updated: boolean }> {
   const nowIso = new Date(nowMs).toISOString();
-  const existing = await findContactIdByEmail(trx, row.organization_id, row.email);
   if (existing) {
     if (details.emailOptIn !== true) return { id: existing, created: false, updated: false };
     const result = await trx
@@ -212,12 +215,15 @@ export async function finalizeCheckout(
   deps: AppDeps,
   paymentId: string,
   outcome: ChargeOutcome,
-  loaded?: { form: FormRecord; org: Organization },
+  /** What the checkout has at hand already: the form, its organization and the donor's email. */
+  loaded?: { form: FormRecord; org: Organization; email: string },
 ): Promise<FinalizedCheckout> {
   const nowMs = deps.now();
   const nowIso = new Date(nowMs).toISOString();
   const status = outcome.kind === "failed" ? "FAILED" : outcome.kind === "pending" ? "PENDING" : "COMPLETED";
   return deps.store.db.transaction().execute(async (trx) => {
+    // A known donor's contact is linked by the same write that records the outcome.
+    const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
     const claimed = await trx
       .updateTable("payments")
       .set({
@@ -225,6 +231,7 @@ export async function finalizeCheckout(
         processor_payment_id: outcome.kind === "free" ? null : outcome.processorPaymentId,
         failure_code: outcome.kind === "failed" ? outcome.code : null,
         failure_message: outcome.kind === "failed" ? outcome.message : null,
+        ...(known ? { contact_id: known } : {}),
         created_at: nowIso,
         updated_at: nowIso,
       })
@@ -235,19 +242,21 @@ export async function finalizeCheckout(
     if (!claimed) return alreadyFinalized(trx, paymentId);
     let row: PaymentsTable = claimed;
     const details = paymentDetails(row);
+    const existing =
+      row.contact_id ?? (loaded ? null : await findContactIdByEmail(trx, row.organization_id, row.email));
 
     if (outcome.kind === "failed") {
       await releaseItems(trx, row.form_id, details.hold);
-      const contactId = await findContactIdByEmail(trx, row.organization_id, row.email);
-      if (contactId) {
-        await trx.updateTable("payments").set({ contact_id: contactId }).where("id", "=", row.id).execute();
-        row = { ...row, contact_id: contactId };
+      if (existing && !row.contact_id) {
+        await trx.updateTable("payments").set({ contact_id: existing }).where("id", "=", row.id).execute();
+        row = { ...row, contact_id: existing };
       }
       await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
       return declined(row);
     }
 
-    const contact = await contactForPayment(trx, row, details, nowMs);
+    const contact = await contactForPayment(trx, row, existing, details, nowMs);
+    const linked = row.contact_id === contact.id;
     row = { ...row, contact_id: contact.id };
     let sub: SubscriptionsTable | null = null;
     if (row.frequency !== "ONE_TIME" && outcome.kind !== "free" && outcome.savedMethod) {
@@ -255,11 +264,12 @@ export async function finalizeCheckout(
       await insertSubscription(trx, sub);
       row = { ...row, subscription_id: sub.id };
     }
-    await trx
-      .updateTable("payments")
-      .set({ contact_id: row.contact_id, subscription_id: row.subscription_id })
-      .where("id", "=", row.id)
-      .execute();
+    if (!linked || sub)
+      await trx
+        .updateTable("payments")
+        .set({ contact_id: row.contact_id, subscription_id: row.subscription_id })
+        .where("id", "=", row.id)
+        .execute();
 
     if (contact.created) await emitContact(trx, contact.id, "contact.created", nowMs);
     else if (contact.updated) await emitContact(trx, contact.id, "contact.updated", nowMs);

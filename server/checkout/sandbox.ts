@@ -312,8 +312,7 @@ export class SandboxProcessor implements PaymentProcessor {
       }),
     );
     const key = `charge:${sha256(input.idempotencyKey)}`;
-    const previous = await this.ledger.get(key);
-    if (previous !== undefined) return this.replay(previous, requestHash);
+    // One write: a retried key finds its first answer stored and gets that instead of this attempt.
     const result = this.attempt(input);
     const stored = await this.ledger.putIfAbsent(
       key,

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
-import { type Availability, productKey, promoKey } from "../../shared/pricing.js";
+import { type Availability, NO_SALES, productKey, promoKey } from "../../shared/pricing.js";
+import type { FormConfig } from "../../shared/schemas/form.js";
 import type { Db } from "./database.js";
 
 /**
@@ -53,6 +54,17 @@ export async function releaseItems(trx: Db, formId: string, items: HeldItem[]): 
       .where("item_key", "=", item.key)
       .execute();
   }
+}
+
+/**
+ * What has been taken of a form's stock; without a read for a form that has none (no tickets, products
+ * or promo codes), most donation forms.
+ */
+export function stockTaken(db: Db, form: { id: string; config: FormConfig }): Promise<Availability> {
+  const c = form.config;
+  if (c.tickets.length === 0 && c.sponsorshipGroups.length === 0 && c.promoCodes.length === 0)
+    return Promise.resolve(NO_SALES);
+  return formAvailability(db, form.id);
 }
 
 /** What has been taken of a form's stock, in the shape pricing reads. */

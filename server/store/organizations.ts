@@ -1,7 +1,8 @@
 import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing.js";
 import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
 import { prefixedId } from "../ids.js";
-import type { Db } from "./database.js";
+import type { Db, Store } from "./database.js";
+import { cacheFor, ReadCache } from "./readCache.js";
 import type { OrganizationsTable } from "./schema.js";
 
 export interface Organization {
@@ -51,6 +52,17 @@ export async function createOrganization(
 export async function getOrganization(db: Db, id: string): Promise<Organization | undefined> {
   const row = await db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
   return row && fromRow(row);
+}
+
+const orgCaches = new WeakMap<Store, ReadCache<Organization>>();
+
+/**
+ * getOrganization through the store's read cache (readCache.ts), for reads that only use the record (a
+ * checkout's fee rate and custom inputs): it is shared and never to be modified.
+ */
+export function getOrganizationCached(store: Store, id: string): Promise<Organization | undefined> {
+  const cache = cacheFor(orgCaches, store, () => new ReadCache<Organization>(store.changes, "organizations"));
+  return cache.get(id, () => getOrganization(store.db, id));
 }
 
 export async function listOrganizations(db: Db): Promise<Organization[]> {

@@ -34,10 +34,20 @@ export class ReadCache<V> {
     }
     if (this.changes.version(this.table) === version) {
       if (this.entries.size >= this.maxEntries && !this.entries.has(key)) this.entries.clear();
-      this.entries.set(key, { value, version });
+      this.entries.set(key, { value: FREEZE ? deepFreeze(value) : value, version });
     }
     return value;
   }
+}
+
+/** Outside production, kept values are frozen, so that code modifying a shared record fails its tests. */
+const FREEZE = process.env.NODE_ENV !== "production";
+
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== "object" || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const child of Object.values(value)) deepFreeze(child);
+  return value;
 }
 
 /** One cache per store and purpose, made on first use. */
