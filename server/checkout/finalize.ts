@@ -14,6 +14,7 @@ import {
 } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import { emitEvent } from "../store/events.js";
+import { fixedQuery } from "../store/fixedQuery.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
@@ -211,6 +212,34 @@ function newSubscription(row: PaymentsTable, method: PaymentMethod, nowIso: stri
   };
 }
 
+/** Records a checkout's outcome on its PROCESSING payment; no row when it was recorded already. */
+const claimProcessing = fixedQuery(
+  (
+    db: Db,
+    id: string,
+    status: string,
+    processorPaymentId: string | null,
+    failureCode: string | null,
+    failureMessage: string | null,
+    contactId: string | null,
+    nowIso: string,
+  ) =>
+    db
+      .updateTable("payments")
+      .set({
+        status,
+        processor_payment_id: processorPaymentId,
+        failure_code: failureCode,
+        failure_message: failureMessage,
+        contact_id: contactId,
+        created_at: nowIso,
+        updated_at: nowIso,
+      })
+      .where("id", "=", id)
+      .where("status", "=", "PROCESSING")
+      .returningAll(),
+);
+
 export async function finalizeCheckout(
   deps: AppDeps,
   paymentId: string,
@@ -224,21 +253,18 @@ export async function finalizeCheckout(
   return deps.store.db.transaction().execute(async (trx) => {
     // A known donor's contact is linked by the same write that records the outcome.
     const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
-    const claimed = await trx
-      .updateTable("payments")
-      .set({
-        status,
-        processor_payment_id: outcome.kind === "free" ? null : outcome.processorPaymentId,
-        failure_code: outcome.kind === "failed" ? outcome.code : null,
-        failure_message: outcome.kind === "failed" ? outcome.message : null,
-        ...(known ? { contact_id: known } : {}),
-        created_at: nowIso,
-        updated_at: nowIso,
-      })
-      .where("id", "=", paymentId)
-      .where("status", "=", "PROCESSING")
-      .returningAll()
-      .executeTakeFirst();
+    const {
+      rows: [claimed],
+    } = await claimProcessing(
+      trx,
+      paymentId,
+      status,
+      outcome.kind === "free" ? null : outcome.processorPaymentId,
+      outcome.kind === "failed" ? outcome.code : null,
+      outcome.kind === "failed" ? outcome.message : null,
+      known,
+      nowIso,
+    );
     if (!claimed) return alreadyFinalized(trx, paymentId);
     let row: PaymentsTable = claimed;
     const details = paymentDetails(row);

@@ -2,6 +2,8 @@ import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
 import type { AppDeps } from "../api/env.js";
 import { ApiError } from "../errors.js";
+import type { Db } from "../store/database.js";
+import { fixedQuery } from "../store/fixedQuery.js";
 import { hitRateLimit } from "../store/rateLimits.js";
 
 /**
@@ -54,19 +56,22 @@ export async function checkAttemptLimits(deps: AppDeps, ip: string, formId: stri
   await limit(deps, `checkout-form:${formId}`, deps.config.checkoutLimitPerForm, "on this form");
 }
 
+const declinesSince = fixedQuery((db: Db, fingerprint: string, since: string) =>
+  db
+    .selectFrom("payments")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("fingerprint", "=", fingerprint)
+    .where("created_at", ">", since)
+    .where("status", "=", "FAILED"),
+);
+
 /** Refuses a card (or bank account) that was declined too often in the last 24 hours. */
 export async function checkFingerprint(deps: AppDeps, fingerprint: string): Promise<void> {
   const cap = deps.config.cardFailureLimit;
   if (cap === 0) return;
   const since = new Date(deps.now() - 24 * 3600 * 1000).toISOString();
-  const row = await deps.store.db
-    .selectFrom("payments")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("fingerprint", "=", fingerprint)
-    .where("created_at", ">", since)
-    .where("status", "=", "FAILED")
-    .executeTakeFirst();
-  if (Number(row?.n ?? 0) >= cap)
+  const { rows } = await declinesSince(deps.store.db, fingerprint, since);
+  if (Number(rows[0]?.n ?? 0) >= cap)
     throw new ApiError(
       429,
       "This card has been declined too many times today; use another payment method or try again tomorrow",

@@ -1,5 +1,6 @@
 import type { Kysely, Transaction } from "kysely";
 import { ulid } from "../ids.js";
+import { insertRow } from "../store/fixedQuery.js";
 import type { Database } from "../store/schema.js";
 
 /**
@@ -27,27 +28,24 @@ export async function queueEmail(
 ): Promise<string> {
   const id = `eml_${ulid(nowMs)}`;
   const now = new Date(nowMs).toISOString();
-  await db
-    .insertInto("email_outbox")
-    .values({
-      id,
-      organization_id: mail.organizationId,
-      payment_id: mail.paymentId ?? null,
-      to_address: mail.to,
-      from_name: mail.fromName,
-      reply_to: mail.replyTo ?? null,
-      subject: mail.subject,
-      text_body: mail.text,
-      html_body: mail.html,
-      status: "PENDING",
-      attempts: 0,
-      next_attempt_at: now,
-      claimed_until: null,
-      claim_token: null,
-      last_error: null,
-      created_at: now,
-      sent_at: null,
-    })
-    .execute();
+  await insertRow(db, "email_outbox", {
+    id,
+    organization_id: mail.organizationId,
+    payment_id: mail.paymentId ?? null,
+    to_address: mail.to,
+    from_name: mail.fromName,
+    reply_to: mail.replyTo ?? null,
+    subject: mail.subject,
+    text_body: mail.text,
+    html_body: mail.html,
+    status: "PENDING",
+    attempts: 0,
+    next_attempt_at: now,
+    claimed_until: null,
+    claim_token: null,
+    last_error: null,
+    created_at: now,
+    sent_at: null,
+  });
   return id;
 }

@@ -2,6 +2,7 @@ import { centsToDollars } from "../../shared/money.js";
 import { wireTime } from "../../shared/time.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
+import { fixedQuery } from "./fixedQuery.js";
 import { afterPosition } from "./keyset.js";
 import type { ConsentValue, ContactsTable } from "./schema.js";
 
@@ -46,21 +47,25 @@ export interface NewContact {
 }
 
 /** The live contact holding this email (keys of deleted or merged contacts are free to be taken). */
-export async function findContactIdByEmail(
-  db: Db,
-  organizationId: string,
-  email: string,
-): Promise<string | null> {
-  const row = await db
+const contactIdByEmail = fixedQuery((db: Db, organizationId: string, key: string) =>
+  db
     .selectFrom("contact_keys")
     .innerJoin("contacts", "contacts.id", "contact_keys.contact_id")
     .select("contact_keys.contact_id")
     .where("contact_keys.organization_id", "=", organizationId)
     .where("contact_keys.kind", "=", "email")
-    .where("contact_keys.value_key", "=", emailKey(email))
+    .where("contact_keys.value_key", "=", key)
     .where("contacts.status", "=", "ACTIVE")
-    .executeTakeFirst();
-  return row?.contact_id ?? null;
+    .limit(1),
+);
+
+export async function findContactIdByEmail(
+  db: Db,
+  organizationId: string,
+  email: string,
+): Promise<string | null> {
+  const { rows } = await contactIdByEmail(db, organizationId, emailKey(email));
+  return rows[0]?.contact_id ?? null;
 }
 
 export interface ContactKey {

@@ -2,6 +2,7 @@ import type { EventType } from "../../shared/schemas/webhook.js";
 import { ulid } from "../ids.js";
 import { fanOut } from "../webhooks/fanout.js";
 import type { Db } from "./database.js";
+import { insertRow } from "./fixedQuery.js";
 
 /**
  * The webhook outbox (contract 8): each event is written in the same transaction as the change that
@@ -21,17 +22,14 @@ export async function emitEvent(
   nowMs: number,
 ): Promise<string> {
   const id = `evt_${ulid(nowMs)}`;
-  await trx
-    .insertInto("outbox_events")
-    .values({
-      id,
-      organization_id: organizationId,
-      type,
-      subject_id: subjectId,
-      data: JSON.stringify(data),
-      created_at: new Date(nowMs).toISOString(),
-    })
-    .execute();
+  await insertRow(trx, "outbox_events", {
+    id,
+    organization_id: organizationId,
+    type,
+    subject_id: subjectId,
+    data: JSON.stringify(data),
+    created_at: new Date(nowMs).toISOString(),
+  });
   await fanOut(trx, organizationId, type, id, nowMs);
   return id;
 }

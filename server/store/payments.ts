@@ -3,6 +3,7 @@ import { centsToDollars } from "../../shared/money.js";
 import type { QuoteLine } from "../../shared/pricing.js";
 import { wireTime } from "../../shared/time.js";
 import type { Db } from "./database.js";
+import { insertRow } from "./fixedQuery.js";
 import type { HeldItem } from "./inventory.js";
 import { afterPosition } from "./keyset.js";
 import type { PaymentsTable } from "./schema.js";
@@ -40,7 +41,7 @@ export interface PaymentDetails {
 }
 
 export async function insertPayment(trx: Db, row: PaymentsTable): Promise<void> {
-  await trx.insertInto("payments").values(row).execute();
+  await insertRow(trx, "payments", row);
 }
 
 export async function findPayment(db: Db, id: string): Promise<PaymentsTable | undefined> {

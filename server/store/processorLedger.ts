@@ -1,5 +1,6 @@
 import type { SandboxLedger } from "../checkout/sandbox.js";
 import type { Db } from "./database.js";
+import { fixedQuery } from "./fixedQuery.js";
 
 /**
  * The sandbox processor's memory (idempotency keys, refunds) in the database, so that every server process
@@ -11,6 +12,23 @@ import type { Db } from "./database.js";
 const FOREVER_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 const iso = (ms: number) => new Date(Math.min(ms, FOREVER_MS)).toISOString();
+
+/** One statement: insert, or take over an entry that has expired; a live entry is left alone. */
+const putUnlessLive = fixedQuery((db: Db, key: string, value: string, expiresAt: string, nowIso: string) =>
+  db
+    .insertInto("processor_ledger")
+    .values({ key, value, expires_at: expiresAt })
+    .onConflict((oc) =>
+      oc
+        .column("key")
+        .doUpdateSet((eb) => ({
+          value: eb.ref("excluded.value"),
+          expires_at: eb.ref("excluded.expires_at"),
+        }))
+        .where("processor_ledger.expires_at", "<=", nowIso),
+    )
+    .returning("value"),
+);
 
 export class DatabaseLedger implements SandboxLedger {
   constructor(
@@ -34,21 +52,10 @@ export class DatabaseLedger implements SandboxLedger {
     for (;;) {
       const nowMs = this.now();
       const nowIso = iso(nowMs);
-      // One statement: insert, or take over an entry that has expired; a live entry is left alone.
-      const written = await this.db
-        .insertInto("processor_ledger")
-        .values({ key, value, expires_at: ttlMs === undefined ? iso(FOREVER_MS) : iso(nowMs + ttlMs) })
-        .onConflict((oc) =>
-          oc
-            .column("key")
-            .doUpdateSet((eb) => ({
-              value: eb.ref("excluded.value"),
-              expires_at: eb.ref("excluded.expires_at"),
-            }))
-            .where("processor_ledger.expires_at", "<=", nowIso),
-        )
-        .returning("value")
-        .executeTakeFirst();
+      const expires = ttlMs === undefined ? iso(FOREVER_MS) : iso(nowMs + ttlMs);
+      const {
+        rows: [written],
+      } = await putUnlessLive(this.db, key, value, expires, nowIso);
       if (written) return written.value;
       const kept = await this.db
         .selectFrom("processor_ledger")

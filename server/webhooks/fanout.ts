@@ -1,7 +1,16 @@
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
+import { fixedQuery } from "../store/fixedQuery.js";
 import { deliveriesQueued } from "./wake.js";
+
+const activeWebhooks = fixedQuery((db: Db, organizationId: string) =>
+  db
+    .selectFrom("webhooks")
+    .select(["id", "events"])
+    .where("organization_id", "=", organizationId)
+    .where("status", "=", "ACTIVE"),
+);
 
 /**
  * Queues an event for every ACTIVE webhook of the organization subscribed to its kind, inside the
@@ -15,12 +24,7 @@ export async function fanOut(
   eventId: string,
   nowMs: number,
 ): Promise<void> {
-  const hooks = await trx
-    .selectFrom("webhooks")
-    .select(["id", "events"])
-    .where("organization_id", "=", organizationId)
-    .where("status", "=", "ACTIVE")
-    .execute();
+  const { rows: hooks } = await activeWebhooks(trx, organizationId);
   const targets = hooks.filter((h) => (JSON.parse(h.events) as string[]).includes(type));
   if (targets.length === 0) return;
   const wallMs = Date.now();
