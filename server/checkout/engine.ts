@@ -267,7 +267,7 @@ export async function runCheckout(
     updated_at: nowIso,
   };
 
-  const short = await db.transaction().execute(async (trx) => {
+  const short = await deps.store.transact(async (trx) => {
     const missing = await takeItems(trx, form.id, hold);
     if (missing) return missing;
     await insertPayment(trx, row);

@@ -250,7 +250,7 @@ export async function finalizeCheckout(
   const nowMs = deps.now();
   const nowIso = new Date(nowMs).toISOString();
   const status = outcome.kind === "failed" ? "FAILED" : outcome.kind === "pending" ? "PENDING" : "COMPLETED";
-  return deps.store.db.transaction().execute(async (trx) => {
+  return deps.store.transact(async (trx) => {
     // A known donor's contact is linked by the same write that records the outcome.
     const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
     const {

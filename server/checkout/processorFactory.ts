@@ -16,7 +16,7 @@ export async function openProcessor(
   return createProcessor("sandbox", {
     secret: await sandboxSecret(store.db),
     now,
-    ledger: new DatabaseLedger(store.db, now),
+    ledger: new DatabaseLedger(store, now),
     bankSettleMs: config.sandboxBankSettleMs,
   });
 }

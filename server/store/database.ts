@@ -4,6 +4,7 @@ import type { ChangeFeed } from "./changes.js";
 import { type DialectName, describeDatabaseError, openDialect } from "./dialect.js";
 import { migrate } from "./migrations.js";
 import type { Database } from "./schema.js";
+import { batchedTransactions, separateTransactions, type Transact } from "./writeBatch.js";
 
 export type Db = Kysely<Database>;
 
@@ -13,6 +14,11 @@ export interface Store {
   describe: string;
   /** Writes that in-process caches must hear of; null where caching is off (PostgreSQL). */
   changes: ChangeFeed | null;
+  /**
+   * A write transaction for hot paths (checkouts): grouped with others ready at the same time on SQLite
+   * (see writeBatch.ts), a transaction of its own on PostgreSQL. The work must use only `trx`.
+   */
+  transact: Transact;
   close(): Promise<void>;
 }
 
@@ -32,6 +38,7 @@ export async function openStore(url: string, opts: { pgSchema?: string } = {}): 
     dialect: handle.name,
     describe: handle.describe,
     changes: handle.changes,
+    transact: handle.name === "sqlite" ? batchedTransactions(db) : separateTransactions(db),
     close: () => db.destroy(),
   };
 }

@@ -87,6 +87,9 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   return { name, dialect: new PostgresDialect({ pool }), describe: where, changes: null };
 }
 
+/** Starts a write transaction holding the write lock from the start (see writeBatch.ts). */
+export const BEGIN_WRITE = "begin immediate";
+
 const CHECKPOINT_EVERY_MS = 1000;
 /** SQLite's own checkpoint stays as a backstop, at a size the timer normally never lets the WAL reach. */
 const BACKSTOP_CHECKPOINT_PAGES = 20_000;

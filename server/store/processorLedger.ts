@@ -1,5 +1,5 @@
 import type { SandboxLedger } from "../checkout/sandbox.js";
-import type { Db } from "./database.js";
+import type { Db, Store } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
 
 /**
@@ -32,12 +32,12 @@ const putUnlessLive = fixedQuery((db: Db, key: string, value: string, expiresAt:
 
 export class DatabaseLedger implements SandboxLedger {
   constructor(
-    private readonly db: Db,
+    private readonly store: Pick<Store, "db" | "transact">,
     private readonly now: () => number,
   ) {}
 
   async get(key: string): Promise<string | undefined> {
-    const row = await this.db
+    const row = await this.store.db
       .selectFrom("processor_ledger")
       .select("value")
       .where("key", "=", key)
@@ -49,22 +49,25 @@ export class DatabaseLedger implements SandboxLedger {
   async putIfAbsent(key: string, value: string, ttlMs?: number): Promise<string> {
     if (ttlMs !== undefined && !(ttlMs >= 0))
       throw new RangeError(`ttlMs must be a non-negative number, not ${ttlMs}`);
-    for (;;) {
-      const nowMs = this.now();
-      const nowIso = iso(nowMs);
-      const expires = ttlMs === undefined ? iso(FOREVER_MS) : iso(nowMs + ttlMs);
-      const {
-        rows: [written],
-      } = await putUnlessLive(this.db, key, value, expires, nowIso);
-      if (written) return written.value;
-      const kept = await this.db
-        .selectFrom("processor_ledger")
-        .select("value")
-        .where("key", "=", key)
-        .executeTakeFirst();
-      // Gone already (it expired and was pruned in between): try again.
-      if (kept) return kept.value;
-    }
+    // A write of every charge: grouped with the checkouts' own (Store.transact).
+    return this.store.transact(async (trx) => {
+      for (;;) {
+        const nowMs = this.now();
+        const nowIso = iso(nowMs);
+        const expires = ttlMs === undefined ? iso(FOREVER_MS) : iso(nowMs + ttlMs);
+        const {
+          rows: [written],
+        } = await putUnlessLive(trx, key, value, expires, nowIso);
+        if (written) return written.value;
+        const kept = await trx
+          .selectFrom("processor_ledger")
+          .select("value")
+          .where("key", "=", key)
+          .executeTakeFirst();
+        // Gone already (it expired and was pruned in between): try again.
+        if (kept) return kept.value;
+      }
+    });
   }
 }
 

@@ -31,17 +31,17 @@ afterEach(async () => {
 
 describe("database ledger", () => {
   it("keeps the first value written under a key", async () => {
-    const ledger = new DatabaseLedger(one.db, now);
+    const ledger = new DatabaseLedger(one, now);
     expect(await ledger.get("k")).toBeUndefined();
     expect(await ledger.putIfAbsent("k", "first")).toBe("first");
     expect(await ledger.putIfAbsent("k", "second")).toBe("first");
     expect(await ledger.get("k")).toBe("first");
-    expect(await new DatabaseLedger(two.db, now).get("k")).toBe("first");
+    expect(await new DatabaseLedger(two, now).get("k")).toBe("first");
     expect(await ledger.putIfAbsent("other", "x", DAY)).toBe("x");
   });
 
   it("gives all 50 concurrent writers of one key the same value, from either process", async () => {
-    const ledgers = [new DatabaseLedger(one.db, now), new DatabaseLedger(two.db, now)];
+    const ledgers = [new DatabaseLedger(one, now), new DatabaseLedger(two, now)];
     const values = Array.from({ length: 50 }, (_, i) => `value-${i}`);
     const results = await Promise.all(
       values.map((value, i) => ledgers[i % 2].putIfAbsent("race", value, i % 3 === 0 ? undefined : DAY)),
@@ -55,7 +55,7 @@ describe("database ledger", () => {
   });
 
   it("forgets an entry when its time is up, and lets a new value take its place", async () => {
-    const ledger = new DatabaseLedger(one.db, now);
+    const ledger = new DatabaseLedger(one, now);
     expect(await ledger.putIfAbsent("k", "old", 1000)).toBe("old");
     clock = START + 999;
     expect(await ledger.get("k")).toBe("old");
@@ -74,7 +74,7 @@ describe("database ledger", () => {
   });
 
   it("lets exactly one of many concurrent writers replace an expired entry", async () => {
-    const ledgers = [new DatabaseLedger(one.db, now), new DatabaseLedger(two.db, now)];
+    const ledgers = [new DatabaseLedger(one, now), new DatabaseLedger(two, now)];
     await ledgers[0].putIfAbsent("k", "stale", 10);
     clock = START + 10;
     const results = await Promise.all(
@@ -85,7 +85,7 @@ describe("database ledger", () => {
   });
 
   it("treats a zero time to live as already expired, and refuses a negative or NaN one", async () => {
-    const ledger = new DatabaseLedger(one.db, now);
+    const ledger = new DatabaseLedger(one, now);
     expect(await ledger.putIfAbsent("k", "gone", 0)).toBe("gone");
     expect(await ledger.get("k")).toBeUndefined();
     expect(await ledger.putIfAbsent("k", "kept", Number.POSITIVE_INFINITY)).toBe("kept");
@@ -96,7 +96,7 @@ describe("database ledger", () => {
   });
 
   it("prunes expired entries only", async () => {
-    const ledger = new DatabaseLedger(one.db, now);
+    const ledger = new DatabaseLedger(one, now);
     await ledger.putIfAbsent("short", "a", 1000);
     await ledger.putIfAbsent("long", "b", DAY);
     await ledger.putIfAbsent("forever", "c");
@@ -135,8 +135,8 @@ describe("the sandbox processor over a database ledger", () => {
   });
 
   it("charges once for a key repeated in another process", async () => {
-    const a = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(one.db, now) });
-    const b = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(two.db, now) });
+    const a = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(one, now) });
+    const b = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(two, now) });
     const method = await tokenize(a);
     const first = await a.charge(chargeInput(method, "order-1"));
     expect(first.status).toBe("succeeded");
@@ -154,7 +154,7 @@ describe("the sandbox processor over a database ledger", () => {
 
   it("charges once when both processes get the same key at the same time", async () => {
     const processors = [one, two].map(
-      (store) => new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(store.db, now) }),
+      (store) => new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(store, now) }),
     );
     const method = await tokenize(processors[0]);
     const results = await Promise.all(
@@ -165,7 +165,7 @@ describe("the sandbox processor over a database ledger", () => {
   });
 
   it("charges afresh once the key has expired after 24 hours", async () => {
-    const a = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(one.db, now) });
+    const a = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(one, now) });
     const method = await tokenize(a);
     const first = await a.charge(chargeInput(method, "order-1"));
     clock = START + DAY - 1;
@@ -179,8 +179,8 @@ describe("the sandbox processor over a database ledger", () => {
   });
 
   it("shares refunds between processes, and never refunds more than was paid", async () => {
-    const a = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(one.db, now) });
-    const b = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(two.db, now) });
+    const a = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(one, now) });
+    const b = new SandboxProcessor({ secret: SECRET, now, ledger: new DatabaseLedger(two, now) });
     const paid = await a.charge(chargeInput(await tokenize(a), "order-1"));
     const id = paid.processorPaymentId as string;
     const results = await Promise.all(
