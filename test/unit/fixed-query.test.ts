@@ -26,7 +26,7 @@ const ledgerRow = (key: string, value: string, expires = "9999-01-01T00:00:00.00
   expires_at: expires,
 });
 
-const valueOf = fixedQuery((db: Db, key: string, now: string) =>
+const liveValue = fixedQuery((db: Db, key: string, now: string) =>
   db.selectFrom("processor_ledger").select("value").where("key", "=", key).where("expires_at", ">", now),
 );
 
@@ -35,12 +35,12 @@ describe(`fixedQuery (${dialect})`, () => {
     await insertRow(store.db, "processor_ledger", ledgerRow("a", "first"));
     await insertRow(store.db, "processor_ledger", ledgerRow("b", "second", "2000-01-01T00:00:00.000Z"));
     const now = "2026-01-01T00:00:00.000Z";
-    expect((await valueOf(store.db, "a", now)).rows).toEqual([{ value: "first" }]);
-    expect((await valueOf(store.db, "b", now)).rows).toEqual([]);
-    expect((await valueOf(store.db, "b", "1999-01-01T00:00:00.000Z")).rows).toEqual([{ value: "second" }]);
+    expect((await liveValue(store.db, "a", now)).rows).toEqual([{ value: "first" }]);
+    expect((await liveValue(store.db, "b", now)).rows).toEqual([]);
+    expect((await liveValue(store.db, "b", "1999-01-01T00:00:00.000Z")).rows).toEqual([{ value: "second" }]);
     await store.db.transaction().execute(async (trx) => {
       await insertRow(trx, "processor_ledger", ledgerRow("c", "third"));
-      expect((await valueOf(trx, "c", now)).rows).toEqual([{ value: "third" }]);
+      expect((await liveValue(trx, "c", now)).rows).toEqual([{ value: "third" }]);
     });
   });
 
