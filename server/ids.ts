@@ -18,6 +18,11 @@ function randomChunk(size: number): Buffer {
 let lastMs = -1;
 let lastTime = "";
 
+/** `size` random bytes from the shared pool (a call to the system's random source costs tens of µs here). */
+export function randomBytesPooled(size: number): Buffer {
+  return Buffer.from(randomChunk(size));
+}
+
 /** A 26-character, lower-case, time-sortable id (ULID layout: 48-bit milliseconds, 80 random bits). */
 export function ulid(now = Date.now()): string {
   if (now !== lastMs) {

@@ -28,6 +28,7 @@
  *   000111111116 pending, then fails with insufficient_funds. Other accounts: invalid_account.
  */
 import crypto from "node:crypto";
+import { randomBytesPooled } from "../ids.js";
 import {
   type CardBrand,
   type ChargeInput,
@@ -245,7 +246,7 @@ function stableJson(value: unknown): string {
 }
 
 const sha256 = (text: string) => crypto.hash("sha256", text, "hex");
-const randomId = () => crypto.randomBytes(12).toString("base64url");
+const randomId = () => randomBytesPooled(12).toString("base64url");
 
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = "sandbox" as const;

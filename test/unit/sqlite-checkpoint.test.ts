@@ -3,7 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { openStore } from "../../server/store/database.js";
 import { checkpoint } from "../../server/store/dialect.js";
+import { createOrganization } from "../../server/store/organizations.js";
 import { dialect } from "../support/testApp.js";
 
 /**
@@ -47,5 +49,29 @@ describe.skipIf(dialect !== "sqlite")("SQLite WAL checkpoints", () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     const after = db.pragma("wal_checkpoint(NOOP)") as { log: number; checkpointed: number }[];
     expect(after[0].checkpointed).toBe(after[0].log);
+  });
+
+  it("checkpoints a store's WAL from its background thread while the store is in use", async () => {
+    const file = path.join(dir, "store.db");
+    const store = await openStore(file);
+    try {
+      for (let i = 0; i < 50; i++) await createOrganization(store.db, { name: `Org ${i}` });
+      const probe = new SQLite(file);
+      try {
+        const state = () =>
+          (probe.pragma("wal_checkpoint(NOOP)") as { log: number; checkpointed: number }[])[0];
+        expect(state().log).toBeGreaterThan(state().checkpointed);
+        let after = state();
+        for (let i = 0; i < 40 && after.checkpointed < after.log; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          after = state();
+        }
+        expect(after.checkpointed).toBe(after.log);
+      } finally {
+        probe.close();
+      }
+    } finally {
+      await store.close();
+    }
   });
 });
