@@ -219,6 +219,7 @@ class RateLimitBatcher {
   }
 
   private flush(): Promise<void> {
+    if (this.flushing) return this.flight.then(() => this.flush());
     this.flushing = true;
     this.flight = this.write().finally(() => {
       this.flushing = false;
