@@ -1,20 +1,26 @@
 import type SQLite from "better-sqlite3";
+import { type Kysely, sql } from "kysely";
+import type pg from "pg";
 
 /**
- * Tells in-process caches when the rows they copied may have changed. A table's version moves at once
- * with every write this process makes to it (the statement wrapper in dialect.ts reports each one), and
- * every version moves when another process sharing the database (another server, the CLI) has committed:
- * SQLite's `PRAGMA data_version` changes when another connection commits. That check is a read
+ * Tells in-process caches when the rows they copied may have changed. A table's version moves with every
+ * write this process makes to it (SQLite: reported by the statement wrapper in dialect.ts as it runs;
+ * PostgreSQL: by watchWrites once committed), and when another process sharing the database (another
+ * server, the CLI) has committed. SQLite's `PRAGMA data_version` changes when another connection commits. That check is a read
  * transaction, whose system calls would cost a cached request a fifth of its time on the bench machine, so
  * it is made at most once per CHECK_EVERY_MS: another process's commit is seen by every request that
  * starts more than that after it, which is sooner than any client can learn of the commit and ask again.
  *
- * Only SQLite has one (see openDialect): on PostgreSQL, several servers on several machines are the
- * normal case and nothing tells one of another's writes cheaply, so the caches are off there.
+ * On PostgreSQL (PgChangeFeed) other processes' commits are heard through LISTEN: a statement trigger on each
+ * cached table sends a notification when a transaction that changed it commits, whatever wrote it (a
+ * server, the CLI, psql). While the listening connection is not up, nothing is served from memory.
  */
 export interface ChangeFeed {
   /** Changes whenever `table`'s rows may have changed. Compare with ===. */
   version(table: string): number;
+  /** Resolves once every change committed before the call shows in version(). */
+  settled(): Promise<void>;
+  close(): void;
 }
 
 /** How long a check for other processes' commits holds. */
@@ -24,16 +30,47 @@ const WRITE =
   /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(\w+)"?/i;
 
 /** The table a statement writes, "*" for one that may change anything (DDL, pragmas), or null for a read. */
-export function writtenTable(sql: string): string | null {
-  const match = WRITE.exec(sql);
+export function writtenTable(text: string): string | null {
+  const match = WRITE.exec(text);
   if (match) return match[1].toLowerCase();
-  return /^\s*(?:select|with|begin|commit|rollback|savepoint|release)\b/i.test(sql) ? null : "*";
+  return /^\s*(?:select|with|begin|start\s+transaction|commit|end|rollback|savepoint|release)\b/i.test(text)
+    ? null
+    : "*";
+}
+
+/** The tables whose rows processes keep in memory (readCache.ts users): PostgreSQL notifies changes to these. */
+export const CACHED_TABLES = ["api_keys", "forms", "organizations"] as const;
+
+/**
+ * Versions drawn from one counter that only counts up: a table's version is the tick of its last change
+ * or of the last change to everything, whichever is later, so two different states never share a version
+ * (a sum of separate counters could, once large enough to lose precision).
+ */
+class TableVersions {
+  private tick = 0;
+  private everything = 0;
+  private readonly tables = new Map<string, number>();
+
+  current(table: string): number {
+    const own = this.tables.get(table) ?? 0;
+    return Math.max(own, this.everything);
+  }
+
+  /** `table` changed ("*": anything may have). */
+  changed(table: string): void {
+    if (table === "*") this.everything = ++this.tick;
+    else this.tables.set(table, ++this.tick);
+  }
+
+  /** A version no kept value has or will have: what version() answers while changes cannot be heard. */
+  unheard(): number {
+    this.everything = ++this.tick;
+    return this.everything;
+  }
 }
 
 export class SqliteChangeFeed implements ChangeFeed {
-  private readonly own = new Map<string, number>();
-  /** Bumped for a write to "*" and whenever another process committed: every version moves. */
-  private everything = 0;
+  private readonly versions = new TableVersions();
   private checkedAt = Number.NEGATIVE_INFINITY;
   private lastDataVersion: number | undefined;
   private readonly dataVersion: SQLite.Statement<[], number>;
@@ -46,15 +83,19 @@ export class SqliteChangeFeed implements ChangeFeed {
   version(table: string): number {
     const now = performance.now();
     if (now - this.checkedAt >= CHECK_EVERY_MS) this.check(now);
-    // Own writes count up by one; other processes' commits by 2^32, so the two never cancel out.
-    return (this.own.get(table) ?? 0) + this.everything * 0x1_0000_0000;
+    return this.versions.current(table);
   }
 
   /** Called by the statement wrapper for every write statement, before it runs. */
   wrote(table: string): void {
-    if (table === "*") this.everything++;
-    else this.own.set(table, (this.own.get(table) ?? 0) + 1);
+    this.versions.changed(table);
   }
+
+  settled(): Promise<void> {
+    return new Promise((resolve) => setTimeout(resolve, CHECK_EVERY_MS + 1));
+  }
+
+  close(): void {}
 
   private check(now: number): void {
     this.checkedAt = now;
@@ -66,6 +107,205 @@ export class SqliteChangeFeed implements ChangeFeed {
       // A busy or closed database: count it as changed, so nothing stale is served meanwhile.
       this.lastDataVersion = undefined;
     }
-    this.everything++;
+    this.versions.changed("*");
   }
+}
+
+/** The channel the triggers of installChangeNotifications notify on; each payload is "<schema>.<table>". */
+export const PG_CHANGE_CHANNEL = "almoner_changes";
+/** How long after losing the listening connection the next attempt waits (requests meanwhile read the database). */
+const LISTEN_RETRY_MS = 1000;
+const SYNC_PREFIX = "!sync ";
+/** How long a notification sent to itself may take to come back before the connection is not trusted. */
+const HANDSHAKE_MS = 2000;
+
+/**
+ * PostgreSQL: statement triggers on the cached tables notify PG_CHANGE_CHANNEL; a notification is sent when
+ * the transaction commits, whatever made it. Run by migration 8.
+ */
+export async function installChangeNotifications<DB>(db: Kysely<DB>): Promise<void> {
+  await sql`create or replace function almoner_notify_change() returns trigger language plpgsql as $$
+    begin
+      perform pg_notify(${sql.lit(PG_CHANGE_CHANNEL)}, tg_table_schema || '.' || tg_table_name);
+      return null;
+    end $$`.execute(db);
+  for (const table of CACHED_TABLES)
+    await sql`create trigger ${sql.id(`${table}_notify_change`)}
+      after insert or update or delete or truncate on ${sql.table(table)}
+      for each statement execute function almoner_notify_change()`.execute(db);
+}
+
+/**
+ * PostgreSQL's change feed. Other processes' commits arrive as notifications on a connection of its own
+ * that LISTENs (opened at the first question, so a CLI command that caches nothing never opens it); this
+ * process's writes are reported by watchWrites once they are committed. Until the listening connection is
+ * up, and whenever it drops (it is tried again after LISTEN_RETRY_MS), every version() answer is new, so
+ * caches read the database and keep nothing.
+ */
+export class PgChangeFeed implements ChangeFeed {
+  private readonly versions = new TableVersions();
+  private client: pg.Client | null = null;
+  private connecting: Promise<void> | null = null;
+  private live = false;
+  private schema = "";
+  private retryAt = 0;
+  private closed = false;
+  private readonly syncId = `${process.pid}-${Math.random().toString(36).slice(2)}`;
+  private syncCount = 0;
+  private readonly syncs = new Map<string, () => void>();
+
+  /** The listening connection's application_name, as pg_stat_activity shows it. */
+  readonly applicationName = `almoner changes ${this.syncId}`;
+
+  constructor(private readonly newClient: (applicationName: string) => pg.Client) {}
+
+  /** Whether other processes' changes are being heard (and caches are on). */
+  get listening(): boolean {
+    return this.live;
+  }
+
+  version(table: string): number {
+    if (this.live) return this.versions.current(table);
+    this.listen();
+    return this.versions.unheard();
+  }
+
+  /** A write this process made to `table` has committed (or rolled back). */
+  wrote(table: string): void {
+    this.versions.changed(table);
+  }
+
+  async settled(): Promise<void> {
+    if (!this.live) {
+      this.listen();
+      await this.connecting;
+    }
+    const client = this.client;
+    if (this.live && client) await this.roundTrip(client);
+  }
+
+  close(): void {
+    this.closed = true;
+    const client = this.client;
+    this.client = null;
+    this.stopped();
+    void client?.end().catch(() => {});
+  }
+
+  private listen(): void {
+    if (this.client || this.closed || performance.now() < this.retryAt) return;
+    const client = this.newClient(this.applicationName);
+    this.client = client;
+    client.on("notification", (message) => this.heard(message.payload));
+    client.on("error", () => this.lost(client));
+    client.on("end", () => this.lost(client));
+    this.connecting = (async () => {
+      try {
+        await client.connect();
+        const { rows } = await client.query<{ schema: string | null }>("select current_schema() as schema");
+        await client.query(`listen ${PG_CHANGE_CHANNEL}`);
+        // Heard back before it is trusted: through a pooler that does not carry notifications it never is.
+        if (!(await this.roundTrip(client))) throw new Error("no notification came back");
+        if (this.client !== client) return;
+        this.schema = rows[0]?.schema ?? "";
+        this.versions.changed("*");
+        this.live = true;
+      } catch {
+        this.lost(client);
+      }
+    })();
+  }
+
+  /**
+   * Sends a notification to itself and waits for it (at most HANDSHAKE_MS): notifications arrive in commit
+   * order, so once it is heard, every commit made before it was sent has been heard too.
+   */
+  private async roundTrip(client: pg.Client): Promise<boolean> {
+    const id = `${this.syncId}-${++this.syncCount}`;
+    let timer: NodeJS.Timeout | undefined;
+    const heard = new Promise<boolean>((resolve) => {
+      this.syncs.set(id, () => resolve(true));
+      timer = setTimeout(() => resolve(false), HANDSHAKE_MS);
+    });
+    try {
+      await client.query("select pg_notify($1, $2)", [PG_CHANGE_CHANNEL, SYNC_PREFIX + id]);
+      return await heard;
+    } catch {
+      return false;
+    } finally {
+      clearTimeout(timer);
+      this.syncs.delete(id);
+    }
+  }
+
+  private heard(payload: string | undefined): void {
+    if (!payload) return;
+    if (payload.startsWith(SYNC_PREFIX)) {
+      const id = payload.slice(SYNC_PREFIX.length);
+      this.syncs.get(id)?.();
+      return;
+    }
+    const dot = payload.indexOf(".");
+    if (dot > 0 && payload.slice(0, dot) === this.schema) this.versions.changed(payload.slice(dot + 1));
+  }
+
+  private lost(client: pg.Client): void {
+    if (this.client !== client) return;
+    this.client = null;
+    this.retryAt = performance.now() + LISTEN_RETRY_MS;
+    if (this.live)
+      console.error("Lost the PostgreSQL change notifications: caches are off until they are back");
+    this.stopped();
+    void client.end().catch(() => {});
+  }
+
+  private stopped(): void {
+    this.live = false;
+    this.versions.changed("*");
+    for (const resolve of this.syncs.values()) resolve();
+    this.syncs.clear();
+  }
+}
+
+const TRANSACTION_START = /^\s*(?:begin|start\s+transaction)\b/i;
+const TRANSACTION_END = /^\s*(?:commit|end|rollback)\s*;?\s*$/i;
+
+/**
+ * Reports a pool client's writes to the feed once they are committed: a statement outside a transaction
+ * when it completes, a transaction's statements when its commit (or rollback) completes. A read that
+ * started before then and kept its value keeps it under a version that this moves past.
+ */
+export function watchWrites(client: pg.PoolClient, feed: PgChangeFeed): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  let inTransaction = false;
+  const written = new Set<string>();
+  const settle = () => {
+    for (const table of written) feed.wrote(table);
+    written.clear();
+  };
+  const watched = (...args: unknown[]): unknown => {
+    const text = typeof args[0] === "string" ? args[0] : null;
+    if (text === null || typeof args[args.length - 1] === "function") return query(...args);
+    const table = writtenTable(text);
+    if (table !== null) written.add(table);
+    if (TRANSACTION_START.test(text)) inTransaction = true;
+    const ends = TRANSACTION_END.test(text);
+    const result = query(...args) as Promise<unknown>;
+    if (!ends && (inTransaction || table === null)) return result;
+    const after = () => {
+      if (ends) inTransaction = false;
+      if (!inTransaction) settle();
+    };
+    return result.then(
+      (value) => {
+        after();
+        return value;
+      },
+      (err: unknown) => {
+        after();
+        throw err;
+      },
+    );
+  };
+  client.query = watched as typeof client.query;
 }

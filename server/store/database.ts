@@ -12,8 +12,8 @@ export interface Store {
   db: Db;
   dialect: DialectName;
   describe: string;
-  /** Writes that in-process caches must hear of; null where caching is off (PostgreSQL). */
-  changes: ChangeFeed | null;
+  /** Writes that in-process caches must hear of (changes.ts). */
+  changes: ChangeFeed;
   /**
    * A write transaction for hot paths (checkouts): grouped with others ready at the same time on SQLite
    * (see writeBatch.ts), a transaction of its own on PostgreSQL. The work must use only `trx`.
@@ -29,6 +29,7 @@ export async function openStore(url: string, opts: { pgSchema?: string } = {}): 
   try {
     await migrate(db);
   } catch (err) {
+    handle.changes.close();
     await db.destroy().catch(() => {});
     if (err instanceof StartupError) throw err;
     throw new StartupError(describeDatabaseError(err, handle.describe));
@@ -39,6 +40,9 @@ export async function openStore(url: string, opts: { pgSchema?: string } = {}): 
     describe: handle.describe,
     changes: handle.changes,
     transact: handle.name === "sqlite" ? batchedTransactions(db) : separateTransactions(db),
-    close: () => db.destroy(),
+    close: async () => {
+      handle.changes.close();
+      await db.destroy();
+    },
   };
 }

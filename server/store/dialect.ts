@@ -3,14 +3,15 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
-import { type Dialect, PostgresDialect, SqliteDialect } from "kysely";
+import { type Dialect, type Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import { StartupError } from "../errors.js";
-import { type ChangeFeed, SqliteChangeFeed, writtenTable } from "./changes.js";
+import { type ChangeFeed, PgChangeFeed, SqliteChangeFeed, watchWrites, writtenTable } from "./changes.js";
 
 /**
  * Everything that differs between SQLite and PostgreSQL lives here: opening a connection, tuning it,
- * and recognising a unique-constraint violation. Queries elsewhere are portable Kysely.
+ * and recognising a unique-constraint violation (and, in changes.ts, hearing of writes). Queries elsewhere
+ * are portable Kysely.
  */
 
 export type DialectName = "sqlite" | "postgres";
@@ -20,8 +21,8 @@ export interface DialectHandle {
   dialect: Dialect;
   /** A readable description for logs, without credentials. */
   describe: string;
-  /** What lets in-process caches know of writes (SQLite only; see changes.ts). */
-  changes: ChangeFeed | null;
+  /** What lets in-process caches know of writes (see changes.ts). */
+  changes: ChangeFeed;
 }
 
 export function parseDatabaseUrl(url: string): { name: DialectName; target: string } {
@@ -75,11 +76,17 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   parsedUrl.searchParams.delete("schema");
   if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema))
     throw new StartupError(`Invalid setting DATABASE_URL: schema "${schema}" must be a plain identifier`);
-  const pool = new pg.Pool({
+  const connection = {
     connectionString: parsedUrl.toString(),
-    max: 10,
     connectionTimeoutMillis: 5000,
     options: schema ? `-c search_path=${schema}` : undefined,
+  };
+  const changes = new PgChangeFeed(
+    (applicationName) => new pg.Client({ ...connection, keepAlive: true, application_name: applicationName }),
+  );
+  const pool = new pg.Pool({
+    ...connection,
+    max: 10,
     types: {
       getTypeParser: (oid: number, format?: "text" | "binary") => {
         // int8 (bigint, count(*)): integer cents and counts fit in a double's 53 bits.
@@ -88,9 +95,14 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
       },
     } as pg.CustomTypesConfig,
   });
+  pool.on("connect", (client) => watchWrites(client, changes));
   parsedUrl.password = "";
   const where = `PostgreSQL ${parsedUrl.host}${parsedUrl.pathname}${schema ? ` (schema ${schema})` : ""}`;
-  return { name, dialect: new PostgresDialect({ pool }), describe: where, changes: null };
+  return { name, dialect: new PostgresDialect({ pool }), describe: where, changes };
+}
+
+export function isPostgres<DB>(db: Kysely<DB>): boolean {
+  return db.getExecutor().adapter instanceof PostgresAdapter;
 }
 
 /** Starts a write transaction holding the write lock from the start (see writeBatch.ts). */

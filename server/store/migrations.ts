@@ -1,5 +1,7 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { StartupError } from "../errors.js";
+import { installChangeNotifications } from "./changes.js";
+import { isPostgres } from "./dialect.js";
 import type { Database } from "./schema.js";
 
 /**
@@ -503,6 +505,14 @@ export const MIGRATIONS: Migration[] = [
       );
       await trx.schema.dropTable("api_metrics").execute();
       await trx.schema.alterTable("api_metrics_by_org").renameTo("api_metrics").execute();
+    },
+  },
+  {
+    version: 8,
+    name: "PostgreSQL notifies changes to the tables processes cache",
+    async up(trx: AnyTrx) {
+      // SQLite needs nothing: another process's commit shows in PRAGMA data_version (changes.ts).
+      if (isPostgres(trx)) await installChangeNotifications(trx);
     },
   },
 ];

@@ -4,26 +4,23 @@ import type { ChangeFeed } from "./changes.js";
  * Copies of rows one table holds, kept while the change feed says the table has not changed. A value is
  * stored only when no write to the table happened while it was being read, so a read that raced a write
  * is used once and not kept. Values are shared between requests: callers must not modify them.
- * Without a change feed (PostgreSQL) every get is a read.
  */
 export class ReadCache<V> {
   private readonly entries = new Map<string, { value: V; version: number }>();
 
   constructor(
-    private readonly changes: ChangeFeed | null,
+    private readonly changes: ChangeFeed,
     private readonly table: string,
     private readonly maxEntries = 10_000,
   ) {}
 
   /** The value kept for `key` if it is still current; never reads the database. */
   peek(key: string): V | undefined {
-    if (!this.changes) return undefined;
     const hit = this.entries.get(key);
     return hit && hit.version === this.changes.version(this.table) ? hit.value : undefined;
   }
 
   async get(key: string, load: () => Promise<V | undefined>): Promise<V | undefined> {
-    if (!this.changes) return load();
     const version = this.changes.version(this.table);
     const hit = this.entries.get(key);
     if (hit && hit.version === version) return hit.value;

@@ -1,17 +1,17 @@
+import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { CHECK_EVERY_MS, writtenTable } from "../../server/store/changes.js";
+import { PgChangeFeed, writtenTable } from "../../server/store/changes.js";
 import type { Store } from "../../server/store/database.js";
 import { revokeApiKey } from "../../server/store/keys.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
- * Single-form GETs and API keys are served from an in-process cache on SQLite (server/store/readCache.ts).
- * These tests hold it to its promise: this process's writes are seen by the next request, another
- * process's (here another connection to the same database) by every request that starts CHECK_EVERY_MS
- * after the commit, and nothing stale is kept.
+ * Single-form GETs, organizations and API keys are served from an in-process cache
+ * (server/store/readCache.ts). These tests hold it to its promise: this process's writes are seen by the
+ * next request, another process's (here another connection to the same database) by every request that
+ * starts once the change feed has heard of the commit (SQLite: CHECK_EVERY_MS after it; PostgreSQL: when
+ * its notification arrives, which `settled()` waits for), and nothing stale is kept.
  */
-
-const pause = () => new Promise((r) => setTimeout(r, CHECK_EVERY_MS + 1));
 
 describe("writtenTable", () => {
   it("names the table a write statement changes, null for reads, * for anything else", () => {
@@ -22,6 +22,8 @@ describe("writtenTable", () => {
     expect(writtenTable('select * from "forms" where "id" = ?')).toBeNull();
     expect(writtenTable("with x as (select 1) select * from x")).toBeNull();
     expect(writtenTable("begin")).toBeNull();
+    expect(writtenTable("start transaction isolation level serializable")).toBeNull();
+    expect(writtenTable("commit")).toBeNull();
     expect(writtenTable('create index "x" on "forms" ("id")')).toBe("*");
   });
 });
@@ -43,6 +45,7 @@ describe(`read cache (${dialect})`, () => {
     expect(res.status, res.text).toBe(201);
     return res.body.formID;
   }
+  const pause = () => t.store.changes.settled();
   const title = async (id: string) =>
     (await t.request<{ title?: string; error?: string }>("GET", `/v1/forms/${id}`)).body;
 
@@ -87,5 +90,112 @@ describe(`read cache (${dialect})`, () => {
     expect((await t.request("GET", "/v1/forms", { key: here.key })).status).toBe(200);
     expect(await revokeApiKey(t.store.db, here.keyId)).toBe(true);
     expect((await t.request("GET", "/v1/forms", { key: here.key })).status).toBe(401);
+  });
+});
+
+describe.runIf(dialect === "postgres")("read cache on PostgreSQL: change notifications", () => {
+  let t: TestApp;
+  let other: Store;
+  let feed: PgChangeFeed;
+  beforeAll(async () => {
+    t = await setupTestApp();
+    other = await t.database.open();
+    if (!(t.store.changes instanceof PgChangeFeed)) throw new Error("expected the PostgreSQL change feed");
+    feed = t.store.changes;
+  });
+  afterAll(async () => {
+    await other.close();
+    await t.close();
+  });
+
+  async function newForm(): Promise<string> {
+    const res = await t.request<{ formID: string }>("POST", "/v1/forms", { body: validForms.standard() });
+    expect(res.status, res.text).toBe(201);
+    return res.body.formID;
+  }
+  const title = async (id: string) =>
+    (await t.request<{ title?: string }>("GET", `/v1/forms/${id}`)).body.title;
+  /** Renames a form from the other connection, with its table's notification trigger off or on. */
+  async function renameElsewhere(id: string, newTitle: string, notify: boolean): Promise<void> {
+    await other.db.transaction().execute(async (trx) => {
+      if (!notify) await sql`alter table forms disable trigger forms_notify_change`.execute(trx);
+      const row = await trx
+        .selectFrom("forms")
+        .select("config")
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow();
+      await trx
+        .updateTable("forms")
+        .set({ config: JSON.stringify({ ...JSON.parse(row.config), title: newTitle }), title: newTitle })
+        .where("id", "=", id)
+        .execute();
+      if (!notify) await sql`alter table forms enable trigger forms_notify_change`.execute(trx);
+    });
+  }
+
+  it("keeps a form in memory while it listens, and drops it when the notification of a change arrives", async () => {
+    const id = await newForm();
+    await feed.settled(); // the notification of the insert itself, which would drop what is read next
+    expect(feed.listening).toBe(true);
+    const first = await title(id);
+    // A change the triggers do not announce is not seen: the form is served from memory.
+    await renameElsewhere(id, "Unannounced", false);
+    await feed.settled();
+    expect(await title(id)).toBe(first);
+    // The same change announced (on commit, by the table's trigger) is seen at the next request.
+    await renameElsewhere(id, "Announced", true);
+    await feed.settled();
+    expect(await title(id)).toBe("Announced");
+  });
+
+  it("shows this process's own update at once, without waiting for (or needing) its notification", async () => {
+    const id = await newForm();
+    await feed.settled();
+    await title(id);
+    await sql`alter table forms disable trigger forms_notify_change`.execute(other.db);
+    try {
+      const put = await t.request("PUT", `/v1/forms/${id}`, { body: { title: "Renamed here, unannounced" } });
+      expect(put.status, put.text).toBe(200);
+      expect(await title(id)).toBe("Renamed here, unannounced");
+      // Written in a transaction of this process: seen once it commits.
+      await t.store.db.transaction().execute(async (trx) => {
+        const row = await trx
+          .selectFrom("forms")
+          .select("config")
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow();
+        await trx
+          .updateTable("forms")
+          .set({ config: JSON.stringify({ ...JSON.parse(row.config), title: "In a transaction" }) })
+          .where("id", "=", id)
+          .execute();
+      });
+      expect(await title(id)).toBe("In a transaction");
+    } finally {
+      await sql`alter table forms enable trigger forms_notify_change`.execute(other.db);
+    }
+  });
+
+  it("reads the database while its listening connection is down, and listens again after a second", async () => {
+    const id = await newForm();
+    await feed.settled();
+    await title(id);
+    await sql`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${feed.applicationName}`.execute(
+      other.db,
+    );
+    const until = Date.now() + 5000;
+    while (feed.listening && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(feed.listening).toBe(false);
+    // Nothing heard, nothing kept: even an unannounced change shows at once.
+    await renameElsewhere(id, "While deaf", false);
+    expect(await title(id)).toBe("While deaf");
+    while (!feed.listening && Date.now() < until + 5000) {
+      await feed.settled();
+      if (!feed.listening) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(feed.listening).toBe(true);
+    await title(id);
+    await renameElsewhere(id, "Unannounced again", false);
+    expect(await title(id)).toBe("While deaf");
   });
 });
