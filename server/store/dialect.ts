@@ -3,7 +3,15 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
-import { type Dialect, type Kysely, PostgresAdapter, PostgresDialect, SqliteDialect } from "kysely";
+import {
+  type CreateTableBuilder,
+  type Dialect,
+  type Kysely,
+  PostgresAdapter,
+  PostgresDialect,
+  SqliteDialect,
+  sql,
+} from "kysely";
 import pg from "pg";
 import { StartupError } from "../errors.js";
 import { type ChangeFeed, PgChangeFeed, SqliteChangeFeed, watchWrites, writtenTable } from "./changes.js";
@@ -103,6 +111,17 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
 
 export function isPostgres<DB>(db: Kysely<DB>): boolean {
   return db.getExecutor().adapter instanceof PostgresAdapter;
+}
+
+/**
+ * SQLite: a table stored in its primary key's order (WITHOUT ROWID), so that a row is written into one
+ * b-tree instead of a rowid table and its key's index. PostgreSQL has no such choice: unchanged.
+ */
+export function storedByPrimaryKey<DB, T extends string, C extends string>(
+  db: Kysely<DB>,
+  table: CreateTableBuilder<T, C>,
+): CreateTableBuilder<T, C> {
+  return isPostgres(db) ? table : table.modifyEnd(sql`without rowid`);
 }
 
 /** Starts a write transaction holding the write lock from the start (see writeBatch.ts). */

@@ -67,21 +67,22 @@ export async function findKeyBySecret(db: Db, secret: string): Promise<ApiKeyRec
 
 const keyCaches = new WeakMap<Store, ReadCache<ApiKeyRecord>>();
 
+/** The key's record if the read cache holds it (see findKeyBySecretCached); never reads the database. */
+export function peekKeyBySecret(store: Store, secret: string): ApiKeyRecord | undefined {
+  const cache = keyCaches.get(store);
+  return cache?.peek(secret);
+}
+
 /**
  * findKeyBySecret through the store's read cache (readCache.ts): a key's record is read once, then
  * served from memory until api_keys changes, here or in another process (changes.ts). Unknown and revoked
  * keys are never kept.
  */
-/** The key's record if the read cache holds it (see findKeyBySecretCached); never reads the database. */
-export function peekKeyBySecret(store: Store, secret: string): ApiKeyRecord | undefined {
-  const cache = keyCaches.get(store);
-  return cache && KEY_SHAPE.test(secret) ? cache.peek(sha256Hex(secret)) : undefined;
-}
-
 export function findKeyBySecretCached(store: Store, secret: string): Promise<ApiKeyRecord | undefined> {
   if (!KEY_SHAPE.test(secret)) return Promise.resolve(undefined);
   const cache = cacheFor(keyCaches, store, () => new ReadCache<ApiKeyRecord>(store.changes, "api_keys"));
-  return cache.get(sha256Hex(secret), () => findKeyBySecret(store.db, secret));
+  // Keyed by the presented secret itself: a hit costs no hash. Only live keys are kept (see ReadCache).
+  return cache.get(secret, () => findKeyBySecret(store.db, secret));
 }
 
 export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKeyRecord[]> {
