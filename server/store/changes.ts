@@ -6,10 +6,11 @@ import type pg from "pg";
  * Tells in-process caches when the rows they copied may have changed. A table's version moves with every
  * write this process makes to it (SQLite: reported by the statement wrapper in dialect.ts as it runs;
  * PostgreSQL: by watchWrites once committed), and when another process sharing the database (another
- * server, the CLI) has committed. SQLite's `PRAGMA data_version` changes when another connection commits. That check is a read
- * transaction, whose system calls would cost a cached request a fifth of its time on the bench machine, so
- * it is made at most once per CHECK_EVERY_MS: another process's commit is seen by every request that
- * starts more than that after it, which is sooner than any client can learn of the commit and ask again.
+ * server, the CLI) has committed a change to a cached table. On SQLite, triggers on those tables move a
+ * counter (installSqliteChangeCounter) that is read to tell. That read is a read transaction, whose system
+ * calls would cost a cached request a fifth of its time on the bench machine, so it is made at most once
+ * per CHECK_EVERY_MS: another process's commit is seen by every request that starts more than that after
+ * it, which is sooner than any client can learn of the commit and ask again.
  *
  * On PostgreSQL (PgChangeFeed) other processes' commits are heard through LISTEN: a statement trigger on each
  * cached table sends a notification when a transaction that changed it commits, whatever wrote it (a
@@ -69,16 +70,33 @@ class TableVersions {
   }
 }
 
+/** SQLite: the one-row table whose counter the cached tables' triggers move (installSqliteChangeCounter). */
+const SQLITE_COUNTER = "almoner_cache_versions";
+
+/**
+ * SQLite: a counter that every change to a cached table moves, by triggers, whichever connection makes
+ * it. Other processes' changes are seen by reading it (its value differs), and only theirs to these
+ * tables: commits elsewhere (checkouts, metrics, the background thread's writes) leave caches alone. Run by
+ * migration 10.
+ */
+export async function installSqliteChangeCounter<DB>(db: Kysely<DB>): Promise<void> {
+  await sql`create table ${sql.table(SQLITE_COUNTER)} (id integer primary key, version integer not null)`.execute(
+    db,
+  );
+  await sql`insert into ${sql.table(SQLITE_COUNTER)} (id, version) values (1, 0)`.execute(db);
+  for (const table of CACHED_TABLES)
+    for (const event of ["insert", "update", "delete"])
+      await sql`create trigger ${sql.id(`${table}_${event}_counted`)} after ${sql.raw(event)} on ${sql.table(table)}
+        begin update ${sql.table(SQLITE_COUNTER)} set version = version + 1 where id = 1; end`.execute(db);
+}
+
 export class SqliteChangeFeed implements ChangeFeed {
   private readonly versions = new TableVersions();
   private checkedAt = Number.NEGATIVE_INFINITY;
-  private lastDataVersion: number | undefined;
-  private readonly dataVersion: SQLite.Statement<[], number>;
+  private lastCounter: number | undefined;
+  private counter: SQLite.Statement<[], number> | null = null;
 
-  constructor(private readonly db: SQLite.Database) {
-    this.dataVersion = db.prepare<[], number>("PRAGMA data_version").pluck();
-    this.check(performance.now());
-  }
+  constructor(private readonly db: SQLite.Database) {}
 
   version(table: string): number {
     const now = performance.now();
@@ -100,12 +118,16 @@ export class SqliteChangeFeed implements ChangeFeed {
   private check(now: number): void {
     this.checkedAt = now;
     try {
-      const dataVersion = this.db.open ? this.dataVersion.get() : undefined;
-      if (dataVersion !== undefined && dataVersion === this.lastDataVersion) return;
-      this.lastDataVersion = dataVersion;
+      // Prepared at first use: the feed is made before the migrations that create the counter.
+      this.counter ??= this.db
+        .prepare<[], number>(`select version from ${SQLITE_COUNTER} where id = 1`)
+        .pluck();
+      const value = this.db.open ? this.counter.get() : undefined;
+      if (value !== undefined && value === this.lastCounter) return;
+      this.lastCounter = value;
     } catch {
-      // A busy or closed database: count it as changed, so nothing stale is served meanwhile.
-      this.lastDataVersion = undefined;
+      // No counter yet, or a busy or closed database: counted as changed, so nothing stale is served.
+      this.lastCounter = undefined;
     }
     this.versions.changed("*");
   }

@@ -1,7 +1,7 @@
 import { Kysely } from "kysely";
 import { StartupError } from "../errors.js";
 import type { ChangeFeed } from "./changes.js";
-import { type DialectName, describeDatabaseError, openDialect } from "./dialect.js";
+import { type BackgroundWrites, type DialectName, describeDatabaseError, openDialect } from "./dialect.js";
 import { migrate } from "./migrations.js";
 import type { Database } from "./schema.js";
 import { batchedTransactions, separateTransactions, type Transact } from "./writeBatch.js";
@@ -14,6 +14,8 @@ export interface Store {
   describe: string;
   /** Writes that in-process caches must hear of (changes.ts). */
   changes: ChangeFeed;
+  /** Writes that may run off the serving thread (SQLite files: API metrics), or null. */
+  background: BackgroundWrites | null;
   /**
    * A write transaction for hot paths (checkouts): grouped with others ready at the same time on SQLite
    * (see writeBatch.ts), a transaction of its own on PostgreSQL. The work must use only `trx`.
@@ -39,6 +41,7 @@ export async function openStore(url: string, opts: { pgSchema?: string } = {}): 
     dialect: handle.name,
     describe: handle.describe,
     changes: handle.changes,
+    background: handle.background,
     transact: handle.name === "sqlite" ? batchedTransactions(db) : separateTransactions(db),
     close: async () => {
       handle.changes.close();

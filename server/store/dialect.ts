@@ -31,6 +31,8 @@ export interface DialectHandle {
   describe: string;
   /** What lets in-process caches know of writes (see changes.ts). */
   changes: ChangeFeed;
+  /** Writes that may run off the serving thread (SQLite files), or null. */
+  background: BackgroundWrites | null;
 }
 
 export function parseDatabaseUrl(url: string): { name: DialectName; target: string } {
@@ -61,21 +63,22 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     // second rather than one per few hundred writes (+35% checkouts per second on the bench machine).
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
-    const checkpointer = target === ":memory:" ? null : new BackgroundCheckpointer(path.resolve(target));
-    const checkpoints = setInterval(() => checkpointer?.checkpoint(db), CHECKPOINT_EVERY_MS);
+    const background = target === ":memory:" ? null : new BackgroundConnection(path.resolve(target));
+    const checkpoints = setInterval(() => background?.checkpoint(db), CHECKPOINT_EVERY_MS);
     checkpoints.unref();
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
     const changes = new SqliteChangeFeed(db);
     const onClose = () => {
       clearInterval(checkpoints);
-      checkpointer?.close();
+      background?.close();
     };
     return {
       name,
       dialect: new SqliteDialect({ database: withStatementCache(db, changes, onClose) }),
       describe: `SQLite ${target}`,
       changes,
+      background,
     };
   }
   // `?schema=name` picks the PostgreSQL schema (search_path) the tables live in.
@@ -106,7 +109,7 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   pool.on("connect", (client) => watchWrites(client, changes));
   parsedUrl.password = "";
   const where = `PostgreSQL ${parsedUrl.host}${parsedUrl.pathname}${schema ? ` (schema ${schema})` : ""}`;
-  return { name, dialect: new PostgresDialect({ pool }), describe: where, changes };
+  return { name, dialect: new PostgresDialect({ pool }), describe: where, changes, background: null };
 }
 
 export function isPostgres<DB>(db: Kysely<DB>): boolean {
@@ -131,76 +134,152 @@ const CHECKPOINT_EVERY_MS = 1000;
 /** SQLite's own checkpoint stays as a backstop, at a size the timer normally never lets the WAL reach. */
 const BACKSTOP_CHECKPOINT_PAGES = 20_000;
 
-/** The checkpointing thread: its own connection, one PASSIVE checkpoint per message, until "close". */
-const CHECKPOINT_WORKER = `
+/**
+ * The background thread's script: its own connection; "close" ends it; null asks for one PASSIVE
+ * checkpoint; { id, statements } runs write statements, each in a transaction of its own, and answers
+ * with the id (and the error, if one failed: the ones before it are committed).
+ */
+const BACKGROUND_WORKER = `
 const { parentPort, workerData } = require("node:worker_threads");
 const SQLite = require(workerData.driver);
 const db = new SQLite(workerData.file);
+db.pragma("busy_timeout = 5000");
+db.pragma("synchronous = NORMAL");
+const prepared = new Map();
 parentPort.on("message", (message) => {
   if (message === "close") {
     db.close();
     process.exit(0);
   }
+  if (message === null) {
+    try {
+      db.pragma("wal_checkpoint(PASSIVE)");
+      parentPort.postMessage({ checkpointed: null });
+    } catch (err) {
+      parentPort.postMessage({ checkpointed: err && err.code === "SQLITE_BUSY" ? null : String(err && err.message) });
+    }
+    return;
+  }
   try {
-    db.pragma("wal_checkpoint(PASSIVE)");
-    parentPort.postMessage(null);
+    for (const [text, params] of message.statements) {
+      let statement = prepared.get(text);
+      if (!statement) {
+        statement = db.prepare(text);
+        if (prepared.size >= 100) prepared.clear();
+        prepared.set(text, statement);
+      }
+      statement.run(params);
+    }
+    parentPort.postMessage({ id: message.id, error: null });
   } catch (err) {
-    parentPort.postMessage(err && err.code === "SQLITE_BUSY" ? null : String(err && err.message));
+    parentPort.postMessage({ id: message.id, error: String((err && err.message) || err) });
   }
 });
 `;
 
+/** Write statements as [SQL text with ? placeholders, parameters]. */
+export type Statements = [string, unknown[]][];
+
+/** Writes that need not run on the serving thread (SQLite files only; see BackgroundConnection). */
+export interface BackgroundWrites {
+  /**
+   * Runs the statements on the background thread's connection, each in a transaction of its own, and
+   * resolves once all are committed. Rejects if one fails (the ones before it stay committed) or the
+   * thread is not available: the caller then writes them itself.
+   */
+  run(statements: Statements): Promise<void>;
+}
+
 /**
- * Checkpoints the WAL from a worker thread with a connection of its own. A PASSIVE checkpoint copies
- * committed pages into the database file and flushes it without blocking readers or writers, but on the
- * serving thread its fsync stalled every request (about 6% of a busy server's time). The thread starts at
- * the first checkpoint (a store closed within a second never starts one); if it cannot start, or stops,
- * the serving connection checkpoints itself as before.
+ * A worker thread with a SQLite connection of its own, for work that must not stall the serving thread:
+ * WAL checkpoints (a PASSIVE checkpoint copies committed pages into the database file and flushes it,
+ * whose fsync stalled every request on the serving thread) and the API metrics' inserts (every request
+ * writes a row). Its commits do not count as changes for the read caches, which watch a counter that only
+ * the cached tables' triggers move (changes.ts). The thread starts at first use; if it cannot start, or
+ * stops, the serving connection does that work itself as before.
  */
-class BackgroundCheckpointer {
+class BackgroundConnection implements BackgroundWrites {
   private worker: Worker | null = null;
-  private busy = false;
+  private checkpointing = false;
   private failed = false;
+  private nextId = 0;
+  private readonly pending = new Map<number, { resolve(): void; reject(err: Error): void }>();
 
   constructor(private readonly file: string) {}
 
   checkpoint(fallback?: SQLite.Database): void {
-    if (this.failed) {
+    const worker = this.started();
+    if (!worker) {
       if (fallback) checkpoint(fallback);
       return;
     }
-    if (this.busy) return;
-    try {
-      this.worker ??= this.start();
-    } catch (err) {
-      console.error("SQLite checkpoint thread did not start:", (err as Error).message);
-      this.failed = true;
-      return;
-    }
-    this.busy = true;
-    this.worker.postMessage(null);
+    if (this.checkpointing) return;
+    this.checkpointing = true;
+    worker.postMessage(null);
+  }
+
+  run(statements: Statements): Promise<void> {
+    const worker = this.started();
+    if (!worker) return Promise.reject(new Error("the background SQLite thread is not running"));
+    const id = ++this.nextId;
+    // Held open while writes are in flight, so that a process ending meanwhile still stores them.
+    if (this.pending.size === 0) worker.ref();
+    return new Promise<void>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      worker.postMessage({ id, statements });
+    });
   }
 
   /** Closes the thread's connection and ends it (asynchronously: nothing waits for it). */
   close(): void {
     const worker = this.worker;
     this.worker = null;
+    this.failed = true;
     worker?.postMessage("close");
+    this.abandon(new Error("the background SQLite thread was closed"));
+  }
+
+  private started(): Worker | null {
+    if (this.failed) return null;
+    try {
+      this.worker ??= this.start();
+      return this.worker;
+    } catch (err) {
+      console.error("SQLite background thread did not start:", (err as Error).message);
+      this.failed = true;
+      return null;
+    }
   }
 
   private start(): Worker {
     const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    const worker = new Worker(CHECKPOINT_WORKER, { eval: true, workerData: { driver, file: this.file } });
+    const worker = new Worker(BACKGROUND_WORKER, { eval: true, workerData: { driver, file: this.file } });
     worker.unref();
-    worker.on("message", (problem: string | null) => {
-      this.busy = false;
-      if (problem) console.error("SQLite checkpoint failed:", problem);
+    worker.on("message", (message: { checkpointed?: string | null; id?: number; error?: string | null }) => {
+      if (message.id === undefined) {
+        this.checkpointing = false;
+        if (message.checkpointed) console.error("SQLite checkpoint failed:", message.checkpointed);
+        return;
+      }
+      const waiting = this.pending.get(message.id);
+      this.pending.delete(message.id);
+      if (this.pending.size === 0) worker.unref();
+      if (message.error) waiting?.reject(new Error(message.error));
+      else waiting?.resolve();
     });
-    worker.on("error", (err) => console.error("SQLite checkpoint thread failed:", err.message));
+    worker.on("error", (err) => console.error("SQLite background thread failed:", err.message));
     worker.on("exit", () => {
-      if (this.worker === worker) this.failed = true;
+      if (this.worker !== worker) return;
+      this.worker = null;
+      this.failed = true;
+      this.abandon(new Error("the background SQLite thread stopped"));
     });
     return worker;
+  }
+
+  private abandon(err: Error): void {
+    for (const waiting of this.pending.values()) waiting.reject(err);
+    this.pending.clear();
   }
 }
 

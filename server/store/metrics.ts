@@ -1,6 +1,6 @@
 import { CompiledQuery } from "kysely";
 import type { Db, Store } from "./database.js";
-import { valuesList } from "./dialect.js";
+import { type Statements, valuesList } from "./dialect.js";
 import { afterPosition } from "./keyset.js";
 import type { ApiMetricsTable } from "./schema.js";
 
@@ -18,9 +18,11 @@ const ROWS_PER_STATEMENT = 100;
 
 /**
  * API request metrics. Requests add to an in-memory batch that is written every 250 ms (or at 1,000
- * records) in one transaction, so recording never waits on the database; a read of the metrics flushes
- * first. Every request of the API makes a record, so the insert skips Kysely's query building (a third
- * of its cost): its text is made once per row count, with the dialect's placeholders.
+ * records), so recording never waits on the database; a read of the metrics flushes first. On a SQLite
+ * file the rows are written by the store's background thread (dialect.ts), so that the serving thread
+ * spends no time on them; elsewhere, or if that thread is unavailable, in one transaction here. Every
+ * request of the API makes a record, so the insert skips Kysely's query building: its text is made once
+ * per row count, with the dialect's placeholders.
  */
 export class MetricsRecorder {
   private batch: ApiMetricsTable[] = [];
@@ -49,13 +51,26 @@ export class MetricsRecorder {
     this.batch = [];
     this.writing = this.writing.then(async () => {
       if (rows.length === 0) return;
+      const statements: Statements = [];
+      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
+        const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
+        statements.push([
+          this.insertText(chunk.length),
+          chunk.flatMap((row) => COLUMNS.map((column) => row[column])),
+        ]);
+      }
+      const background = this.store.background;
+      if (background) {
+        try {
+          await background.run(statements);
+          return;
+        } catch {
+          // Not written there (or not all): written here; rows already stored are skipped (insertText).
+        }
+      }
       try {
         await this.store.db.transaction().execute(async (trx) => {
-          for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-            const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-            const params = chunk.flatMap((row) => COLUMNS.map((column) => row[column]));
-            await trx.executeQuery(CompiledQuery.raw(this.insertText(chunk.length), params));
-          }
+          for (const [text, params] of statements) await trx.executeQuery(CompiledQuery.raw(text, params));
         });
       } catch (err) {
         this.onError(err);
@@ -67,7 +82,8 @@ export class MetricsRecorder {
   private insertText(rows: number): string {
     let text = this.statements.get(rows);
     if (!text) {
-      text = `insert into api_metrics (${COLUMNS.join(", ")}) values ${valuesList(this.store.dialect, rows, COLUMNS.length)}`;
+      // A row's id is unique: one already stored (by a write that failed part-way) is skipped, not refused.
+      text = `insert into api_metrics (${COLUMNS.join(", ")}) values ${valuesList(this.store.dialect, rows, COLUMNS.length)} on conflict do nothing`;
       this.statements.set(rows, text);
     }
     return text;

@@ -1,6 +1,6 @@
 import { type Kysely, sql, type Transaction } from "kysely";
 import { StartupError } from "../errors.js";
-import { installChangeNotifications } from "./changes.js";
+import { installChangeNotifications, installSqliteChangeCounter } from "./changes.js";
 import { isPostgres, storedByPrimaryKey } from "./dialect.js";
 import type { Database } from "./schema.js";
 
@@ -511,7 +511,7 @@ export const MIGRATIONS: Migration[] = [
     version: 8,
     name: "PostgreSQL notifies changes to the tables processes cache",
     async up(trx: AnyTrx) {
-      // SQLite needs nothing: another process's commit shows in PRAGMA data_version (changes.ts).
+      // SQLite: see migration 10.
       if (isPostgres(trx)) await installChangeNotifications(trx);
     },
   },
@@ -542,6 +542,15 @@ export const MIGRATIONS: Migration[] = [
       );
       await trx.schema.dropTable("api_metrics").execute();
       await trx.schema.alterTable("api_metrics_by_key").renameTo("api_metrics").execute();
+    },
+  },
+  {
+    version: 10,
+    name: "SQLite counts changes to the tables processes cache",
+    async up(trx: AnyTrx) {
+      // Until now any commit by another connection emptied the caches (PRAGMA data_version); a counter
+      // moved by the cached tables' triggers tells those changes from all others (changes.ts).
+      if (!isPostgres(trx)) await installSqliteChangeCounter(trx);
     },
   },
 ];

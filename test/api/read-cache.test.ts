@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgChangeFeed, writtenTable } from "../../server/store/changes.js";
 import type { Store } from "../../server/store/database.js";
+import { peekForm } from "../../server/store/forms.js";
 import { revokeApiKey } from "../../server/store/keys.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -90,6 +91,51 @@ describe(`read cache (${dialect})`, () => {
     expect((await t.request("GET", "/v1/forms", { key: here.key })).status).toBe(200);
     expect(await revokeApiKey(t.store.db, here.keyId)).toBe(true);
     expect((await t.request("GET", "/v1/forms", { key: here.key })).status).toBe(401);
+  });
+});
+
+describe.runIf(dialect === "sqlite")("read cache on SQLite: the change counter", () => {
+  let t: TestApp;
+  let other: Store;
+  beforeAll(async () => {
+    t = await setupTestApp();
+    other = await t.database.open();
+  });
+  afterAll(async () => {
+    await other.close();
+    await t.close();
+  });
+
+  it("keeps forms through another connection's commits to other tables, and drops them at one to forms", async () => {
+    const res = await t.request<{ formID: string }>("POST", "/v1/forms", { body: validForms.standard() });
+    expect(res.status, res.text).toBe(201);
+    const id = res.body.formID;
+    expect((await t.request("GET", `/v1/forms/${id}`)).status).toBe(200);
+    expect(peekForm(t.store, id)?.id).toBe(id);
+    // Metrics, contacts, payments: not a cached table.
+    await other.db
+      .insertInto("api_metrics")
+      .values({
+        id: "met_elsewhere",
+        organization_id: t.org.id,
+        key_id: t.org.keyId,
+        endpoint: "/v1/forms",
+        method: "GET",
+        status_code: 200,
+        response_time_us: 1,
+        created_at: new Date().toISOString(),
+      })
+      .execute();
+    await t.store.changes.settled();
+    expect(peekForm(t.store, id)?.id).toBe(id);
+    // A change to forms moves the counter.
+    await other.db
+      .updateTable("forms")
+      .set({ updated_at: new Date().toISOString() })
+      .where("id", "=", id)
+      .execute();
+    await t.store.changes.settled();
+    expect(peekForm(t.store, id)).toBeUndefined();
   });
 });
 
