@@ -25,7 +25,7 @@ export interface ChangeFeed {
 }
 
 /** How long a check for other processes' commits holds. */
-export const CHECK_EVERY_MS = 1;
+const CHECK_EVERY_MS = 1;
 
 const WRITE =
   /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(\w+)"?/i;

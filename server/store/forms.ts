@@ -58,15 +58,15 @@ export async function findForm(db: Db, id: string): Promise<FormRecord | undefin
 
 const formCaches = new WeakMap<Store, ReadCache<FormRecord>>();
 
-/**
- * findForm through the store's read cache (readCache.ts), for reads that only show a form: the record
- * is shared and never to be modified. Updates read with findForm.
- */
 /** The form's record if the read cache holds it (see findFormCached); never reads the database. */
 export function peekForm(store: Store, id: string): FormRecord | undefined {
   return formCaches.get(store)?.peek(id);
 }
 
+/**
+ * findForm through the store's read cache (readCache.ts), for reads that only show a form: the record
+ * is shared and never to be modified. Updates read with findForm.
+ */
 export function findFormCached(store: Store, id: string): Promise<FormRecord | undefined> {
   const cache = cacheFor(formCaches, store, () => new ReadCache<FormRecord>(store.changes, "forms"));
   return cache.get(id, () => findForm(store.db, id));

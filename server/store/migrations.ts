@@ -1,4 +1,4 @@
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type CreateTableBuilder, type Kysely, sql, type Transaction } from "kysely";
 import { StartupError } from "../errors.js";
 import { installChangeNotifications, installSqliteChangeCounter } from "./changes.js";
 import { isPostgres, storedByPrimaryKey } from "./dialect.js";
@@ -487,24 +487,7 @@ export const MIGRATIONS: Migration[] = [
     async up(trx: AnyTrx) {
       // Every API request writes a metric: keyed by the list's own order, a row updates one index instead
       // of two (the id alone was never looked up).
-      await trx.schema
-        .createTable("api_metrics_by_org")
-        .addColumn("id", "text", (c) => c.notNull())
-        .addColumn("organization_id", "text", (c) => c.notNull())
-        .addColumn("key_id", "text", (c) => c.notNull())
-        .addColumn("endpoint", "text", (c) => c.notNull())
-        .addColumn("method", "text", (c) => c.notNull())
-        .addColumn("status_code", "integer", (c) => c.notNull())
-        .addColumn("response_time_us", "bigint", (c) => c.notNull())
-        .addColumn("created_at", "text", (c) => c.notNull())
-        .addPrimaryKeyConstraint("api_metrics_by_org_pk", ["organization_id", "created_at", "id"])
-        .execute();
-      await sql`insert into api_metrics_by_org (id, organization_id, key_id, endpoint, method, status_code, response_time_us, created_at)
-        select id, organization_id, key_id, endpoint, method, status_code, response_time_us, created_at from api_metrics`.execute(
-        trx,
-      );
-      await trx.schema.dropTable("api_metrics").execute();
-      await trx.schema.alterTable("api_metrics_by_org").renameTo("api_metrics").execute();
+      await rebuildApiMetrics(trx, "api_metrics_by_org", (table) => table);
     },
   },
   {
@@ -522,26 +505,7 @@ export const MIGRATIONS: Migration[] = [
       // Every API request writes a metric row: stored in its primary key's b-tree only (WITHOUT ROWID), a
       // row is written once instead of twice (a quarter less time per row on the bench machine).
       if (isPostgres(trx)) return;
-      await storedByPrimaryKey(
-        trx,
-        trx.schema
-          .createTable("api_metrics_by_key")
-          .addColumn("id", "text", (c) => c.notNull())
-          .addColumn("organization_id", "text", (c) => c.notNull())
-          .addColumn("key_id", "text", (c) => c.notNull())
-          .addColumn("endpoint", "text", (c) => c.notNull())
-          .addColumn("method", "text", (c) => c.notNull())
-          .addColumn("status_code", "integer", (c) => c.notNull())
-          .addColumn("response_time_us", "bigint", (c) => c.notNull())
-          .addColumn("created_at", "text", (c) => c.notNull())
-          .addPrimaryKeyConstraint("api_metrics_by_key_pk", ["organization_id", "created_at", "id"]),
-      ).execute();
-      await sql`insert into api_metrics_by_key (id, organization_id, key_id, endpoint, method, status_code, response_time_us, created_at)
-        select id, organization_id, key_id, endpoint, method, status_code, response_time_us, created_at from api_metrics`.execute(
-        trx,
-      );
-      await trx.schema.dropTable("api_metrics").execute();
-      await trx.schema.alterTable("api_metrics_by_key").renameTo("api_metrics").execute();
+      await rebuildApiMetrics(trx, "api_metrics_by_key", (table) => storedByPrimaryKey(trx, table));
     },
   },
   {
@@ -554,6 +518,37 @@ export const MIGRATIONS: Migration[] = [
     },
   },
 ];
+
+/**
+ * Rebuilds api_metrics keyed by (organization_id, created_at, id), as `store` leaves its table's storage:
+ * a new table `staging` (its key named `<staging>_pk`), the rows copied, the old table dropped, the new one
+ * renamed. Migrations 7 and 9.
+ */
+async function rebuildApiMetrics(
+  trx: AnyTrx,
+  staging: string,
+  store: <T extends string, C extends string>(table: CreateTableBuilder<T, C>) => CreateTableBuilder<T, C>,
+): Promise<void> {
+  const columns = [
+    ["id", "text"],
+    ["organization_id", "text"],
+    ["key_id", "text"],
+    ["endpoint", "text"],
+    ["method", "text"],
+    ["status_code", "integer"],
+    ["response_time_us", "bigint"],
+    ["created_at", "text"],
+  ] as const;
+  let table: CreateTableBuilder<string, string> = trx.schema.createTable(staging);
+  for (const [name, type] of columns) table = table.addColumn(name, type, (c) => c.notNull());
+  await store(
+    table.addPrimaryKeyConstraint(`${staging}_pk`, ["organization_id", "created_at", "id"]),
+  ).execute();
+  const names = sql.join(columns.map(([name]) => sql.id(name)));
+  await sql`insert into ${sql.table(staging)} (${names}) select ${names} from api_metrics`.execute(trx);
+  await trx.schema.dropTable("api_metrics").execute();
+  await trx.schema.alterTable(staging).renameTo("api_metrics").execute();
+}
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
 

@@ -29,26 +29,29 @@ describe("writtenTable", () => {
   });
 });
 
-describe(`read cache (${dialect})`, () => {
-  let t: TestApp;
-  let other: Store;
-  beforeAll(async () => {
-    t = await setupTestApp();
-    other = await t.database.open();
-  });
-  afterAll(async () => {
-    await other.close();
-    await t.close();
-  });
+// One app and a second connection to its database ("another process") for every test below.
+let t: TestApp;
+let other: Store;
+beforeAll(async () => {
+  t = await setupTestApp();
+  other = await t.database.open();
+});
+afterAll(async () => {
+  await other.close();
+  await t.close();
+});
 
-  async function newForm(): Promise<string> {
-    const res = await t.request<{ formID: string }>("POST", "/v1/forms", { body: validForms.standard() });
-    expect(res.status, res.text).toBe(201);
-    return res.body.formID;
-  }
+async function newForm(): Promise<string> {
+  const res = await t.request<{ formID: string }>("POST", "/v1/forms", { body: validForms.standard() });
+  expect(res.status, res.text).toBe(201);
+  return res.body.formID;
+}
+const getForm = async (id: string) =>
+  (await t.request<{ title?: string; error?: string }>("GET", `/v1/forms/${id}`)).body;
+
+describe(`read cache (${dialect})`, () => {
   const pause = () => t.store.changes.settled();
-  const title = async (id: string) =>
-    (await t.request<{ title?: string; error?: string }>("GET", `/v1/forms/${id}`)).body;
+  const title = getForm;
 
   it("shows this process's update and delete at once", async () => {
     const id = await newForm();
@@ -95,21 +98,8 @@ describe(`read cache (${dialect})`, () => {
 });
 
 describe.runIf(dialect === "sqlite")("read cache on SQLite: the change counter", () => {
-  let t: TestApp;
-  let other: Store;
-  beforeAll(async () => {
-    t = await setupTestApp();
-    other = await t.database.open();
-  });
-  afterAll(async () => {
-    await other.close();
-    await t.close();
-  });
-
   it("keeps forms through another connection's commits to other tables, and drops them at one to forms", async () => {
-    const res = await t.request<{ formID: string }>("POST", "/v1/forms", { body: validForms.standard() });
-    expect(res.status, res.text).toBe(201);
-    const id = res.body.formID;
+    const id = await newForm();
     expect((await t.request("GET", `/v1/forms/${id}`)).status).toBe(200);
     expect(peekForm(t.store, id)?.id).toBe(id);
     // Metrics, contacts, payments: not a cached table.
@@ -140,27 +130,12 @@ describe.runIf(dialect === "sqlite")("read cache on SQLite: the change counter",
 });
 
 describe.runIf(dialect === "postgres")("read cache on PostgreSQL: change notifications", () => {
-  let t: TestApp;
-  let other: Store;
   let feed: PgChangeFeed;
-  beforeAll(async () => {
-    t = await setupTestApp();
-    other = await t.database.open();
+  beforeAll(() => {
     if (!(t.store.changes instanceof PgChangeFeed)) throw new Error("expected the PostgreSQL change feed");
     feed = t.store.changes;
   });
-  afterAll(async () => {
-    await other.close();
-    await t.close();
-  });
-
-  async function newForm(): Promise<string> {
-    const res = await t.request<{ formID: string }>("POST", "/v1/forms", { body: validForms.standard() });
-    expect(res.status, res.text).toBe(201);
-    return res.body.formID;
-  }
-  const title = async (id: string) =>
-    (await t.request<{ title?: string }>("GET", `/v1/forms/${id}`)).body.title;
+  const title = async (id: string) => (await getForm(id)).title;
   /** Renames a form from the other connection, with its table's notification trigger off or on. */
   async function renameElsewhere(id: string, newTitle: string, notify: boolean): Promise<void> {
     await other.db.transaction().execute(async (trx) => {
