@@ -11,9 +11,15 @@ import { getOrganizationCached, type Organization } from "../store/organizations
 import { insertPayment, type PaymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { checkAnswers } from "./answers.js";
-import { type ChargeOutcome, type FinalizedCheckout, finalizeCheckout, outcomeOf } from "./finalize.js";
+import {
+  type ChargeOutcome,
+  type FinalizedCheckout,
+  finalizeCheckout,
+  outcomeOf,
+  recordOutcome,
+} from "./finalize.js";
 import { checkFingerprint } from "./guards.js";
-import type { PaymentMethod } from "./processor.js";
+import type { ChargeInput, PaymentMethod, PaymentProcessor } from "./processor.js";
 
 /** Every checkout payment's `charge_key` (its idempotency key at the processor) starts with this; billing charges' with `sub:`. */
 export const CHECKOUT_CHARGE_PREFIX = "checkout:";
@@ -26,6 +32,9 @@ export const CHECKOUT_CHARGE_PREFIX = "checkout:";
  *     updates and writes the payment as PROCESSING, which holds that stock;
  *  3. the processor charges, with the payment's own idempotency key, so it can never charge twice;
  *     then one transaction records the outcome (`finalize.ts`): payment, contact, subscription, events, receipt.
+ * A processor that keeps its memory in this database (the sandbox, `PaymentProcessor.inTransaction`) is
+ * no outside party to wait on: steps 2 and 3 then run in one transaction, so its charge is recorded
+ * exactly when the payment is, and a checkout costs one write transaction instead of three.
  */
 
 export interface LoadedForm {
@@ -267,6 +276,35 @@ export async function runCheckout(
     updated_at: nowIso,
   };
 
+  const loaded = { form, org, email: row.email };
+  const chargeInput: ChargeInput | null = method && {
+    amountCents: quote.totalCents,
+    currency: "USD",
+    paymentMethod: method.token,
+    idempotencyKey: row.charge_key,
+    description: `${form.config.formType === "EVENT" ? "Order" : "Donation"}: ${form.config.title}`,
+    offSession: false,
+    saveForFutureUse: quote.frequency !== "ONE_TIME",
+    metadata: { paymentId, formId: form.id },
+  };
+
+  if (deps.processor.inTransaction) {
+    // The processor remembers its charges in this database: hold, charge and record in one transaction.
+    const processor = deps.processor;
+    type Done = { short: HeldItem } | { short: null; result: FinalizedCheckout; error?: unknown };
+    const done = await deps.store.transact(async (trx): Promise<Done> => {
+      const missing = await takeItems(trx, form.id, hold);
+      if (missing) return { short: missing };
+      await insertPayment(trx, row);
+      const charged = await chargeOutcome(processor.inTransaction?.(trx) ?? processor, chargeInput);
+      const result = await recordOutcome(trx, deps, paymentId, charged.outcome, loaded);
+      return { short: null, result, error: charged.error };
+    });
+    if (done.short) refuse([soldOutMessage(form, done.short)], true);
+    if (done.error !== undefined) throw done.error;
+    return done.result;
+  }
+
   const short = await deps.store.transact(async (trx) => {
     const missing = await takeItems(trx, form.id, hold);
     if (missing) return missing;
@@ -274,33 +312,32 @@ export async function runCheckout(
     return null;
   });
   if (short) refuse([soldOutMessage(form, short)], true);
+  const charged = await chargeOutcome(deps.processor, chargeInput);
+  const result = await finalizeCheckout(deps, paymentId, charged.outcome, loaded);
+  if (charged.error !== undefined) throw charged.error;
+  return result;
+}
 
-  let outcome: ChargeOutcome;
-  if (!method) outcome = { kind: "free" };
-  else {
-    const recurring = quote.frequency !== "ONE_TIME";
-    try {
-      const charge = await deps.processor.charge({
-        amountCents: quote.totalCents,
-        currency: "USD",
-        paymentMethod: method.token,
-        idempotencyKey: row.charge_key,
-        description: `${form.config.formType === "EVENT" ? "Order" : "Donation"}: ${form.config.title}`,
-        offSession: false,
-        saveForFutureUse: recurring,
-        metadata: { paymentId, formId: form.id },
-      });
-      outcome = outcomeOf(charge);
-    } catch (err) {
-      // An outage or a bug: give the stock back and record the attempt as failed, then report it.
-      await finalizeCheckout(deps, paymentId, {
+/**
+ * Charges (none for a free order). An outage or a bug at the processor is recorded as a failed attempt,
+ * so the stock goes back, and reported to the donor after that record (`error`).
+ */
+async function chargeOutcome(
+  processor: PaymentProcessor,
+  input: ChargeInput | null,
+): Promise<{ outcome: ChargeOutcome; error?: unknown }> {
+  if (!input) return { outcome: { kind: "free" } };
+  try {
+    return { outcome: outcomeOf(await processor.charge(input)) };
+  } catch (error) {
+    return {
+      outcome: {
         kind: "failed",
         processorPaymentId: null,
         code: "processing_error",
         message: "The payment could not be processed. Nothing was charged; please try again.",
-      });
-      throw err;
-    }
+      },
+      error,
+    };
   }
-  return finalizeCheckout(deps, paymentId, outcome, { form, org, email: row.email });
 }

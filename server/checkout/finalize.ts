@@ -247,71 +247,80 @@ export async function finalizeCheckout(
   /** What the checkout has at hand already: the form, its organization and the donor's email. */
   loaded?: { form: FormRecord; org: Organization; email: string },
 ): Promise<FinalizedCheckout> {
+  return deps.store.transact((trx) => recordOutcome(trx, deps, paymentId, outcome, loaded));
+}
+
+/** `finalizeCheckout`'s work, in the caller's transaction. */
+export async function recordOutcome(
+  trx: Db,
+  deps: AppDeps,
+  paymentId: string,
+  outcome: ChargeOutcome,
+  loaded?: { form: FormRecord; org: Organization; email: string },
+): Promise<FinalizedCheckout> {
   const nowMs = deps.now();
   const nowIso = new Date(nowMs).toISOString();
   const status = outcome.kind === "failed" ? "FAILED" : outcome.kind === "pending" ? "PENDING" : "COMPLETED";
-  return deps.store.transact(async (trx) => {
-    // A known donor's contact is linked by the same write that records the outcome.
-    const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
-    const {
-      rows: [claimed],
-    } = await claimProcessing(
-      trx,
-      paymentId,
-      status,
-      outcome.kind === "free" ? null : outcome.processorPaymentId,
-      outcome.kind === "failed" ? outcome.code : null,
-      outcome.kind === "failed" ? outcome.message : null,
-      known,
-      nowIso,
-    );
-    if (!claimed) return alreadyFinalized(trx, paymentId);
-    let row: PaymentsTable = claimed;
-    const details = paymentDetails(row);
-    const existing =
-      row.contact_id ?? (loaded ? null : await findContactIdByEmail(trx, row.organization_id, row.email));
+  // A known donor's contact is linked by the same write that records the outcome.
+  const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
+  const {
+    rows: [claimed],
+  } = await claimProcessing(
+    trx,
+    paymentId,
+    status,
+    outcome.kind === "free" ? null : outcome.processorPaymentId,
+    outcome.kind === "failed" ? outcome.code : null,
+    outcome.kind === "failed" ? outcome.message : null,
+    known,
+    nowIso,
+  );
+  if (!claimed) return alreadyFinalized(trx, paymentId);
+  let row: PaymentsTable = claimed;
+  const details = paymentDetails(row);
+  const existing =
+    row.contact_id ?? (loaded ? null : await findContactIdByEmail(trx, row.organization_id, row.email));
 
-    if (outcome.kind === "failed") {
-      await releaseItems(trx, row.form_id, details.hold);
-      if (existing && !row.contact_id) {
-        await trx.updateTable("payments").set({ contact_id: existing }).where("id", "=", row.id).execute();
-        row = { ...row, contact_id: existing };
-      }
-      await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
-      return declined(row);
+  if (outcome.kind === "failed") {
+    await releaseItems(trx, row.form_id, details.hold);
+    if (existing && !row.contact_id) {
+      await trx.updateTable("payments").set({ contact_id: existing }).where("id", "=", row.id).execute();
+      row = { ...row, contact_id: existing };
     }
-
-    const contact = await contactForPayment(trx, row, existing, details, nowMs);
-    const linked = row.contact_id === contact.id;
-    row = { ...row, contact_id: contact.id };
-    let sub: SubscriptionsTable | null = null;
-    if (row.frequency !== "ONE_TIME" && outcome.kind !== "free" && outcome.savedMethod) {
-      sub = newSubscription(row, outcome.savedMethod, nowIso);
-      await insertSubscription(trx, sub);
-      row = { ...row, subscription_id: sub.id };
-    }
-    if (!linked || sub)
-      await trx
-        .updateTable("payments")
-        .set({ contact_id: row.contact_id, subscription_id: row.subscription_id })
-        .where("id", "=", row.id)
-        .execute();
-
-    if (contact.created) await emitContact(trx, contact.id, "contact.created", nowMs);
-    else if (contact.updated) await emitContact(trx, contact.id, "contact.updated", nowMs);
-    if (sub)
-      await emitEvent(
-        trx,
-        row.organization_id,
-        "subscription.created",
-        sub.id,
-        presentSubscription(sub),
-        nowMs,
-      );
     await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
-    if (row.status === "COMPLETED") await queueReceipt(trx, row, sub, nowMs, loaded);
-    return { status: 201, body: { payment: donorReceipt(row, sub), message: thanks(row) } };
-  });
+    return declined(row);
+  }
+
+  const contact = await contactForPayment(trx, row, existing, details, nowMs);
+  const linked = row.contact_id === contact.id;
+  row = { ...row, contact_id: contact.id };
+  let sub: SubscriptionsTable | null = null;
+  if (row.frequency !== "ONE_TIME" && outcome.kind !== "free" && outcome.savedMethod) {
+    sub = newSubscription(row, outcome.savedMethod, nowIso);
+    await insertSubscription(trx, sub);
+    row = { ...row, subscription_id: sub.id };
+  }
+  if (!linked || sub)
+    await trx
+      .updateTable("payments")
+      .set({ contact_id: row.contact_id, subscription_id: row.subscription_id })
+      .where("id", "=", row.id)
+      .execute();
+
+  if (contact.created) await emitContact(trx, contact.id, "contact.created", nowMs);
+  else if (contact.updated) await emitContact(trx, contact.id, "contact.updated", nowMs);
+  if (sub)
+    await emitEvent(
+      trx,
+      row.organization_id,
+      "subscription.created",
+      sub.id,
+      presentSubscription(sub),
+      nowMs,
+    );
+  await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
+  if (row.status === "COMPLETED") await queueReceipt(trx, row, sub, nowMs, loaded);
+  return { status: 201, body: { payment: donorReceipt(row, sub), message: thanks(row) } };
 }
 
 function thanks(row: PaymentsTable): string {

@@ -28,6 +28,7 @@
  * the donor. A `ProcessorError` is thrown only for a caller's mistake (bad amount, reused idempotency key,
  * bad configuration) or an outage.
  */
+import type { Db } from "../store/database.js";
 import { type SandboxOptions, SandboxProcessor } from "./sandbox.js";
 
 export type Currency = "USD";
@@ -218,6 +219,15 @@ export interface PaymentProcessor {
   /** Null for an id that is unknown, forged or from another processor account. */
   retrievePayment(processorPaymentId: string): Promise<PaymentLookup | null>;
   refund(input: RefundInput): Promise<RefundResult>;
+  /**
+   * Only for a processor that keeps everything it remembers in the application's own database (the
+   * sandbox on a database ledger): the same processor, writing into the caller's transaction `trx`. A
+   * checkout then takes its stock, charges and records the outcome in one transaction: a charge exists
+   * exactly when its payment does, and nothing waits on anything but the database. A processor that moves
+   * money elsewhere (Stripe) leaves this out: its charge must follow a committed PROCESSING payment, which
+   * recovery can finish after a crash (engine.ts, recovery.ts).
+   */
+  inTransaction?(trx: Db): PaymentProcessor;
 }
 
 export type ProcessorErrorCode =

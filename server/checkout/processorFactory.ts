@@ -6,7 +6,8 @@ import { createProcessor, type PaymentProcessor } from "./processor.js";
 
 /**
  * The processor a server (or the CLI) uses: the sandbox, signing with a secret kept in the database and
- * remembering idempotency keys there, so every process sharing the database agrees on both.
+ * remembering idempotency keys there, so every process sharing the database agrees on both. As its
+ * memory is all in that database, it can also charge inside a caller's transaction (`inTransaction`).
  */
 export async function openProcessor(
   store: Store,
@@ -17,6 +18,8 @@ export async function openProcessor(
     secret: await sandboxSecret(store.db),
     now,
     ledger: new DatabaseLedger(store, now),
+    // The same table through a transaction's own connection: checkouts charge inside their transaction.
+    transactionLedger: (trx) => new DatabaseLedger({ db: trx, transact: (work) => work(trx) }, now),
     bankSettleMs: config.sandboxBankSettleMs,
   });
 }

@@ -29,6 +29,7 @@
  */
 import crypto from "node:crypto";
 import { randomBytesPooled } from "../ids.js";
+import type { Db } from "../store/database.js";
 import {
   type CardBrand,
   type ChargeInput,
@@ -61,6 +62,11 @@ export interface SandboxOptions {
   now?: () => number;
   /** Default: in memory, per process. */
   ledger?: SandboxLedger;
+  /**
+   * The same ledger, writing in a caller's transaction (`ledger` must then be in that database too):
+   * enables `inTransaction` (see `PaymentProcessor.inTransaction`).
+   */
+  transactionLedger?: (trx: Db) => SandboxLedger;
 }
 
 type CardBehaviour =
@@ -260,8 +266,24 @@ export class SandboxProcessor implements PaymentProcessor {
   private readonly bankSettleMs: number;
   private readonly now: () => number;
   private readonly ledger: SandboxLedger;
+  private readonly transactionLedger: ((trx: Db) => SandboxLedger) | undefined;
 
-  constructor(opts: SandboxOptions) {
+  constructor(opts: SandboxOptions);
+  /** (The copy made by `inTransaction`: same keys and clock, another ledger.) */
+  constructor(opts: SandboxOptions, from: SandboxProcessor);
+  constructor(opts: SandboxOptions, from?: SandboxProcessor) {
+    if (from) {
+      this.tokenKey = from.tokenKey;
+      this.paymentKey = from.paymentKey;
+      this.fingerprintKey = from.fingerprintKey;
+      this.idKey = from.idKey;
+      this.bankSettleMs = from.bankSettleMs;
+      this.now = from.now;
+      this.ledger = opts.ledger ?? from.ledger;
+      this.transactionLedger = undefined;
+      this.inTransaction = undefined;
+      return;
+    }
     if (typeof opts.secret !== "string" || opts.secret.length < 16)
       throw new ProcessorError(
         "misconfigured",
@@ -280,6 +302,15 @@ export class SandboxProcessor implements PaymentProcessor {
     this.bankSettleMs = bankSettleMs;
     this.now = opts.now ?? Date.now;
     this.ledger = opts.ledger ?? memoryLedger(this.now);
+    this.transactionLedger = opts.transactionLedger;
+    if (!opts.transactionLedger) this.inTransaction = undefined;
+  }
+
+  /** Present only with a `transactionLedger`: this processor, remembering in `trx`. */
+  inTransaction?(trx: Db): PaymentProcessor {
+    const ledger = this.transactionLedger?.(trx);
+    if (!ledger) throw new ProcessorError("misconfigured", "This sandbox has no transaction ledger");
+    return new SandboxProcessor({ secret: "", ledger }, this);
   }
 
   async createPaymentMethod(input: PaymentMethodInput): Promise<CreatePaymentMethodResult> {

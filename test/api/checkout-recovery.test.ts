@@ -8,9 +8,14 @@ afterEach(async () => {
   await t.close();
 });
 
-/** Makes the next charge hang forever, after (or instead of) reaching the processor: a process dying mid-checkout. */
+/**
+ * Makes the next charge hang forever, after (or instead of) reaching the processor: a process dying
+ * mid-checkout. The checkout then takes the path of a processor outside the database (no `inTransaction`),
+ * whose charge follows a committed PROCESSING payment: the only path that can be interrupted this way.
+ */
 function interruptNextCharge(app: TestApp, chargeFirst: boolean) {
   const processor = app.deps.processor;
+  processor.inTransaction = undefined;
   const real = processor.charge.bind(processor);
   processor.charge = async (input) => {
     processor.charge = real;
