@@ -33,8 +33,9 @@ export const CHECKOUT_CHARGE_PREFIX = "checkout:";
  *  3. the processor charges, with the payment's own idempotency key, so it can never charge twice;
  *     then one transaction records the outcome (`finalize.ts`): payment, contact, subscription, events, receipt.
  * A processor that keeps its memory in this database (the sandbox, `PaymentProcessor.inTransaction`) is
- * no outside party to wait on: steps 2 and 3 then run in one transaction, so its charge is recorded
- * exactly when the payment is, and a checkout costs one write transaction instead of three.
+ * no outside party to wait on: steps 2 and 3 then run in one transaction (the payment written once, with
+ * its outcome), so its charge is recorded exactly when the payment is, and a checkout costs one write
+ * transaction instead of three.
  */
 
 export interface LoadedForm {
@@ -288,16 +289,16 @@ export async function runCheckout(
     metadata: { paymentId, formId: form.id },
   };
 
-  if (deps.processor.inTransaction) {
-    // The processor remembers its charges in this database: hold, charge and record in one transaction.
-    const processor = deps.processor;
+  const inTransaction = deps.processor.inTransaction?.bind(deps.processor);
+  if (inTransaction) {
+    // The processor remembers its charges in this database: hold, charge and record in one transaction,
+    // where the payment is written once, with its outcome.
     type Done = { short: HeldItem } | { short: null; result: FinalizedCheckout; error?: unknown };
     const done = await deps.store.transact(async (trx): Promise<Done> => {
       const missing = await takeItems(trx, form.id, hold);
       if (missing) return { short: missing };
-      await insertPayment(trx, row);
-      const charged = await chargeOutcome(processor.inTransaction?.(trx) ?? processor, chargeInput);
-      const result = await recordOutcome(trx, deps, paymentId, charged.outcome, loaded);
+      const charged = await chargeOutcome(inTransaction(trx), chargeInput);
+      const result = await recordOutcome(trx, deps, { row }, charged.outcome, loaded);
       return { short: null, result, error: charged.error };
     });
     if (done.short) refuse([soldOutMessage(form, done.short)], true);

@@ -18,7 +18,7 @@ import { fixedQuery } from "../store/fixedQuery.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
-import { type PaymentDetails, paymentDetails, presentPayment } from "../store/payments.js";
+import { insertPayment, type PaymentDetails, paymentDetails, presentPayment } from "../store/payments.js";
 import type { ConsentValue, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { insertSubscription, presentSubscription } from "../store/subscriptions.js";
 import type { ChargeResult, FailureCode, PaymentMethod } from "./processor.js";
@@ -247,36 +247,61 @@ export async function finalizeCheckout(
   /** What the checkout has at hand already: the form, its organization and the donor's email. */
   loaded?: { form: FormRecord; org: Organization; email: string },
 ): Promise<FinalizedCheckout> {
-  return deps.store.transact((trx) => recordOutcome(trx, deps, paymentId, outcome, loaded));
+  return deps.store.transact((trx) => recordOutcome(trx, deps, { id: paymentId }, outcome, loaded));
 }
+
+/**
+ * Where an outcome is recorded: on the PROCESSING payment `id` (claimed first, so that it is recorded
+ * once), or as a payment not written yet (`row`, inserted with the outcome: a checkout that charges inside
+ * its own transaction).
+ */
+export type OutcomeTarget = { id: string } | { row: PaymentsTable };
 
 /** `finalizeCheckout`'s work, in the caller's transaction. */
 export async function recordOutcome(
   trx: Db,
   deps: AppDeps,
-  paymentId: string,
+  target: OutcomeTarget,
   outcome: ChargeOutcome,
   loaded?: { form: FormRecord; org: Organization; email: string },
 ): Promise<FinalizedCheckout> {
   const nowMs = deps.now();
   const nowIso = new Date(nowMs).toISOString();
   const status = outcome.kind === "failed" ? "FAILED" : outcome.kind === "pending" ? "PENDING" : "COMPLETED";
+  const processorPaymentId = outcome.kind === "free" ? null : outcome.processorPaymentId;
+  const failureCode = outcome.kind === "failed" ? outcome.code : null;
+  const failureMessage = outcome.kind === "failed" ? outcome.message : null;
   // A known donor's contact is linked by the same write that records the outcome.
   const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
-  const {
-    rows: [claimed],
-  } = await claimProcessing(
-    trx,
-    paymentId,
-    status,
-    outcome.kind === "free" ? null : outcome.processorPaymentId,
-    outcome.kind === "failed" ? outcome.code : null,
-    outcome.kind === "failed" ? outcome.message : null,
-    known,
-    nowIso,
-  );
-  if (!claimed) return alreadyFinalized(trx, paymentId);
-  let row: PaymentsTable = claimed;
+  let row: PaymentsTable;
+  if ("row" in target) {
+    row = {
+      ...target.row,
+      status,
+      processor_payment_id: processorPaymentId,
+      failure_code: failureCode,
+      failure_message: failureMessage,
+      contact_id: known,
+      created_at: nowIso,
+      updated_at: nowIso,
+    };
+    await insertPayment(trx, row);
+  } else {
+    const {
+      rows: [claimed],
+    } = await claimProcessing(
+      trx,
+      target.id,
+      status,
+      processorPaymentId,
+      failureCode,
+      failureMessage,
+      known,
+      nowIso,
+    );
+    if (!claimed) return alreadyFinalized(trx, target.id);
+    row = claimed;
+  }
   const details = paymentDetails(row);
   const existing =
     row.contact_id ?? (loaded ? null : await findContactIdByEmail(trx, row.organization_id, row.email));

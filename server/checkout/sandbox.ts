@@ -266,22 +266,23 @@ export class SandboxProcessor implements PaymentProcessor {
   private readonly bankSettleMs: number;
   private readonly now: () => number;
   private readonly ledger: SandboxLedger;
-  private readonly transactionLedger: ((trx: Db) => SandboxLedger) | undefined;
+
+  /** Present only with a `transactionLedger`: this processor, remembering in `trx`. */
+  readonly inTransaction?: (trx: Db) => PaymentProcessor;
 
   constructor(opts: SandboxOptions);
-  /** (The copy made by `inTransaction`: same keys and clock, another ledger.) */
-  constructor(opts: SandboxOptions, from: SandboxProcessor);
-  constructor(opts: SandboxOptions, from?: SandboxProcessor) {
-    if (from) {
+  /** The copy `inTransaction` makes: `copyOf`'s keys and clock, another ledger. */
+  constructor(opts: { copyOf: SandboxProcessor; ledger: SandboxLedger });
+  constructor(opts: SandboxOptions | { copyOf: SandboxProcessor; ledger: SandboxLedger }) {
+    if ("copyOf" in opts) {
+      const from = opts.copyOf;
       this.tokenKey = from.tokenKey;
       this.paymentKey = from.paymentKey;
       this.fingerprintKey = from.fingerprintKey;
       this.idKey = from.idKey;
       this.bankSettleMs = from.bankSettleMs;
       this.now = from.now;
-      this.ledger = opts.ledger ?? from.ledger;
-      this.transactionLedger = undefined;
-      this.inTransaction = undefined;
+      this.ledger = opts.ledger;
       return;
     }
     if (typeof opts.secret !== "string" || opts.secret.length < 16)
@@ -302,15 +303,9 @@ export class SandboxProcessor implements PaymentProcessor {
     this.bankSettleMs = bankSettleMs;
     this.now = opts.now ?? Date.now;
     this.ledger = opts.ledger ?? memoryLedger(this.now);
-    this.transactionLedger = opts.transactionLedger;
-    if (!opts.transactionLedger) this.inTransaction = undefined;
-  }
-
-  /** Present only with a `transactionLedger`: this processor, remembering in `trx`. */
-  inTransaction?(trx: Db): PaymentProcessor {
-    const ledger = this.transactionLedger?.(trx);
-    if (!ledger) throw new ProcessorError("misconfigured", "This sandbox has no transaction ledger");
-    return new SandboxProcessor({ secret: "", ledger }, this);
+    const transactionLedger = opts.transactionLedger;
+    if (transactionLedger)
+      this.inTransaction = (trx) => new SandboxProcessor({ copyOf: this, ledger: transactionLedger(trx) });
   }
 
   async createPaymentMethod(input: PaymentMethodInput): Promise<CreatePaymentMethodResult> {

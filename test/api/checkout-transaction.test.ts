@@ -26,14 +26,17 @@ async function payments() {
   return t.store.db.selectFrom("payments").select(["status", "charge_key", "contact_id"]).execute();
 }
 
-/** Calls `during` inside the checkout's transaction, right after the sandbox charged; records charge keys. */
-function hookCharges(during?: (trx: Db) => Promise<void>): string[] {
+/**
+ * Calls `during` inside the checkout's transaction, right after the sandbox charged; records the charges'
+ * idempotency keys. `restore()` gives the processor its own `inTransaction` back.
+ */
+function hookCharges(during?: (trx: Db) => Promise<void>): { keys: string[]; restore(): void } {
   const processor = t.deps.processor;
-  const bind = processor.inTransaction?.bind(processor);
-  if (!bind) throw new Error("the sandbox should charge inside the checkout's transaction");
+  const own = processor.inTransaction;
+  if (!own) throw new Error("the sandbox should charge inside the checkout's transaction");
   const keys: string[] = [];
   processor.inTransaction = (trx: Db): PaymentProcessor => {
-    const bound = bind(trx);
+    const bound = own(trx);
     const charge = bound.charge.bind(bound);
     bound.charge = async (input) => {
       keys.push(input.idempotencyKey);
@@ -43,12 +46,15 @@ function hookCharges(during?: (trx: Db) => Promise<void>): string[] {
     };
     return bound;
   };
-  return keys;
+  const restore = () => {
+    processor.inTransaction = own;
+  };
+  return { keys, restore };
 }
 
 describe("checkout on the sandbox: one transaction", () => {
   it("records the charge in the ledger together with the completed payment", async () => {
-    const keys = hookCharges();
+    const { keys } = hookCharges();
     const formId = await createForm(t, oneSeat());
     const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
     expect(res.status).toBe(201);
@@ -60,7 +66,7 @@ describe("checkout on the sandbox: one transaction", () => {
 
   it("leaves no charge, no payment and no held seat when recording the outcome fails", async () => {
     // The receipt cannot be queued: the statement fails after the sandbox charged, in the same transaction.
-    const keys = hookCharges(async (trx) => {
+    const { keys, restore } = hookCharges(async (trx) => {
       await sql`drop table email_outbox`.execute(trx);
     });
     const formId = await createForm(t, oneSeat());
@@ -73,7 +79,7 @@ describe("checkout on the sandbox: one transaction", () => {
     expect(await t.store.db.selectFrom("contacts").selectAll().execute()).toEqual([]);
 
     // Everything was rolled back (the dropped table too): the one seat is still there to buy.
-    delete t.deps.processor.inTransaction;
+    restore();
     const again = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
     expect(again.status).toBe(201);
     expect((await payments()).map((p) => p.status)).toEqual(["COMPLETED"]);

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PgChangeFeed, writtenTable } from "../../server/store/changes.js";
-import type { Store } from "../../server/store/database.js";
+import type { Db, Store } from "../../server/store/database.js";
 import { peekForm } from "../../server/store/forms.js";
 import { revokeApiKey } from "../../server/store/keys.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
@@ -136,20 +136,20 @@ describe.runIf(dialect === "postgres")("read cache on PostgreSQL: change notific
     feed = t.store.changes;
   });
   const title = async (id: string) => (await getForm(id)).title;
+  /** Sets a form's title straight in the table, in the transaction `trx`. */
+  async function rename(trx: Db, id: string, newTitle: string): Promise<void> {
+    const row = await trx.selectFrom("forms").select("config").where("id", "=", id).executeTakeFirstOrThrow();
+    await trx
+      .updateTable("forms")
+      .set({ config: JSON.stringify({ ...JSON.parse(row.config), title: newTitle }), title: newTitle })
+      .where("id", "=", id)
+      .execute();
+  }
   /** Renames a form from the other connection, with its table's notification trigger off or on. */
   async function renameElsewhere(id: string, newTitle: string, notify: boolean): Promise<void> {
     await other.db.transaction().execute(async (trx) => {
       if (!notify) await sql`alter table forms disable trigger forms_notify_change`.execute(trx);
-      const row = await trx
-        .selectFrom("forms")
-        .select("config")
-        .where("id", "=", id)
-        .executeTakeFirstOrThrow();
-      await trx
-        .updateTable("forms")
-        .set({ config: JSON.stringify({ ...JSON.parse(row.config), title: newTitle }), title: newTitle })
-        .where("id", "=", id)
-        .execute();
+      await rename(trx, id, newTitle);
       if (!notify) await sql`alter table forms enable trigger forms_notify_change`.execute(trx);
     });
   }
@@ -179,18 +179,7 @@ describe.runIf(dialect === "postgres")("read cache on PostgreSQL: change notific
       expect(put.status, put.text).toBe(200);
       expect(await title(id)).toBe("Renamed here, unannounced");
       // Written in a transaction of this process: seen once it commits.
-      await t.store.db.transaction().execute(async (trx) => {
-        const row = await trx
-          .selectFrom("forms")
-          .select("config")
-          .where("id", "=", id)
-          .executeTakeFirstOrThrow();
-        await trx
-          .updateTable("forms")
-          .set({ config: JSON.stringify({ ...JSON.parse(row.config), title: "In a transaction" }) })
-          .where("id", "=", id)
-          .execute();
-      });
+      await t.store.db.transaction().execute((trx) => rename(trx, id, "In a transaction"));
       expect(await title(id)).toBe("In a transaction");
     } finally {
       await sql`alter table forms enable trigger forms_notify_change`.execute(other.db);

@@ -1,23 +1,18 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Db, Store } from "../../server/store/database.js";
 import { fixedQuery, insertRow } from "../../server/store/fixedQuery.js";
-import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
+import { freshStoreForEachTest } from "../support/freshStore.js";
+import { dialect } from "../support/testApp.js";
 
 /**
  * fixedQuery compiles a statement's shape once and binds each run's arguments; insertRow does the same per
  * table and set of columns. Each run must behave exactly like the Kysely query it was built from.
  */
 
-let database: TestDatabase;
 let store: Store;
 
-beforeEach(async () => {
-  database = await freshDatabase();
-  store = await database.open();
-});
-afterEach(async () => {
-  await store.close();
-  await database.drop();
+freshStoreForEachTest((opened) => {
+  store = opened;
 });
 
 const ledgerRow = (key: string, value: string, expires = "9999-01-01T00:00:00.000Z") => ({

@@ -1,10 +1,11 @@
 import { CompiledQuery, sql } from "kysely";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Store } from "../../server/store/database.js";
 import type { BackgroundWrites, Statements } from "../../server/store/dialect.js";
 import { MetricsRecorder } from "../../server/store/metrics.js";
 import type { ApiMetricsTable } from "../../server/store/schema.js";
-import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
+import { freshStoreForEachTest } from "../support/freshStore.js";
+import { dialect, type TestDatabase } from "../support/testApp.js";
 
 /**
  * API metrics on SQLite: every API request writes a row, so the table is stored in its primary key's
@@ -15,13 +16,9 @@ import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js
 
 let database: TestDatabase;
 let store: Store;
-beforeEach(async () => {
-  database = await freshDatabase();
-  store = await database.open();
-});
-afterEach(async () => {
-  await store.close();
-  await database.drop();
+freshStoreForEachTest((opened, fresh) => {
+  store = opened;
+  database = fresh;
 });
 
 const metric = (i: number): ApiMetricsTable => ({
@@ -68,9 +65,13 @@ describe.skipIf(dialect !== "sqlite")("API metrics on SQLite", () => {
     await store.db.deleteFrom("almoner_migrations").where("version", "=", 9).execute();
     await store.close();
 
-    store = await database.open();
-    expect(await tableSql(store)).toContain("without rowid");
-    expect(await store.db.selectFrom("api_metrics").selectAll().execute()).toEqual([metric(0)]);
+    const migrated = await database.open();
+    try {
+      expect(await tableSql(migrated)).toContain("without rowid");
+      expect(await migrated.db.selectFrom("api_metrics").selectAll().execute()).toEqual([metric(0)]);
+    } finally {
+      await migrated.close();
+    }
   });
 
   it("stores every row through the background thread, visible once flush resolves", async () => {

@@ -1,7 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Store } from "../../server/store/database.js";
 import { hitRateLimit, releaseRateLimitLeases } from "../../server/store/rateLimits.js";
-import { freshDatabase, type TestDatabase } from "../support/testApp.js";
+import { freshStoreForEachTest } from "../support/freshStore.js";
+import type { TestDatabase } from "../support/testApp.js";
 
 /**
  * The shared rate-limit tally counts hits that arrive together in one write per key; each hit must still
@@ -12,13 +13,9 @@ let database: TestDatabase;
 let store: Store;
 const NOW = Date.UTC(2026, 10, 23, 12, 30, 15);
 
-beforeEach(async () => {
-  database = await freshDatabase();
-  store = await database.open();
-});
-afterEach(async () => {
-  await store.close();
-  await database.drop();
+freshStoreForEachTest((opened, fresh) => {
+  store = opened;
+  database = fresh;
 });
 
 async function storedCount(keyId: string): Promise<number> {
