@@ -49,6 +49,16 @@ async function newForm(): Promise<string> {
 const getForm = async (id: string) =>
   (await t.request<{ title?: string; error?: string }>("GET", `/v1/forms/${id}`)).body;
 
+/** Sets a form's title straight in its row (through `db`: a connection or a transaction), bypassing the API. */
+async function rename(db: Db, id: string, newTitle: string): Promise<void> {
+  const row = await db.selectFrom("forms").select("config").where("id", "=", id).executeTakeFirstOrThrow();
+  await db
+    .updateTable("forms")
+    .set({ config: JSON.stringify({ ...JSON.parse(row.config), title: newTitle }), title: newTitle })
+    .where("id", "=", id)
+    .execute();
+}
+
 describe(`read cache (${dialect})`, () => {
   const pause = () => t.store.changes.settled();
   const title = getForm;
@@ -67,17 +77,7 @@ describe(`read cache (${dialect})`, () => {
   it("shows another process's change to a form to a request made a moment later", async () => {
     const id = await newForm();
     expect((await title(id)).title).not.toBe("Renamed elsewhere");
-    const row = await other.db
-      .selectFrom("forms")
-      .select("config")
-      .where("id", "=", id)
-      .executeTakeFirstOrThrow();
-    const config = { ...JSON.parse(row.config), title: "Renamed elsewhere" };
-    await other.db
-      .updateTable("forms")
-      .set({ config: JSON.stringify(config), title: "Renamed elsewhere" })
-      .where("id", "=", id)
-      .execute();
+    await rename(other.db, id, "Renamed elsewhere");
     await pause();
     expect((await title(id)).title).toBe("Renamed elsewhere");
   });
@@ -136,15 +136,6 @@ describe.runIf(dialect === "postgres")("read cache on PostgreSQL: change notific
     feed = t.store.changes;
   });
   const title = async (id: string) => (await getForm(id)).title;
-  /** Sets a form's title straight in the table, in the transaction `trx`. */
-  async function rename(trx: Db, id: string, newTitle: string): Promise<void> {
-    const row = await trx.selectFrom("forms").select("config").where("id", "=", id).executeTakeFirstOrThrow();
-    await trx
-      .updateTable("forms")
-      .set({ config: JSON.stringify({ ...JSON.parse(row.config), title: newTitle }), title: newTitle })
-      .where("id", "=", id)
-      .execute();
-  }
   /** Renames a form from the other connection, with its table's notification trigger off or on. */
   async function renameElsewhere(id: string, newTitle: string, notify: boolean): Promise<void> {
     await other.db.transaction().execute(async (trx) => {
