@@ -29,9 +29,11 @@ function scriptEnvironment(entry: string, fileName: string): EnvironmentOptions 
 
 /**
  * The checkout app: an ES module (app.js) loaded with <script type="module"> by the hosted pages, which
- * are also the iframe and overlay pages, plus its stylesheet (app.css). One file each, no chunks.
+ * are also the iframe and overlay pages, plus its stylesheet (app.css). One file each, no chunks. The
+ * module that drives Stripe's fields (stripe.js) is built the same way, on its own: the app imports it
+ * by URL only for forms of organizations on Stripe.
  */
-function appEnvironment(entry: string): EnvironmentOptions {
+function appEnvironment(entry: string, fileName = "app.js"): EnvironmentOptions {
   return {
     consumer: "client",
     build: {
@@ -44,9 +46,11 @@ function appEnvironment(entry: string): EnvironmentOptions {
       cssCodeSplit: false,
       rollupOptions: {
         input: entry,
+        // Keep the entry's exports (stripe.js is imported for `mountStripe`; app builds drop them by default).
+        preserveEntrySignatures: "exports-only",
         output: {
           format: "es",
-          entryFileNames: "app.js",
+          entryFileNames: fileName,
           assetFileNames: (asset) =>
             asset.names.some((n) => n.endsWith(".css")) ? "app.css" : "[name][extname]",
           inlineDynamicImports: true,
@@ -59,6 +63,7 @@ function appEnvironment(entry: string): EnvironmentOptions {
 const widgetEnvironments: Record<string, EnvironmentOptions> = {
   embed: scriptEnvironment("widget/embed/loader.ts", "embed.js"),
   app: appEnvironment("widget/app/main.tsx"),
+  stripe: appEnvironment("widget/stripe/main.ts", "stripe.js"),
   overlay: scriptEnvironment("widget/overlay/main.ts", "overlay.js"),
 };
 

@@ -13,6 +13,7 @@ import { linkRoutes } from "./api/links.js";
 import { authenticate, rateLimit, recordMetrics, requestId } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
 import { paymentRoutes } from "./api/payments.js";
+import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
 import { type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
 import { webhookRoutes } from "./api/webhooks.js";
@@ -104,7 +105,7 @@ export function createApp(deps: AppDeps) {
   }
 
   // The checkout app (hosted pages, iframe and overlay); pages name it with ?v=<content hash>.
-  for (const name of ["app.js", "app.css"] as const) {
+  for (const name of ["app.js", "app.css", "stripe.js"] as const) {
     app.get(`/checkout/${name}`, (c) => {
       const asset = serveWidgetAsset(name);
       if (!asset) return c.text(`/* ${name} is not built: run npm run build */`, 404);
@@ -122,6 +123,7 @@ export function createApp(deps: AppDeps) {
   app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   app.get("/attend/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   mountUpdatePaymentMethodPages(app, deps);
+  mountProcessorWebhooks(app, deps);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

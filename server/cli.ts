@@ -2,14 +2,28 @@ import fs from "node:fs";
 import { parseArgs } from "node:util";
 import type { z } from "zod";
 import { PERMISSIONS, type Permission } from "../shared/enums.js";
+import { centsToDollars, formatDollars } from "../shared/money.js";
 import type { FeeRate } from "../shared/pricing.js";
 import { issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
+import { refundRequestSchema } from "../shared/schemas/payment.js";
 import { runBillingAt } from "./billing/run.js";
 import { parseInstant } from "./billing/schedule.js";
+import { composeDeps } from "./compose.js";
 import { type Config, loadConfig } from "./config.js";
-import { StartupError } from "./errors.js";
+import { ApiError, StartupError } from "./errors.js";
 import { uuid } from "./ids.js";
+import { refundPayment } from "./payments/refunds.js";
+import { stripeClient } from "./processors/stripe/client.js";
+import {
+  connectStripe,
+  openStripeSecrets,
+  registerDomain,
+  removeWebhookEndpoint,
+  StripeConnectError,
+  sealStripeSecrets,
+} from "./processors/stripe/connection.js";
+import { SecretsError } from "./secrets.js";
 import { openStore, type Store } from "./store/database.js";
 import { createApiKey, listApiKeys, revokeApiKey } from "./store/keys.js";
 import { LATEST_VERSION } from "./store/migrations.js";
@@ -17,8 +31,10 @@ import {
   createOrganization,
   getOrganization,
   listOrganizations,
+  setProcessorConnection,
   updateOrganization,
 } from "./store/organizations.js";
+import { findPayment, PAYMENT_ID, presentPayment } from "./store/payments.js";
 
 /**
  * The command line. It reads the same settings as the server (DATABASE_URL, DATA_DIR) and works while
@@ -39,6 +55,17 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   migrate                                   bring the database schema up to date
   billing run [--as-of ISO_TIME]            one pass of recurring billing and bank settlement, as of
                                             that moment (default now), e.g. --as-of 2026-03-01T00:00:00Z
+  org stripe --org ID --secret-key sk_… --publishable-key pk_… [--webhook-secret whsec_…]
+                                            connect the organization's own Stripe account: the keys are
+                                            checked with Stripe, the webhook endpoint is created (unless its
+                                            secret is given) and PUBLIC_URL's host registered for wallets
+  org stripe --org ID --register-domain HOST
+                                            register another site (one that embeds the form) for wallets
+  org stripe --org ID --off                 disconnect Stripe (the organization's webhook endpoint at
+                                            Stripe is removed; its payments stay refundable only while
+                                            connected)
+  payment refund --payment PAY_ID [--amount 15] [--reason TEXT]
+                                            refund a payment in full, or part of it (dollars)
 
 Permissions: ${PERMISSIONS.join(", ")}`;
 
@@ -76,6 +103,14 @@ const OPTIONS = {
   "as-of": { type: "string" },
   "fee-percent": { type: "string" },
   "fee-fixed": { type: "string" },
+  "secret-key": { type: "string" },
+  "publishable-key": { type: "string" },
+  "webhook-secret": { type: "string" },
+  "register-domain": { type: "string" },
+  off: { type: "boolean" },
+  payment: { type: "string" },
+  amount: { type: "string" },
+  reason: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -246,6 +281,10 @@ async function run(command: string[], values: Values, store: Store, config: Conf
           `${b.ended} ended.\nBank settlement: ${s.completed} completed, ${s.failed} failed, ${s.pending} still pending.`,
       };
     }
+    case "org stripe":
+      return orgStripe(values, store, config);
+    case "payment refund":
+      return paymentRefund(values, store, config);
     case "migrate":
       return {
         json: { schemaVersion: LATEST_VERSION },
@@ -253,6 +292,155 @@ async function run(command: string[], values: Values, store: Store, config: Conf
       };
     default:
       throw new UsageError(group ? `Unknown command: ${key}\n\n${USAGE}` : USAGE);
+  }
+}
+
+/** `org stripe`: connect, add a wallet domain, or disconnect (see the usage text). */
+async function orgStripe(values: Values, store: Store, config: Config): Promise<Output> {
+  const org = await requireOrg(store, required(values, "org"));
+  const deps = await composeDeps(store, config);
+  try {
+    const nowIso = new Date().toISOString();
+    const previousSecrets =
+      org.processor && org.processorSecrets
+        ? openStripeSecrets(deps.secrets, org.id, org.processorSecrets)
+        : null;
+    if (values.off) {
+      if (!org.processor || !previousSecrets)
+        return { json: { organizationId: org.id, processor: null }, text: "Stripe was not connected." };
+      const warning = await removeWebhookEndpoint(org.processor, previousSecrets, config.stripeApiUrl);
+      await setProcessorConnection(store.db, org.id, null, nowIso);
+      return {
+        json: { organizationId: org.id, processor: null, warnings: warning ? [warning] : [] },
+        text: `Disconnected Stripe from ${org.name}.${warning ? `\n${warning}` : ""}`,
+      };
+    }
+    const domain = values["register-domain"];
+    if (domain !== undefined) {
+      if (!org.processor || !previousSecrets || !org.processorSecrets)
+        throw new UsageError("Connect Stripe first: org stripe --org ID --secret-key … --publishable-key …");
+      const host = domain
+        .trim()
+        .toLowerCase()
+        .replace(/^https?:\/\//, "")
+        .replace(/\/.*$/, "");
+      const result = await registerDomain(stripeClient(previousSecrets.secretKey, config.stripeApiUrl), host);
+      if (result !== true) throw new UsageError(result);
+      const domains = [...new Set([...org.processor.domains, host])];
+      await setProcessorConnection(
+        store.db,
+        org.id,
+        { settings: { ...org.processor, domains }, sealedSecrets: org.processorSecrets },
+        nowIso,
+      );
+      return {
+        json: { organizationId: org.id, walletDomains: domains },
+        text: `Registered ${host} for Apple Pay and Google Pay. Wallet domains: ${domains.join(", ")}`,
+      };
+    }
+    const secretKey = values["secret-key"]?.trim();
+    const publishableKey = values["publishable-key"]?.trim();
+    if (!secretKey || !publishableKey)
+      throw new UsageError(
+        "org stripe needs --secret-key and --publishable-key (or --off, or --register-domain)",
+      );
+    let connected: Awaited<ReturnType<typeof connectStripe>>;
+    try {
+      connected = await connectStripe({
+        organizationId: org.id,
+        secretKey,
+        publishableKey,
+        ...(values["webhook-secret"] ? { webhookSecret: values["webhook-secret"].trim() } : {}),
+        publicUrl: config.publicUrl,
+        apiUrl: config.stripeApiUrl,
+        production: config.production,
+        nowIso,
+        previous: org.processor,
+        previousSecrets,
+      });
+    } catch (err) {
+      if (err instanceof StripeConnectError) throw new UsageError(err.message);
+      throw err;
+    }
+    let sealed: string;
+    try {
+      sealed = sealStripeSecrets(deps.secrets, org.id, connected.secrets);
+    } catch (err) {
+      if (err instanceof SecretsError) throw new UsageError(err.message);
+      throw err;
+    }
+    await setProcessorConnection(
+      store.db,
+      org.id,
+      { settings: connected.settings, sealedSecrets: sealed },
+      nowIso,
+    );
+    const s = connected.settings;
+    const json = {
+      organizationId: org.id,
+      processor: "stripe",
+      mode: s.mode,
+      accountId: s.accountId,
+      accountName: s.accountName,
+      currency: s.currency.toUpperCase(),
+      webhookEndpoint: `${config.publicUrl}/stripe/webhooks/${org.id}`,
+      webhookEndpointId: s.webhookEndpointId,
+      walletDomains: s.domains,
+      warnings: connected.warnings,
+    };
+    return {
+      json,
+      text: [
+        `Connected ${org.name} to Stripe account ${s.accountId}${s.accountName ? ` (${s.accountName})` : ""} in ${s.mode} mode.`,
+        `Webhooks: ${json.webhookEndpoint}${s.webhookEndpointId ? ` (endpoint ${s.webhookEndpointId} created at Stripe)` : " (with the secret you gave)"}`,
+        `Wallet domains: ${s.domains.join(", ") || "none yet"}`,
+        ...connected.warnings.map((w) => `Note: ${w}`),
+      ].join("\n"),
+    };
+  } finally {
+    await deps.metrics.close();
+  }
+}
+
+/** `payment refund`: the same refund as POST /v1/payments/{id}/refund. */
+async function paymentRefund(values: Values, store: Store, config: Config): Promise<Output> {
+  const id = values.payment?.trim();
+  if (!id) throw new UsageError("--payment is required (a payment id, pay_…)");
+  const payment = PAYMENT_ID.test(id) ? await findPayment(store.db, id) : undefined;
+  if (!payment) throw new UsageError(`No payment with id ${id}`);
+  const org = await requireOrg(store, payment.organization_id);
+  let amountCents: number | undefined;
+  if (values.amount !== undefined) {
+    const parsed = refundRequestSchema.shape.amount.safeParse(Number(values.amount));
+    if (values.amount.trim() === "" || !parsed.success || parsed.data === undefined)
+      throw new UsageError(
+        `--amount must be dollars greater than 0 with at most 2 decimals, got "${values.amount}"`,
+      );
+    amountCents = parsed.data;
+  }
+  const deps = await composeDeps(store, config);
+  try {
+    const done = await refundPayment(deps, org, id, {
+      ...(amountCents !== undefined && { amountCents }),
+      ...(values.reason?.trim() ? { reason: values.reason.trim() } : {}),
+    });
+    const view = presentPayment(done.payment);
+    return {
+      json: {
+        refund: {
+          id: done.refund.id,
+          amount: centsToDollars(done.refund.amountCents),
+          status: done.refund.status,
+        },
+        payment: view,
+      },
+      text: `Refunded ${formatDollars(done.refund.amountCents)} of ${id} (${done.refund.status}); the payment is ${view.status}, ${formatDollars(Number(done.payment.refunded_cents))} refunded in all.`,
+    };
+  } catch (err) {
+    if (err instanceof ApiError) throw new UsageError([err.message, ...(err.details ?? [])].join(": "));
+    throw err;
+  } finally {
+    await deps.metrics.close();
   }
 }
 

@@ -33,6 +33,13 @@ const envSchema = z.object({
     .refine((ms) => ms.every((n) => n <= 30 * 86_400_000))
     .optional(),
   WEBHOOK_TARGET_GUARD: z.enum(["on", "off"]).optional(),
+  SECRETS_KEY: z
+    .string()
+    .regex(/^([0-9a-fA-F]{64}|[A-Za-z0-9+/_-]{43}=?)$/)
+    .optional(),
+  STRIPE_API_URL: z.url({ protocol: /^https?$/ }).optional(),
+  STRIPE_JS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  APPLE_PAY_DOMAIN_ASSOCIATION: z.string().min(1).optional(),
 });
 
 /** Waits between webhook delivery attempts (contract 8): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
@@ -68,6 +75,14 @@ export interface Config {
   webhookRetryScheduleMs: number[];
   /** Webhooks only to https URLs of public addresses (on by default in production). */
   webhookTargetGuard: boolean;
+  /** The 32-byte instance key that seals processor secrets (SECRETS_KEY); undefined: a generated key file outside production. */
+  secretsKey: Buffer | undefined;
+  /** Where the Stripe package sends its requests instead of Stripe (a local emulator in tests); test keys only. */
+  stripeApiUrl: string | undefined;
+  /** Where pages load Stripe.js from instead of Stripe (a stand-in in tests). */
+  stripeJsUrl: string | undefined;
+  /** A file with Apple Pay's domain-association content, served at /.well-known/. */
+  applePayDomainAssociation: string | undefined;
 }
 
 /** Every setting, parsed once from the environment. A bad one throws a StartupError naming it. */
@@ -100,7 +115,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sandboxBankSettleMs: e.SANDBOX_BANK_SETTLE_SECONDS * 1000,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
     webhookTargetGuard: (e.WEBHOOK_TARGET_GUARD ?? (e.NODE_ENV === "production" ? "on" : "off")) === "on",
+    secretsKey: e.SECRETS_KEY === undefined ? undefined : parseSecretsKey(e.SECRETS_KEY),
+    stripeApiUrl: e.STRIPE_API_URL?.replace(/\/+$/, ""),
+    stripeJsUrl: e.STRIPE_JS_URL,
+    applePayDomainAssociation: e.APPLE_PAY_DOMAIN_ASSOCIATION,
   };
+}
+
+/** SECRETS_KEY as hex (64 digits) or base64 / base64url (43 characters, optional `=`): 32 bytes. */
+function parseSecretsKey(text: string): Buffer {
+  return /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64url");
 }
 
 function describe(name: string): string {
@@ -131,6 +155,12 @@ function describe(name: string): string {
       return "must be 1 to 20 comma-separated numbers of seconds (each at most 30 days), such as 60,300,1800";
     case "WEBHOOK_TARGET_GUARD":
       return "must be on or off";
+    case "SECRETS_KEY":
+      return "must be 32 random bytes as 64 hex digits or base64 (openssl rand -hex 32)";
+    case "STRIPE_API_URL":
+      return "must be an http(s) URL of a Stripe API emulator, such as http://127.0.0.1:12111 (test keys only)";
+    case "STRIPE_JS_URL":
+      return "must be an http(s) URL of a Stripe.js script";
     default:
       return "must not be empty";
   }

@@ -3,13 +3,13 @@ import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
 import { withCachedAnswers } from "./api/cachedAnswers.js";
 import { createApp } from "./app.js";
-import { openProcessor } from "./checkout/processorFactory.js";
+import { composeDeps } from "./compose.js";
 import { loadConfig } from "./config.js";
 import { seedDemoIfEmpty } from "./demo.js";
 import { StartupError } from "./errors.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
-import { MetricsRecorder } from "./store/metrics.js";
+import { countOrganizationsWithSecrets } from "./store/organizations.js";
 import { releaseRateLimitLeases } from "./store/rateLimits.js";
 import { startWorkers } from "./workers.js";
 
@@ -17,9 +17,14 @@ import { startWorkers } from "./workers.js";
 async function main(): Promise<void> {
   const config = loadConfig();
   const store = await openStore(config.databaseUrl);
-  const metrics = new MetricsRecorder(store);
-  const processor = await openProcessor(store, config, Date.now);
-  const deps = { config, store, metrics, processor, now: Date.now };
+  if (config.production && !config.secretsKey && (await countOrganizationsWithSecrets(store.db)) > 0) {
+    await store.close();
+    throw new StartupError(
+      "SECRETS_KEY is not set, but organizations have payment processor keys sealed with it: set SECRETS_KEY (the key they were sealed with)",
+    );
+  }
+  const deps = await composeDeps(store, config);
+  const { metrics } = deps;
   const app = createApp(deps);
   let workers: { stop(): Promise<void> } | undefined;
 

@@ -1,8 +1,8 @@
-import type { AppDeps } from "./api/env.js";
 import { Periodic } from "./billing/periodic.js";
 import { SettlementWorker } from "./billing/settlement.js";
 import { BillingWorker } from "./billing/worker.js";
 import { recoverInterruptedCheckouts } from "./checkout/recovery.js";
+import type { AppDeps } from "./deps.js";
 import { errorMessage } from "./errors.js";
 import { createTransport } from "./mail/transport.js";
 import { MailWorker } from "./mail/worker.js";

@@ -50,6 +50,7 @@ export const DISCOUNT_TYPES = ["percentage", "amount"] as const;
 
 export const PERMISSIONS = [
   "donations:read",
+  "donations:write",
   "subscriptions:read",
   "subscriptions:write",
   "contacts:read",

@@ -3,8 +3,9 @@ import { checkoutRequestSchema, quoteRequestSchema } from "../../shared/schemas/
 import { loadPublicForm, quoteOrder, runCheckout } from "../checkout/engine.js";
 import { checkAttemptLimits, checkHoneypot, checkSubmissionOrigin, clientIp } from "../checkout/guards.js";
 import { resolveElementPrefill } from "../checkout/prefill.js";
-import { publicFormView } from "../checkout/publicView.js";
+import { paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
+import { checkoutAssetUrl } from "../pages/assets.js";
 import { stockTaken } from "../store/inventory.js";
 import type { AppDeps } from "./env.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
@@ -98,7 +99,10 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
           loaded,
           await stockTaken(db, loaded.form),
           prefill,
-          deps.processor.tokenization,
+          paymentOptions(loaded.org, deps.processors.forOrganization(loaded.org), {
+            stripeModule: checkoutAssetUrl("stripe.js"),
+            stripeJsUrl: deps.config.stripeJsUrl,
+          }),
         );
         return c.json(view, 200, { "Access-Control-Allow-Origin": "*", "Cache-Control": "no-store" });
       },

@@ -10,6 +10,25 @@ import { getOrganization, type Organization, updateOrganization } from "../store
 import type { AppDeps } from "./env.js";
 import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
 
+const paymentProcessorSchema = z
+  .object({
+    name: z.enum(["sandbox", "stripe"]).nullable().meta({
+      description: "Who takes this organization's payments; null: nobody yet (production without Stripe)",
+    }),
+    mode: z.enum(["test", "live"]).meta({ description: "live only with live Stripe keys" }),
+    accountId: z.string().nullable().meta({ description: "The Stripe account (acct_…)" }),
+    accountName: z.string().nullable(),
+    publishableKey: z
+      .string()
+      .nullable()
+      .meta({ description: "Public by design: pages load Stripe.js with it" }),
+    currency: z.string().meta({ description: "ISO 4217, upper case" }),
+    walletDomains: z
+      .array(z.string())
+      .meta({ description: "Hosts registered at Stripe for Apple Pay and Google Pay" }),
+  })
+  .meta({ description: "Read-only: set with the command line (org stripe). Never a secret." });
+
 export const organizationSchema = z.object({
   organizationName: z.string(),
   organizationBaseURLs: z.array(z.string()),
@@ -22,13 +41,27 @@ export const organizationSchema = z.object({
       options: z.array(z.string()),
     }),
   ),
+  paymentProcessor: paymentProcessorSchema,
 });
 
-export function presentOrganization(org: Organization): z.infer<typeof organizationSchema> {
+export function presentOrganization(
+  org: Organization,
+  processorName: "sandbox" | "stripe" | null,
+): z.infer<typeof organizationSchema> {
+  const stripe = org.processor;
   return {
     organizationName: org.name,
     organizationBaseURLs: org.baseUrls,
     globalCustomInputs: org.globalCustomInputs,
+    paymentProcessor: {
+      name: processorName,
+      mode: stripe?.mode ?? "test",
+      accountId: stripe?.accountId ?? null,
+      accountName: stripe?.accountName ?? null,
+      publishableKey: stripe?.publishableKey ?? null,
+      currency: (stripe?.currency ?? "usd").toUpperCase(),
+      walletDomains: stripe?.domains ?? [],
+    },
   };
 }
 
@@ -49,7 +82,10 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Get the organization's configuration",
       responses: { 200: { description: "The configuration", schema: organizationSchema }, ...standardErrors },
-      handler: async (c) => c.json(presentOrganization(await load(c.get("auth").organizationId))),
+      handler: async (c) => {
+        const org = await load(c.get("auth").organizationId);
+        return c.json(presentOrganization(org, deps.processors.nameFor(org)));
+      },
     }),
     defineRoute({
       method: "put",
@@ -73,7 +109,8 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
             ? assignGlobalInputIds(body.globalCustomInputs, org.globalCustomInputs, uuid)
             : undefined,
         });
-        return c.json(presentOrganization(updated ?? org));
+        const now = updated ?? org;
+        return c.json(presentOrganization(now, deps.processors.nameFor(now)));
       },
     }),
   ];

@@ -1,8 +1,11 @@
 import { z } from "zod";
-import { paymentSchema } from "../../shared/schemas/payment.js";
+import { centsToDollars } from "../../shared/money.js";
+import { paymentSchema, refundRequestDoc, refundRequestSchema } from "../../shared/schemas/payment.js";
 import { ApiError } from "../errors.js";
+import { refundPayment } from "../payments/refunds.js";
 import type { Db } from "../store/database.js";
-import { findPayment, listPayments, presentPayment } from "../store/payments.js";
+import { getOrganization } from "../store/organizations.js";
+import { findPayment, listPayments, PAYMENT_ID, presentPayment } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
@@ -10,7 +13,7 @@ import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./rout
 
 /** Payments (seed 2.5, 4.4; contract 7): one record per charge, newest first. */
 
-export const PAYMENT_ID = /^pay_[0-9a-z]{26}$/;
+export { PAYMENT_ID } from "../store/payments.js";
 
 export const paymentIdParams = z.object({
   id: z.string().meta({ description: "The payment's id (`pay_…`)" }),
@@ -48,6 +51,16 @@ export async function paymentPage<Item>(
   );
 }
 
+const refundAnswerSchema = z.object({
+  message: z.string(),
+  refund: z.object({
+    id: z.string().meta({ description: "The processor's refund id" }),
+    amount: z.number(),
+    status: z.enum(["succeeded", "pending"]),
+  }),
+  payment: paymentSchema,
+});
+
 export function paymentRoutes(deps: AppDeps): RouteSpec[] {
   const db = deps.store.db;
   const tags = ["Payments"];
@@ -82,6 +95,45 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params }) =>
         c.json(presentPayment(await loadOwnedPayment(db, c.get("auth").organizationId, params.id))),
+    }),
+    defineRoute({
+      method: "post",
+      path: "/v1/payments/{id}/refund",
+      permission: "donations:write",
+      tags,
+      summary: "Refund a payment, in full or in part",
+      description:
+        'Refunds through the processor that made the payment. Without a body (or without `amount`) all that is left is refunded; `{ "amount": 15 }` refunds $15. A payment refunded in full is `REFUNDED` (its tickets and promo-code uses are given back); a partial refund raises `refundedAmount`. Fires `donation.updated`. Send an `Idempotency-Key` so that a retried request never refunds twice. 409 when the payment cannot be refunded (not completed, already refunded in full, or nothing was charged).',
+      params: paymentIdParams,
+      body: refundRequestSchema,
+      bodyDoc: refundRequestDoc,
+      bodyOptional: true,
+      responses: {
+        200: { description: "Refunded (a bank refund may still be pending)", schema: refundAnswerSchema },
+        ...standardErrors,
+        404: paymentNotFound,
+        409: { description: "Not refundable", schema: errorSchema },
+      },
+      handler: async (c, { params, body }) => {
+        const organizationId = c.get("auth").organizationId;
+        await loadOwnedPayment(db, organizationId, params.id);
+        const org = await getOrganization(db, organizationId);
+        if (!org) throw new ApiError(401, "Invalid API key");
+        const done = await refundPayment(deps, org, params.id, {
+          ...(body?.amount !== undefined && { amountCents: body.amount }),
+          ...(body?.reason !== undefined && { reason: body.reason }),
+        });
+        return c.json({
+          message:
+            done.payment.status === "REFUNDED" ? "Payment refunded in full" : "Payment refunded in part",
+          refund: {
+            id: done.refund.id,
+            amount: centsToDollars(done.refund.amountCents),
+            status: done.refund.status,
+          },
+          payment: presentPayment(done.payment),
+        });
+      },
     }),
   ];
 }

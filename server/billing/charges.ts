@@ -1,29 +1,30 @@
-import type { ExpressionBuilder } from "kysely";
 import type { Frequency } from "../../shared/enums.js";
 import { coverFeeCents, type FeeRate } from "../../shared/pricing.js";
-import type { AppDeps } from "../api/env.js";
-import type { ChargeResult, FailureCode } from "../checkout/processor.js";
-import { queueReceipt } from "../checkout/receipts.js";
+import type { AppDeps } from "../deps.js";
 import { prefixedId } from "../ids.js";
+import { billingChargeKey } from "../payments/chargeKey.js";
+import { outcomeOfCharge } from "../payments/outcome.js";
+import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
+import type { ChargeResult } from "../processors/port.js";
 import type { Db } from "../store/database.js";
 import { emitEvent } from "../store/events.js";
 import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
-import { type PaymentDetails, presentPayment } from "../store/payments.js";
-import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
-import { findSubscription, presentSubscription, recordSuccessfulCharge } from "../store/subscriptions.js";
-import { billingDate, parseInstant, type RecurringFrequency, retryAt } from "./schedule.js";
+import { type PaymentDetails, recordProcessorPaymentId } from "../store/payments.js";
+import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import { findSubscription, presentSubscription } from "../store/subscriptions.js";
+import { parseInstant, type RecurringFrequency } from "./schedule.js";
 
 /**
  * One recurring charge of a claimed subscription, in three steps so that no transaction waits on the
  * processor (the checkout's pattern):
  *  1. the charge is written as a PROCESSING payment whose `charge_key` (`sub:<id>:<cycle>:<attempt>`) is
  *     unique, so each attempt of each cycle has one payment row, ever;
- *  2. the processor charges with that key as its idempotency key (a rerun after a crash first asks the
- *     processor whether the key was charged, and never charges it twice);
- *  3. one transaction records the outcome: it takes the PROCESSING row by a conditional update (so only
- *     one process records it), then moves the subscription on only while it is still ACTIVE at the cycle
- *     and attempt that were charged, so a cancel that landed meanwhile wins.
+ *  2. the processor charges the saved method off-session with that key as its idempotency key (a rerun
+ *     after a crash first asks the processor how that charge stands, and never charges it twice);
+ *  3. the outcome is recorded by the one transition every payment goes through (payments/transition.ts),
+ *     which moves the subscription on only while it is still ACTIVE at the cycle and attempt that were
+ *     charged, so a cancel that landed meanwhile wins.
  */
 
 /** What one subscription added to a billing pass. */
@@ -44,11 +45,6 @@ const LINE_LABEL: Record<RecurringFrequency, string> = {
 };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
-
-/** The idempotency key (and payment `charge_key`) of one attempt at one cycle. */
-export function chargeKey(subscriptionId: string, cycle: number, attempt: number): string {
-  return `sub:${subscriptionId}:${cycle}:${attempt}`;
-}
 
 /** True when the end date has passed and falls before the next billing date: no more charges. */
 export function hasEnded(sub: SubscriptionsTable, atMs: number): boolean {
@@ -90,20 +86,53 @@ export async function billSubscription(
     return tally;
   }
   const { sub, payment, fresh } = prepared;
+  const org = await getOrganization(deps.store.db, sub.organization_id);
+  if (!org) throw new Error(`subscription ${sub.id} belongs to no organization`);
+  const processor = deps.processors.named(sub.processor, org);
   // A row left by an interrupted pass: the processor may have charged it already.
-  const earlier = fresh ? null : await deps.processor.findCharge(payment.charge_key);
+  const ref = { idempotencyKey: payment.charge_key, processorPaymentId: payment.processor_payment_id };
+  const earlier = fresh ? null : await processor.findCharge(ref);
   const charge =
     earlier ??
-    (await deps.processor.charge({
-      amountCents: Number(payment.amount_cents),
-      currency: "USD",
-      paymentMethod: sub.payment_method_token,
-      idempotencyKey: payment.charge_key,
-      description: `Donation: ${payment.form_title}`,
-      offSession: true,
-      metadata: { paymentId: payment.id, subscriptionId: sub.id, cycle: String(sub.cycle + 1) },
-    }));
-  return recordCharge(deps, sub, payment, charge, token, atMs);
+    (await processor.charge(
+      {
+        amountCents: Number(payment.amount_cents),
+        currency: "USD",
+        paymentMethod: sub.payment_method_token,
+        idempotencyKey: payment.charge_key,
+        description: `Donation: ${payment.form_title}`,
+        offSession: true,
+        ...(sub.processor_customer ? { customer: sub.processor_customer } : {}),
+        metadata: {
+          almoner_payment: payment.id,
+          almoner_subscription: sub.id,
+          almoner_organization: sub.organization_id,
+          cycle: String(sub.cycle + 1),
+        },
+      },
+      { created: (id) => recordProcessorPaymentId(deps.store.db, payment.id, id) },
+    ));
+  const settled = await deps.store.transact((trx) =>
+    settlePayment(trx, atMs, { id: payment.id }, recurringOutcome(charge)),
+  );
+  await releaseClaim(deps.store.db, sub.id, token);
+  if (!settled.changed) return tally;
+  if (settled.row.status === "FAILED") tally.failed++;
+  else tally.charged++;
+  if (settled.billing === "cancelled") tally.cancelled++;
+  return tally;
+}
+
+/** An off-session charge's answer as its outcome: nobody is there to confirm a charge that asks for it. */
+function recurringOutcome(charge: ChargeResult): PaymentOutcome {
+  if (charge.status === "requires_action")
+    return {
+      to: "FAILED",
+      processorPaymentId: charge.processorPaymentId,
+      code: "authentication_required",
+      message: "Your bank asked to confirm this recurring payment. Please update your payment method.",
+    };
+  return outcomeOfCharge(charge, null) as PaymentOutcome;
 }
 
 /** Marks a subscription past its end date CANCELLED; false when it was no longer ACTIVE or no longer ours. */
@@ -247,165 +276,13 @@ function chargeRow(
     // Off-session declines must not count against the donor's card in the checkout's card-testing guard.
     fingerprint: null,
     processor_payment_id: null,
-    charge_key: chargeKey(sub.id, cycle, sub.failed_attempts + 1),
+    charge_key: billingChargeKey(sub.id, cycle, sub.failed_attempts + 1),
     failure_code: null,
     failure_message: null,
     details: JSON.stringify(details),
+    processor: sub.processor,
+    dispute: null,
     created_at: atIso,
     updated_at: atIso,
   };
-}
-
-type Recorded =
-  | { status: "COMPLETED" | "PENDING"; processorPaymentId: string }
-  | { status: "FAILED"; processorPaymentId: string | null; code: FailureCode; message: string };
-
-function recordedOutcome(charge: ChargeResult): Recorded {
-  switch (charge.status) {
-    case "succeeded":
-      return { status: "COMPLETED", processorPaymentId: charge.processorPaymentId };
-    case "pending":
-      return { status: "PENDING", processorPaymentId: charge.processorPaymentId };
-    case "requires_action":
-      // Nobody is there to confirm an off-session charge: it fails like a decline and is retried.
-      return {
-        status: "FAILED",
-        processorPaymentId: charge.processorPaymentId,
-        code: "authentication_required",
-        message: "Your bank asked to confirm this recurring payment. Please update your payment method.",
-      };
-    case "failed":
-      return {
-        status: "FAILED",
-        processorPaymentId: charge.processorPaymentId,
-        code: charge.failureCode,
-        message: charge.failureMessage,
-      };
-  }
-}
-
-/** Step 3: the payment, the subscription's schedule, the events and the receipt, in one transaction. */
-async function recordCharge(
-  deps: AppDeps,
-  sub: SubscriptionsTable,
-  payment: PaymentsTable,
-  charge: ChargeResult,
-  token: string,
-  atMs: number,
-): Promise<BillingTally> {
-  const atIso = iso(atMs);
-  const outcome = recordedOutcome(charge);
-  const cycle = sub.cycle + 1;
-  const attempt = sub.failed_attempts + 1;
-  const tally = emptyTally();
-  return deps.store.db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable("payments")
-      .set({
-        status: outcome.status,
-        processor_payment_id: outcome.processorPaymentId,
-        failure_code: outcome.status === "FAILED" ? outcome.code : null,
-        failure_message: outcome.status === "FAILED" ? outcome.message : null,
-        created_at: atIso,
-        updated_at: atIso,
-      })
-      .where("id", "=", payment.id)
-      .where("status", "=", "PROCESSING")
-      .returningAll()
-      .executeTakeFirst();
-    // Another process recorded this charge first.
-    if (!row) return tally;
-    await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), atMs);
-
-    // Only the subscription still ACTIVE at the cycle and attempt charged moves on; a cancel wins.
-    const still = (eb: ExpressionBuilder<Database, "subscriptions">) =>
-      eb.and([
-        eb("id", "=", sub.id),
-        eb("status", "=", "ACTIVE"),
-        eb("cycle", "=", sub.cycle),
-        eb("failed_attempts", "=", sub.failed_attempts),
-      ]);
-    const unclaimed = { claim_token: null, claimed_until: null, updated_at: atIso };
-
-    if (outcome.status !== "FAILED") {
-      tally.charged++;
-      const next = await trx
-        .updateTable("subscriptions")
-        .where(still)
-        .set({
-          ...unclaimed,
-          cycle,
-          // A pending bank debit is not a successful charge yet: settlement records it when it clears.
-          ...(row.status === "COMPLETED" && { last_billing_at: atIso }),
-          next_billing_at: billingDate(sub.anchor_at, sub.frequency as RecurringFrequency, cycle + 1),
-          failed_attempts: 0,
-          retry_at: null,
-        })
-        .returningAll()
-        .executeTakeFirst();
-      if (next)
-        await emitEvent(
-          trx,
-          next.organization_id,
-          "subscription.updated",
-          next.id,
-          presentSubscription(next),
-          atMs,
-        );
-      else {
-        await releaseClaim(trx, sub.id, token);
-        // Cancelled meanwhile: the schedule stays, but the charge succeeded and is the last successful one.
-        const paid = row.status === "COMPLETED" && (await recordSuccessfulCharge(trx, sub.id, atIso, atIso));
-        if (paid)
-          await emitEvent(
-            trx,
-            paid.organization_id,
-            "subscription.updated",
-            paid.id,
-            presentSubscription(paid),
-            atMs,
-          );
-      }
-      if (row.status === "COMPLETED")
-        await queueReceipt(trx, row, next ?? (await findSubscription(trx, sub.id)) ?? null, atMs);
-      return tally;
-    }
-
-    tally.failed++;
-    const retry = retryAt(attempt, atIso);
-    if (retry) {
-      const waiting = await trx
-        .updateTable("subscriptions")
-        .where(still)
-        .set({ ...unclaimed, failed_attempts: attempt, retry_at: retry })
-        .returning("id")
-        .executeTakeFirst();
-      if (!waiting) await releaseClaim(trx, sub.id, token);
-      return tally;
-    }
-    const cancelled = await trx
-      .updateTable("subscriptions")
-      .where(still)
-      .set({
-        ...unclaimed,
-        status: "CANCELLED",
-        cancelled_at: atIso,
-        failed_attempts: attempt,
-        retry_at: null,
-      })
-      .returningAll()
-      .executeTakeFirst();
-    if (cancelled) {
-      tally.cancelled++;
-      await emitEvent(
-        trx,
-        cancelled.organization_id,
-        "subscription.cancelled",
-        cancelled.id,
-        presentSubscription(cancelled),
-        atMs,
-      );
-    } else await releaseClaim(trx, sub.id, token);
-    return tally;
-  });
 }

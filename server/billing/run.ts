@@ -1,9 +1,7 @@
-import type { AppDeps } from "../api/env.js";
-import { openProcessor } from "../checkout/processorFactory.js";
+import { composeDeps } from "../compose.js";
 import type { Config } from "../config.js";
 import { errorMessage } from "../errors.js";
 import type { Store } from "../store/database.js";
-import { MetricsRecorder } from "../store/metrics.js";
 import { type SettlementPassResult, SettlementWorker } from "./settlement.js";
 import { type BillingPassResult, BillingWorker } from "./worker.js";
 
@@ -20,16 +18,14 @@ export interface BillingRun {
  * everything, the sandbox processor's clock included, sees that moment as now.
  */
 export async function runBillingAt(store: Store, config: Config, asOfMs: number): Promise<BillingRun> {
-  const now = () => asOfMs;
-  const metrics = new MetricsRecorder(store);
+  const deps = await composeDeps(store, config, () => asOfMs);
   const errors: string[] = [];
   const onError = (err: unknown, context: string) => errors.push(`${context}: ${errorMessage(err)}`);
   try {
-    const deps: AppDeps = { config, store, metrics, processor: await openProcessor(store, config, now), now };
     const billing = await new BillingWorker({ deps, onError }).runOnce(asOfMs);
     const settlement = await new SettlementWorker({ deps, onError }).runOnce();
     return { asOf: new Date(asOfMs).toISOString(), billing, settlement, errors };
   } finally {
-    await metrics.close();
+    await deps.metrics.close();
   }
 }

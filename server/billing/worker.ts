@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
-import type { AppDeps } from "../api/env.js";
+import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
 import { claimRows } from "../store/claim.js";
 import type { Database, SubscriptionsTable } from "../store/schema.js";

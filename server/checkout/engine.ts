@@ -1,41 +1,52 @@
 import { centsToDollars } from "../../shared/money.js";
 import { type Availability, priceOrder, productKey, promoKey, type Quote } from "../../shared/pricing.js";
 import { type CheckoutRequest, type QuoteRequest, toOrderInput } from "../../shared/schemas/checkout.js";
-import type { AppDeps } from "../api/env.js";
+import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { isUuid, prefixedId } from "../ids.js";
+import { chargeOrigin, checkoutChargeKey } from "../payments/chargeKey.js";
+import { outcomeOfCharge, outcomeOfLookup, PROCESSOR_DOWN_MESSAGE } from "../payments/outcome.js";
+import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
+import {
+  type ChargeInput,
+  type ChargeResult,
+  type PaymentMethod,
+  type PaymentProcessor,
+  ProcessorError,
+} from "../processors/port.js";
 import type { Store } from "../store/database.js";
 import { type FormRecord, findFormCached } from "../store/forms.js";
 import { type HeldItem, stockTaken, takeItems } from "../store/inventory.js";
 import { getOrganizationCached, type Organization } from "../store/organizations.js";
-import { insertPayment, type PaymentDetails } from "../store/payments.js";
+import {
+  findPayment,
+  insertPayment,
+  PAYMENT_ID,
+  type PaymentDetails,
+  paymentDetails as paymentDetailsOf,
+  paymentWithGift,
+  recordProcessorPaymentId,
+} from "../store/payments.js";
+import { findProcessorCustomer, saveProcessorCustomer } from "../store/processorCustomers.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { checkAnswers } from "./answers.js";
-import {
-  type ChargeOutcome,
-  type FinalizedCheckout,
-  finalizeCheckout,
-  outcomeOf,
-  recordOutcome,
-} from "./finalize.js";
+import { actionAnswer, checkoutAnswer, type FinalizedCheckout, finalizeCheckout } from "./finalize.js";
 import { checkFingerprint } from "./guards.js";
-import type { ChargeInput, PaymentMethod, PaymentProcessor } from "./processor.js";
-
-/** Every checkout payment's `charge_key` (its idempotency key at the processor) starts with this; billing charges' with `sub:`. */
-export const CHECKOUT_CHARGE_PREFIX = "checkout:";
 
 /**
- * The donor checkout (issue: money in). A checkout runs in three steps so that no database transaction
- * ever waits on the payment processor:
- *  1. validate and price on the server, tokenize the payment method (card data goes to the processor only);
+ * The donor checkout. It runs in three steps so that no database transaction ever waits on the payment
+ * processor, whichever it is:
+ *  1. validate and price on the server; read the payment method (a token the processor's own script made
+ *     in the browser, or, on the sandbox, test details it turns into one): card data goes to the
+ *     processor only;
  *  2. one short transaction takes the stock (tickets, products, promo redemptions) with atomic conditional
  *     updates and writes the payment as PROCESSING, which holds that stock;
- *  3. the processor charges, with the payment's own idempotency key, so it can never charge twice;
- *     then one transaction records the outcome (`finalize.ts`): payment, contact, subscription, events, receipt.
- * A processor that keeps its memory in this database (the sandbox, `PaymentProcessor.inTransaction`) is
- * no outside party to wait on: steps 2 and 3 then run in one transaction (the payment written once, with
- * its outcome), so its charge is recorded exactly when the payment is, and a checkout costs one write
- * transaction instead of three.
+ *  3. the processor charges, with the payment's own idempotency key, so it can never charge twice (a
+ *     processor that makes the payment before moving money hands its id over first, and it is stored);
+ *     then one transaction records the outcome (payments/transition.ts): payment, contact, subscription,
+ *     events, receipt. A payment the donor must confirm (3-D Secure) stays PROCESSING until the page comes
+ *     back (`completeCheckout`), a webhook says, or recovery gives up on it.
+ * A free order needs no processor: it is taken and recorded in one transaction.
  */
 
 export interface LoadedForm {
@@ -188,14 +199,80 @@ function checkDonor(form: FormRecord, req: CheckoutRequest, details: string[]): 
   return out;
 }
 
+/** The processor for this organization's checkouts: 409 when it has none (production, not connected). */
+export function checkoutProcessor(deps: AppDeps, org: Organization): PaymentProcessor {
+  const processor = deps.processors.forOrganization(org);
+  if (!processor)
+    throw new ApiError(
+      409,
+      "This form is not accepting gifts yet: the organization has not connected a payment processor",
+    );
+  return processor;
+}
+
+/** The payment method of a checkout, read (or on the sandbox, made) by the processor. */
+async function paymentMethodOf(processor: PaymentProcessor, req: CheckoutRequest): Promise<PaymentMethod> {
+  const pm = req.paymentMethod;
+  if (!pm) throw ApiError.validation(["paymentMethod is required"]);
+  if (pm.type === "token") {
+    const method = await processor.retrievePaymentMethod(pm.token);
+    if (!method)
+      throw ApiError.validation([
+        "paymentMethod.token is not a valid payment method (unknown, expired or used)",
+      ]);
+    return method;
+  }
+  if (processor.collection === "browser")
+    throw ApiError.validation([
+      'paymentMethod: this organization takes card and bank details only in its processor\'s own fields on the page; send { type: "token", token } from them',
+    ]);
+  const created = await processor.createPaymentMethod(pm);
+  if (!created.ok) {
+    if (created.code === "card_declined")
+      throw new ApiError(402, created.message, undefined, undefined, { code: created.code });
+    throw ApiError.validation([`paymentMethod ${created.message}`]);
+  }
+  return created.method;
+}
+
+/** The donor's customer at the processor (processors that have customers), made once per donor. */
+async function customerFor(
+  deps: AppDeps,
+  processor: PaymentProcessor,
+  org: Organization,
+  donor: { email: string; firstName: string; lastName: string },
+): Promise<string | null> {
+  if (!processor.createCustomer) return null;
+  const db = deps.store.db;
+  const known = await findProcessorCustomer(db, org.id, processor.account, donor.email);
+  if (known) return known;
+  const made = await processor.createCustomer({
+    email: donor.email,
+    name: `${donor.firstName} ${donor.lastName}`.trim(),
+    idempotencyKey: `customer:${org.id}:${donor.email.trim().toLowerCase()}`.slice(0, 200),
+    metadata: { almoner_organization: org.id },
+  });
+  return saveProcessorCustomer(
+    db,
+    org.id,
+    processor.account,
+    donor.email,
+    made,
+    new Date(deps.now()).toISOString(),
+  );
+}
+
 /** Runs a checkout from a validated request. Declines are results (402), not exceptions. */
 export async function runCheckout(
   deps: AppDeps,
   formId: string,
   req: CheckoutRequest,
+  /** The page the donor is on: where a payment method that needs a redirect brings them back. */
+  returnUrl?: string,
 ): Promise<FinalizedCheckout> {
   const db = deps.store.db;
   const { form, org } = await loadSubmittableForm(deps.store, formId);
+  const processor = checkoutProcessor(deps, org);
   const details: string[] = [];
   const donor = checkDonor(form, req, details);
   const answers = checkAnswers(form.config, org.globalCustomInputs, req.customInputs, details);
@@ -209,24 +286,10 @@ export async function runCheckout(
   if (quote && quote.totalCents > 0 && !req.paymentMethod) details.push("paymentMethod is required");
   if (details.length || !quote) refuse(details, soldOut);
 
-  // Tokenize: card and bank details reach the processor only; from here on we hold a token.
-  let method: PaymentMethod | null = null;
-  if (quote.totalCents > 0 && req.paymentMethod) {
-    const pm = req.paymentMethod;
-    if (pm.type === "token") {
-      method = await deps.processor.retrievePaymentMethod(pm.token);
-      if (!method) throw ApiError.validation(["paymentMethod.token is not a valid payment method"]);
-    } else {
-      const created = await deps.processor.createPaymentMethod(pm);
-      if (!created.ok) {
-        if (created.code === "card_declined")
-          throw new ApiError(402, created.message, undefined, undefined, { code: created.code });
-        throw ApiError.validation([`paymentMethod ${created.message}`]);
-      }
-      method = created.method;
-    }
-    await checkFingerprint(deps, method.fingerprint);
-  }
+  const charged = quote.totalCents > 0;
+  const method = charged ? await paymentMethodOf(processor, req) : null;
+  if (method) await checkFingerprint(deps, method.fingerprint);
+  const customer = charged ? await customerFor(deps, processor, org, req.donor) : null;
 
   const now = deps.now();
   const nowIso = new Date(now).toISOString();
@@ -244,6 +307,7 @@ export async function runCheckout(
     hold,
     ...(req.elementId ? { elementId: req.elementId } : {}),
     ...(req.emailOptIn !== undefined ? { emailOptIn: req.emailOptIn } : {}),
+    ...(customer ? { processorCustomer: customer } : {}),
   };
   const row: PaymentsTable = {
     id: paymentId,
@@ -269,41 +333,33 @@ export async function runCheckout(
     last4: method?.last4 ?? null,
     fingerprint: method?.fingerprint ?? null,
     processor_payment_id: null,
-    charge_key: `${CHECKOUT_CHARGE_PREFIX}${paymentId}`,
+    charge_key: checkoutChargeKey(paymentId),
     failure_code: null,
     failure_message: null,
     details: JSON.stringify(paymentDetails),
+    processor: charged ? processor.name : "none",
+    dispute: null,
     created_at: nowIso,
     updated_at: nowIso,
   };
-
   const loaded = { form, org, email: row.email };
-  const chargeInput: ChargeInput | null = method && {
-    amountCents: quote.totalCents,
-    currency: "USD",
-    paymentMethod: method.token,
-    idempotencyKey: row.charge_key,
-    description: `${form.config.formType === "EVENT" ? "Order" : "Donation"}: ${form.config.title}`,
-    offSession: false,
-    saveForFutureUse: quote.frequency !== "ONE_TIME",
-    metadata: { paymentId, formId: form.id },
-  };
 
-  const inTransaction = deps.processor.inTransaction?.bind(deps.processor);
-  if (inTransaction) {
-    // The processor remembers its charges in this database: hold, charge and record in one transaction,
-    // where the payment is written once, with its outcome.
-    type Done = { short: HeldItem } | { short: null; result: FinalizedCheckout; error?: unknown };
-    const done = await deps.store.transact(async (trx): Promise<Done> => {
+  if (!method) {
+    // Free: nothing to charge, so nothing to wait for; the stock and the record in one transaction.
+    const done = await deps.store.transact(async (trx) => {
       const missing = await takeItems(trx, form.id, hold);
-      if (missing) return { short: missing };
-      const charged = await chargeOutcome(inTransaction(trx), chargeInput);
-      const result = await recordOutcome(trx, deps, { row }, charged.outcome, loaded);
-      return { short: null, result, error: charged.error };
+      if (missing) return { short: missing } as const;
+      const settled = await settlePayment(
+        trx,
+        deps.now(),
+        { row },
+        { to: "COMPLETED", processorPaymentId: null },
+        loaded,
+      );
+      return { short: null, settled } as const;
     });
     if (done.short) refuse([soldOutMessage(form, done.short)], true);
-    if (done.error !== undefined) throw done.error;
-    return done.result;
+    return checkoutAnswer(done.settled);
   }
 
   const short = await deps.store.transact(async (trx) => {
@@ -313,32 +369,81 @@ export async function runCheckout(
     return null;
   });
   if (short) refuse([soldOutMessage(form, short)], true);
-  const charged = await chargeOutcome(deps.processor, chargeInput);
-  const result = await finalizeCheckout(deps, paymentId, charged.outcome, loaded);
-  if (charged.error !== undefined) throw charged.error;
-  return result;
+
+  const input: ChargeInput = {
+    amountCents: quote.totalCents,
+    currency: "USD",
+    paymentMethod: method.token,
+    idempotencyKey: row.charge_key,
+    description: `${form.config.formType === "EVENT" ? "Order" : "Donation"}: ${form.config.title}`,
+    offSession: false,
+    saveForFutureUse: quote.frequency !== "ONE_TIME",
+    ...(customer ? { customer } : {}),
+    ...(returnUrl ? { returnUrl } : {}),
+    metadata: { almoner_payment: paymentId, almoner_form: form.id, almoner_organization: org.id },
+  };
+  let charge: ChargeResult;
+  let created = false;
+  try {
+    charge = await processor.charge(input, {
+      created: async (processorPaymentId) => {
+        await recordProcessorPaymentId(db, paymentId, processorPaymentId);
+        created = true;
+      },
+    });
+  } catch (error) {
+    // The processor made the payment, then could not be heard from: it may have gone through. It stays
+    // PROCESSING (holding its stock) until recovery asks the processor by its id; the donor must not pay again.
+    if (created)
+      throw new ApiError(
+        503,
+        "We could not hear back from the payment processor. Please do not pay again: if the payment went through, a receipt will reach you by email within a few minutes.",
+        undefined,
+        undefined,
+        { paymentID: paymentId },
+      );
+    // Nothing was confirmed: recorded as a failed attempt (the stock goes back), then reported.
+    await finalizeCheckout(deps, paymentId, failedToCharge(), loaded);
+    if (error instanceof ProcessorError && error.code === "unavailable")
+      throw new ApiError(503, PROCESSOR_DOWN_MESSAGE, undefined, { "Retry-After": "30" });
+    throw error;
+  }
+  if (charge.status === "requires_action") return actionAnswer(paymentId, charge.clientSecret);
+  return finalizeCheckout(deps, paymentId, outcomeOfCharge(charge, customer) as PaymentOutcome, loaded);
+}
+
+function failedToCharge(): PaymentOutcome {
+  return {
+    to: "FAILED",
+    processorPaymentId: null,
+    code: "processing_error",
+    message: PROCESSOR_DOWN_MESSAGE,
+  };
 }
 
 /**
- * Charges (none for a free order). An outage or a bug at the processor is recorded as a failed attempt,
- * so the stock goes back, and reported to the donor after that record (`error`).
+ * The donor's page back from confirming a payment with their bank (3-D Secure): the processor is asked
+ * how the payment stands and the outcome is recorded. Safe to call any number of times: a payment that is
+ * recorded already is answered as it was.
  */
-async function chargeOutcome(
-  processor: PaymentProcessor,
-  input: ChargeInput | null,
-): Promise<{ outcome: ChargeOutcome; error?: unknown }> {
-  if (!input) return { outcome: { kind: "free" } };
-  try {
-    return { outcome: outcomeOf(await processor.charge(input)) };
-  } catch (error) {
-    return {
-      outcome: {
-        kind: "failed",
-        processorPaymentId: null,
-        code: "processing_error",
-        message: "The payment could not be processed. Nothing was charged; please try again.",
-      },
-      error,
-    };
-  }
+export async function completeCheckout(
+  deps: AppDeps,
+  formId: string,
+  paymentId: string,
+): Promise<FinalizedCheckout> {
+  const { form, org } = await loadPublicForm(deps.store, formId);
+  const row = PAYMENT_ID.test(paymentId) ? await findPayment(deps.store.db, paymentId) : undefined;
+  if (!row || row.form_id !== form.id || chargeOrigin(row.charge_key).kind !== "checkout")
+    throw new ApiError(404, "Payment not found");
+  if (row.status !== "PROCESSING") return checkoutAnswer(await paymentWithGift(deps.store.db, row));
+  if (!row.processor_payment_id)
+    throw new ApiError(409, "This payment is still being processed; try again in a moment");
+  const processor = deps.processors.named(row.processor, org);
+  const lookup = await processor.retrievePayment(row.processor_payment_id);
+  if (!lookup) throw new ApiError(404, "Payment not found");
+  if (lookup.status === "requires_action" && lookup.clientSecret)
+    return actionAnswer(row.id, lookup.clientSecret);
+  const outcome = outcomeOfLookup(lookup, paymentDetailsOf(row).processorCustomer ?? null);
+  if (!outcome) throw new ApiError(409, "This payment still waits for the donor's confirmation");
+  return finalizeCheckout(deps, row.id, outcome, { form, org, email: row.email });
 }

@@ -1,65 +1,25 @@
 import type { Frequency } from "../../shared/enums.js";
 import { centsToDollars } from "../../shared/money.js";
 import { wireTime } from "../../shared/time.js";
-import type { AppDeps } from "../api/env.js";
-import { billingDate } from "../billing/schedule.js";
-import { prefixedId } from "../ids.js";
+import type { AppDeps } from "../deps.js";
 import {
-  type ContactAddress,
-  contactTotals,
-  findContact,
-  findContactIdByEmail,
-  insertContact,
-  presentContact,
-} from "../store/contacts.js";
-import type { Db } from "../store/database.js";
-import { emitEvent } from "../store/events.js";
-import { fixedQuery } from "../store/fixedQuery.js";
-import type { FormRecord } from "../store/forms.js";
-import { releaseItems } from "../store/inventory.js";
-import type { Organization } from "../store/organizations.js";
-import { insertPayment, type PaymentDetails, paymentDetails, presentPayment } from "../store/payments.js";
-import type { ConsentValue, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
-import { insertSubscription, presentSubscription } from "../store/subscriptions.js";
-import type { ChargeResult, FailureCode, PaymentMethod } from "./processor.js";
-import { queueReceipt } from "./receipts.js";
+  type LoadedCheckout,
+  type PaymentOutcome,
+  type Settled,
+  settlePayment,
+} from "../payments/transition.js";
+import { paymentDetails } from "../store/payments.js";
+import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
 /**
- * Step 3 of a checkout: records what the processor said, in one transaction. The PROCESSING row is
- * claimed by a conditional update first, so a checkout is recorded once even if two callers finish it.
+ * What the donor's page is told once a checkout's outcome is recorded (payments/transition.ts): the
+ * receipt (201), the decline (402), or, while the payment waits for the donor's bank (3-D Secure), what the
+ * page needs to let them confirm it (202).
  */
-
-export type ChargeOutcome =
-  | { kind: "free" }
-  | { kind: "succeeded" | "pending"; processorPaymentId: string; savedMethod: PaymentMethod | null }
-  | { kind: "failed"; processorPaymentId: string | null; code: FailureCode; message: string };
-
-/** The processor's answer as the record it leads to. */
-export function outcomeOf(charge: ChargeResult): ChargeOutcome {
-  if (charge.status === "failed")
-    return {
-      kind: "failed",
-      processorPaymentId: charge.processorPaymentId,
-      code: charge.failureCode,
-      message: charge.failureMessage,
-    };
-  if (charge.status === "requires_action")
-    return {
-      kind: "failed",
-      processorPaymentId: charge.processorPaymentId,
-      code: "authentication_required",
-      message: "Your bank asks you to confirm this payment, which this page cannot do yet. Try another card.",
-    };
-  return {
-    kind: charge.status === "succeeded" ? "succeeded" : "pending",
-    processorPaymentId: charge.processorPaymentId,
-    savedMethod: charge.savedMethod ?? (charge.method.reusable ? charge.method : null),
-  };
-}
 
 /** What the donor is told: the receipt view (201) or the decline (402). */
 export interface FinalizedCheckout {
-  status: 201 | 402;
+  status: 201 | 202 | 402;
   body: Record<string, unknown>;
 }
 
@@ -100,255 +60,42 @@ export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null)
   };
 }
 
-function consentFrom(optIn: boolean | undefined): ConsentValue {
-  return optIn === undefined ? "UNKNOWN" : optIn ? "OPTED_IN" : "OPTED_OUT";
-}
-
-/**
- * The donor's contact: the one matched by email (`existing`), else created; an opt-in upgrades the
- * consent of a known donor.
- */
-async function contactForPayment(
-  trx: Db,
-  row: PaymentsTable,
-  existing: string | null,
-  details: PaymentDetails,
-  nowMs: number,
-): Promise<{ id: string; created: boolean; updated: boolean }> {
-  const nowIso = new Date(nowMs).toISOString();
-  if (existing) {
-    if (details.emailOptIn !== true) return { id: existing, created: false, updated: false };
-    const result = await trx
-      .updateTable("contacts")
-      .set({ email_consent: "OPTED_IN", communication_consent: "OPTED_IN", updated_at: nowIso })
-      .where("id", "=", existing)
-      .where("email_consent", "!=", "OPTED_IN")
-      .executeTakeFirst();
-    return { id: existing, created: false, updated: Number(result.numUpdatedRows) > 0 };
-  }
-  const a = details.donor.address;
-  const addresses: ContactAddress[] = a
-    ? [
-        {
-          line1: a.line1 ?? "",
-          line2: a.line2 ?? "",
-          city: a.city ?? "",
-          region: a.region ?? "",
-          postal: a.postal ?? "",
-          country: a.country ?? "",
-          isPrimary: true,
-        },
-      ]
-    : [];
-  const consent = consentFrom(details.emailOptIn);
-  const made = await insertContact(
-    trx,
-    row.organization_id,
-    {
-      firstName: row.first_name,
-      lastName: row.last_name,
-      organizationName: details.donor.organizationName ?? null,
-      emails: [{ value: row.email, isPrimary: true, isVerified: false }],
-      phones: details.donor.phone ? [{ value: details.donor.phone, isPrimary: true }] : [],
-      addresses,
-      emailConsent: consent,
-      smsConsent: "UNKNOWN",
-      communicationConsent: consent,
-    },
-    nowIso,
-  );
-  return { ...made, updated: false };
-}
-
-async function emitContact(
-  trx: Db,
-  contactId: string,
-  type: "contact.created" | "contact.updated",
-  nowMs: number,
-) {
-  const contact = await findContact(trx, contactId);
-  if (!contact) return;
-  const totals = (await contactTotals(trx, [contactId])).get(contactId);
-  if (!totals) return;
-  await emitEvent(trx, contact.organization_id, type, contactId, presentContact(contact, totals), nowMs);
-}
-
-function newSubscription(row: PaymentsTable, method: PaymentMethod, nowIso: string): SubscriptionsTable {
-  const frequency = row.frequency as Exclude<Frequency, "ONE_TIME">;
-  const details = paymentDetails(row);
-  return {
-    id: prefixedId("sub"),
-    organization_id: row.organization_id,
-    form_id: row.form_id,
-    contact_id: row.contact_id ?? "",
-    status: "ACTIVE",
-    amount_cents: Number(row.amount_cents) - Number(row.fee_cents),
-    cover_fees: row.cover_fees,
-    currency: row.currency,
-    frequency,
-    fund: row.fund,
-    anonymous: row.anonymous,
-    email: row.email,
-    first_name: row.first_name,
-    last_name: row.last_name,
-    payment_method_token: method.token,
-    payment_method_type: method.type,
-    card_brand: method.type === "card" ? (method.brand ?? null) : null,
-    last4: method.last4,
-    anchor_at: nowIso,
-    cycle: 0,
-    next_billing_at: billingDate(nowIso, frequency, 1),
-    // The last successful charge: a pending bank debit is not one yet (settlement records it).
-    last_billing_at: row.status === "COMPLETED" ? nowIso : null,
-    end_billing_at: null,
-    failed_attempts: 0,
-    retry_at: null,
-    claimed_until: null,
-    claim_token: null,
-    details: JSON.stringify({ customInputs: details.customInputs, utm: details.utm, donor: details.donor }),
-    created_at: nowIso,
-    updated_at: nowIso,
-    cancelled_at: null,
-  };
-}
-
-/** Records a checkout's outcome on its PROCESSING payment; no row when it was recorded already. */
-const claimProcessing = fixedQuery(
-  (
-    db: Db,
-    id: string,
-    status: string,
-    processorPaymentId: string | null,
-    failureCode: string | null,
-    failureMessage: string | null,
-    contactId: string | null,
-    nowIso: string,
-  ) =>
-    db
-      .updateTable("payments")
-      .set({
-        status,
-        processor_payment_id: processorPaymentId,
-        failure_code: failureCode,
-        failure_message: failureMessage,
-        contact_id: contactId,
-        created_at: nowIso,
-        updated_at: nowIso,
-      })
-      .where("id", "=", id)
-      .where("status", "=", "PROCESSING")
-      .returningAll(),
-);
-
+/** Records a checkout's outcome (see transition.ts) and answers the donor. */
 export async function finalizeCheckout(
   deps: AppDeps,
   paymentId: string,
-  outcome: ChargeOutcome,
-  /** What the checkout has at hand already: the form, its organization and the donor's email. */
-  loaded?: { form: FormRecord; org: Organization; email: string },
+  outcome: PaymentOutcome,
+  loaded?: LoadedCheckout,
 ): Promise<FinalizedCheckout> {
-  return deps.store.transact((trx) => recordOutcome(trx, deps, { id: paymentId }, outcome, loaded));
+  const settled = await deps.store.transact((trx) =>
+    settlePayment(trx, deps.now(), { id: paymentId }, outcome, loaded),
+  );
+  return checkoutAnswer(settled);
 }
 
-/**
- * Where an outcome is recorded: on the PROCESSING payment `id` (claimed first, so that it is recorded
- * once), or as a payment not written yet (`row`, inserted with the outcome: a checkout that charges inside
- * its own transaction).
- */
-export type OutcomeTarget = { id: string } | { row: PaymentsTable };
-
-/** `finalizeCheckout`'s work, in the caller's transaction. */
-export async function recordOutcome(
-  trx: Db,
-  deps: AppDeps,
-  target: OutcomeTarget,
-  outcome: ChargeOutcome,
-  loaded?: { form: FormRecord; org: Organization; email: string },
-): Promise<FinalizedCheckout> {
-  const nowMs = deps.now();
-  const nowIso = new Date(nowMs).toISOString();
-  const status = outcome.kind === "failed" ? "FAILED" : outcome.kind === "pending" ? "PENDING" : "COMPLETED";
-  const processorPaymentId = outcome.kind === "free" ? null : outcome.processorPaymentId;
-  const failureCode = outcome.kind === "failed" ? outcome.code : null;
-  const failureMessage = outcome.kind === "failed" ? outcome.message : null;
-  // A known donor's contact is linked by the same write that records the outcome.
-  const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
-  let row: PaymentsTable;
-  if ("row" in target) {
-    row = {
-      ...target.row,
-      status,
-      processor_payment_id: processorPaymentId,
-      failure_code: failureCode,
-      failure_message: failureMessage,
-      contact_id: known,
-      created_at: nowIso,
-      updated_at: nowIso,
-    };
-    await insertPayment(trx, row);
-  } else {
-    const {
-      rows: [claimed],
-    } = await claimProcessing(
-      trx,
-      target.id,
-      status,
-      processorPaymentId,
-      failureCode,
-      failureMessage,
-      known,
-      nowIso,
-    );
-    if (!claimed) return alreadyFinalized(trx, target.id);
-    row = claimed;
-  }
-  const details = paymentDetails(row);
-  const existing =
-    row.contact_id ?? (loaded ? null : await findContactIdByEmail(trx, row.organization_id, row.email));
-
-  if (outcome.kind === "failed") {
-    await releaseItems(trx, row.form_id, details.hold);
-    if (existing && !row.contact_id) {
-      await trx.updateTable("payments").set({ contact_id: existing }).where("id", "=", row.id).execute();
-      row = { ...row, contact_id: existing };
-    }
-    await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
-    return declined(row);
-  }
-
-  const contact = await contactForPayment(trx, row, existing, details, nowMs);
-  const linked = row.contact_id === contact.id;
-  row = { ...row, contact_id: contact.id };
-  let sub: SubscriptionsTable | null = null;
-  if (row.frequency !== "ONE_TIME" && outcome.kind !== "free" && outcome.savedMethod) {
-    sub = newSubscription(row, outcome.savedMethod, nowIso);
-    await insertSubscription(trx, sub);
-    row = { ...row, subscription_id: sub.id };
-  }
-  if (!linked || sub)
-    await trx
-      .updateTable("payments")
-      .set({ contact_id: row.contact_id, subscription_id: row.subscription_id })
-      .where("id", "=", row.id)
-      .execute();
-
-  if (contact.created) await emitContact(trx, contact.id, "contact.created", nowMs);
-  else if (contact.updated) await emitContact(trx, contact.id, "contact.updated", nowMs);
-  if (sub)
-    await emitEvent(
-      trx,
-      row.organization_id,
-      "subscription.created",
-      sub.id,
-      presentSubscription(sub),
-      nowMs,
-    );
-  await emitEvent(trx, row.organization_id, "donation.created", row.id, presentPayment(row), nowMs);
-  if (row.status === "COMPLETED") await queueReceipt(trx, row, sub, nowMs, loaded);
+/** The answer for a checkout's payment as it stands (also for one recorded before: a repeat). */
+export function checkoutAnswer(settled: Pick<Settled, "row" | "sub">): FinalizedCheckout {
+  const { row, sub } = settled;
+  if (row.status === "FAILED") return declined(row);
   return { status: 201, body: { payment: donorReceipt(row, sub), message: thanks(row) } };
 }
 
+/** A payment the donor must still confirm in the browser (3-D Secure) with `clientSecret`. */
+export function actionAnswer(paymentId: string, clientSecret: string): FinalizedCheckout {
+  return {
+    status: 202,
+    body: {
+      status: "requires_action",
+      paymentID: paymentId,
+      clientSecret,
+      message: "Your bank asks you to confirm this payment.",
+    },
+  };
+}
+
 function thanks(row: PaymentsTable): string {
+  if (row.status === "PENDING" && row.failure_code === "verify_microdeposits")
+    return `Thank you, ${row.first_name}! To finish, verify your bank account: look for an email about two small deposits. We will email a receipt to ${row.email} when the payment clears.`;
   if (row.status === "PENDING")
     return `Thank you, ${row.first_name}! Your bank payment is processing; we will email a receipt to ${row.email} when it clears.`;
   return `Thank you, ${row.first_name}! A receipt is on its way to ${row.email}.`;
@@ -363,21 +110,4 @@ function declined(row: PaymentsTable): FinalizedCheckout {
       paymentID: row.id,
     },
   };
-}
-
-async function alreadyFinalized(trx: Db, paymentId: string): Promise<FinalizedCheckout> {
-  const row = await trx
-    .selectFrom("payments")
-    .selectAll()
-    .where("id", "=", paymentId)
-    .executeTakeFirstOrThrow();
-  if (row.status === "FAILED") return declined(row);
-  const sub = row.subscription_id
-    ? ((await trx
-        .selectFrom("subscriptions")
-        .selectAll()
-        .where("id", "=", row.subscription_id)
-        .executeTakeFirst()) ?? null)
-    : null;
-  return { status: 201, body: { payment: donorReceipt(row, sub), message: thanks(row) } };
 }

@@ -1,6 +1,6 @@
 import { getConnInfo } from "@hono/node-server/conninfo";
 import type { Context } from "hono";
-import type { AppDeps } from "../api/env.js";
+import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import type { Db } from "../store/database.js";
 import { fixedQuery } from "../store/fixedQuery.js";

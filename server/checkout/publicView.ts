@@ -16,6 +16,39 @@ import type { Organization } from "../store/organizations.js";
 
 const DONOR_LIST_SIZE = 20;
 
+/**
+ * How the page takes payment: the sandbox's own fields (test details), or Stripe's (Stripe.js, with the
+ * organization's publishable key); null when the organization takes no payments yet.
+ */
+export type PaymentOptions =
+  | { processor: "sandbox"; methods: readonly ("card" | "bank")[] }
+  | {
+      processor: "stripe";
+      publishableKey: string;
+      livemode: boolean;
+      /** The page's module that drives Stripe's fields (loaded only for these forms). */
+      module: string;
+      /** Where Stripe.js is loaded from when it is not Stripe's own address (STRIPE_JS_URL, tests). */
+      jsUrl?: string;
+    };
+
+export function paymentOptions(
+  org: Organization,
+  processor: { name: string; livemode: boolean } | null,
+  urls: { stripeModule: string; stripeJsUrl: string | undefined },
+): PaymentOptions | null {
+  if (!processor) return null;
+  if (processor.name === "stripe" && org.processor)
+    return {
+      processor: "stripe",
+      publishableKey: org.processor.publishableKey,
+      livemode: processor.livemode,
+      module: urls.stripeModule,
+      ...(urls.stripeJsUrl ? { jsUrl: urls.stripeJsUrl } : {}),
+    };
+  return { processor: "sandbox", methods: ["card", "bank"] };
+}
+
 async function raised(db: Db, formId: string): Promise<{ cents: number; donors: number }> {
   const row = await db
     .selectFrom("payments")
@@ -59,7 +92,7 @@ export async function publicFormView(
   loaded: { form: FormRecord; org: Organization },
   availability: Availability,
   prefill: DonorPrefill | null,
-  tokenization: "server" | "browser",
+  payment: PaymentOptions | null,
 ) {
   const { form, org } = loaded;
   const c = form.config;
@@ -157,7 +190,7 @@ export async function publicFormView(
       phone: c.enablePhone,
     },
     feeRate: { percent: org.feeRate.percentBps / 100, fixed: centsToDollars(org.feeRate.fixedCents) },
-    payment: { tokenization, methods: ["card", "bank"] as const },
+    payment,
     prefill:
       prefill && prefill.amount !== undefined
         ? { ...prefill, amount: centsToDollars(prefill.amount) }

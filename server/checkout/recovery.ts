@@ -1,22 +1,46 @@
-import type { AppDeps } from "../api/env.js";
-import { CHECKOUT_CHARGE_PREFIX } from "./engine.js";
-import { finalizeCheckout, outcomeOf } from "./finalize.js";
+import type { AppDeps } from "../deps.js";
+import { CHECKOUT_CHARGE_PREFIX } from "../payments/chargeKey.js";
+import { INTERRUPTED_MESSAGE, outcomeOfCharge } from "../payments/outcome.js";
+import type { PaymentOutcome } from "../payments/transition.js";
+import { getOrganizationCached } from "../store/organizations.js";
+import { paymentDetails } from "../store/payments.js";
+import { finalizeCheckout } from "./finalize.js";
 
 /**
  * Finishes checkouts that a process left half-done (it died between taking the stock and recording the
- * charge). The processor is asked, by the checkout's idempotency key, whether a charge was made: if so the
- * checkout is recorded as it would have been; if not, it fails without charging and its stock is returned.
- * Never charges. Safe in several processes: recording claims the PROCESSING row first.
+ * charge), and gives up on payments a donor never confirmed with their bank. The processor is asked how
+ * the charge stands, by the id stored before it could move money (or the sandbox, by its key): one that
+ * went through is recorded as it would have been; one that never did fails without charging and its stock
+ * is returned. Never charges. Safe in several processes: recording claims the PROCESSING row first.
  */
 
 /** A checkout older than this is no longer running anywhere (requests time out long before). */
 export const INTERRUPTED_AFTER_MS = 5 * 60 * 1000;
 
+/** A payment waiting this long for the donor's bank confirmation (3-D Secure) is given up. */
+export const ACTION_ABANDONED_AFTER_MS = 60 * 60 * 1000;
+
+const ABANDONED: PaymentOutcome = {
+  to: "FAILED",
+  processorPaymentId: null,
+  code: "authentication_required",
+  message: "The payment was not confirmed with the bank in time. Nothing was charged.",
+};
+
 export async function recoverInterruptedCheckouts(deps: AppDeps, limit = 100): Promise<number> {
-  const cutoff = new Date(deps.now() - INTERRUPTED_AFTER_MS).toISOString();
+  const nowMs = deps.now();
+  const cutoff = new Date(nowMs - INTERRUPTED_AFTER_MS).toISOString();
   const stale = await deps.store.db
     .selectFrom("payments")
-    .select(["id", "charge_key"])
+    .select([
+      "id",
+      "organization_id",
+      "charge_key",
+      "processor",
+      "processor_payment_id",
+      "details",
+      "created_at",
+    ])
     .where("status", "=", "PROCESSING")
     .where("updated_at", "<", cutoff)
     .where("charge_key", "like", `${CHECKOUT_CHARGE_PREFIX}%`)
@@ -24,18 +48,43 @@ export async function recoverInterruptedCheckouts(deps: AppDeps, limit = 100): P
     .limit(limit)
     .execute();
   for (const row of stale) {
-    const charge = await deps.processor.findCharge(row.charge_key);
+    const org = await getOrganizationCached(deps.store, row.organization_id);
+    if (!org) continue;
+    const processor = deps.processors.named(row.processor, org);
+    const charge = await processor.findCharge({
+      idempotencyKey: row.charge_key,
+      processorPaymentId: row.processor_payment_id,
+    });
+    if (charge?.status === "requires_action") {
+      const waiting = nowMs - Date.parse(row.created_at);
+      // Still within the time a donor may take: looked at again after another interval.
+      if (waiting < ACTION_ABANDONED_AFTER_MS || !processor.cancelPayment) {
+        await deps.store.db
+          .updateTable("payments")
+          .set({ updated_at: new Date(nowMs).toISOString() })
+          .where("id", "=", row.id)
+          .where("status", "=", "PROCESSING")
+          .execute();
+        continue;
+      }
+      // Cancelled unless it went through meanwhile: then it is recorded on the next pass.
+      if (!(await processor.cancelPayment(charge.processorPaymentId))) continue;
+      await finalizeCheckout(deps, row.id, { ...ABANDONED, processorPaymentId: charge.processorPaymentId });
+      continue;
+    }
+    const outcome = charge && outcomeOfCharge(charge, paymentDetails(row).processorCustomer ?? null);
+    if (!outcome && row.processor_payment_id && processor.cancelPayment)
+      // Made at the processor but never confirmed: cancelled so that it can never be.
+      await processor.cancelPayment(row.processor_payment_id);
     await finalizeCheckout(
       deps,
       row.id,
-      charge
-        ? outcomeOf(charge)
-        : {
-            kind: "failed",
-            processorPaymentId: null,
-            code: "processing_error",
-            message: "The checkout was interrupted before the payment was made. Nothing was charged.",
-          },
+      outcome ?? {
+        to: "FAILED",
+        processorPaymentId: row.processor_payment_id,
+        code: "processing_error",
+        message: INTERRUPTED_MESSAGE,
+      },
     );
   }
   return stale.length;

@@ -7,13 +7,14 @@ import { readFileSync } from "node:fs";
  * building while the server runs is enough.
  */
 
-export type WidgetAsset = "embed.js" | "overlay.js" | "app.js" | "app.css";
+export type WidgetAsset = "embed.js" | "overlay.js" | "app.js" | "app.css" | "stripe.js";
 
 const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
   "embed.js",
   "overlay.js",
   "app.js",
   "app.css",
+  "stripe.js",
 ]);
 const widgetDir = new URL("../../dist/widget/", import.meta.url);
 const cache = new Map<WidgetAsset, { body: string; etag: string }>();
@@ -34,4 +35,10 @@ export function serveWidgetAsset(name: WidgetAsset): { body: string; etag: strin
   const asset = { body, etag };
   cache.set(name, asset);
   return asset;
+}
+
+/** The path pages name a checkout asset by: its content hash makes it cacheable for good. */
+export function checkoutAssetUrl(name: "app.js" | "app.css" | "stripe.js"): string {
+  const asset = serveWidgetAsset(name);
+  return `/checkout/${name}${asset ? `?v=${encodeURIComponent(asset.etag.slice(1, 13))}` : ""}`;
 }

@@ -10,13 +10,13 @@ import type { AppDeps, AppEnv } from "../api/env.js";
 import { escapeHtml } from "../api/forms/present.js";
 import { quoteOrder } from "../checkout/engine.js";
 import { resolveElementPrefill } from "../checkout/prefill.js";
-import { publicFormView } from "../checkout/publicView.js";
+import { type PaymentOptions, paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import { findForm } from "../store/forms.js";
 import { formAvailability } from "../store/inventory.js";
 import { getOrganization } from "../store/organizations.js";
-import { serveWidgetAsset } from "./assets.js";
+import { checkoutAssetUrl } from "./assets.js";
 import { readableAccent } from "./color.js";
 import { page } from "./layout.js";
 
@@ -38,15 +38,36 @@ import { page } from "./layout.js";
  * nonce. Pages other than embed mode refuse framing (frame-ancestors 'none' and X-Frame-Options: DENY).
  */
 
-type Html = { status: 200 | 404 | 410; html: string };
+type Html = { status: 200 | 404 | 410; html: string; payment?: PaymentOptions | null };
 
-function contentSecurityPolicy(nonce: string, embed: boolean, production: boolean): string {
+/**
+ * The origins Stripe documents for Stripe.js (its security guide): scripts and frames from js.stripe.com,
+ * 3-D Secure frames from hooks.stripe.com, calls to api.stripe.com. Pages of Stripe organizations only.
+ */
+const STRIPE_SOURCES = {
+  script: ["https://js.stripe.com", "https://*.js.stripe.com"],
+  frame: ["https://js.stripe.com", "https://*.js.stripe.com", "https://hooks.stripe.com"],
+  connect: ["https://api.stripe.com"],
+};
+
+export function contentSecurityPolicy(
+  nonce: string,
+  embed: boolean,
+  production: boolean,
+  payment?: PaymentOptions | null,
+): string {
+  const stripe = payment?.processor === "stripe";
+  // A stand-in Stripe.js (STRIPE_JS_URL, tests) talks to its own origin.
+  const standIn = stripe && payment.jsUrl ? [new URL(payment.jsUrl).origin] : [];
+  const list = (own: string[], extra: string[]) =>
+    [...own, ...(stripe ? [...extra, ...standIn] : [])].join(" ");
   return [
     "default-src 'none'",
-    "script-src 'self'",
+    `script-src ${list(["'self'"], STRIPE_SOURCES.script)}`,
     `style-src 'self' 'nonce-${nonce}'`,
     `img-src 'self' data: https:${production ? "" : " http:"}`,
-    "connect-src 'self'",
+    `connect-src ${list(["'self'"], STRIPE_SOURCES.connect)}`,
+    ...(stripe ? [`frame-src ${list([], STRIPE_SOURCES.frame)}`] : []),
     "form-action 'self'",
     "base-uri 'none'",
     ...(embed ? [] : ["frame-ancestors 'none'"]),
@@ -61,10 +82,6 @@ function jsonForScript(value: unknown): string {
   );
 }
 
-function assetUrl(name: "app.js" | "app.css"): string {
-  const asset = serveWidgetAsset(name);
-  return `/checkout/${name}${asset ? `?v=${encodeURIComponent(asset.etag.slice(1, 13))}` : ""}`;
-}
 
 function describe(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
@@ -110,9 +127,9 @@ function checkoutHtml(p: CheckoutPage): string {
 ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml(value)}">`).join("\n")}
 <link rel="icon" href="data:,">
 <link rel="canonical" href="${escapeHtml(p.url)}">
-<link rel="stylesheet" href="${assetUrl("app.css")}">
+<link rel="stylesheet" href="${checkoutAssetUrl("app.css")}">
 <style nonce="${p.nonce}">body{margin:0;background:${p.embed ? "transparent" : "#f6f7f9"}}.alm{--alm-brand:${p.brand};--alm-accent:${accent}}</style>
-<script type="module" src="${assetUrl("app.js")}"></script>
+<script type="module" src="${checkoutAssetUrl("app.js")}"></script>
 </head>
 <body>
 <noscript><p class="alm-noscript">This checkout needs JavaScript: turn it on to give.</p></noscript>
@@ -181,17 +198,34 @@ async function render(
       }),
     };
   }
+  if (!deps.processors.forOrganization(org)) {
+    return {
+      status: 200,
+      html: page({
+        title: config.title,
+        heading: config.title,
+        color: config.color,
+        description: config.description,
+        body: `<p role="status"><strong>This form is not accepting ${config.formType === "EVENT" ? "registrations" : "gifts"} yet.</strong> The organization is still setting up its payments; please come back soon.</p>`,
+        nonce,
+      }),
+    };
+  }
   const resolution = await resolveElementPrefill(db, form.id, c.req.query("elementid")?.slice(0, 100));
   const view = await publicFormView(
     db,
     { form, org },
     await formAvailability(db, form.id),
     resolution.kind === "ok" ? resolution.prefill : null,
-    deps.processor.tokenization,
+    paymentOptions(org, deps.processors.forOrganization(org), {
+      stripeModule: checkoutAssetUrl("stripe.js"),
+      stripeJsUrl: deps.config.stripeJsUrl,
+    }),
   );
   const path = config.formType === "EVENT" ? "attend" : "donate";
   return {
     status: 200,
+    payment: view.payment,
     html: checkoutHtml({
       view,
       quote: await initialQuote(deps, view),
@@ -206,9 +240,9 @@ async function render(
 export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: string): Promise<Response> {
   const nonce = randomBytes(16).toString("base64");
   const embed = c.req.query("embed") !== undefined;
-  const { status, html } = await render(c, deps, formId, nonce, embed);
+  const { status, html, payment } = await render(c, deps, formId, nonce, embed);
   const headers: Record<string, string> = {
-    "Content-Security-Policy": contentSecurityPolicy(nonce, embed, deps.config.production),
+    "Content-Security-Policy": contentSecurityPolicy(nonce, embed, deps.config.production, payment),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "strict-origin-when-cross-origin",
     "Cache-Control": "no-store",

@@ -6,11 +6,11 @@ import type { UpdateLinkMethod } from "../../shared/schemas/subscription.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { escapeHtml } from "../api/forms/present.js";
 import { UPDATE_PAGE_PATH } from "../api/subscriptions.js";
-import type { PaymentMethod, PaymentMethodInput } from "../checkout/processor.js";
 import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
+import type { PaymentMethod, PaymentMethodInput } from "../processors/port.js";
 import { emitEvent } from "../store/events.js";
-import { getOrganization } from "../store/organizations.js";
+import { getOrganization, type Organization } from "../store/organizations.js";
 import type { PaymentMethodUpdateLinksTable, SubscriptionsTable } from "../store/schema.js";
 import {
   consumeUpdateLink,
@@ -85,6 +85,7 @@ const ended = (why: string): Html => ({
 interface Loaded {
   link: PaymentMethodUpdateLinksTable;
   sub: SubscriptionsTable;
+  org: Organization;
   orgName: string;
 }
 
@@ -101,7 +102,8 @@ async function load(deps: AppDeps, token: string): Promise<Loaded | Html> {
   const sub = await findSubscription(db, link.subscription_id);
   if (sub?.status !== "ACTIVE") return ended("This recurring gift is no longer active.");
   const org = await getOrganization(db, link.organization_id);
-  return { link, sub, orgName: org?.name ?? "" };
+  if (!org) return notFound();
+  return { link, sub, org, orgName: org.name };
 }
 
 function describeMethod(
@@ -205,10 +207,15 @@ function readDetails(
 }
 
 /** Tokenizes and sets up the new method for off-session charges: the method, or the donor's message. */
-async function saveable(deps: AppDeps, input: PaymentMethodInput): Promise<PaymentMethod | string> {
-  const created = await deps.processor.createPaymentMethod(input);
+async function saveable(
+  deps: AppDeps,
+  loaded: Loaded,
+  input: PaymentMethodInput,
+): Promise<PaymentMethod | string> {
+  const processor = deps.processors.named(loaded.sub.processor, loaded.org);
+  const created = await processor.createPaymentMethod(input);
   if (!created.ok) return created.message;
-  const setup = await deps.processor.setupForFutureUse({ paymentMethod: created.method.token });
+  const setup = await processor.setupForFutureUse({ paymentMethod: created.method.token });
   if (setup.status === "failed") return setup.failureMessage;
   if (setup.status === "requires_action")
     return "Your bank asks to confirm this payment method, which this page cannot do yet. Try another one.";
@@ -241,7 +248,7 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
   if (typeof details === "string") return { status: 422, html: formPage(loaded, allowed, details) };
   let method: PaymentMethod | string;
   try {
-    method = await saveable(deps, details);
+    method = await saveable(deps, loaded, details);
   } catch (err) {
     // The processor is unreachable or refused the request itself: nothing was saved; the link still works.
     console.error(`Payment-method update link ${loaded.link.id}: processor error: ${(err as Error).message}`);

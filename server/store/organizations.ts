@@ -5,6 +5,22 @@ import type { Db, Store } from "./database.js";
 import { cacheFor, ReadCache } from "./readCache.js";
 import type { OrganizationsTable } from "./schema.js";
 
+/** An organization's own Stripe account: what may be shown (never a secret). */
+export interface StripeConnection {
+  processor: "stripe";
+  mode: "test" | "live";
+  accountId: string;
+  accountName: string | null;
+  publishableKey: string;
+  /** The account's default currency, lower-case (`usd`). */
+  currency: string;
+  /** The webhook endpoint made at Stripe for this instance, or null when the secret was given. */
+  webhookEndpointId: string | null;
+  /** Hosts registered at Stripe as payment method domains (wallets). */
+  domains: string[];
+  connectedAt: string;
+}
+
 export interface Organization {
   id: string;
   name: string;
@@ -12,6 +28,10 @@ export interface Organization {
   globalCustomInputs: GlobalCustomInput[];
   sandbox: boolean;
   feeRate: FeeRate;
+  /** The organization's own processor account, or null (the instance default). */
+  processor: StripeConnection | null;
+  /** Its secrets, sealed (secrets.ts): open only where a processor is built. */
+  processorSecrets: string | null;
   createdAt: string;
   updatedAt: string;
 }
@@ -24,6 +44,11 @@ function fromRow(row: OrganizationsTable): Organization {
     globalCustomInputs: JSON.parse(row.global_custom_inputs),
     sandbox: row.sandbox === 1,
     feeRate: { percentBps: row.fee_percent_bps, fixedCents: row.fee_fixed_cents },
+    processor:
+      row.processor === "stripe" && row.processor_settings
+        ? (JSON.parse(row.processor_settings) as StripeConnection)
+        : null,
+    processorSecrets: row.processor_secrets,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -42,6 +67,9 @@ export async function createOrganization(
     sandbox: input.sandbox ? 1 : 0,
     fee_percent_bps: DEFAULT_FEE_RATE.percentBps,
     fee_fixed_cents: DEFAULT_FEE_RATE.fixedCents,
+    processor: null,
+    processor_settings: null,
+    processor_secrets: null,
     created_at: now,
     updated_at: now,
   };
@@ -99,4 +127,34 @@ export async function updateOrganization(
   }
   await db.updateTable("organizations").set(set).where("id", "=", id).execute();
   return getOrganization(db, id);
+}
+
+/** Connects (or with null, disconnects) the organization's own processor account. */
+export async function setProcessorConnection(
+  db: Db,
+  organizationId: string,
+  connection: { settings: StripeConnection; sealedSecrets: string } | null,
+  nowIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("organizations")
+    .set({
+      processor: connection ? connection.settings.processor : null,
+      processor_settings: connection ? JSON.stringify(connection.settings) : null,
+      processor_secrets: connection ? connection.sealedSecrets : null,
+      updated_at: nowIso,
+    })
+    .where("id", "=", organizationId)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/** How many organizations keep processor secrets (production refuses to start without SECRETS_KEY then). */
+export async function countOrganizationsWithSecrets(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("organizations")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("processor_secrets", "is not", null)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
 }

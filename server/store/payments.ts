@@ -6,7 +6,7 @@ import type { Db } from "./database.js";
 import { insertRow } from "./fixedQuery.js";
 import type { HeldItem } from "./inventory.js";
 import { afterPosition } from "./keyset.js";
-import type { PaymentsTable } from "./schema.js";
+import type { PaymentsTable, SubscriptionsTable } from "./schema.js";
 
 /** Payments: one row per charge (a checkout, or one charge of a subscription). */
 
@@ -38,7 +38,12 @@ export interface PaymentDetails {
   /** Subscription charges: the billing cycle this charge pays. */
   cycle?: number;
   emailOptIn?: boolean;
+  /** The donor's customer at the processor (Stripe `cus_…`), kept with a recurring gift's saved method. */
+  processorCustomer?: string;
 }
+
+/** A payment's id: `pay_` and 26 lower-case letters and digits. */
+export const PAYMENT_ID = /^pay_[0-9a-z]{26}$/;
 
 export async function insertPayment(trx: Db, row: PaymentsTable): Promise<void> {
   await insertRow(trx, "payments", row);
@@ -46,6 +51,49 @@ export async function insertPayment(trx: Db, row: PaymentsTable): Promise<void> 
 
 export async function findPayment(db: Db, id: string): Promise<PaymentsTable | undefined> {
   return db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/** The payment made at a processor by its id there (webhooks), if it is this organization's. */
+export async function findPaymentByProcessorId(
+  db: Db,
+  organizationId: string,
+  processorPaymentId: string,
+): Promise<PaymentsTable | undefined> {
+  return db
+    .selectFrom("payments")
+    .selectAll()
+    .where("processor_payment_id", "=", processorPaymentId)
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
+}
+
+/** Stores the processor's id of a payment it has made and not yet confirmed (before money can move). */
+export async function recordProcessorPaymentId(
+  db: Db,
+  id: string,
+  processorPaymentId: string,
+): Promise<void> {
+  await db
+    .updateTable("payments")
+    .set({ processor_payment_id: processorPaymentId })
+    .where("id", "=", id)
+    .where("status", "=", "PROCESSING")
+    .execute();
+}
+
+/** A payment with its recurring gift, if it has one. */
+export async function paymentWithGift(
+  db: Db,
+  row: PaymentsTable,
+): Promise<{ row: PaymentsTable; sub: SubscriptionsTable | null }> {
+  const sub = row.subscription_id
+    ? ((await db
+        .selectFrom("subscriptions")
+        .selectAll()
+        .where("id", "=", row.subscription_id)
+        .executeTakeFirst()) ?? null)
+    : null;
+  return { row, sub };
 }
 
 /**
@@ -106,6 +154,27 @@ export function presentPayment(row: PaymentsTable) {
     customInputs: d.customInputs,
     utm: d.utm,
     failureMessage: row.failure_message,
+    dispute: presentDispute(row.dispute),
+  };
+}
+
+function presentDispute(stored: string | null) {
+  if (!stored) return null;
+  const d = JSON.parse(stored) as {
+    status: string;
+    reason: string;
+    amountCents: number;
+    fundsWithdrawn: boolean;
+    createdAt: string;
+    updatedAt: string;
+  };
+  return {
+    status: d.status,
+    reason: d.reason,
+    amount: centsToDollars(d.amountCents),
+    fundsWithdrawn: d.fundsWithdrawn,
+    createdAt: wireTime(d.createdAt),
+    updatedAt: wireTime(d.updatedAt),
   };
 }
 

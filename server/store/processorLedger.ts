@@ -1,4 +1,3 @@
-import type { SandboxLedger } from "../checkout/sandbox.js";
 import type { Db, Store } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
 
@@ -30,7 +29,7 @@ const putUnlessLive = fixedQuery((db: Db, key: string, value: string, expiresAt:
     .returning("value"),
 );
 
-export class DatabaseLedger implements SandboxLedger {
+export class DatabaseLedger {
   constructor(
     private readonly store: Pick<Store, "db" | "transact">,
     private readonly now: () => number,

@@ -12,6 +12,12 @@ export interface OrganizationsTable {
   /** Card-processing fee the cover-fees option pays: basis points (290 = 2.9%) plus fixed cents. */
   fee_percent_bps: number;
   fee_fixed_cents: number;
+  /** "stripe" when connected; null: the instance default (the sandbox outside production). */
+  processor: string | null;
+  /** JSON of the processor's public settings (mode, account, publishable key, webhook endpoint, domains). */
+  processor_settings: string | null;
+  /** The processor's secrets, sealed with the instance key (secrets.ts): never in the clear. */
+  processor_secrets: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -130,6 +136,10 @@ export interface SubscriptionsTable {
   email: string;
   first_name: string;
   last_name: string;
+  /** The processor holding the saved method. */
+  processor: string;
+  /** The processor's customer the saved method belongs to (Stripe), or null. */
+  processor_customer: string | null;
   /** A reusable processor token (never card data). */
   payment_method_token: string;
   payment_method_type: string;
@@ -204,6 +214,10 @@ export interface PaymentsTable {
   failure_message: string | null;
   /** JSON PaymentDetails: quote lines, tickets, promo code, custom answers, UTM, donor address, stock held. */
   details: string;
+  /** The processor that made the charge ("sandbox", "stripe"). */
+  processor: string;
+  /** JSON PaymentDispute of the latest dispute (or bank return), or null. */
+  dispute: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -302,6 +316,25 @@ export interface EmailOutboxTable {
   sent_at: string | null;
 }
 
+export interface ProcessorCustomersTable {
+  organization_id: string;
+  /** The processor account (Stripe `acct_…`). */
+  account: string;
+  /** The donor's e-mail, lower-cased. */
+  email_key: string;
+  customer_id: string;
+  created_at: string;
+}
+
+export interface ProcessorEventsTable {
+  organization_id: string;
+  event_id: string;
+  /** What the event changes (object, type and state): a second event saying the same is not applied. */
+  effect_key: string;
+  type: string;
+  received_at: string;
+}
+
 export interface ProcessorLedgerTable {
   key: string;
   value: string;
@@ -344,6 +377,8 @@ export interface Database {
   webhook_logs: WebhookLogsTable;
   email_outbox: EmailOutboxTable;
   processor_ledger: ProcessorLedgerTable;
+  processor_customers: ProcessorCustomersTable;
+  processor_events: ProcessorEventsTable;
   instance_settings: InstanceSettingsTable;
   almoner_migrations: SchemaMigrationsTable;
   almoner_schema_lock: SchemaLockTable;

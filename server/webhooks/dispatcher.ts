@@ -1,6 +1,6 @@
 import crypto from "node:crypto";
 import { type ExpressionBuilder, sql, type Transaction } from "kysely";
-import type { AppDeps } from "../api/env.js";
+import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { requiredString } from "./common.js";
+import { readOnlyFields, requiredString } from "./common.js";
 import { dropdownOptionProblems, inputOptionsSchema } from "./form.js";
 
 /** Organization settings (seed 2.9, contract 6). */
@@ -71,6 +71,8 @@ export const organizationUpdateSchema = z
     organizationName: requiredString(200).optional(),
     organizationBaseURLs: z.array(baseUrl).max(20).optional(),
     globalCustomInputs: z.array(globalCustomInputSchema).max(50).optional(),
+    // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
+    ...readOnlyFields("paymentProcessor"),
   })
   .check(
     z.superRefine(

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FREQUENCIES } from "../enums.js";
+import { money, requiredString } from "./common.js";
 
 /** Payments and the deprecated donations view (seed 2.5, 4.4, 9; contract 7): response shapes. */
 
@@ -35,6 +36,44 @@ export const paymentSchema = z.object({
   ),
   utm: z.record(z.string(), z.string()),
   failureMessage: z.string().nullable(),
+  dispute: z
+    .object({
+      status: z.string().meta({
+        description:
+          "The processor's words: warning_needs_response, needs_response, under_review, won, lost (a returned bank debit is a dispute too)",
+      }),
+      reason: z.string(),
+      amount: z.number(),
+      fundsWithdrawn: z
+        .boolean()
+        .meta({ description: "The disputed amount is out of the organization's balance" }),
+      createdAt: z.string(),
+      updatedAt: z.string(),
+    })
+    .nullable()
+    .meta({ description: "The latest dispute (chargeback) of the payment, or null" }),
+});
+
+export const refundRequestSchema = z.strictObject({
+  amount: money({ min: 0, max: 1_000_000, minExclusive: true })
+    .optional()
+    .meta({
+      description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
+    }),
+  reason: requiredString(500).optional().meta({ description: "Kept with the refund at the processor" }),
+});
+
+export const refundRequestDoc = z.object({
+  amount: z
+    .number()
+    .optional()
+    .meta({
+      description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
+    }),
+  reason: z
+    .string()
+    .optional()
+    .meta({ description: "Kept with the refund at the processor (at most 500 characters)" }),
 });
 
 export const donationSchema = z.object({

@@ -10,12 +10,10 @@ afterEach(async () => {
 
 /**
  * Makes the next charge hang forever, after (or instead of) reaching the processor: a process dying
- * mid-checkout. The checkout then takes the path of a processor outside the database (no `inTransaction`),
- * whose charge follows a committed PROCESSING payment: the only path that can be interrupted this way.
+ * mid-checkout, between its committed PROCESSING payment and the record of the outcome.
  */
 function interruptNextCharge(app: TestApp, chargeFirst: boolean) {
-  const processor = app.deps.processor;
-  processor.inTransaction = undefined;
+  const processor = app.deps.processors.sandbox;
   const real = processor.charge.bind(processor);
   processor.charge = async (input) => {
     processor.charge = real;
@@ -77,7 +75,9 @@ describe("interrupted checkouts", () => {
     expect((await status(t)).status).toBe("FAILED");
     const key = (await t.store.db.selectFrom("payments").select("charge_key").executeTakeFirstOrThrow())
       .charge_key;
-    expect(await t.deps.processor.findCharge(key)).toBeNull();
+    expect(
+      await t.deps.processors.sandbox.findCharge({ idempotencyKey: key, processorPaymentId: null }),
+    ).toBeNull();
     const again = await checkout(t, formId, {
       tickets: [{ name: "Adult", quantity: 1 }],
       donor: donor(),

@@ -1,19 +1,24 @@
 import { sql } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { PaymentProcessor } from "../../server/checkout/processor.js";
-import type { Db } from "../../server/store/database.js";
+import { recoverInterruptedCheckouts } from "../../server/checkout/recovery.js";
+import { type PaymentProcessor, ProcessorError } from "../../server/processors/port.js";
 import { CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
- * The sandbox keeps its memory in the application's database, so a checkout takes its stock, charges and
- * records in one transaction (`PaymentProcessor.inTransaction`); a processor that moves money elsewhere
- * takes three steps around a committed PROCESSING payment. Both must come to the same records.
+ * Every processor, the sandbox included, charges between two transactions: the payment is committed as
+ * PROCESSING (holding its stock) before the charge, and the outcome is recorded after it. A charge
+ * therefore never happens without a record that recovery can finish, and no transaction waits on it.
  */
 
+let now = Date.parse("2026-03-01T12:00:00Z");
 let t: TestApp;
 beforeEach(async () => {
-  t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" } });
+  now = Date.parse("2026-03-01T12:00:00Z");
+  t = await setupTestApp({
+    now: () => now,
+    env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" },
+  });
 });
 afterEach(async () => {
   await t.close();
@@ -26,80 +31,45 @@ async function payments() {
   return t.store.db.selectFrom("payments").select(["status", "charge_key", "contact_id"]).execute();
 }
 
-/**
- * Calls `during` inside the checkout's transaction, right after the sandbox charged; records the charges'
- * idempotency keys. `restore()` gives the processor its own `inTransaction` back.
- */
-function hookCharges(during?: (trx: Db) => Promise<void>): { keys: string[]; restore(): void } {
-  const processor = t.deps.processor;
-  const own = processor.inTransaction;
-  if (!own) throw new Error("the sandbox should charge inside the checkout's transaction");
-  const keys: string[] = [];
-  processor.inTransaction = (trx: Db): PaymentProcessor => {
-    const bound = own(trx);
-    const charge = bound.charge.bind(bound);
-    bound.charge = async (input) => {
-      keys.push(input.idempotencyKey);
-      const result = await charge(input);
-      await during?.(trx);
-      return result;
-    };
-    return bound;
-  };
-  const restore = () => {
-    processor.inTransaction = own;
-  };
-  return { keys, restore };
+/** The sandbox with `charge` replaced by `charge(real, input)`. */
+function withCharge(
+  charge: (
+    real: PaymentProcessor["charge"],
+    ...args: Parameters<PaymentProcessor["charge"]>
+  ) => ReturnType<PaymentProcessor["charge"]>,
+) {
+  const sandbox = t.deps.processors.sandbox;
+  const hooked: PaymentProcessor = Object.create(sandbox);
+  hooked.charge = (input, hooks) => charge(sandbox.charge.bind(sandbox), input, hooks);
+  t.deps.processors = t.deps.processors.withSandbox(hooked);
 }
 
-describe("checkout on the sandbox: one transaction", () => {
-  it("records the charge in the ledger together with the completed payment", async () => {
-    const { keys } = hookCharges();
-    const formId = await createForm(t, oneSeat());
-    const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
-    expect(res.status).toBe(201);
-    const [row] = await payments();
-    expect(row.status).toBe("COMPLETED");
-    expect(keys).toEqual([row.charge_key]);
-    expect(await t.deps.processor.findCharge(row.charge_key)).toMatchObject({ status: "succeeded" });
-  });
-
-  it("leaves no charge, no payment and no held seat when recording the outcome fails", async () => {
-    // The receipt cannot be queued: the statement fails after the sandbox charged, in the same transaction.
-    const { keys, restore } = hookCharges(async (trx) => {
-      await sql`drop table email_outbox`.execute(trx);
+describe("a checkout charges between two transactions", () => {
+  it("commits the PROCESSING payment before the charge and records the outcome after it", async () => {
+    const other = await t.database.open();
+    const seen: string[] = [];
+    withCharge(async (real, input, hooks) => {
+      // Another connection (another process) sees the payment while the charge is under way.
+      const rows = await other.db.selectFrom("payments").select("status").execute();
+      seen.push(...rows.map((r) => r.status));
+      return real(input, hooks);
     });
-    const formId = await createForm(t, oneSeat());
-    const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
-    expect(res.status).toBe(500);
-    expect(res.body).toMatchObject({ error: "Internal server error" });
-    expect(keys).toHaveLength(1);
-    expect(await payments()).toEqual([]);
-    expect(await t.deps.processor.findCharge(keys[0])).toBeNull();
-    expect(await t.store.db.selectFrom("contacts").selectAll().execute()).toEqual([]);
-
-    // Everything was rolled back (the dropped table too): the one seat is still there to buy.
-    restore();
-    const again = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
-    expect(again.status).toBe(201);
-    expect((await payments()).map((p) => p.status)).toEqual(["COMPLETED"]);
-  });
-});
-
-describe("checkout on a processor outside the database: three steps", () => {
-  beforeEach(() => {
-    t.deps.processor.inTransaction = undefined;
-  });
-
-  it("charges after the PROCESSING payment is committed and records the same outcome", async () => {
-    const formId = await createForm(t, oneSeat());
-    const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
-    expect(res.status).toBe(201);
-    const [row] = await payments();
-    expect(row.status).toBe("COMPLETED");
-    expect(row.contact_id).not.toBeNull();
-    expect(await t.deps.processor.findCharge(row.charge_key)).toMatchObject({ status: "succeeded" });
-    expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(400);
+    try {
+      const formId = await createForm(t, oneSeat());
+      const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
+      expect(res.status).toBe(201);
+      expect(seen).toEqual(["PROCESSING"]);
+      const [row] = await payments();
+      expect(row.status).toBe("COMPLETED");
+      expect(row.contact_id).not.toBeNull();
+      const ref = { idempotencyKey: row.charge_key, processorPaymentId: null };
+      expect(await t.deps.processors.sandbox.findCharge(ref)).toMatchObject({ status: "succeeded" });
+      expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(
+        400,
+      );
+    } finally {
+      await other.close();
+    }
   });
 
   it("records a decline as FAILED and gives the seat back", async () => {
@@ -113,5 +83,39 @@ describe("checkout on a processor outside the database: three steps", () => {
     expect((await payments()).map((p) => p.status)).toEqual(["FAILED"]);
     const bought = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
     expect(bought.status).toBe(201);
+  });
+
+  it("keeps a charge whose outcome could not be recorded, and recovery records it: never charged without a record", async () => {
+    const formId = await createForm(t, oneSeat());
+    // Recording the outcome fails after the sandbox charged (the receipt cannot be queued).
+    withCharge(async (real, input, hooks) => {
+      const result = await real(input, hooks);
+      await sql`alter table email_outbox rename to email_outbox_gone`.execute(t.store.db);
+      return result;
+    });
+    const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
+    expect(res.status).toBe(500);
+    const [stuck] = await payments();
+    expect(stuck.status).toBe("PROCESSING");
+    const ref = { idempotencyKey: stuck.charge_key, processorPaymentId: null };
+    expect(await t.deps.processors.sandbox.findCharge(ref)).toMatchObject({ status: "succeeded" });
+
+    await sql`alter table email_outbox_gone rename to email_outbox`.execute(t.store.db);
+    now += 6 * 60 * 1000;
+    expect(await recoverInterruptedCheckouts(t.deps)).toBe(1);
+    expect((await payments()).map((p) => p.status)).toEqual(["COMPLETED"]);
+    // The recovered order kept its seat.
+    expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(400);
+  });
+
+  it("records a processor that cannot be reached as a failed attempt, gives the seat back and answers 503", async () => {
+    const formId = await createForm(t, oneSeat());
+    withCharge(async () => {
+      throw new ProcessorError("unavailable", "connection refused");
+    });
+    const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ error: expect.stringContaining("Nothing was charged") });
+    expect((await payments()).map((p) => p.status)).toEqual(["FAILED"]);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { SandboxProcessor } from "../../server/checkout/sandbox.js";
+import { SandboxProcessor } from "../../server/processors/sandbox/processor.js";
 import type { Store } from "../../server/store/database.js";
 import { getOrCreateSetting, sandboxSecret } from "../../server/store/settings.js";
 import { freshDatabase, type TestDatabase } from "../support/testApp.js";

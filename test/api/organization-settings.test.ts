@@ -27,7 +27,18 @@ interface OrgBody {
 }
 
 describe(`organization settings (${dialect})`, () => {
-  let t: TestApp;
+  /** What GET /v1/organization says of an organization on the instance's sandbox. */
+const SANDBOX_PROCESSOR = {
+  name: "sandbox",
+  mode: "test",
+  accountId: null,
+  accountName: null,
+  publishableKey: null,
+  currency: "USD",
+  walletDomains: [],
+};
+
+let t: TestApp;
   beforeAll(async () => {
     t = await setupTestApp({ env: { RATE_LIMIT_PER_HOUR: "1000000" } });
   });
@@ -68,6 +79,7 @@ describe(`organization settings (${dialect})`, () => {
       organizationName: "Brand New",
       organizationBaseURLs: [],
       globalCustomInputs: [],
+      paymentProcessor: SANDBOX_PROCESSOR,
     });
   });
 
@@ -79,6 +91,7 @@ describe(`organization settings (${dialect})`, () => {
         organizationName: "New Name",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        paymentProcessor: SANDBOX_PROCESSOR,
       });
       expect((await get(org)).organizationName).toBe("New Name");
     });
@@ -112,6 +125,7 @@ describe(`organization settings (${dialect})`, () => {
         organizationName: "Org B",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
   });
@@ -506,6 +520,7 @@ describe(`organization settings (${dialect})`, () => {
         organizationName: "Guarded",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
 

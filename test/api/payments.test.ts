@@ -74,6 +74,8 @@ function storedPayment(organizationId: string, formId: string, createdAt: string
       donor: {},
       hold: [],
     }),
+    processor: "sandbox",
+    dispute: null,
     created_at: createdAt,
     updated_at: createdAt,
   };

@@ -443,6 +443,7 @@ describe(`platform (${dialect})`, () => {
         organizationName: "Brand New Org",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        paymentProcessor: expect.objectContaining({ name: "sandbox", mode: "test", accountId: null }),
       });
     });
 
@@ -459,6 +460,7 @@ describe(`platform (${dialect})`, () => {
         organizationName: "Friends of the City Library",
         organizationBaseURLs: ["https://library.example.org", "https://www.example.com/give"],
         globalCustomInputs: [],
+        paymentProcessor: expect.objectContaining({ name: "sandbox" }),
       });
       const got = await t.request("GET", "/v1/organization", { key: org.key });
       expect(got.body).toEqual(res.body);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { ChargeInput, PaymentMethod } from "../../server/checkout/processor.js";
-import { memoryLedger, SandboxProcessor } from "../../server/checkout/sandbox.js";
+import type { ChargeInput, PaymentMethod } from "../../server/processors/port.js";
+import { memoryLedger } from "../../server/processors/sandbox/ledger.js";
+import { SandboxProcessor } from "../../server/processors/sandbox/processor.js";
 import type { Store } from "../../server/store/database.js";
 import { DatabaseLedger, pruneLedger } from "../../server/store/processorLedger.js";
 import { freshDatabase, type TestDatabase } from "../support/testApp.js";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AppDeps } from "../../server/api/env.js";
-import type { PaymentProcessor } from "../../server/checkout/processor.js";
+import type { PaymentProcessor } from "../../server/processors/port.js";
 import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing.js";
 import {
   at,
@@ -187,14 +187,17 @@ describe("PUT /v1/subscriptions/{id}", () => {
   it("a cancel landing while a charge is at the processor keeps the subscription cancelled; nothing after it is charged", async () => {
     const formId = await recurringForm(t);
     const sub = await subscribe(t, formId);
-    const inner = t.deps.processor;
+    const inner = t.deps.processors.sandbox;
     const processor: PaymentProcessor = Object.create(inner);
     let cancelStatus = 0;
     processor.charge = async (input) => {
       cancelStatus = (await put(sub.id, { status: "CANCELLED" })).status;
       return inner.charge(input);
     };
-    const tally = await billAt("2026-02-28T10:00:00Z", { ...t.deps, processor });
+    const tally = await billAt("2026-02-28T10:00:00Z", {
+      ...t.deps,
+      processors: t.deps.processors.withSandbox(processor),
+    });
     expect(cancelStatus).toBe(200);
     expect(tally.charged).toBe(1);
     const row = await subscription(t.store.db, sub.id);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type PaymentProcessor, ProcessorError } from "../../server/checkout/processor.js";
 import { sha256Hex } from "../../server/ids.js";
+import { type PaymentProcessor, ProcessorError } from "../../server/processors/port.js";
 import {
   at,
   eventsOf,
@@ -247,18 +247,18 @@ describe("the hosted update page", () => {
     const formId = await recurringForm(t);
     const sub = await subscribe(t, formId);
     const link = await newLink(sub.id);
-    const working = t.deps.processor;
-    const down: PaymentProcessor = Object.create(working);
+    const working = t.deps.processors;
+    const down: PaymentProcessor = Object.create(working.sandbox);
     down.createPaymentMethod = async () => {
       throw new ProcessorError("unavailable", "connection refused");
     };
-    t.deps.processor = down;
+    t.deps.processors = working.withSandbox(down);
     try {
       const res = await submit(link.body.url, mastercard);
       expect(res.status).toBe(503);
       expect(res.html).toContain("could not reach the payment processor");
     } finally {
-      t.deps.processor = working;
+      t.deps.processors = working;
     }
     expect((await subscription(t.store.db, sub.id)).last4).toBe("4242");
     expect((await submit(link.body.url, mastercard)).status).toBe(200);

@@ -206,6 +206,8 @@ async function seed(databaseUrl: string): Promise<Seeded> {
           failure_code: null,
           failure_message: null,
           details,
+          processor: "sandbox",
+          dispute: null,
           created_at: iso,
           updated_at: iso,
         });

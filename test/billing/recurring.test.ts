@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AppDeps } from "../../server/api/env.js";
-import type { PaymentProcessor } from "../../server/checkout/processor.js";
-import { openProcessor } from "../../server/checkout/processorFactory.js";
+import { openProcessors } from "../../server/processors/index.js";
+import type { PaymentProcessor } from "../../server/processors/port.js";
 import type { Store } from "../../server/store/database.js";
 import { updateOrganization } from "../../server/store/organizations.js";
 import { paymentDetails } from "../../server/store/payments.js";
@@ -61,9 +61,9 @@ function wrapped(inner: PaymentProcessor, hooks: { before?: () => Promise<void>;
 
 /** Swaps a subscription's method for a set-up test card (what the payment-method update page does). */
 async function useCard(subId: string, number: string) {
-  const created = await t.deps.processor.createPaymentMethod(card(number));
+  const created = await t.deps.processors.sandbox.createPaymentMethod(card(number));
   if (!created.ok) throw new Error(created.message);
-  const setup = await t.deps.processor.setupForFutureUse({ paymentMethod: created.method.token });
+  const setup = await t.deps.processors.sandbox.setupForFutureUse({ paymentMethod: created.method.token });
   if (setup.status !== "succeeded") throw new Error("set-up failed");
   await t.store.db
     .updateTable("subscriptions")
@@ -200,7 +200,10 @@ describe("recurring billing", () => {
         .where("id", "=", sub.id)
         .execute();
     };
-    const deps = { ...t.deps, processor: wrapped(t.deps.processor, { before: cancel }) };
+    const deps = {
+      ...t.deps,
+      processors: t.deps.processors.withSandbox(wrapped(t.deps.processors.sandbox, { before: cancel })),
+    };
     expect(await billAt("2026-02-28T10:00:00Z", deps)).toEqual({ ...none, charged: 1 });
     const after = await subscription(t.store.db, sub.id);
     expect(after).toMatchObject({
@@ -314,7 +317,7 @@ describe("recurring billing", () => {
     const errors: string[] = [];
     const crashing = {
       ...t.deps,
-      processor: wrapped(t.deps.processor, { failAfter: true }),
+      processors: t.deps.processors.withSandbox(wrapped(t.deps.processors.sandbox, { failAfter: true })),
     };
     clock = at("2026-02-28T10:00:00Z");
     const first = worker(crashing, { leaseMs: 500, onError: (err) => errors.push(String(err)) });
@@ -360,7 +363,11 @@ describe("billing in several processes", () => {
     for (let i = 0; i < count; i++) subs.push(await subscribe(t, formId, { amount: 10 + i }));
     other = await secondStore(t.store);
     cleanups.push(() => other.close());
-    otherDeps = { ...t.deps, store: other, processor: await openProcessor(other, t.config, () => clock) };
+    otherDeps = {
+      ...t.deps,
+      store: other,
+      processors: await openProcessors(other, t.config, t.deps.secrets, () => clock),
+    };
   }
 
   async function expectEachChargedOnce(chargesBefore: number) {
@@ -381,13 +388,13 @@ describe("billing in several processes", () => {
     let meanwhile: Promise<unknown> | undefined;
     // The first charge of worker A runs all of worker B's pass. On SQLite this would block for good if
     // A held a transaction open across the processor call.
-    const hooked = wrapped(t.deps.processor, {
+    const hooked = wrapped(t.deps.processors.sandbox, {
       before: async () => {
         meanwhile ??= b.runOnce();
         await meanwhile;
       },
     });
-    const a = worker({ ...t.deps, processor: hooked }, { batchSize: 2 });
+    const a = worker({ ...t.deps, processors: t.deps.processors.withSandbox(hooked) }, { batchSize: 2 });
     const first = await a.runOnce();
     expect(await meanwhile).toEqual({ ...none, charged: 4 });
     expect(first).toEqual({ ...none, charged: 2 });

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AppDeps } from "../../server/api/env.js";
 import { SettlementWorker } from "../../server/billing/settlement.js";
-import type { PaymentProcessor } from "../../server/checkout/processor.js";
-import { openProcessor } from "../../server/checkout/processorFactory.js";
+import { openProcessors } from "../../server/processors/index.js";
+import type { PaymentProcessor } from "../../server/processors/port.js";
 import type { Store } from "../../server/store/database.js";
 import { bank, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
@@ -70,9 +70,9 @@ const shown = async (id: string) => (await t.request<Json>("GET", `/v1/subscript
 
 /** Charges the subscription from now on to another sandbox bank account (as the update page would). */
 async function useBankAccount(subscriptionId: string, accountNumber: string): Promise<void> {
-  const made = await t.deps.processor.createPaymentMethod(bank(accountNumber));
+  const made = await t.deps.processors.sandbox.createPaymentMethod(bank(accountNumber));
   if (!made.ok) throw new Error(`tokenizing failed: ${made.message}`);
-  const setup = await t.deps.processor.setupForFutureUse({ paymentMethod: made.method.token });
+  const setup = await t.deps.processors.sandbox.setupForFutureUse({ paymentMethod: made.method.token });
   if (setup.status !== "succeeded") throw new Error(`setup failed: ${setup.status}`);
   await t.store.db
     .updateTable("subscriptions")
@@ -253,19 +253,22 @@ describe("bank settlement", () => {
     const otherDeps: AppDeps = {
       ...t.deps,
       store: other,
-      processor: await openProcessor(other, t.config, () => clock),
+      processors: await openProcessors(other, t.config, t.deps.secrets, () => clock),
     };
     clock = START + SETTLE_MS + 60_000;
     // Worker A's first lookup lets worker B run a whole pass: B must leave A's batch alone.
     let meanwhile: Promise<{ completed: number }> | undefined;
     const b = new SettlementWorker({ deps: otherDeps, batchSize: 100 });
-    const hooked: PaymentProcessor = Object.create(t.deps.processor);
+    const hooked: PaymentProcessor = Object.create(t.deps.processors.sandbox);
     hooked.retrievePayment = async (pid) => {
       meanwhile ??= b.runOnce();
       await meanwhile;
-      return t.deps.processor.retrievePayment(pid);
+      return t.deps.processors.sandbox.retrievePayment(pid);
     };
-    const a = new SettlementWorker({ deps: { ...t.deps, processor: hooked }, batchSize: 3 });
+    const a = new SettlementWorker({
+      deps: { ...t.deps, processors: t.deps.processors.withSandbox(hooked) },
+      batchSize: 3,
+    });
     const first = await a.runOnce();
     const second = await meanwhile;
     expect(first.completed).toBe(3);

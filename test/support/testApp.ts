@@ -4,11 +4,10 @@ import path from "node:path";
 import pg from "pg";
 import type { AppDeps } from "../../server/api/env.js";
 import { createApp } from "../../server/app.js";
-import { openProcessor } from "../../server/checkout/processorFactory.js";
+import { composeDeps } from "../../server/compose.js";
 import { type Config, loadConfig } from "../../server/config.js";
 import { type Db, openStore, type Store } from "../../server/store/database.js";
 import { createApiKey } from "../../server/store/keys.js";
-import { MetricsRecorder } from "../../server/store/metrics.js";
 import { createOrganization } from "../../server/store/organizations.js";
 import type { Permission } from "../../shared/enums.js";
 
@@ -90,10 +89,9 @@ export async function setupTestApp(
   const database = await freshDatabase();
   const store = await database.open();
   const config = loadConfig({ PUBLIC_URL: "http://forms.test", DATA_DIR: os.tmpdir(), ...opts.env });
-  const metrics = new MetricsRecorder(store);
   const now = opts.now ?? Date.now;
-  const processor = await openProcessor(store, config, now);
-  const deps: AppDeps = { config, store, metrics, processor, now };
+  const deps: AppDeps = await composeDeps(store, config, now);
+  const { metrics } = deps;
   const app = createApp(deps);
 
   const newOrg = async (o: { name?: string; permissions?: Permission[] } = {}): Promise<TestOrg> => {

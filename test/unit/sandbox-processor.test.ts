@@ -3,19 +3,18 @@ import {
   type CardDetails,
   type ChargeInput,
   type ChargeResult,
-  createProcessor,
   type PaymentMethod,
   type PaymentProcessor,
   ProcessorError,
-} from "../../server/checkout/processor.js";
+} from "../../server/processors/port.js";
+import { memoryLedger } from "../../server/processors/sandbox/ledger.js";
 import {
   detectBrand,
   luhnValid,
-  memoryLedger,
   routingNumberValid,
   SANDBOX_TEST_CARDS,
   SandboxProcessor,
-} from "../../server/checkout/sandbox.js";
+} from "../../server/processors/sandbox/processor.js";
 
 const SECRET = "test-secret-0123456789abcdef";
 const START = Date.UTC(2026, 3, 15, 18, 32, 0);
@@ -26,7 +25,7 @@ let processor: PaymentProcessor;
 
 beforeEach(() => {
   clock = START;
-  processor = createProcessor("sandbox", { secret: SECRET, now });
+  processor = new SandboxProcessor({ secret: SECRET, now });
 });
 
 const card = (number: string, extra: Partial<CardDetails> = {}): CardDetails => ({
@@ -292,7 +291,7 @@ describe("sandbox bank accounts", () => {
   });
 
   it("uses the configured settle delay", async () => {
-    const quick = createProcessor("sandbox", { secret: SECRET, now, bankSettleMs: 5000 });
+    const quick = new SandboxProcessor({ secret: SECRET, now, bankSettleMs: 5000 });
     const result = await quick.charge(chargeInput(await tokenize(quick, bank("000123456789"))));
     clock = START + 4999;
     expect((await quick.retrievePayment(result.processorPaymentId as string))?.status).toBe("pending");
@@ -345,7 +344,7 @@ describe("idempotency", () => {
       expect(err, JSON.stringify(bad)).toBeInstanceOf(ProcessorError);
       expect(err.code).toBe("invalid_request");
     }
-    expect(() => createProcessor("sandbox", { secret: "short" })).toThrow(ProcessorError);
+    expect(() => new SandboxProcessor({ secret: "short" })).toThrow(ProcessorError);
   });
 });
 
@@ -383,7 +382,7 @@ describe("tokens and payment ids are signed", () => {
   });
 
   it("refuses tokens and payment ids made under another secret", async () => {
-    const other = createProcessor("sandbox", { secret: "another-secret-abcdef012345", now });
+    const other = new SandboxProcessor({ secret: "another-secret-abcdef012345", now });
     const method = await tokenize(other, card("4242424242424242"));
     const paid = await other.charge(chargeInput(method));
     expect(await other.retrievePaymentMethod(method.token)).toEqual(method);
@@ -402,7 +401,7 @@ describe("tokens and payment ids are signed", () => {
   it("keeps working after a restart and in another process with the same secret", async () => {
     const saved = await reusableMethod(processor, "4242424242424242");
     const pending = await processor.charge(chargeInput(await tokenize(processor, bank("000123456789"))));
-    const restarted = createProcessor("sandbox", { secret: SECRET, now });
+    const restarted = new SandboxProcessor({ secret: SECRET, now });
     expect(await restarted.retrievePaymentMethod(saved.token)).toEqual(saved);
     expect((await restarted.charge(chargeInput(saved, { offSession: true }))).status).toBe("succeeded");
     clock = START + 120_000;
@@ -475,7 +474,7 @@ describe("fingerprints", () => {
     const z = await tokenize(processor, bank("000111111116"));
     expect(y.fingerprint).toBe(x.fingerprint);
     expect(z.fingerprint).not.toBe(x.fingerprint);
-    const other = createProcessor("sandbox", { secret: "another-secret-abcdef012345", now });
+    const other = new SandboxProcessor({ secret: "another-secret-abcdef012345", now });
     expect((await tokenize(other, card("4242424242424242"))).fingerprint).not.toBe(
       (await tokenize(processor, card("4242424242424242"))).fingerprint,
     );

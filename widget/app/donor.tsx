@@ -1,5 +1,7 @@
+import { useEffect, useRef } from "preact/hooks";
 import { coverFeeCents } from "../../shared/pricing.js";
 import { ErrorText, errorProps, fieldId, Group, Radio, Req, TextInput } from "./fields.js";
+import { attachPaymentFields } from "./paymentFields.js";
 import type { Checkout } from "./store.js";
 import { type CustomInput, money } from "./view.js";
 
@@ -307,9 +309,11 @@ export function DonorDetails({ c }: { c: Checkout }) {
 }
 
 export function Payment({ c }: { c: Checkout }) {
-  if (c.total.value === 0) return null;
-  const sandbox = c.view.payment.tokenization === "server";
-  const methods = c.view.payment.methods;
+  const payment = c.view.payment;
+  if (c.total.value === 0 || !payment) return null;
+  if (payment.processor === "stripe") return <StripePayment c={c} />;
+  const sandbox = true;
+  const methods = payment.methods;
   return (
     <section class="alm-section" aria-labelledby="alm-h-pay">
       <h2 id="alm-h-pay">Payment</h2>
@@ -398,6 +402,24 @@ export function Payment({ c }: { c: Checkout }) {
           </div>
         </>
       )}
+    </section>
+  );
+}
+
+/** Stripe's own fields (the Payment Element and, above it, the wallet buttons) mount here (paymentFields.ts). */
+function StripePayment({ c }: { c: Checkout }) {
+  const express = useRef<HTMLDivElement>(null);
+  const fields = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (!express.current || !fields.current) return;
+    return attachPaymentFields(c, { express: express.current, payment: fields.current });
+  }, [c]);
+  return (
+    <section class="alm-section" aria-labelledby="alm-h-pay">
+      <h2 id="alm-h-pay">Payment</h2>
+      <div id="alm-stripe-express" ref={express} />
+      <div id="alm-stripe-payment" ref={fields} />
+      <ErrorText c={c} name="payment" />
     </section>
   );
 }

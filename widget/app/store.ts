@@ -48,6 +48,17 @@ export type TextField = (typeof TEXT_FIELDS)[number];
 
 export type Status = "form" | "submitting" | "success" | "declined";
 
+/**
+ * A processor's own fields on the page (Stripe's Payment Element, in the module stripe.js loads) collect
+ * the card or bank account and give the checkout a token; card data never passes through this app.
+ */
+export interface PaymentCollector {
+  /** Checks the processor's fields and makes the token the checkout sends, or says what to fix. */
+  collect(): Promise<{ token: string } | { error: string }>;
+  /** The donor confirms the payment with their bank (3-D Secure); an error when they could not. */
+  confirm(clientSecret: string): Promise<{ error?: string }>;
+}
+
 const DONOR_KEYS = {
   firstName: "firstName",
   lastName: "lastName",
@@ -161,6 +172,9 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
   const quotedFor = signal<string | null>(boot.quote?.order ?? null);
   const quoteError = signal<string | null>(null);
   const quoting = signal(false);
+  /** The processor's fields (stripe.js) once they are on the page; null: the app's own fields. */
+  let collector: PaymentCollector | null = null;
+  const browserCollected = view.payment?.processor === "stripe";
 
   /** The order as the API takes it, or null while it is incomplete (nothing to price yet). */
   const order = computed<Record<string, unknown> | null>(() => {
@@ -319,7 +333,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     if (!t("firstName")) e.firstName = "Enter your first name.";
     if (!t("lastName")) e.lastName = "Enter your last name.";
     if (!EMAIL.test(t("email"))) e.email = "Enter a valid email address, like name@example.org.";
-    if (total.value !== 0) {
+    if (total.value !== 0 && !browserCollected) {
       if (method.value === "card") {
         const digits = t("cardNumber").replace(/[\s-]/g, "");
         if (!/^\d{12,19}$/.test(digits)) e.cardNumber = "Enter the card number (12 to 19 digits).";
@@ -352,7 +366,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     if ((view.options.country || view.options.billingAddress) && t("country")) address.country = t("country");
     if (Object.keys(address).length) donor.address = address;
     const body: Record<string, unknown> = { ...(order.value ?? {}), donor };
-    if (total.value !== 0) {
+    if (total.value !== 0 && !browserCollected) {
       if (method.value === "card") {
         const exp = parseExpiry(t("cardExp")) ?? { month: 0, year: 0 };
         body.paymentMethod = {
@@ -387,6 +401,14 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
   }
 
   let idempotencyKey = newKey();
+
+  async function post(url: string, body: string, key?: string) {
+    const headers: Record<string, string> = { "Content-Type": "application/json" };
+    if (key) headers["Idempotency-Key"] = key;
+    const res = await doFetch(url, { method: "POST", headers, body });
+    return { res, body: (await res.json()) as Record<string, unknown> };
+  }
+
   async function submit(): Promise<void> {
     if (status.value === "submitting") return;
     const found = validate();
@@ -398,15 +420,31 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
       return;
     }
     status.value = "submitting";
-    let res: Response;
-    let body: Record<string, unknown>;
+    const payload = checkoutBody();
+    if (browserCollected && total.value !== 0) {
+      const collected = collector
+        ? await collector.collect()
+        : { error: "The payment fields are still loading. Try again in a moment." };
+      if ("error" in collected) {
+        batch(() => {
+          status.value = "form";
+          errors.value = { ...errors.value, payment: collected.error };
+          formError.value = collected.error;
+        });
+        return;
+      }
+      payload.paymentMethod = { type: "token", token: collected.token };
+    }
+    let answer: { res: Response; body: Record<string, unknown> };
     try {
-      res = await doFetch(`${api}/checkout`, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", "Idempotency-Key": idempotencyKey },
-        body: JSON.stringify(checkoutBody()),
-      });
-      body = (await res.json()) as Record<string, unknown>;
+      answer = await post(`${api}/checkout`, JSON.stringify(payload), idempotencyKey);
+      // The donor's bank asks them to confirm (3-D Secure): then the server records what came of it.
+      if (answer.res.status === 202 && typeof answer.body.clientSecret === "string") {
+        const confirmed = collector ? await collector.confirm(answer.body.clientSecret) : { error: "" };
+        answer = await post(`${api}/checkout/${encodeURIComponent(String(answer.body.paymentID))}/complete`, "{}");
+        if (confirmed.error && answer.res.status === 202)
+          answer = { res: new Response(null, { status: 402 }), body: { error: confirmed.error } };
+      }
     } catch {
       batch(() => {
         status.value = "form";
@@ -415,6 +453,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
       });
       return;
     }
+    const { res, body } = answer;
     // A definitive answer ends this attempt; the next one is a new checkout.
     if (res.status !== 409 && res.status < 500) idempotencyKey = newKey();
     batch(() => {
@@ -433,6 +472,11 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
       }
     });
     if (res.status === 201 && receipt.value) env.onComplete?.(receipt.value);
+  }
+
+  /** The processor's fields say they are ready (or gone, with null). */
+  function setCollector(next: PaymentCollector | null): void {
+    collector = next;
   }
 
   /** Back from a decline: the card fields are cleared so the donor enters another one. */
@@ -494,6 +538,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     submit,
     retry,
     applyPromo,
+    setCollector,
   };
 }
 

@@ -1,5 +1,5 @@
 /**
- * The sandbox processor (contract 10): what a fresh install uses. It takes Stripe's test card numbers and
+ * The sandbox processor: what a fresh install uses. It takes Stripe's test card numbers and
  * test bank accounts, moves no money, and keeps to the same rules as a real processor: card data ends
  * here; callers get brand, last 4, expiry, fingerprint and an opaque token.
  *
@@ -28,11 +28,11 @@
  *   000111111116 pending, then fails with insufficient_funds. Other accounts: invalid_account.
  */
 import crypto from "node:crypto";
-import { randomBytesPooled } from "../ids.js";
-import type { Db } from "../store/database.js";
+import { randomBytesPooled } from "../../ids.js";
 import {
   type CardBrand,
   type ChargeInput,
+  type ChargeReference,
   type ChargeResult,
   type CreatePaymentMethodResult,
   type FailureCode,
@@ -45,13 +45,8 @@ import {
   type RefundResult,
   type SetupInput,
   type SetupResult,
-} from "./processor.js";
-
-/** What a processor remembers. `putIfAbsent` is atomic: the first writer wins and everyone gets its value. */
-export interface SandboxLedger {
-  get(key: string): Promise<string | undefined>;
-  putIfAbsent(key: string, value: string, ttlMs?: number): Promise<string>;
-}
+} from "../port.js";
+import { memoryLedger, type SandboxLedger } from "./ledger.js";
 
 export interface SandboxOptions {
   /** Signs tokens and payment ids and keys fingerprints; at least 16 characters. Keep it stable and secret. */
@@ -62,11 +57,6 @@ export interface SandboxOptions {
   now?: () => number;
   /** Default: in memory, per process. */
   ledger?: SandboxLedger;
-  /**
-   * The same ledger, writing in a caller's transaction (`ledger` must then be in that database too):
-   * enables `inTransaction` (see `PaymentProcessor.inTransaction`).
-   */
-  transactionLedger?: (trx: Db) => SandboxLedger;
 }
 
 type CardBehaviour =
@@ -139,6 +129,10 @@ export function failureMessage(code: FailureCode, type: "card" | "bank"): string
       return "Your bank needs you to confirm this payment. Please pay again while signed in to your bank.";
     case "invalid_payment_method":
       return "This payment method can't be used. Please enter your payment details again.";
+    case "incorrect_cvc":
+      return "Your card's security code is incorrect. Check it and try again.";
+    case "bank_account_unusable":
+      return "The bank refused this debit. Try another payment method.";
   }
 }
 
@@ -178,32 +172,6 @@ export function routingNumberValid(routing: string): boolean {
   const d = [...routing].map(Number);
   const sum = 3 * (d[0] + d[3] + d[6]) + 7 * (d[1] + d[4] + d[7]) + (d[2] + d[5] + d[8]);
   return sum % 10 === 0;
-}
-
-/** The default ledger: a Map with expiry, swept now and then. Per process. */
-export function memoryLedger(now: () => number = Date.now): SandboxLedger {
-  const entries = new Map<string, { value: string; expiresAt: number }>();
-  let writes = 0;
-  const live = (key: string) => {
-    const entry = entries.get(key);
-    if (entry && entry.expiresAt <= now()) {
-      entries.delete(key);
-      return undefined;
-    }
-    return entry;
-  };
-  return {
-    async get(key) {
-      return live(key)?.value;
-    },
-    async putIfAbsent(key, value, ttlMs) {
-      const existing = live(key);
-      if (existing) return existing.value;
-      entries.set(key, { value, expiresAt: ttlMs === undefined ? Number.POSITIVE_INFINITY : now() + ttlMs });
-      if (++writes % 1000 === 0) for (const k of [...entries.keys()]) live(k);
-      return value;
-    },
-  };
 }
 
 /** What a token says about its method (short keys keep tokens short). */
@@ -256,8 +224,9 @@ const randomId = () => randomBytesPooled(12).toString("base64url");
 
 export class SandboxProcessor implements PaymentProcessor {
   readonly name = "sandbox" as const;
+  readonly account = "sandbox";
   readonly livemode = false;
-  readonly tokenization = "server" as const;
+  readonly collection = "server" as const;
 
   private readonly tokenKey: Buffer;
   private readonly paymentKey: Buffer;
@@ -267,24 +236,7 @@ export class SandboxProcessor implements PaymentProcessor {
   private readonly now: () => number;
   private readonly ledger: SandboxLedger;
 
-  /** Present only with a `transactionLedger`: this processor, remembering in `trx`. */
-  readonly inTransaction?: (trx: Db) => PaymentProcessor;
-
-  constructor(opts: SandboxOptions);
-  /** The copy `inTransaction` makes: `copyOf`'s keys and clock, another ledger. */
-  constructor(opts: { copyOf: SandboxProcessor; ledger: SandboxLedger });
-  constructor(opts: SandboxOptions | { copyOf: SandboxProcessor; ledger: SandboxLedger }) {
-    if ("copyOf" in opts) {
-      const from = opts.copyOf;
-      this.tokenKey = from.tokenKey;
-      this.paymentKey = from.paymentKey;
-      this.fingerprintKey = from.fingerprintKey;
-      this.idKey = from.idKey;
-      this.bankSettleMs = from.bankSettleMs;
-      this.now = from.now;
-      this.ledger = opts.ledger;
-      return;
-    }
+  constructor(opts: SandboxOptions) {
     if (typeof opts.secret !== "string" || opts.secret.length < 16)
       throw new ProcessorError(
         "misconfigured",
@@ -303,9 +255,6 @@ export class SandboxProcessor implements PaymentProcessor {
     this.bankSettleMs = bankSettleMs;
     this.now = opts.now ?? Date.now;
     this.ledger = opts.ledger ?? memoryLedger(this.now);
-    const transactionLedger = opts.transactionLedger;
-    if (transactionLedger)
-      this.inTransaction = (trx) => new SandboxProcessor({ copyOf: this, ledger: transactionLedger(trx) });
   }
 
   async createPaymentMethod(input: PaymentMethodInput): Promise<CreatePaymentMethodResult> {
@@ -349,9 +298,10 @@ export class SandboxProcessor implements PaymentProcessor {
     return this.replay(stored, requestHash);
   }
 
-  async findCharge(idempotencyKey: string): Promise<ChargeResult | null> {
-    this.checkKey(idempotencyKey);
-    const stored = await this.ledger.get(`charge:${sha256(idempotencyKey)}`);
+  /** The ledger remembers every charge by its key (the sandbox never hands out an id before charging). */
+  async findCharge(ref: ChargeReference): Promise<ChargeResult | null> {
+    this.checkKey(ref.idempotencyKey);
+    const stored = await this.ledger.get(`charge:${sha256(ref.idempotencyKey)}`);
     return stored === undefined ? null : (JSON.parse(stored) as { r: ChargeResult }).r;
   }
 

@@ -1,0 +1,30 @@
+/**
+ * Every payment row has a `charge_key`: its idempotency key at the processor, unique, so each attempt is
+ * one row, ever. It also says what the payment belongs to:
+ *   `checkout:<paymentId>`                       a donor's checkout;
+ *   `sub:<subscriptionId>:<cycle>:<attempt>`     one attempt at one cycle of a recurring gift.
+ */
+
+export const CHECKOUT_CHARGE_PREFIX = "checkout:";
+const BILLING_CHARGE_PREFIX = "sub:";
+
+export type ChargeOrigin =
+  | { kind: "checkout" }
+  | { kind: "billing"; subscriptionId: string; cycle: number; attempt: number };
+
+export function checkoutChargeKey(paymentId: string): string {
+  return `${CHECKOUT_CHARGE_PREFIX}${paymentId}`;
+}
+
+/** The key of one attempt at one cycle. */
+export function billingChargeKey(subscriptionId: string, cycle: number, attempt: number): string {
+  return `${BILLING_CHARGE_PREFIX}${subscriptionId}:${cycle}:${attempt}`;
+}
+
+export function chargeOrigin(chargeKey: string): ChargeOrigin {
+  if (chargeKey.startsWith(BILLING_CHARGE_PREFIX)) {
+    const [, subscriptionId, cycle, attempt] = chargeKey.split(":");
+    return { kind: "billing", subscriptionId, cycle: Number(cycle), attempt: Number(attempt) };
+  }
+  return { kind: "checkout" };
+}

@@ -1,0 +1,69 @@
+import { formatDollars } from "../../shared/money.js";
+import type { AppDeps } from "../deps.js";
+import { ApiError } from "../errors.js";
+import type { Organization } from "../store/organizations.js";
+import { findPayment } from "../store/payments.js";
+import type { PaymentsTable } from "../store/schema.js";
+import { recordRefund } from "./transition.js";
+
+/**
+ * A refund asked for by the organization (the API, the command line): through the processor that made the
+ * payment, then recorded by the same transition a processor's own refund news goes through. The processor
+ * call carries a key made of the payment, what was refunded before and the amount, so a retry of a refund
+ * whose answer was lost is the same refund, never a second one.
+ */
+
+export interface RefundOutcome {
+  payment: PaymentsTable;
+  refund: { id: string; amountCents: number; status: "succeeded" | "pending" };
+}
+
+export async function refundPayment(
+  deps: AppDeps,
+  org: Organization,
+  paymentId: string,
+  request: { amountCents?: number; reason?: string },
+): Promise<RefundOutcome> {
+  const row = await findPayment(deps.store.db, paymentId);
+  if (!row || row.organization_id !== org.id || row.status === "PROCESSING")
+    throw new ApiError(404, "Payment not found");
+  const amount = Number(row.amount_cents);
+  const refunded = Number(row.refunded_cents);
+  if (row.status === "REFUNDED" || (row.status === "COMPLETED" && refunded >= amount))
+    throw new ApiError(409, "This payment is already fully refunded");
+  if (row.status !== "COMPLETED")
+    throw new ApiError(
+      409,
+      row.status === "PENDING"
+        ? "This payment has not cleared yet: it can be refunded once it is COMPLETED"
+        : "Only a completed payment can be refunded",
+    );
+  if (!row.processor_payment_id || row.processor === "none")
+    throw new ApiError(
+      409,
+      "Nothing was charged for this payment (a free order): there is nothing to refund",
+    );
+  const left = amount - refunded;
+  if (request.amountCents !== undefined && request.amountCents > left)
+    throw ApiError.validation([
+      `amount must be at most ${formatDollars(left)}, what is left of the payment (${formatDollars(refunded)} of ${formatDollars(amount)} is refunded already)`,
+    ]);
+
+  const processor = deps.processors.named(row.processor, org);
+  const result = await processor.refund({
+    processorPaymentId: row.processor_payment_id,
+    amountCents: request.amountCents ?? left,
+    idempotencyKey: `refund:${row.id}:${refunded}:${request.amountCents ?? "rest"}`,
+    ...(request.reason ? { reason: request.reason } : {}),
+  });
+  if (!result.ok) {
+    if (result.code === "invalid_amount") throw ApiError.validation([`amount: ${result.message}`]);
+    throw new ApiError(409, result.message);
+  }
+  const total = result.refundedTotalCents ?? refunded + result.amountCents;
+  const recorded = await deps.store.transact((trx) => recordRefund(trx, deps.now(), row.id, total));
+  return {
+    payment: recorded.row,
+    refund: { id: result.refundId, amountCents: result.amountCents, status: result.status },
+  };
+}

@@ -1,0 +1,265 @@
+import type { DisputeState, PaymentMethod } from "../processors/port.js";
+import { findContactIdByEmail } from "../store/contacts.js";
+import type { Db } from "../store/database.js";
+import { emitEvent } from "../store/events.js";
+import type { FormRecord } from "../store/forms.js";
+import { releaseItems } from "../store/inventory.js";
+import type { Organization } from "../store/organizations.js";
+import { insertPayment, paymentDetails, presentPayment } from "../store/payments.js";
+import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import { findSubscription } from "../store/subscriptions.js";
+import { chargeOrigin } from "./chargeKey.js";
+import { contactForPayment, emitContact } from "./donorContact.js";
+import { queueReceipt } from "./receipts.js";
+import {
+  afterRecurringCharge,
+  afterSettled,
+  type BillingEffect,
+  emitSubscription,
+  insertNewSubscription,
+} from "./subscriptionEffects.js";
+
+/**
+ * The one place a payment's outcome is recorded, whoever learned it: the checkout, recurring billing, the
+ * settlement worker, a processor's webhook, recovery after a crash, the donor's page back from 3-D Secure.
+ * Each call is one step in the caller's transaction and is idempotent: the status moves by a conditional
+ * update (PROCESSING → COMPLETED | PENDING | FAILED, PENDING → COMPLETED | FAILED), so an outcome
+ * recorded twice, or a stale one arriving late, changes nothing the second time.
+ *
+ * With the status move, in the same transaction: stock given back when a payment fails, the donor's
+ * contact (a checkout's), the recurring gift (subscriptionEffects.ts), the webhook event
+ * (`donation.created` when a payment is first recorded, `donation.updated` after), and the receipt when
+ * a payment completes.
+ */
+
+export type PaymentOutcome =
+  | {
+      to: "COMPLETED" | "PENDING";
+      processorPaymentId: string | null;
+      /** The reusable method, when the charge saved it (a recurring gift's first payment). */
+      savedMethod?: PaymentMethod | null;
+      /** The processor's customer the saved method belongs to. */
+      processorCustomer?: string | null;
+      /** Pending payments: what they wait for (kept in `failure_code`, shown to nobody but the API). */
+      awaiting?: string;
+    }
+  | { to: "FAILED"; processorPaymentId: string | null; code: string; message: string };
+
+/** What a checkout has at hand already: the form, its organization and the donor's email. */
+export interface LoadedCheckout {
+  form: FormRecord;
+  org: Organization;
+  email: string;
+}
+
+export interface Settled {
+  /** The payment as it stands now. */
+  row: PaymentsTable;
+  /** False when the payment had moved already (the outcome was recorded before, or is stale). */
+  changed: boolean;
+  /** The payment's recurring gift after the change. */
+  sub: SubscriptionsTable | null;
+  billing: BillingEffect;
+}
+
+const FROM: Record<PaymentOutcome["to"], readonly string[]> = {
+  COMPLETED: ["PROCESSING", "PENDING"],
+  PENDING: ["PROCESSING"],
+  FAILED: ["PROCESSING", "PENDING"],
+};
+
+/**
+ * Records `outcome` on the payment `id`, or inserts `row` with it (a checkout that needed no processor:
+ * a free order). Reads before it writes: run it in a write transaction (`Store.transact`, which on SQLite
+ * takes the write lock first), never in a deferred one.
+ */
+export async function settlePayment(
+  trx: Db,
+  nowMs: number,
+  target: { id: string } | { row: PaymentsTable },
+  outcome: PaymentOutcome,
+  loaded?: LoadedCheckout,
+): Promise<Settled> {
+  const nowIso = new Date(nowMs).toISOString();
+  const failed = outcome.to === "FAILED";
+  const fields = {
+    status: outcome.to,
+    failure_code: failed ? outcome.code : (outcome.awaiting ?? null),
+    failure_message: failed ? outcome.message : null,
+    updated_at: nowIso,
+  };
+  // A known donor's contact is linked by the same write that records the outcome.
+  const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
+
+  let before: string;
+  let row: PaymentsTable;
+  if ("row" in target) {
+    before = "PROCESSING";
+    row = {
+      ...target.row,
+      ...fields,
+      processor_payment_id: outcome.processorPaymentId,
+      contact_id: known,
+      created_at: nowIso,
+    };
+    await insertPayment(trx, row);
+  } else {
+    const current = await trx
+      .selectFrom("payments")
+      .select("status")
+      .where("id", "=", target.id)
+      .executeTakeFirst();
+    if (!current) throw new Error(`No payment ${target.id}`);
+    before = current.status;
+    const moved = FROM[outcome.to].includes(before)
+      ? await trx
+          .updateTable("payments")
+          .set({
+            ...fields,
+            ...(outcome.processorPaymentId !== null && { processor_payment_id: outcome.processorPaymentId }),
+            // A payment is listed from when it is first recorded: its `date` is that moment.
+            ...(before === "PROCESSING" && { created_at: nowIso }),
+            ...(before === "PROCESSING" && known !== null && { contact_id: known }),
+          })
+          .where("id", "=", target.id)
+          .where("status", "=", before)
+          .returningAll()
+          .executeTakeFirst()
+      : undefined;
+    if (!moved) return unchanged(trx, target.id);
+    row = moved;
+  }
+
+  const origin = chargeOrigin(row.charge_key);
+  const details = paymentDetails(row);
+  let effect: { sub: SubscriptionsTable | null; billing: BillingEffect } = {
+    sub: null,
+    billing: "untouched",
+  };
+
+  if (failed) await releaseItems(trx, row.form_id, details.hold);
+
+  if (before === "PROCESSING" && origin.kind === "checkout") {
+    // The donor's contact: matched by e-mail (declines are linked to a known donor, never make one).
+    const existing =
+      row.contact_id ?? (loaded ? null : await findContactIdByEmail(trx, row.organization_id, row.email));
+    const contact =
+      outcome.to === "FAILED"
+        ? existing
+          ? { id: existing, event: null }
+          : null
+        : await contactForPayment(trx, row, existing, details, nowMs);
+    if (contact && contact.id !== row.contact_id) row = { ...row, contact_id: contact.id };
+    const saved = outcome.to === "FAILED" ? null : outcome.savedMethod;
+    const sub =
+      outcome.to !== "FAILED" && row.frequency !== "ONE_TIME" && saved
+        ? await insertNewSubscription(trx, row, saved, outcome.processorCustomer ?? null, nowIso)
+        : null;
+    if (sub) row = { ...row, subscription_id: sub.id };
+    if (contact && (contact.id !== known || sub))
+      await trx
+        .updateTable("payments")
+        .set({ contact_id: row.contact_id, subscription_id: row.subscription_id })
+        .where("id", "=", row.id)
+        .execute();
+    // Events in this order: the donor, the gift, the payment.
+    if (contact?.event) await emitContact(trx, contact.id, contact.event, nowMs);
+    if (sub) {
+      await emitSubscription(trx, "subscription.created", sub, nowMs);
+      effect = { sub, billing: "untouched" };
+    }
+  } else if (before === "PROCESSING" && origin.kind === "billing") {
+    effect = await afterRecurringCharge(trx, row, origin, nowMs);
+  } else if (before === "PENDING") {
+    effect = await afterSettled(trx, row, origin, nowMs);
+  }
+
+  const type = before === "PROCESSING" ? "donation.created" : "donation.updated";
+  await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs);
+  if (row.status === "COMPLETED") {
+    const sub =
+      effect.sub ??
+      (row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null);
+    effect = { ...effect, sub };
+    await queueReceipt(trx, row, sub, nowMs, loaded);
+  }
+  return { row, changed: true, ...effect };
+}
+
+async function unchanged(trx: Db, id: string): Promise<Settled> {
+  const row = await trx.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+  const sub = row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null;
+  return { row, changed: false, sub, billing: "untouched" };
+}
+
+/**
+ * Records that `refundedTotalCents` of the payment have been refunded (however the refund was made: the
+ * API, the command line, the processor's dashboard). Takes totals, not increments, so a refund heard of
+ * twice is counted once; only the processor's own report (`exact`) may lower it (a refund that failed).
+ * A payment refunded in full is REFUNDED and gives back the stock it held.
+ */
+export async function recordRefund(
+  trx: Db,
+  nowMs: number,
+  paymentId: string,
+  refundedTotalCents: number,
+  opts: { exact?: boolean } = {},
+): Promise<{ row: PaymentsTable; changed: boolean }> {
+  const nowIso = new Date(nowMs).toISOString();
+  const current = await trx.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirst();
+  if (!current) throw new Error(`No payment ${paymentId}`);
+  const amount = Number(current.amount_cents);
+  const before = Number(current.refunded_cents);
+  const total = Math.max(0, Math.min(refundedTotalCents, amount));
+  const refundable = current.status === "COMPLETED" || current.status === "REFUNDED";
+  if (!refundable || total === before || (total < before && !opts.exact))
+    return { row: current, changed: false };
+  const full = total >= amount;
+  const row = await trx
+    .updateTable("payments")
+    .set({ refunded_cents: total, status: full ? "REFUNDED" : "COMPLETED", updated_at: nowIso })
+    .where("id", "=", paymentId)
+    .where("refunded_cents", "=", before)
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) return { row: current, changed: false };
+  if (full && current.status !== "REFUNDED") await releaseItems(trx, row.form_id, paymentDetails(row).hold);
+  await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
+  return { row, changed: true };
+}
+
+/** A dispute as a payment keeps it: the processor's report, and when it last changed. */
+export interface PaymentDispute extends DisputeState {
+  updatedAt: string;
+}
+
+/** Records the latest state of a dispute on its payment; a repeat of the same state changes nothing. */
+export async function recordDispute(
+  trx: Db,
+  nowMs: number,
+  paymentId: string,
+  reported: DisputeState,
+): Promise<{ row: PaymentsTable; changed: boolean }> {
+  const dispute: PaymentDispute = { ...reported, updatedAt: new Date(nowMs).toISOString() };
+  const current = await trx.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirst();
+  if (!current) throw new Error(`No payment ${paymentId}`);
+  const before = current.dispute ? (JSON.parse(current.dispute) as PaymentDispute) : null;
+  const next: PaymentDispute =
+    before?.id === dispute.id ? { ...dispute, createdAt: before.createdAt } : dispute;
+  if (
+    before &&
+    before.id === next.id &&
+    before.status === next.status &&
+    before.fundsWithdrawn === next.fundsWithdrawn &&
+    before.amountCents === next.amountCents
+  )
+    return { row: current, changed: false };
+  const row = await trx
+    .updateTable("payments")
+    .set({ dispute: JSON.stringify(next), updated_at: new Date(nowMs).toISOString() })
+    .where("id", "=", paymentId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
+  return { row, changed: true };
+}

@@ -1,0 +1,38 @@
+import Stripe from "stripe";
+import { ProcessorError } from "../port.js";
+
+/**
+ * The official `stripe` package, set up once per organization's key. `STRIPE_API_URL` points it at a local
+ * stand-in (tests, a developer's emulator) through the package's own host/port/protocol options; it is
+ * refused with live keys, so real money never goes anywhere but Stripe.
+ */
+
+/** The API version every request, and the webhook endpoints made here, use: the package's own. */
+export const STRIPE_API_VERSION = Stripe.API_VERSION;
+
+export function isLiveKey(key: string): boolean {
+  return /^(sk|rk|pk)_live_/.test(key);
+}
+
+export function stripeClient(secretKey: string, apiUrl: string | undefined): Stripe {
+  const config: Stripe.StripeConfig = {
+    // Network errors and 5xx answers are retried with the same idempotency key: a lost answer is
+    // replayed, never charged again.
+    maxNetworkRetries: 2,
+    timeout: 30_000,
+    telemetry: false,
+    appInfo: { name: "Almoner" },
+  };
+  if (apiUrl) {
+    if (isLiveKey(secretKey))
+      throw new ProcessorError(
+        "misconfigured",
+        "STRIPE_API_URL is for test keys only; live keys always go to Stripe",
+      );
+    const url = new URL(apiUrl);
+    config.host = url.hostname;
+    config.protocol = url.protocol === "http:" ? "http" : "https";
+    config.port = Number(url.port || (url.protocol === "http:" ? 80 : 443));
+  }
+  return new Stripe(secretKey, config);
+}

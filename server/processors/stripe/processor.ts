@@ -1,0 +1,585 @@
+import type Stripe from "stripe";
+import type { StripeConnection } from "../../store/organizations.js";
+import type {
+  CardBrand,
+  ChargeHooks,
+  ChargeInput,
+  ChargeReference,
+  ChargeResult,
+  CreatePaymentMethodResult,
+  CustomerInput,
+  DisputeState,
+  FailureCode,
+  IncomingEvent,
+  PaymentLookup,
+  PaymentMethod,
+  PaymentProcessor,
+  ProcessorEvent,
+  RefundInput,
+  RefundResult,
+  SetupInput,
+  SetupResult,
+  Wallet,
+} from "../port.js";
+import { ProcessorError } from "../port.js";
+import { stripeClient } from "./client.js";
+import type { StripeSecrets } from "./connection.js";
+import { eventSubject, verifyStripeEvent } from "./events.js";
+
+/**
+ * An organization's own Stripe account behind the processor port. Card and bank details never reach us:
+ * Stripe.js in the donor's browser makes a ConfirmationToken (`ctoken_…`), whose `payment_method_preview`
+ * gives brand, last 4 and fingerprint. A charge is a PaymentIntent made in two calls, each with its own
+ * idempotency key derived from the payment's (`<key>:create`, `<key>:confirm`): created first and its id
+ * handed to `hooks.created` (the caller stores it), then confirmed. An answer lost on the way is asked
+ * again with the same key and Stripe replays it; a crash is reconciled by the stored id.
+ */
+
+const KNOWN_BRANDS: ReadonlySet<string> = new Set(["visa", "mastercard", "amex", "discover"]);
+const WALLETS: ReadonlySet<string> = new Set(["apple_pay", "google_pay", "link"]);
+
+function brandOf(brand: string | null | undefined): CardBrand {
+  return brand && KNOWN_BRANDS.has(brand) ? (brand as CardBrand) : "unknown";
+}
+
+function walletOf(wallet: { type?: string } | null | undefined): Wallet | undefined {
+  return wallet?.type && WALLETS.has(wallet.type) ? (wallet.type as Wallet) : undefined;
+}
+
+interface CardLike {
+  brand?: string | null;
+  last4?: string | null;
+  exp_month?: number | null;
+  exp_year?: number | null;
+  fingerprint?: string | null;
+  wallet?: { type?: string } | null;
+}
+
+interface BankLike {
+  last4?: string | null;
+  fingerprint?: string | null;
+}
+
+/** What a PaymentMethod, or a ConfirmationToken's preview of one, says that we may keep. */
+function describeMethod(
+  token: string,
+  source: { type: string; card?: CardLike | null; us_bank_account?: BankLike | null },
+  reusable: boolean,
+): PaymentMethod | null {
+  if (source.type === "card" && source.card) {
+    const c = source.card;
+    const method: PaymentMethod = {
+      token,
+      type: "card",
+      brand: brandOf(c.brand),
+      last4: c.last4 ?? "",
+      fingerprint: c.fingerprint ?? `stripe:${token}`,
+      reusable,
+    };
+    if (c.exp_month) method.expMonth = c.exp_month;
+    if (c.exp_year) method.expYear = c.exp_year;
+    const wallet = walletOf(c.wallet);
+    if (wallet) method.wallet = wallet;
+    return method;
+  }
+  if (source.type === "us_bank_account" && source.us_bank_account) {
+    const b = source.us_bank_account;
+    return {
+      token,
+      type: "bank",
+      last4: b.last4 ?? "",
+      fingerprint: b.fingerprint ?? `stripe:${token}`,
+      reusable,
+    };
+  }
+  if (source.type === "link")
+    // Link pays with a card or bank account kept by Link; its fingerprint is the Link method's own.
+    return {
+      token,
+      type: "card",
+      brand: "unknown",
+      last4: "",
+      fingerprint: `stripe:${token}`,
+      reusable,
+      wallet: "link",
+    };
+  return null;
+}
+
+/** Stripe's decline and error codes as ours. */
+export function failureCodeOf(code: string | null | undefined, declineCode?: string | null): FailureCode {
+  const c = declineCode && declineCode !== "generic_decline" ? declineCode : code;
+  switch (c) {
+    case "insufficient_funds":
+      return "insufficient_funds";
+    case "expired_card":
+      return "expired_card";
+    case "incorrect_cvc":
+    case "invalid_cvc":
+      return "incorrect_cvc";
+    case "processing_error":
+    case "try_again_later":
+      return "processing_error";
+    case "authentication_required":
+    case "payment_intent_authentication_failure":
+    case "setup_intent_authentication_failure":
+      return "authentication_required";
+    case "account_closed":
+    case "no_account":
+    case "account_frozen":
+    case "bank_account_restricted":
+    case "debit_not_authorized":
+    case "bank_account_unusable":
+    case "invalid_account_number":
+      return "bank_account_unusable";
+    case "payment_method_unexpected_state":
+    case "payment_method_not_available":
+      return "invalid_payment_method";
+    default:
+      return "card_declined";
+  }
+}
+
+const DEFAULT_FAILURE = "The payment was declined. Try another payment method.";
+
+function isStripeError(err: unknown): err is Stripe.errors.StripeError {
+  return err instanceof Error && typeof (err as { type?: unknown }).type === "string" && "rawType" in err;
+}
+
+/** An error that is not a decline: a caller's mistake or an outage. Never carries card data. */
+function processorError(err: unknown): ProcessorError {
+  if (err instanceof ProcessorError) return err;
+  if (!isStripeError(err)) return new ProcessorError("unavailable", "Stripe could not be reached");
+  switch (err.type) {
+    case "StripeIdempotencyError":
+      return new ProcessorError("idempotency_key_reused", err.message);
+    case "StripeAuthenticationError":
+    case "StripePermissionError":
+      return new ProcessorError(
+        "misconfigured",
+        `Stripe refused the organization's key: ${err.message} (reconnect with org stripe)`,
+      );
+    case "StripeInvalidRequestError":
+      return new ProcessorError("invalid_request", err.message);
+    default:
+      return new ProcessorError("unavailable", `Stripe could not be reached: ${err.message}`);
+  }
+}
+
+function notFound(err: unknown): boolean {
+  return isStripeError(err) && (err.statusCode === 404 || err.code === "resource_missing");
+}
+
+export class StripeProcessor implements PaymentProcessor {
+  readonly name = "stripe" as const;
+  readonly collection = "browser" as const;
+  readonly livemode: boolean;
+  readonly account: string;
+  private readonly client: Stripe;
+  private readonly currency: string;
+
+  constructor(
+    private readonly connection: StripeConnection,
+    private readonly secrets: StripeSecrets,
+    opts: { apiUrl: string | undefined; client?: Stripe },
+  ) {
+    this.livemode = connection.mode === "live";
+    this.account = connection.accountId;
+    this.currency = connection.currency || "usd";
+    this.client = opts.client ?? stripeClient(secrets.secretKey, opts.apiUrl);
+  }
+
+  async createPaymentMethod(): Promise<CreatePaymentMethodResult> {
+    return {
+      ok: false,
+      code: "unsupported",
+      message:
+        "card and bank details are entered in Stripe's own fields on the page; send the confirmation token Stripe.js made ({ type: 'token', token: 'ctoken_…' })",
+    };
+  }
+
+  async retrievePaymentMethod(token: string): Promise<PaymentMethod | null> {
+    try {
+      if (token.startsWith("ctoken_")) {
+        const ct = await this.client.confirmationTokens.retrieve(token);
+        const preview = ct.payment_method_preview;
+        if (!preview || (ct.expires_at && ct.expires_at * 1000 <= Date.now())) return null;
+        return describeMethod(token, preview, false);
+      }
+      if (token.startsWith("pm_")) {
+        const pm = await this.client.paymentMethods.retrieve(token);
+        return describeMethod(token, pm, pm.customer !== null);
+      }
+      return null;
+    } catch (err) {
+      if (notFound(err) || (isStripeError(err) && err.type === "StripeInvalidRequestError")) return null;
+      throw processorError(err);
+    }
+  }
+
+  async createCustomer(input: CustomerInput): Promise<string> {
+    try {
+      const customer = await this.client.customers.create(
+        { email: input.email, name: input.name, metadata: input.metadata ?? {} },
+        { idempotencyKey: input.idempotencyKey },
+      );
+      return customer.id;
+    } catch (err) {
+      throw processorError(err);
+    }
+  }
+
+  async setupForFutureUse(input: SetupInput): Promise<SetupResult> {
+    const withToken = input.paymentMethod.startsWith("ctoken_");
+    try {
+      const si = await this.client.setupIntents.create(
+        {
+          confirm: true,
+          usage: "off_session",
+          ...(input.customer && { customer: input.customer }),
+          ...(withToken
+            ? { confirmation_token: input.paymentMethod }
+            : { payment_method: input.paymentMethod }),
+          ...(input.returnUrl && { return_url: input.returnUrl }),
+          automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+          expand: ["payment_method"],
+        },
+        input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : undefined,
+      );
+      return this.setupResult(si);
+    } catch (err) {
+      if (isStripeError(err) && err.type === "StripeCardError") {
+        const code = failureCodeOf(err.code, err.decline_code);
+        return { status: "failed", failureCode: code, failureMessage: err.message || DEFAULT_FAILURE };
+      }
+      throw processorError(err);
+    }
+  }
+
+  /** A SetupIntent the donor confirmed in the browser (3-D Secure), as it stands now. */
+  async retrieveSetup(setupId: string): Promise<SetupResult | null> {
+    try {
+      return this.setupResult(
+        await this.client.setupIntents.retrieve(setupId, { expand: ["payment_method"] }),
+      );
+    } catch (err) {
+      if (notFound(err)) return null;
+      throw processorError(err);
+    }
+  }
+
+  private setupResult(si: Stripe.SetupIntent): SetupResult {
+    if (si.status === "succeeded") {
+      const pm = si.payment_method;
+      const method = pm && typeof pm !== "string" ? describeMethod(pm.id, pm, true) : null;
+      if (method) return { status: "succeeded", method };
+    }
+    if (si.status === "requires_action" && si.client_secret)
+      return { status: "requires_action", setupId: si.id, clientSecret: si.client_secret };
+    const error = si.last_setup_error;
+    return {
+      status: "failed",
+      failureCode: failureCodeOf(error?.code, error?.decline_code),
+      failureMessage: error?.message ?? "This payment method could not be saved. Try another one.",
+    };
+  }
+
+  async charge(input: ChargeInput, hooks: ChargeHooks = {}): Promise<ChargeResult> {
+    this.checkCharge(input);
+    const withToken = input.paymentMethod.startsWith("ctoken_");
+    let intent: Stripe.PaymentIntent;
+    try {
+      intent = await this.client.paymentIntents.create(
+        {
+          amount: input.amountCents,
+          currency: this.currency,
+          description: input.description,
+          metadata: input.metadata ?? {},
+          ...(input.customer && { customer: input.customer }),
+          ...(!withToken && { payment_method: input.paymentMethod }),
+          ...(input.saveForFutureUse && !input.offSession && { setup_future_usage: "off_session" }),
+          ...(input.statementDescriptorSuffix && {
+            statement_descriptor_suffix: input.statementDescriptorSuffix,
+          }),
+          automatic_payment_methods: {
+            enabled: true,
+            ...(input.returnUrl ? {} : { allow_redirects: "never" }),
+          },
+        },
+        { idempotencyKey: `${input.idempotencyKey}:create` },
+      );
+    } catch (err) {
+      throw processorError(err);
+    }
+    // Stored before any money can move: from here on a crash is reconciled by this id.
+    await hooks.created?.(intent.id);
+    try {
+      intent = await this.client.paymentIntents.confirm(
+        intent.id,
+        {
+          ...(withToken
+            ? { confirmation_token: input.paymentMethod }
+            : { payment_method: input.paymentMethod }),
+          ...(input.offSession
+            ? { off_session: true }
+            : input.returnUrl
+              ? { return_url: input.returnUrl }
+              : {}),
+          expand: ["payment_method"],
+        },
+        { idempotencyKey: `${input.idempotencyKey}:confirm` },
+      );
+    } catch (err) {
+      if (isStripeError(err) && err.type === "StripeCardError") return this.declined(err, intent.id);
+      throw processorError(err);
+    }
+    return this.chargeResult(intent);
+  }
+
+  private checkCharge(input: ChargeInput): void {
+    if (!Number.isSafeInteger(input.amountCents) || input.amountCents <= 0)
+      throw new ProcessorError("invalid_request", "amountCents must be a positive integer");
+    if (input.currency.toLowerCase() !== this.currency)
+      throw new ProcessorError(
+        "invalid_request",
+        `The Stripe account charges in ${this.currency.toUpperCase()}, not ${input.currency}`,
+      );
+    if (
+      typeof input.idempotencyKey !== "string" ||
+      !input.idempotencyKey ||
+      input.idempotencyKey.length > 200
+    )
+      throw new ProcessorError("invalid_request", "idempotencyKey must be 1 to 200 characters");
+  }
+
+  /** A 402 from confirm: the PaymentIntent inside tells what happened. */
+  private declined(err: Stripe.errors.StripeError, intentId: string): ChargeResult {
+    const pi = err.payment_intent;
+    const pm = pi?.payment_method;
+    const method = pm && typeof pm !== "string" ? describeMethod(pm.id, pm, pm.customer !== null) : null;
+    const code = failureCodeOf(err.code, err.decline_code);
+    return {
+      status: "failed",
+      processorPaymentId: pi?.id ?? intentId,
+      method,
+      failureCode: code,
+      failureMessage: err.message || DEFAULT_FAILURE,
+      ...(code === "authentication_required" && pi?.client_secret && { clientSecret: pi.client_secret }),
+    };
+  }
+
+  private methodOf(intent: Stripe.PaymentIntent): PaymentMethod | null {
+    const pm = intent.payment_method;
+    if (!pm || typeof pm === "string") return null;
+    return describeMethod(pm.id, pm, pm.customer !== null);
+  }
+
+  private chargeResult(intent: Stripe.PaymentIntent): ChargeResult {
+    const method = this.methodOf(intent) ?? {
+      token: typeof intent.payment_method === "string" ? intent.payment_method : intent.id,
+      type: "card",
+      last4: "",
+      fingerprint: `stripe:${intent.id}`,
+      reusable: false,
+    };
+    const saved = intent.setup_future_usage && method.reusable ? { savedMethod: method } : {};
+    switch (intent.status) {
+      case "succeeded":
+        return { status: "succeeded", processorPaymentId: intent.id, method, ...saved };
+      case "processing":
+        return {
+          status: "pending",
+          pendingReason: "processing",
+          processorPaymentId: intent.id,
+          method,
+          ...saved,
+        };
+      case "requires_action":
+        if (intent.next_action?.type === "verify_with_microdeposits")
+          return {
+            status: "pending",
+            pendingReason: "verify_microdeposits",
+            processorPaymentId: intent.id,
+            method,
+            ...saved,
+          };
+        return {
+          status: "requires_action",
+          processorPaymentId: intent.id,
+          method,
+          clientSecret: intent.client_secret ?? "",
+        };
+      default: {
+        const error = intent.last_payment_error;
+        return {
+          status: "failed",
+          processorPaymentId: intent.id,
+          method,
+          failureCode: error ? failureCodeOf(error.code, error.decline_code) : "processing_error",
+          failureMessage: error?.message ?? DEFAULT_FAILURE,
+        };
+      }
+    }
+  }
+
+  /** A charge is found by the id stored before it was confirmed; without one, nothing was confirmed. */
+  async findCharge(ref: ChargeReference): Promise<ChargeResult | null> {
+    if (!ref.processorPaymentId) return null;
+    let intent: Stripe.PaymentIntent;
+    try {
+      intent = await this.client.paymentIntents.retrieve(ref.processorPaymentId, {
+        expand: ["payment_method"],
+      });
+    } catch (err) {
+      if (notFound(err)) return null;
+      throw processorError(err);
+    }
+    // Made but never confirmed: no money moved.
+    if (
+      intent.status === "requires_confirmation" ||
+      (intent.status === "requires_payment_method" && !intent.last_payment_error) ||
+      (intent.status === "canceled" && !intent.last_payment_error)
+    )
+      return null;
+    return this.chargeResult(intent);
+  }
+
+  async retrievePayment(processorPaymentId: string): Promise<PaymentLookup | null> {
+    let intent: Stripe.PaymentIntent;
+    try {
+      intent = await this.client.paymentIntents.retrieve(processorPaymentId, {
+        expand: ["payment_method", "latest_charge"],
+      });
+    } catch (err) {
+      if (notFound(err)) return null;
+      throw processorError(err);
+    }
+    return this.lookupOf(intent);
+  }
+
+  /** A PaymentIntent (retrieved, or from a webhook) as the port's lookup. */
+  lookupOf(intent: Stripe.PaymentIntent): PaymentLookup {
+    const result = this.chargeResult(intent);
+    const charge =
+      intent.latest_charge && typeof intent.latest_charge !== "string" ? intent.latest_charge : null;
+    const lookup: PaymentLookup = {
+      processorPaymentId: intent.id,
+      status: result.status,
+      amountCents: intent.amount,
+      currency: "USD",
+      refundedCents: charge?.amount_refunded ?? 0,
+      createdAt: intent.created * 1000,
+    };
+    if (result.method) lookup.method = result.method;
+    if (result.status === "pending" && result.pendingReason) lookup.pendingReason = result.pendingReason;
+    if ((result.status === "succeeded" || result.status === "pending") && result.savedMethod)
+      lookup.savedMethod = result.savedMethod;
+    if (result.status === "requires_action") lookup.clientSecret = result.clientSecret;
+    if (result.status === "failed") {
+      lookup.failureCode = result.failureCode;
+      lookup.failureMessage = result.failureMessage;
+    }
+    return lookup;
+  }
+
+  async cancelPayment(processorPaymentId: string): Promise<boolean> {
+    try {
+      const intent = await this.client.paymentIntents.cancel(processorPaymentId);
+      return intent.status === "canceled";
+    } catch (err) {
+      // Already succeeded (or processing): it can no longer be cancelled.
+      if (isStripeError(err) && err.type === "StripeInvalidRequestError") return false;
+      throw processorError(err);
+    }
+  }
+
+  async refund(input: RefundInput): Promise<RefundResult> {
+    try {
+      const refund = await this.client.refunds.create(
+        {
+          payment_intent: input.processorPaymentId,
+          ...(input.amountCents !== undefined && { amount: input.amountCents }),
+          ...(input.reason && { metadata: { reason: input.reason.slice(0, 500) } }),
+        },
+        input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : undefined,
+      );
+      if (refund.status === "failed" || refund.status === "canceled")
+        return {
+          ok: false,
+          code: "not_refundable",
+          message: `Stripe could not make this refund (${refund.failure_reason ?? refund.status}).`,
+        };
+      const charge =
+        refund.charge && typeof refund.charge === "string"
+          ? await this.client.charges.retrieve(refund.charge).catch(() => null)
+          : null;
+      return {
+        ok: true,
+        refundId: refund.id,
+        amountCents: refund.amount,
+        refundedTotalCents: charge?.amount_refunded ?? -1,
+        status: refund.status === "succeeded" ? "succeeded" : "pending",
+      };
+    } catch (err) {
+      if (notFound(err))
+        return { ok: false, code: "unknown_payment", message: "Stripe does not know this payment." };
+      if (isStripeError(err) && err.type === "StripeInvalidRequestError") {
+        if (err.code === "charge_already_refunded")
+          return { ok: false, code: "not_refundable", message: "This payment is already fully refunded." };
+        if (err.code === "amount_too_large" || err.param === "amount")
+          return {
+            ok: false,
+            code: "invalid_amount",
+            message: "The refund amount is more than what is left of the payment.",
+          };
+        return { ok: false, code: "not_refundable", message: err.message };
+      }
+      throw processorError(err);
+    }
+  }
+
+  verifyEvent(rawBody: string, signature: string | undefined): IncomingEvent {
+    return verifyStripeEvent(this.client, rawBody, signature, this.secrets.webhookSecret);
+  }
+
+  async resolveEvent(event: IncomingEvent): Promise<ProcessorEvent> {
+    const subject = eventSubject(event);
+    try {
+      if ((subject === "payment" || subject === "refunds") && event.processorPaymentId) {
+        const lookup = await this.retrievePayment(event.processorPaymentId);
+        return lookup ? { kind: "payment", lookup } : { kind: "ignored" };
+      }
+      if (subject === "dispute" && event.processorPaymentId) {
+        const dispute = await this.client.disputes.retrieve(event.objectId);
+        return {
+          kind: "dispute",
+          processorPaymentId: event.processorPaymentId,
+          dispute: disputeState(dispute),
+        };
+      }
+      if (subject === "setup") {
+        const si = await this.client.setupIntents.retrieve(event.objectId, { expand: ["payment_method"] });
+        return { kind: "setup", setupId: si.id, result: this.setupResult(si), metadata: si.metadata ?? {} };
+      }
+    } catch (err) {
+      if (notFound(err)) return { kind: "ignored" };
+      throw processorError(err);
+    }
+    return { kind: "ignored" };
+  }
+}
+
+/** Funds are out of the balance while a dispute is open or lost (Stripe withdraws them when it opens). */
+function disputeState(d: Stripe.Dispute): DisputeState {
+  const iso = (s: number) => new Date(s * 1000).toISOString();
+  const reinstated = d.status === "won" || d.status === "warning_closed";
+  const warning = d.status.startsWith("warning_");
+  return {
+    id: d.id,
+    status: d.status,
+    reason: d.reason,
+    amountCents: d.amount,
+    fundsWithdrawn: !reinstated && !warning,
+    createdAt: iso(d.created),
+  };
+}

@@ -1,0 +1,87 @@
+import { effect } from "@preact/signals";
+import type { Checkout } from "./store.js";
+
+/**
+ * Where a processor's own fields go (Stripe's Payment Element and wallet buttons): the module that drives
+ * them is loaded only for forms of organizations on Stripe, after the page is up (stripe.js, built on its
+ * own), and talks to the checkout only through the `PaymentHost` below. Nothing of Stripe is in app.js.
+ */
+
+export interface PaymentHost {
+  publishableKey: string;
+  /** Where Stripe.js comes from when not from Stripe (a stand-in in tests). */
+  jsUrl?: string;
+  containers: { express: HTMLElement; payment: HTMLElement };
+  /** What to charge, in cents, and whether the method is saved for later charges; null: nothing chosen yet. */
+  order(): { amountCents: number; recurring: boolean } | null;
+  /** Calls `listener` whenever `order()` may have changed; returns a function that stops it. */
+  onOrderChange(listener: () => void): () => void;
+  donor(): { name: string; email: string };
+  setCollector: Checkout["setCollector"];
+  /** A wallet button was pressed: checks the rest of the form; false (with the problems shown) if not ready. */
+  ready(): boolean;
+  submit(): Promise<void>;
+  setError(message: string | null): void;
+}
+
+export interface PaymentModule {
+  mountStripe(host: PaymentHost): () => void;
+}
+
+/** Loads the payment module and mounts the processor's fields; the returned function takes them away. */
+export function attachPaymentFields(
+  c: Checkout,
+  containers: PaymentHost["containers"],
+): () => void {
+  const payment = c.view.payment;
+  if (payment?.processor !== "stripe") return () => {};
+  let detach: (() => void) | undefined;
+  let gone = false;
+  const host: PaymentHost = {
+    publishableKey: payment.publishableKey,
+    ...(payment.jsUrl ? { jsUrl: payment.jsUrl } : {}),
+    containers,
+    order() {
+      const total = c.total.value;
+      if (!c.order.value || total === null || total <= 0) return null;
+      return { amountCents: Math.round(total * 100), recurring: c.frequency.value !== "ONE_TIME" };
+    },
+    onOrderChange(listener) {
+      return effect(() => {
+        void c.total.value;
+        void c.frequency.value;
+        listener();
+      });
+    },
+    donor() {
+      const t = c.text;
+      return {
+        name: `${t.firstName.value.trim()} ${t.lastName.value.trim()}`.trim(),
+        email: t.email.value.trim(),
+      };
+    },
+    setCollector: c.setCollector,
+    ready() {
+      const found = c.validate();
+      c.errors.value = found;
+      const n = Object.keys(found).length;
+      c.formError.value = n ? `Please fix ${n === 1 ? "1 field" : `${n} fields`} first: each one says what is missing.` : null;
+      return n === 0;
+    },
+    submit: c.submit,
+    setError(message) {
+      const { payment: _, ...rest } = c.errors.value;
+      c.errors.value = message ? { ...rest, payment: message } : rest;
+    },
+  };
+  import(/* @vite-ignore */ payment.module)
+    .then((m: PaymentModule) => {
+      if (!gone) detach = m.mountStripe(host);
+    })
+    .catch(() => host.setError("The payment fields could not be loaded. Check your connection and reload the page."));
+  return () => {
+    gone = true;
+    detach?.();
+    c.setCollector(null);
+  };
+}

@@ -1,0 +1,132 @@
+import type {
+  Stripe,
+  StripeElements,
+  StripeExpressCheckoutElement,
+  StripeExpressCheckoutElementReadyEvent,
+  StripePaymentElement,
+} from "@stripe/stripe-js";
+import { loadStripe } from "@stripe/stripe-js/pure";
+import type { PaymentHost } from "../app/paymentFields.js";
+
+/**
+ * Stripe's fields in the checkout (dist/widget/stripe.js, loaded only for forms of organizations on
+ * Stripe, after the page is up). Stripe.js comes from Stripe (or, in tests, a stand-in named by the page);
+ * the Payment Element (card, US bank account, Link) is created in deferred mode from the order's total and
+ * follows it as it changes; above it the Express Checkout Element offers Apple Pay and Google Pay where
+ * the browser has them, and the Payment Element's own wallet buttons are hidden. Inside an iframe only
+ * methods that need no redirect are offered. The checkout gets a ConfirmationToken, never card data.
+ */
+
+/** Methods that finish on the page itself (an iframe cannot follow a redirect). */
+const NO_REDIRECT_METHODS = ["card", "us_bank_account", "link"];
+
+function framed(): boolean {
+  try {
+    return window.self !== window.top;
+  } catch {
+    return true;
+  }
+}
+
+/** A script tag for a Stripe.js that is not at Stripe's address (tests): `loadStripe` then finds `window.Stripe`. */
+function loadScript(src: string): Promise<void> {
+  if ((window as { Stripe?: unknown }).Stripe) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = src;
+    script.onload = () => resolve();
+    script.onerror = () => reject(new Error("Stripe.js could not be loaded"));
+    document.head.appendChild(script);
+  });
+}
+
+function message(error: { message?: string } | undefined, fallback: string): string {
+  return error?.message || fallback;
+}
+
+export function mountStripe(host: PaymentHost): () => void {
+  let stopped = false;
+  let stripe: Stripe | null = null;
+  let elements: StripeElements | null = null;
+  let payment: StripePaymentElement | null = null;
+  let express: StripeExpressCheckoutElement | null = null;
+  let stopWatching: (() => void) | undefined;
+
+  const options = () => {
+    const order = host.order();
+    return {
+      amount: order?.amountCents ?? 100,
+      setupFutureUsage: order?.recurring ? ("off_session" as const) : null,
+    };
+  };
+
+  async function start(): Promise<void> {
+    if (host.jsUrl) await loadScript(host.jsUrl);
+    stripe = await loadStripe(host.publishableKey);
+    if (!stripe || stopped) return;
+    const { amount, setupFutureUsage } = options();
+    elements = stripe.elements({
+      mode: "payment",
+      amount,
+      currency: "usd",
+      ...(setupFutureUsage ? { setupFutureUsage } : {}),
+      ...(framed() ? { paymentMethodTypes: NO_REDIRECT_METHODS } : {}),
+      appearance: { theme: "stripe" },
+    });
+    payment = elements.create("payment", {
+      layout: "tabs",
+      wallets: { applePay: "never", googlePay: "never" },
+    });
+    payment.mount(host.containers.payment);
+    payment.on("change", () => host.setError(null));
+
+    express = elements.create("expressCheckout", { buttonType: { applePay: "donate", googlePay: "donate" } });
+    express.mount(host.containers.express);
+    express.on("ready", (event: StripeExpressCheckoutElementReadyEvent) => {
+      // No wallet in this browser: the space goes back to the form.
+      if (!event.availablePaymentMethods) host.containers.express.hidden = true;
+    });
+    express.on("click", (event) => {
+      if (host.ready()) event.resolve({ emailRequired: false });
+    });
+    express.on("confirm", () => void host.submit());
+
+    // The fields follow the order: amount, and whether the method is kept for later charges.
+    stopWatching = host.onOrderChange(() => {
+      const next = options();
+      elements?.update({ amount: next.amount, setupFutureUsage: next.setupFutureUsage });
+    });
+
+    host.setCollector({
+      async collect() {
+        if (!stripe || !elements) return { error: "The payment fields are still loading." };
+        const submitted = await elements.submit();
+        if (submitted.error) return { error: message(submitted.error, "Check your payment details.") };
+        const donor = host.donor();
+        const made = await stripe.createConfirmationToken({
+          elements,
+          params: { payment_method_data: { billing_details: { name: donor.name, email: donor.email } } },
+        });
+        if (made.error || !made.confirmationToken)
+          return { error: message(made.error, "Your payment details could not be used. Try again.") };
+        return { token: made.confirmationToken.id };
+      },
+      async confirm(clientSecret) {
+        if (!stripe) return { error: "The payment fields are not ready." };
+        const result = await stripe.handleNextAction({ clientSecret });
+        return result.error ? { error: message(result.error, "The payment was not confirmed.") } : {};
+      },
+    });
+  }
+
+  start().catch(() =>
+    host.setError("The payment fields could not be loaded. Check your connection and reload the page."),
+  );
+  return () => {
+    stopped = true;
+    stopWatching?.();
+    host.setCollector(null);
+    payment?.destroy();
+    express?.destroy();
+  };
+}
