@@ -82,7 +82,6 @@ function jsonForScript(value: unknown): string {
   );
 }
 
-
 function describe(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 200 ? `${flat.slice(0, 197)}…` : flat;

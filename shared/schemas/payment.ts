@@ -55,21 +55,16 @@ export const paymentSchema = z.object({
 });
 
 export const refundRequestSchema = z.strictObject({
-  amount: money({ min: 0, max: 1_000_000, minExclusive: true })
-    .optional()
-    .meta({
-      description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
-    }),
+  amount: money({ min: 0, max: 1_000_000, minExclusive: true }).optional().meta({
+    description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
+  }),
   reason: requiredString(500).optional().meta({ description: "Kept with the refund at the processor" }),
 });
 
 export const refundRequestDoc = z.object({
-  amount: z
-    .number()
-    .optional()
-    .meta({
-      description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
-    }),
+  amount: z.number().optional().meta({
+    description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
+  }),
   reason: z
     .string()
     .optional()

@@ -28,17 +28,17 @@ interface OrgBody {
 
 describe(`organization settings (${dialect})`, () => {
   /** What GET /v1/organization says of an organization on the instance's sandbox. */
-const SANDBOX_PROCESSOR = {
-  name: "sandbox",
-  mode: "test",
-  accountId: null,
-  accountName: null,
-  publishableKey: null,
-  currency: "USD",
-  walletDomains: [],
-};
+  const SANDBOX_PROCESSOR = {
+    name: "sandbox",
+    mode: "test",
+    accountId: null,
+    accountName: null,
+    publishableKey: null,
+    currency: "USD",
+    walletDomains: [],
+  };
 
-let t: TestApp;
+  let t: TestApp;
   beforeAll(async () => {
     t = await setupTestApp({ env: { RATE_LIMIT_PER_HOUR: "1000000" } });
   });

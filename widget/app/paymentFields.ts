@@ -29,10 +29,7 @@ export interface PaymentModule {
 }
 
 /** Loads the payment module and mounts the processor's fields; the returned function takes them away. */
-export function attachPaymentFields(
-  c: Checkout,
-  containers: PaymentHost["containers"],
-): () => void {
+export function attachPaymentFields(c: Checkout, containers: PaymentHost["containers"]): () => void {
   const payment = c.view.payment;
   if (payment?.processor !== "stripe") return () => {};
   let detach: (() => void) | undefined;
@@ -65,7 +62,9 @@ export function attachPaymentFields(
       const found = c.validate();
       c.errors.value = found;
       const n = Object.keys(found).length;
-      c.formError.value = n ? `Please fix ${n === 1 ? "1 field" : `${n} fields`} first: each one says what is missing.` : null;
+      c.formError.value = n
+        ? `Please fix ${n === 1 ? "1 field" : `${n} fields`} first: each one says what is missing.`
+        : null;
       return n === 0;
     },
     submit: c.submit,
@@ -78,7 +77,9 @@ export function attachPaymentFields(
     .then((m: PaymentModule) => {
       if (!gone) detach = m.mountStripe(host);
     })
-    .catch(() => host.setError("The payment fields could not be loaded. Check your connection and reload the page."));
+    .catch(() =>
+      host.setError("The payment fields could not be loaded. Check your connection and reload the page."),
+    );
   return () => {
     gone = true;
     detach?.();

@@ -441,7 +441,10 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
       // The donor's bank asks them to confirm (3-D Secure): then the server records what came of it.
       if (answer.res.status === 202 && typeof answer.body.clientSecret === "string") {
         const confirmed = collector ? await collector.confirm(answer.body.clientSecret) : { error: "" };
-        answer = await post(`${api}/checkout/${encodeURIComponent(String(answer.body.paymentID))}/complete`, "{}");
+        answer = await post(
+          `${api}/checkout/${encodeURIComponent(String(answer.body.paymentID))}/complete`,
+          "{}",
+        );
         if (confirmed.error && answer.res.status === 202)
           answer = { res: new Response(null, { status: 402 }), body: { error: confirmed.error } };
       }
