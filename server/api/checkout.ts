@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { checkoutRequestSchema, quoteRequestSchema } from "../../shared/schemas/checkout.js";
-import { loadPublicForm, quoteOrder, runCheckout } from "../checkout/engine.js";
+import { completeCheckout, loadPublicForm, quoteOrder, runCheckout } from "../checkout/engine.js";
 import { checkAttemptLimits, checkHoneypot, checkSubmissionOrigin, clientIp } from "../checkout/guards.js";
 import { resolveElementPrefill } from "../checkout/prefill.js";
 import { paymentOptions, publicFormView } from "../checkout/publicView.js";
@@ -59,6 +59,15 @@ const receiptSchema = z.object({
       .object({ id: z.string(), amount: z.number(), frequency: z.string(), nextBillingDate: z.string() })
       .nullable(),
   }),
+  message: z.string(),
+});
+
+const actionSchema = z.object({
+  status: z.literal("requires_action"),
+  paymentID: z.string(),
+  clientSecret: z
+    .string()
+    .meta({ description: "For the processor's script in the page (Stripe.js handleNextAction)" }),
   message: z.string(),
 });
 
@@ -135,8 +144,21 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       idempotencyScope: (c) => `public:${c.req.param("formId")}`,
       responses: {
         201: { description: "Paid (or bank payment pending)", schema: receiptSchema },
+        202: {
+          description:
+            "The donor's bank asks them to confirm (3-D Secure): run it in the page, then `…/complete`",
+          schema: actionSchema,
+        },
         402: { description: "Declined", schema: declineSchema },
         403: { description: "Submitted from another site", schema: errorSchema },
+        409: {
+          description: "The organization takes no payments yet (no processor connected)",
+          schema: errorSchema,
+        },
+        503: {
+          description: "The payment processor could not be reached; the answer says whether to try again",
+          schema: errorSchema,
+        },
         429: {
           description: "Too many attempts (per address, per form, or declines per card)",
           schema: errorSchema,
@@ -149,6 +171,33 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         const ip = clientIp(c, deps.config.trustProxy);
         await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
         const result = await runCheckout(deps, params.formId, body);
+        return c.json(result.body, result.status);
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/forms/{formId}/checkout/{paymentId}/complete",
+      auth: false,
+      tags: ["Donor checkout (public)"],
+      summary: "Finish a checkout the donor confirmed with their bank (3-D Secure)",
+      description:
+        "After a checkout answered 202 `requires_action` and the page ran the processor's confirmation (Stripe.js `handleNextAction` with the `clientSecret`), this asks the processor how the payment stands and records it: 201 as a checkout, 402 when the bank refused, 202 again while it still waits. Safe to repeat: a recorded payment is answered as it was.",
+      params: formIdParams.extend({
+        paymentId: z.string().meta({ description: "The paymentID of the 202 answer" }),
+      }),
+      body: z.strictObject({}),
+      bodyOptional: true,
+      responses: {
+        201: { description: "Paid (or bank payment pending)", schema: receiptSchema },
+        202: { description: "Still waiting for the donor's confirmation", schema: actionSchema },
+        402: { description: "Declined", schema: declineSchema },
+        403: { description: "Submitted from another site", schema: errorSchema },
+        409: { description: "Still being processed", schema: errorSchema },
+        ...publicErrors,
+      },
+      handler: async (c, { params }) => {
+        checkSubmissionOrigin(c, deps.config.publicUrl);
+        const result = await completeCheckout(deps, params.formId, params.paymentId);
         return c.json(result.body, result.status);
       },
     }),

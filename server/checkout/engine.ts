@@ -379,7 +379,9 @@ export async function runCheckout(
     offSession: false,
     saveForFutureUse: quote.frequency !== "ONE_TIME",
     ...(customer ? { customer } : {}),
-    ...(returnUrl ? { returnUrl } : {}),
+    returnUrl:
+      returnUrl ??
+      `${deps.config.publicUrl}/${form.config.formType === "EVENT" ? "attend" : "donate"}/${form.id}`,
     metadata: { almoner_payment: paymentId, almoner_form: form.id, almoner_organization: org.id },
   };
   let charge: ChargeResult;

@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -88,7 +89,12 @@ export async function setupTestApp(
 ): Promise<TestApp> {
   const database = await freshDatabase();
   const store = await database.open();
-  const config = loadConfig({ PUBLIC_URL: "http://forms.test", DATA_DIR: os.tmpdir(), ...opts.env });
+  const config = loadConfig({
+    PUBLIC_URL: "http://forms.test",
+    DATA_DIR: os.tmpdir(),
+    SECRETS_KEY: crypto.randomBytes(32).toString("hex"),
+    ...opts.env,
+  });
   const now = opts.now ?? Date.now;
   const deps: AppDeps = await composeDeps(store, config, now);
   const { metrics } = deps;
