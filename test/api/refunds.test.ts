@@ -1,0 +1,150 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createApiKey } from "../../server/store/keys.js";
+import { bank, card, checkout, createForm, donor } from "../support/checkout.js";
+import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/** POST /v1/payments/{id}/refund on the sandbox: full or partial, once, only what can be refunded. */
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+});
+afterEach(async () => {
+  await t.close();
+});
+
+async function gift(amount = 50, paymentMethod: Record<string, unknown> = card()): Promise<string> {
+  const formId = await createForm(t, validForms.standard());
+  const res = await checkout(t, formId, { amount, donor: donor(), paymentMethod });
+  return String((res.body.payment as { paymentID: string } | undefined)?.paymentID ?? res.body.paymentID);
+}
+
+function refund(id: string, body?: unknown, opts: { key?: string; headers?: Record<string, string> } = {}) {
+  return t.request<Record<string, unknown>>("POST", `/v1/payments/${id}/refund`, {
+    ...(body === undefined ? {} : { body }),
+    ...opts,
+  });
+}
+
+async function updates(id: string) {
+  const rows = await t.store.db
+    .selectFrom("outbox_events")
+    .select("type")
+    .where("subject_id", "=", id)
+    .where("type", "=", "donation.updated")
+    .execute();
+  return rows.length;
+}
+
+describe("refunding a payment", () => {
+  it("refunds all that is left without a body: REFUNDED, donation.updated, and the sandbox knows", async () => {
+    const id = await gift(50);
+    const res = await refund(id);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({
+      message: "Payment refunded in full",
+      refund: { amount: 50, status: "succeeded" },
+      payment: { paymentID: id, status: "REFUNDED", refundedAmount: 50 },
+    });
+    expect(await updates(id)).toBe(1);
+    const row = await t.store.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    const lookup = await t.deps.processors.sandbox.retrievePayment(row.processor_payment_id ?? "");
+    expect(lookup?.refundedCents).toBe(5000);
+  });
+
+  it("refunds part, then the rest, then answers 409", async () => {
+    const id = await gift(50);
+    const part = await refund(id, { amount: 12.5, reason: "Duplicate gift" });
+    expect(part.body).toMatchObject({ payment: { status: "COMPLETED", refundedAmount: 12.5 } });
+    const rest = await refund(id, {});
+    expect(rest.body).toMatchObject({ refund: { amount: 37.5 }, payment: { status: "REFUNDED" } });
+    const again = await refund(id);
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ error: "This payment is already fully refunded" });
+  });
+
+  it("refuses more than is left with a 400 that says how much is left", async () => {
+    const id = await gift(50);
+    await refund(id, { amount: 40 });
+    const res = await refund(id, { amount: 20 });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: "Validation failed", details: [expect.stringContaining("$10")] });
+  });
+
+  it("refuses bad amounts and unknown fields with every problem listed", async () => {
+    const id = await gift(50);
+    for (const body of [{ amount: 0 }, { amount: -5 }, { amount: 1.234 }, { amount: "5" }, { amont: 5 }]) {
+      const res = await refund(id, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body.details).toBeInstanceOf(Array);
+    }
+    expect((await refund(id, { amount: 1 })).status).toBe(200);
+  });
+
+  it("answers 409 for a declined payment and a bank payment that has not cleared", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const declined = await checkout(t, formId, {
+      amount: 50,
+      donor: donor(),
+      paymentMethod: card("4000000000000002"),
+    });
+    expect((await refund(String(declined.body.paymentID))).status).toBe(409);
+    const pending = await gift(50, bank());
+    const res = await refund(pending);
+    expect(res.status).toBe(409);
+    expect(String(res.body.error)).toContain("not cleared yet");
+  });
+
+  it("refunds once for a retried request with the same Idempotency-Key", async () => {
+    const id = await gift(50);
+    const first = await refund(id, { amount: 10 }, { headers: { "Idempotency-Key": "refund-1" } });
+    const second = await refund(id, { amount: 10 }, { headers: { "Idempotency-Key": "refund-1" } });
+    expect(second.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(second.body).toEqual(first.body);
+    const row = await t.store.db
+      .selectFrom("payments")
+      .select("refunded_cents")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(Number(row.refunded_cents)).toBe(1000);
+  });
+
+  it("needs donations:write, and never reaches another organization's payment", async () => {
+    const id = await gift(50);
+    const reader = await createApiKey(t.store.db, {
+      organizationId: t.org.id,
+      sandbox: false,
+      permissions: ["donations:read"],
+    });
+    const mine = await t.request("POST", `/v1/payments/${id}/refund`, { key: reader.key });
+    expect(mine.status).toBe(403);
+    expect(mine.body).toEqual({ error: "Missing permission: donations:write" });
+    const other = await t.newOrg();
+    const theirs = await t.request("POST", `/v1/payments/${id}/refund`, { key: other.key });
+    expect(theirs.status).toBe(403);
+    const unknown = await refund("pay_00000000000000000000000000");
+    expect(unknown.status).toBe(404);
+    const row = await t.store.db
+      .selectFrom("payments")
+      .select("refunded_cents")
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(Number(row.refunded_cents)).toBe(0);
+  });
+
+  it("gives a fully refunded event order's tickets back", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "Adult", price: 50, quantity: 1 }],
+    });
+    const seat = { tickets: [{ name: "Adult", quantity: 1 }] };
+    const bought = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
+    expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(400);
+    await refund(String((bought.body.payment as { paymentID: string }).paymentID));
+    expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(201);
+  });
+});

@@ -1,0 +1,187 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createForm, donor } from "../support/checkout.js";
+import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
+import { validForms } from "../support/testApp.js";
+
+/**
+ * Stripe's webhooks into POST /stripe/webhooks/<organizationId>: verified on the raw body with the
+ * organization's secret, applied once each (by id and by what they say), in any order, through the same
+ * transitions as the checkout; refunds and disputes made at Stripe reach the payment.
+ */
+
+let s: StripeTestApp;
+beforeEach(async () => {
+  s = await setupStripeApp();
+});
+afterEach(async () => {
+  await s.close();
+});
+
+async function completedGift(amount = 50) {
+  const formId = await createForm(s.t, validForms.standard());
+  const res = await s.t.request<{ payment: { paymentID: string } }>("POST", `/api/forms/${formId}/checkout`, {
+    key: null,
+    body: { amount, donor: donor(), paymentMethod: { type: "token", token: await s.cardToken() } },
+  });
+  if (res.status !== 201) throw new Error(`checkout failed: ${res.status} ${res.text}`);
+  await s.deliverEvents();
+  return payment(res.body.payment.paymentID);
+}
+
+async function payment(id: string) {
+  return s.t.store.db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+}
+
+async function outboxTypes(subject: string) {
+  const rows = await s.t.store.db
+    .selectFrom("outbox_events")
+    .select("type")
+    .where("subject_id", "=", subject)
+    .orderBy("id")
+    .execute();
+  return rows.map((r) => r.type);
+}
+
+async function bankGift() {
+  const formId = await createForm(s.t, validForms.standard());
+  const res = await s.t.request<{ payment: { paymentID: string } }>("POST", `/api/forms/${formId}/checkout`, {
+    key: null,
+    body: { amount: 40, donor: donor(), paymentMethod: { type: "token", token: await s.bankToken() } },
+  });
+  if (res.status !== 201) throw new Error(`checkout failed: ${res.status} ${res.text}`);
+  return payment(res.body.payment.paymentID);
+}
+
+describe("verifying Stripe's deliveries", () => {
+  it("refuses a delivery signed with another secret, changing nothing", async () => {
+    const row = await bankGift();
+    s.emulator.settleBankPayment(row.processor_payment_id ?? "");
+    const [event] = s.emulator.webhooks.pending().filter((e) => e.type === "payment_intent.succeeded");
+    const res = await s.postEvent(JSON.stringify(event), { secret: "whsec_not_the_right_one_0000" });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: expect.stringContaining("signature") });
+    expect((await payment(row.id)).status).toBe("PENDING");
+  });
+
+  it("refuses a delivery older than five minutes (a replay)", async () => {
+    const row = await bankGift();
+    s.emulator.settleBankPayment(row.processor_payment_id ?? "");
+    const [event] = s.emulator.webhooks.pending().filter((e) => e.type === "payment_intent.succeeded");
+    const old = Math.floor(Date.now() / 1000) - 600;
+    const res = await s.postEvent(JSON.stringify(event), { timestamp: old });
+    expect(res.status).toBe(400);
+    expect((await payment(row.id)).status).toBe("PENDING");
+  });
+
+  it("refuses a delivery without a signature, and one for an organization without Stripe", async () => {
+    const res = await s.t.request("POST", `/stripe/webhooks/${s.t.org.id}`, {
+      key: null,
+      rawBody: JSON.stringify({ id: "evt_x", type: "payment_intent.succeeded", data: { object: {} } }),
+    });
+    expect(res.status).toBe(400);
+    const other = await s.t.newOrg({ name: "On the sandbox" });
+    const elsewhere = await s.postEvent("{}", { org: other });
+    expect(elsewhere.status).toBe(404);
+  });
+});
+
+describe("applying Stripe's events", () => {
+  it("applies an event once, however often it is delivered", async () => {
+    const row = await bankGift();
+    s.emulator.settleBankPayment(row.processor_payment_id ?? "");
+    const [event] = s.emulator.webhooks.pending().filter((e) => e.type === "payment_intent.succeeded");
+    const first = await s.postEvent(JSON.stringify(event));
+    const second = await s.postEvent(JSON.stringify(event));
+    expect(first.body).toMatchObject({ received: true, result: "applied" });
+    expect(second.body).toMatchObject({ received: true, result: "duplicate" });
+    expect((await payment(row.id)).status).toBe("COMPLETED");
+    expect((await outboxTypes(row.id)).filter((t) => t === "donation.updated")).toHaveLength(1);
+  });
+
+  it("comes to the same state whatever order the events arrive in", async () => {
+    const row = await bankGift();
+    s.emulator.settleBankPayment(row.processor_payment_id ?? "");
+    const events = s.emulator.webhooks.pending().reverse();
+    for (const event of events) {
+      s.emulator.webhooks.drop(event.id);
+      expect((await s.postEvent(JSON.stringify(event))).status).toBe(200);
+    }
+    expect((await payment(row.id)).status).toBe("COMPLETED");
+  });
+
+  it("answers 200 and ignores events about payments that are not this organization's", async () => {
+    const made = await s.stripe.paymentIntents.create({
+      amount: 1000,
+      currency: "usd",
+      payment_method: "pm_card_visa",
+      confirm: true,
+      automatic_payment_methods: { enabled: true, allow_redirects: "never" },
+    });
+    const [event] = s.emulator.webhooks.pending().filter((e) => e.type === "payment_intent.succeeded");
+    expect(event).toBeDefined();
+    const res = await s.postEvent(JSON.stringify(event));
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ result: "ignored" });
+    expect(made.id).toMatch(/^pi_/);
+    expect(await s.t.store.db.selectFrom("payments").selectAll().execute()).toEqual([]);
+  });
+
+  it("records a refund made in Stripe's dashboard: partial, then full (REFUNDED), each with donation.updated", async () => {
+    const row = await completedGift(50);
+    s.emulator.refundFromDashboard(row.processor_payment_id ?? "", 1500);
+    await s.deliverEvents();
+    expect(await payment(row.id)).toMatchObject({ status: "COMPLETED", refunded_cents: 1500 });
+    s.emulator.refundFromDashboard(row.processor_payment_id ?? "");
+    await s.deliverEvents();
+    expect(await payment(row.id)).toMatchObject({ status: "REFUNDED", refunded_cents: 5000 });
+    const view = await s.t.request<{ status: string; refundedAmount: number }>(
+      "GET",
+      `/v1/payments/${row.id}`,
+    );
+    expect(view.body).toMatchObject({ status: "REFUNDED", refundedAmount: 50 });
+    expect((await outboxTypes(row.id)).filter((t) => t === "donation.updated")).toHaveLength(2);
+  });
+
+  it("shows a dispute on the payment as it opens and closes", async () => {
+    const row = await completedGift(50);
+    const dispute = s.emulator.openDispute(row.processor_payment_id ?? "", { reason: "fraudulent" });
+    await s.deliverEvents();
+    const opened = await s.t.request<{ dispute: Record<string, unknown> }>("GET", `/v1/payments/${row.id}`);
+    expect(opened.body.dispute).toMatchObject({
+      status: "needs_response",
+      reason: "fraudulent",
+      amount: 50,
+      fundsWithdrawn: true,
+    });
+    s.emulator.closeDispute(dispute.id, "won");
+    await s.deliverEvents();
+    const closed = await s.t.request<{ dispute: Record<string, unknown> }>("GET", `/v1/payments/${row.id}`);
+    expect(closed.body.dispute).toMatchObject({ status: "won", fundsWithdrawn: false });
+    expect(await outboxTypes(row.id)).toContain("donation.updated");
+  });
+});
+
+describe("refunds from our side on Stripe", () => {
+  it("refund through Stripe with POST /v1/payments/{id}/refund, and Stripe's own news of it changes nothing more", async () => {
+    const row = await completedGift(50);
+    const part = await s.t.request<Record<string, unknown>>("POST", `/v1/payments/${row.id}/refund`, {
+      body: { amount: 15, reason: "Donor asked" },
+    });
+    expect(part.status, part.text).toBe(200);
+    expect(part.body).toMatchObject({
+      refund: { amount: 15, status: "succeeded", id: expect.stringMatching(/^re_/) },
+      payment: { status: "COMPLETED", refundedAmount: 15 },
+    });
+    await s.deliverEvents();
+    expect((await payment(row.id)).refunded_cents).toBe(1500);
+    const rest = await s.t.request<Record<string, unknown>>("POST", `/v1/payments/${row.id}/refund`);
+    expect(rest.body).toMatchObject({
+      refund: { amount: 35 },
+      payment: { status: "REFUNDED", refundedAmount: 50 },
+    });
+    const again = await s.t.request("POST", `/v1/payments/${row.id}/refund`);
+    expect(again.status).toBe(409);
+    const refunds = await s.stripe.refunds.list({ payment_intent: row.processor_payment_id ?? "" });
+    expect(refunds.data.map((r) => r.amount).sort()).toEqual([1500, 3500]);
+  });
+});
