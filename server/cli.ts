@@ -344,6 +344,10 @@ async function orgStripe(values: Values, store: Store, config: Config): Promise<
       throw new UsageError(
         "org stripe needs --secret-key and --publishable-key (or --off, or --register-domain)",
       );
+    if (config.production && !config.secretsKey)
+      throw new UsageError(
+        "Set SECRETS_KEY (32 random bytes: openssl rand -hex 32) before storing Stripe keys: they are kept sealed with it",
+      );
     let connected: Awaited<ReturnType<typeof connectStripe>>;
     try {
       connected = await connectStripe({

@@ -26,6 +26,10 @@ const ALMONER_SETTINGS = [
   "LEGACY_DONATIONS_API",
   "WEBHOOK_RETRY_SCHEDULE",
   "SMTP_URL",
+  "SECRETS_KEY",
+  "STRIPE_API_URL",
+  "STRIPE_JS_URL",
+  "APPLE_PAY_DOMAIN_ASSOCIATION",
 ];
 
 export type Env = Record<string, string | undefined>;

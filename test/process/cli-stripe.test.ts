@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "../../server/app.js";
+import { composeDeps } from "../../server/compose.js";
+import { loadConfig } from "../../server/config.js";
+import { openStore } from "../../server/store/database.js";
+import { createApiKey } from "../../server/store/keys.js";
+import { createOrganization } from "../../server/store/organizations.js";
+import {
+  type CliResult,
+  databaseUrlOf,
+  type Env,
+  killAll,
+  lines,
+  runCli,
+  runServerToExit,
+  type TempDir,
+  tempDir,
+} from "../support/processes.js";
+import { type StripeEmulator, startStripeEmulator } from "../support/stripe/emulator.js";
+import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
+
+/**
+ * `org stripe` and `payment refund` as an operator runs them: keys checked with Stripe (the emulator,
+ * through STRIPE_API_URL), the webhook endpoint made, one clear line and exit 2 for anything refused,
+ * nothing stored then; never a secret on the screen.
+ */
+
+function ok<T>(result: CliResult): T {
+  expect(result.stderr, `stderr: ${result.stderr}`).toBe("");
+  expect(result.code, `stdout: ${result.stdout}`).toBe(0);
+  expect(lines(result.stdout)).toHaveLength(1);
+  return result.json as T;
+}
+
+function refused(result: CliResult): string {
+  expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(2);
+  expect(result.stdout).toBe("");
+  expect(lines(result.stderr)).toHaveLength(1);
+  return result.stderr;
+}
+
+describe(`org stripe on the command line (${dialect})`, () => {
+  let database: TestDatabase;
+  let temp: TempDir;
+  let env: Env;
+  let emulator: StripeEmulator;
+  let orgId: string;
+  const cli = (...args: string[]) => runCli(args, env);
+
+  beforeAll(async () => {
+    temp = tempDir();
+    database = await freshDatabase();
+    emulator = await startStripeEmulator({
+      accounts: [{ displayName: "Acme Giving" }, { chargesEnabled: false }, { defaultCurrency: "eur" }],
+      webhookMode: "manual",
+    });
+    env = {
+      DATA_DIR: temp.dir,
+      DATABASE_URL: databaseUrlOf(database),
+      PUBLIC_URL: "https://give.example.org",
+      STRIPE_API_URL: emulator.url,
+      SECRETS_KEY: "ab".repeat(32),
+    };
+    orgId = ok<{ organizationId: string }>(
+      await cli("org", "create", "--name", "Acme", "--json"),
+    ).organizationId;
+  });
+
+  afterAll(async () => {
+    await killAll();
+    await emulator?.close();
+    await database?.drop();
+    temp?.remove();
+  });
+
+  const keys = (i = 0) => [
+    "--secret-key",
+    emulator.accounts[i].secretKey,
+    "--publishable-key",
+    emulator.accounts[i].publishableKey,
+  ];
+
+  it("refuses keys Stripe does not know, keys of two modes, and an account that cannot take charges", async () => {
+    const unknown = refused(
+      await cli(
+        "org",
+        "stripe",
+        "--org",
+        orgId,
+        "--secret-key",
+        "sk_test_nobodyknowsthis123",
+        "--publishable-key",
+        "pk_test_nobodyknowsthis123",
+      ),
+    );
+    expect(unknown).toContain("Stripe refused the secret key sk_test_…s123");
+    expect(unknown).not.toContain("nobodyknowsthis");
+    const mixed = refused(
+      await cli(
+        "org",
+        "stripe",
+        "--org",
+        orgId,
+        "--secret-key",
+        emulator.account.secretKey,
+        "--publishable-key",
+        "pk_live_abcdefghijklmnop",
+      ),
+    );
+    expect(mixed).toContain("different modes");
+    expect(refused(await cli("org", "stripe", "--org", orgId, ...keys(1)))).toContain(
+      "cannot take charges yet",
+    );
+    expect(refused(await cli("org", "stripe", "--org", orgId, ...keys(2)))).toContain("USD only");
+    expect(
+      refused(
+        await cli(
+          "org",
+          "stripe",
+          "--org",
+          orgId,
+          "--secret-key",
+          "not-a-key",
+          "--publishable-key",
+          "pk_test_x",
+        ),
+      ),
+    ).toContain("--secret-key must be");
+    const store = await openStore(env.DATABASE_URL as string, { pgSchema: database.pgSchema });
+    try {
+      const row = await store.db
+        .selectFrom("organizations")
+        .selectAll()
+        .where("id", "=", orgId)
+        .executeTakeFirstOrThrow();
+      expect(row.processor).toBeNull();
+      expect(row.processor_secrets).toBeNull();
+    } finally {
+      await store.close();
+    }
+  });
+
+  it("connects good keys: the endpoint and the wallet domain are made at Stripe, nothing secret is printed", async () => {
+    const result = await cli("org", "stripe", "--org", orgId, ...keys(), "--json");
+    const out = ok<Record<string, unknown>>(result);
+    expect(out).toMatchObject({
+      processor: "stripe",
+      mode: "test",
+      accountId: emulator.account.id,
+      accountName: "Acme Giving",
+      currency: "USD",
+      webhookEndpoint: `https://give.example.org/stripe/webhooks/${orgId}`,
+      walletDomains: ["give.example.org"],
+    });
+    expect(result.stdout).not.toContain(emulator.account.secretKey);
+    expect(result.stdout).not.toContain("whsec_");
+    const endpoints = emulator.requests.filter(
+      (r) => r.method === "POST" && r.path === "/v1/webhook_endpoints",
+    );
+    expect(endpoints).toHaveLength(1);
+    expect(emulator.countRequests("POST", "/v1/payment_method_domains")).toBe(1);
+  });
+
+  it("registers another site for wallets, and disconnects (removing the endpoint)", async () => {
+    const added = ok<{ walletDomains: string[] }>(
+      await cli("org", "stripe", "--org", orgId, "--register-domain", "https://www.acme.org/give", "--json"),
+    );
+    expect(added.walletDomains).toEqual(["give.example.org", "www.acme.org"]);
+    const off = ok<{ processor: null }>(await cli("org", "stripe", "--org", orgId, "--off", "--json"));
+    expect(off.processor).toBeNull();
+    expect(
+      emulator.requests.some((r) => r.method === "DELETE" && r.path.startsWith("/v1/webhook_endpoints/")),
+    ).toBe(true);
+  });
+
+  it("refuses STRIPE_API_URL with live keys, and in production", async () => {
+    const live = await startStripeEmulator({
+      accounts: [{ secretKey: "sk_live_abcdefghijkl1234", publishableKey: "pk_live_abcdefghijkl1234" }],
+    });
+    try {
+      const result = refused(
+        await runCli(
+          [
+            "org",
+            "stripe",
+            "--org",
+            orgId,
+            "--secret-key",
+            "sk_live_abcdefghijkl1234",
+            "--publishable-key",
+            "pk_live_abcdefghijkl1234",
+          ],
+          { ...env, STRIPE_API_URL: live.url },
+        ),
+      );
+      expect(result).toContain("STRIPE_API_URL");
+      expect(live.requests).toHaveLength(0);
+    } finally {
+      await live.close();
+    }
+    const prod = refused(
+      await runCli(["org", "stripe", "--org", orgId, ...keys()], { ...env, NODE_ENV: "production" }),
+    );
+    expect(prod).toContain("STRIPE_API_URL");
+  });
+
+  it("in production without SECRETS_KEY refuses to store keys, and the server refuses to start once keys are stored", async () => {
+    const prodEnv = { ...env, STRIPE_API_URL: undefined, SECRETS_KEY: undefined, NODE_ENV: "production" };
+    const noKey = refused(
+      await runCli(
+        [
+          "org",
+          "stripe",
+          "--org",
+          orgId,
+          "--secret-key",
+          "sk_test_abcdefghijkl1234",
+          "--publishable-key",
+          "pk_test_abcdefghijkl1234",
+          "--webhook-secret",
+          "whsec_abcdefghijkl",
+        ],
+        prodEnv,
+      ),
+    );
+    expect(noKey).toContain("Set SECRETS_KEY");
+    // Keys stored under a key, then the server started without it.
+    ok(await cli("org", "stripe", "--org", orgId, ...keys(), "--json"));
+    const server = await runServerToExit({ ...prodEnv, SECRETS_KEY: undefined });
+    expect(server.code).not.toBe(0);
+    expect(server.stderr).toContain("SECRETS_KEY");
+  });
+
+  it("payment refund refunds part of a payment, then the rest, and refuses a third time with one line", async () => {
+    const paymentId = await sandboxGift(env, database);
+    const part = ok<{ refund: { amount: number }; payment: { status: string; refundedAmount: number } }>(
+      await cli("payment", "refund", "--payment", paymentId, "--amount", "5", "--reason", "asked", "--json"),
+    );
+    expect(part).toMatchObject({
+      refund: { amount: 5 },
+      payment: { status: "COMPLETED", refundedAmount: 5 },
+    });
+    expect(refused(await cli("payment", "refund", "--payment", paymentId, "--amount", "0"))).toContain(
+      "--amount",
+    );
+    const rest = ok<{ payment: { status: string } }>(
+      await cli("payment", "refund", "--payment", paymentId, "--json"),
+    );
+    expect(rest.payment.status).toBe("REFUNDED");
+    expect(refused(await cli("payment", "refund", "--payment", paymentId))).toContain(
+      "already fully refunded",
+    );
+    expect(refused(await cli("payment", "refund", "--payment", "pay_nope"))).toContain("No payment");
+  });
+});
+
+/** A $20 card gift on the sandbox, made through the app on the same database, for an organization of its own. */
+async function sandboxGift(env: Env, database: TestDatabase): Promise<string> {
+  const store = await openStore(env.DATABASE_URL as string, { pgSchema: database.pgSchema });
+  try {
+    const config = loadConfig({ ...env, STRIPE_API_URL: undefined } as NodeJS.ProcessEnv);
+    const deps = await composeDeps(store, config);
+    const app = createApp(deps);
+    const org = await createOrganization(store.db, { name: "Sandbox charity", sandbox: true });
+    const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: true });
+    const form = await app.request("/v1/forms", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ title: "Refund me", funds: ["General"] }),
+    });
+    const { formID } = (await form.json()) as { formID: string };
+    const gift = await app.request(`/api/forms/${formID}/checkout`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        amount: 20,
+        donor: { firstName: "Ada", lastName: "Donor", email: "ada@example.org" },
+        paymentMethod: { type: "card", number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123" },
+      }),
+    });
+    const body = (await gift.json()) as { payment: { paymentID: string } };
+    await deps.metrics.close();
+    return body.payment.paymentID;
+  } finally {
+    await store.close();
+  }
+}
