@@ -94,6 +94,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new StartupError(`Invalid setting ${name}=${JSON.stringify(env[name] ?? "")}: ${describe(name)}`);
   }
   const e = parsed.data;
+  if (e.STRIPE_API_URL && e.NODE_ENV === "production")
+    throw new StartupError(
+      "STRIPE_API_URL points the Stripe package at a stand-in: it is for tests and development, and refused in production",
+    );
   const dataDir = path.resolve(e.DATA_DIR);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   return {

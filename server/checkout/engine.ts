@@ -389,7 +389,8 @@ export async function runCheckout(
   try {
     charge = await processor.charge(input, {
       created: async (processorPaymentId) => {
-        await recordProcessorPaymentId(db, paymentId, processorPaymentId);
+        // Grouped with other checkouts' writes (Store.transact): it is on every processor-side checkout.
+        await deps.store.transact((trx) => recordProcessorPaymentId(trx, paymentId, processorPaymentId));
         created = true;
       },
     });

@@ -1,6 +1,4 @@
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import type { Frame, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -10,6 +8,7 @@ import {
   type ServedApp,
   serveTestApp,
 } from "./support/browser.js";
+import { type HostSite, hostPage, startHostSite } from "./support/hostSite.js";
 
 /**
  * The embed snippet and the overlay script on an organization's own site, in real Chromium. The app
@@ -19,42 +18,6 @@ import {
  */
 
 const WIDGET_DIR = new URL("../../dist/widget/", import.meta.url);
-
-interface HostSite {
-  origin: string;
-  /** Serves `html` at `path` (exact pathname) from now on, with extra response headers. */
-  page(path: string, html: string, headers?: Record<string, string>): void;
-  close(): Promise<void>;
-}
-
-async function startHostSite(): Promise<HostSite> {
-  const pages = new Map<string, { html: string; headers: Record<string, string> }>();
-  const server = http.createServer((req, res) => {
-    const page = pages.get(new URL(req.url ?? "/", "http://x").pathname);
-    res.writeHead(page === undefined ? 404 : 200, {
-      "Content-Type": "text/html; charset=utf-8",
-      ...page?.headers,
-    });
-    res.end(page?.html ?? "not found");
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", resolve);
-  });
-  const { port } = server.address() as AddressInfo;
-  return {
-    origin: `http://localhost:${port}`,
-    page: (path, html, headers = {}) => pages.set(path, { html, headers }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
-}
-
-const hostPage = (body: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Friends of the Park</title></head><body>${body}</body></html>`;
 
 describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromium", () => {
   let served: ServedApp;

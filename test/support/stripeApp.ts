@@ -34,24 +34,11 @@ export interface StripeTestApp {
   close(): Promise<void>;
 }
 
-export async function setupStripeApp(
-  opts: { env?: Record<string, string>; now?: () => number; emulator?: StripeEmulatorOptions } = {},
-): Promise<StripeTestApp> {
-  const emulator = await startStripeEmulator({
-    webhookMode: "manual",
-    followUpDelayMs: null,
-    ...opts.emulator,
-  });
-  const t = await setupTestApp({
-    env: {
-      STRIPE_API_URL: emulator.url,
-      STRIPE_JS_URL: emulator.stripeJsUrl,
-      CHECKOUT_LIMIT_PER_IP: "0",
-      CHECKOUT_LIMIT_PER_FORM: "0",
-      ...opts.env,
-    },
-    ...(opts.now ? { now: opts.now } : {}),
-  });
+/**
+ * Connects the app's organization to the emulator's account as `org stripe` does (webhook endpoint at
+ * PUBLIC_URL, sealed secrets); answers the endpoint's signing secret.
+ */
+export async function connectOrganization(t: TestApp, emulator: StripeEmulator): Promise<string> {
   const account = emulator.account;
   const connected = await connectStripe({
     organizationId: t.org.id,
@@ -73,7 +60,29 @@ export async function setupStripeApp(
     },
     new Date().toISOString(),
   );
-  const webhookSecret = connected.secrets.webhookSecret ?? "";
+  return connected.secrets.webhookSecret ?? "";
+}
+
+export async function setupStripeApp(
+  opts: { env?: Record<string, string>; now?: () => number; emulator?: StripeEmulatorOptions } = {},
+): Promise<StripeTestApp> {
+  const emulator = await startStripeEmulator({
+    webhookMode: "manual",
+    followUpDelayMs: null,
+    ...opts.emulator,
+  });
+  const t = await setupTestApp({
+    env: {
+      STRIPE_API_URL: emulator.url,
+      STRIPE_JS_URL: emulator.stripeJsUrl,
+      CHECKOUT_LIMIT_PER_IP: "0",
+      CHECKOUT_LIMIT_PER_FORM: "0",
+      ...opts.env,
+    },
+    ...(opts.now ? { now: opts.now } : {}),
+  });
+  const account = emulator.account;
+  const webhookSecret = await connectOrganization(t, emulator);
   const stripe = new Stripe(account.secretKey, emulator.clientOptions());
 
   async function browserToken(paymentMethodData: Record<string, unknown>, setupFutureUsage?: string) {

@@ -70,7 +70,7 @@ export function mountStripe(host: PaymentHost): () => void {
       amount,
       currency: "usd",
       ...(setupFutureUsage ? { setupFutureUsage } : {}),
-      ...(framed() ? { paymentMethodTypes: NO_REDIRECT_METHODS } : {}),
+      ...(framed() ? { allowedPaymentMethodTypes: NO_REDIRECT_METHODS } : {}),
       appearance: { theme: "stripe" },
     });
     payment = elements.create("payment", {
@@ -86,8 +86,10 @@ export function mountStripe(host: PaymentHost): () => void {
       // No wallet in this browser: the space goes back to the form.
       if (!event.availablePaymentMethods) host.containers.express.hidden = true;
     });
+    // The wallet's sheet opens only once the rest of the form is complete; otherwise the form says what is missing.
     express.on("click", (event) => {
       if (host.ready()) event.resolve({ emailRequired: false });
+      else event.reject();
     });
     express.on("confirm", () => void host.submit());
 

@@ -36,3 +36,19 @@ export function stripeClient(secretKey: string, apiUrl: string | undefined): Str
   }
   return new Stripe(secretKey, config);
 }
+
+/**
+ * Runs a call of the package without the caller's stack trace that it captures on every request (for its
+ * own error messages, which are not shown here): with source maps on, as under tsx, capturing one costs
+ * about as much as the rest of the request's preparation. The capture happens before the call's first
+ * await, so the limit is back in place before anything else runs.
+ */
+export function withoutCallSite<T>(call: () => T): T {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return call();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}

@@ -22,7 +22,7 @@ import type {
   Wallet,
 } from "../port.js";
 import { ProcessorError } from "../port.js";
-import { stripeClient } from "./client.js";
+import { stripeClient, withoutCallSite } from "./client.js";
 import type { StripeSecrets } from "./connection.js";
 import { eventSubject, verifyStripeEvent } from "./events.js";
 
@@ -201,7 +201,7 @@ export class StripeProcessor implements PaymentProcessor {
   async retrievePaymentMethod(token: string): Promise<PaymentMethod | null> {
     try {
       if (token.startsWith("ctoken_")) {
-        const ct = await this.client.confirmationTokens.retrieve(token);
+        const ct = await withoutCallSite(() => this.client.confirmationTokens.retrieve(token));
         const preview = ct.payment_method_preview;
         if (!preview || (ct.expires_at && ct.expires_at * 1000 <= Date.now())) return null;
         return describeMethod(token, preview, false);
@@ -219,9 +219,11 @@ export class StripeProcessor implements PaymentProcessor {
 
   async createCustomer(input: CustomerInput): Promise<string> {
     try {
-      const customer = await this.client.customers.create(
-        { email: input.email, name: input.name, metadata: input.metadata ?? {} },
-        { idempotencyKey: input.idempotencyKey },
+      const customer = await withoutCallSite(() =>
+        this.client.customers.create(
+          { email: input.email, name: input.name, metadata: input.metadata ?? {} },
+          { idempotencyKey: input.idempotencyKey },
+        ),
       );
       return customer.id;
     } catch (err) {
@@ -289,48 +291,54 @@ export class StripeProcessor implements PaymentProcessor {
     const withToken = input.paymentMethod.startsWith("ctoken_");
     let intent: Stripe.PaymentIntent;
     try {
-      intent = await this.client.paymentIntents.create(
-        {
-          amount: input.amountCents,
-          currency: this.currency,
-          description: input.description,
-          metadata: input.metadata ?? {},
-          ...(input.customer && { customer: input.customer }),
-          ...(!withToken && { payment_method: input.paymentMethod }),
-          ...(input.saveForFutureUse && !input.offSession && { setup_future_usage: "off_session" }),
-          ...(input.statementDescriptorSuffix && {
-            statement_descriptor_suffix: input.statementDescriptorSuffix,
-          }),
-          automatic_payment_methods: {
-            enabled: true,
-            ...(input.returnUrl ? {} : { allow_redirects: "never" }),
+      intent = await withoutCallSite(() =>
+        this.client.paymentIntents.create(
+          {
+            amount: input.amountCents,
+            currency: this.currency,
+            description: input.description,
+            metadata: input.metadata ?? {},
+            ...(input.customer && { customer: input.customer }),
+            ...(!withToken && { payment_method: input.paymentMethod }),
+            ...(input.saveForFutureUse && !input.offSession && { setup_future_usage: "off_session" }),
+            ...(input.statementDescriptorSuffix && {
+              statement_descriptor_suffix: input.statementDescriptorSuffix,
+            }),
+            automatic_payment_methods: {
+              enabled: true,
+              ...(input.returnUrl ? {} : { allow_redirects: "never" }),
+            },
           },
-        },
-        { idempotencyKey: `${input.idempotencyKey}:create` },
+          { idempotencyKey: `${input.idempotencyKey}:create` },
+        ),
       );
     } catch (err) {
       throw processorError(err);
     }
     // Stored before any money can move: from here on a crash is reconciled by this id.
     await hooks.created?.(intent.id);
+    const id = intent.id;
     try {
-      intent = await this.client.paymentIntents.confirm(
-        intent.id,
-        {
-          ...(withToken
-            ? { confirmation_token: input.paymentMethod }
-            : { payment_method: input.paymentMethod }),
-          ...(input.offSession
-            ? { off_session: true }
-            : input.returnUrl
-              ? { return_url: input.returnUrl }
-              : {}),
-          expand: ["payment_method"],
-        },
-        { idempotencyKey: `${input.idempotencyKey}:confirm` },
+      intent = await withoutCallSite(() =>
+        this.client.paymentIntents.confirm(
+          id,
+          {
+            ...(withToken
+              ? { confirmation_token: input.paymentMethod }
+              : { payment_method: input.paymentMethod }),
+            ...(input.offSession
+              ? { off_session: true }
+              : input.returnUrl
+                ? { return_url: input.returnUrl }
+                : {}),
+            // The saved method's details are needed only when it is kept (the caller has the rest already).
+            ...(input.saveForFutureUse && { expand: ["payment_method"] }),
+          },
+          { idempotencyKey: `${input.idempotencyKey}:confirm` },
+        ),
       );
     } catch (err) {
-      if (isStripeError(err) && err.type === "StripeCardError") return this.declined(err, intent.id);
+      if (isStripeError(err) && err.type === "StripeCardError") return this.declined(err, id);
       throw processorError(err);
     }
     return this.chargeResult(intent);

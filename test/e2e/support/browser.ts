@@ -79,11 +79,19 @@ export interface ServedApp {
   close(): Promise<void>;
 }
 
+export interface ServeOptions {
+  /** Sees every request the app receives (a copy: its body can be read) before the app answers it. */
+  onRequest?: (req: Request) => void | Promise<void>;
+}
+
 /**
  * Serves the whole app (fresh SQLite database, one org + key) on 127.0.0.1 at a free port. The socket
  * is opened first so the app can be built with PUBLIC_URL set to the real address.
  */
-export async function serveTestApp(env: Record<string, string> = {}): Promise<ServedApp> {
+export async function serveTestApp(
+  env: Record<string, string> = {},
+  opts: ServeOptions = {},
+): Promise<ServedApp> {
   let handler: ((req: Request, bindings: HttpBindings) => Response | Promise<Response>) | undefined;
   let server: ServerType | undefined;
   const port = await new Promise<number>((resolve, reject) => {
@@ -107,7 +115,13 @@ export async function serveTestApp(env: Record<string, string> = {}): Promise<Se
     http.close();
     throw err;
   }
-  handler = (req, bindings) => t.app.fetch(req, bindings);
+  const { onRequest } = opts;
+  handler = onRequest
+    ? async (req, bindings) => {
+        await onRequest(req.clone());
+        return t.app.fetch(req, bindings);
+      }
+    : (req, bindings) => t.app.fetch(req, bindings);
   return {
     baseUrl,
     t,

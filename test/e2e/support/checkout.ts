@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
-import type { Page } from "playwright-core";
+import type { Frame, Page } from "playwright-core";
 import { expect } from "vitest";
 import type { ServedApp } from "./browser.js";
 
@@ -35,7 +35,7 @@ export async function createLink(
   return json.linkID;
 }
 
-export async function fillDonor(page: Page, email: string): Promise<void> {
+export async function fillDonor(page: Page | Frame, email: string): Promise<void> {
   await page.getByLabel("First name").fill("Ada");
   await page.getByLabel("Last name").fill("Lovelace");
   await page.getByLabel("Email").fill(email);

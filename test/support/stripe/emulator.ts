@@ -410,7 +410,8 @@ export async function startStripeEmulator(opts: StripeEmulatorOptions = {}): Pro
       dispatch: (op) => hub.dispatch(op.events),
     }),
   );
-  server.keepAliveTimeout = 1000;
+  // As Stripe: connections are kept for reuse (a client agent drops sockets whose hint is a second or less).
+  server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(0, "127.0.0.1", () => {
