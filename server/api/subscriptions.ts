@@ -1,4 +1,3 @@
-import crypto from "node:crypto";
 import { z } from "zod";
 import {
   SUBSCRIPTION_STATUSES,
@@ -11,14 +10,13 @@ import {
 } from "../../shared/schemas/subscription.js";
 import { wireTime } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
-import { sha256Hex, ulid } from "../ids.js";
+import { createUpdateLink, UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { Db } from "../store/database.js";
 import { emitEvent } from "../store/events.js";
 import type { SubscriptionsTable } from "../store/schema.js";
 import {
   cancelSubscription,
   findSubscription,
-  insertUpdateLink,
   listSubscriptions,
   presentSubscription,
   setSubscriptionAmount,
@@ -30,7 +28,6 @@ import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./rout
 /** Subscriptions (seed 2.6, 4.5; contract 7): read, cancel, change the amount, send an update link. */
 
 const SUBSCRIPTION_ID = /^sub_[0-9a-z]{26}$/;
-export const UPDATE_PAGE_PATH = "/update-payment-method";
 
 const idParams = z.object({ id: z.string().meta({ description: "The subscription's id (`sub_…`)" }) });
 const notFound = { description: "No such subscription", schema: errorSchema };
@@ -165,27 +162,24 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
         const sub = await loadOwnedSubscription(db, orgId, params.id);
         if (sub.status !== "ACTIVE") throw cancelled();
         const nowMs = deps.now();
-        const token = crypto.randomBytes(32).toString("base64url");
-        const expiresAt = new Date(nowMs + body.expiresInMinutes * 60_000).toISOString();
-        const id = `pmu_${ulid(nowMs)}`;
-        await insertUpdateLink(db, {
-          id,
-          organization_id: orgId,
-          subscription_id: sub.id,
-          token_hash: sha256Hex(token),
-          allowed_methods: JSON.stringify(body.allowedPaymentMethods),
-          return_url: body.returnUrl ?? null,
-          expires_at: expiresAt,
-          used_at: null,
-          failed_attempts: 0,
-          created_at: new Date(nowMs).toISOString(),
-        });
+        const link = await createUpdateLink(
+          db,
+          {
+            organizationId: orgId,
+            subscriptionId: sub.id,
+            allowedMethods: body.allowedPaymentMethods,
+            returnUrl: body.returnUrl ?? null,
+            expiresAtMs: nowMs + body.expiresInMinutes * 60_000,
+          },
+          deps.config.publicUrl,
+          nowMs,
+        );
         const shown = presentSubscription(sub);
         return c.json(
           {
-            id,
-            url: `${deps.config.publicUrl}${UPDATE_PAGE_PATH}/${token}`,
-            expiresAt: wireTime(expiresAt),
+            id: link.id,
+            url: link.url,
+            expiresAt: wireTime(link.expiresAt),
             subscription: {
               id: shown.id,
               status: shown.status,

@@ -3,6 +3,7 @@ import { coverFeeCents, type FeeRate } from "../../shared/pricing.js";
 import type { AppDeps } from "../deps.js";
 import { prefixedId } from "../ids.js";
 import { billingChargeKey } from "../payments/chargeKey.js";
+import { AWAITING_AUTHENTICATION, requestConfirmation } from "../payments/confirmationRequest.js";
 import { outcomeOfCharge } from "../payments/outcome.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import type { ChargeResult } from "../processors/port.js";
@@ -112,9 +113,13 @@ export async function billSubscription(
       },
       { created: (id) => recordProcessorPaymentId(deps.store.db, payment.id, id) },
     ));
-  const settled = await deps.store.transact((trx) =>
-    settlePayment(trx, atMs, { id: payment.id }, recurringOutcome(charge)),
-  );
+  const outcome = recurringOutcome(charge);
+  const settled = await deps.store.transact(async (trx) => {
+    const done = await settlePayment(trx, atMs, { id: payment.id }, outcome);
+    if (done.changed && outcome.to === "PENDING" && outcome.awaiting === AWAITING_AUTHENTICATION)
+      await requestConfirmation(trx, done.row, org.name, deps.config.publicUrl, atMs);
+    return done;
+  });
   await releaseClaim(deps.store.db, sub.id, token);
   if (!settled.changed) return tally;
   if (settled.row.status === "FAILED") tally.failed++;
@@ -123,8 +128,18 @@ export async function billSubscription(
   return tally;
 }
 
-/** An off-session charge's answer as its outcome: nobody is there to confirm a charge that asks for it. */
+/**
+ * An off-session charge's answer as its outcome. One the bank holds for the donor's authentication, which
+ * the donor can still confirm on-session (Stripe gives its client secret), is PENDING while they are asked
+ * to (confirmationRequest.ts); elsewhere nobody is there to confirm it, and it fails like a decline.
+ */
 function recurringOutcome(charge: ChargeResult): PaymentOutcome {
+  if (charge.status === "failed" && charge.failureCode === "authentication_required" && charge.clientSecret)
+    return {
+      to: "PENDING",
+      processorPaymentId: charge.processorPaymentId,
+      awaiting: AWAITING_AUTHENTICATION,
+    };
   if (charge.status === "requires_action")
     return {
       to: "FAILED",

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder } from "kysely";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
+import { AWAITING_AUTHENTICATION, CONFIRMATION_WINDOW_MS } from "../payments/confirmationRequest.js";
 import { outcomeOfLookup } from "../payments/outcome.js";
 import { settlePayment } from "../payments/transition.js";
 import type { PaymentLookup } from "../processors/port.js";
@@ -110,7 +111,8 @@ export class SettlementWorker {
           if (lookup.status === "succeeded" || lookup.status === "failed") {
             if (await this.settle(row, lookup))
               result[lookup.status === "succeeded" ? "completed" : "failed"]++;
-          } else result.pending++;
+          } else if (await this.giveUp(row, lookup)) result.failed++;
+          else result.pending++;
         } catch (err) {
           this.onError(err, `settling payment ${row.id}`);
         }
@@ -129,6 +131,34 @@ export class SettlementWorker {
       limit: this.batchSize,
       set: { updated_at: iso(nowMs) },
     });
+  }
+
+  /**
+   * A recurring charge held for the donor's authentication that they did not confirm in time is cancelled
+   * at the processor and recorded FAILED (its subscription retries on the usual schedule).
+   */
+  private async giveUp(row: PaymentsTable, lookup: PaymentLookup): Promise<boolean> {
+    const nowMs = this.deps.now();
+    if (row.failure_code !== AWAITING_AUTHENTICATION || lookup.status !== "requires_action") return false;
+    if (nowMs - Date.parse(row.created_at) < CONFIRMATION_WINDOW_MS) return false;
+    const org = await getOrganizationCached(this.deps.store, row.organization_id);
+    const processor = org && this.deps.processors.named(row.processor, org);
+    if (!processor?.cancelPayment || !(await processor.cancelPayment(lookup.processorPaymentId)))
+      return false;
+    const settled = await this.deps.store.transact((trx) =>
+      settlePayment(
+        trx,
+        nowMs,
+        { id: row.id },
+        {
+          to: "FAILED",
+          processorPaymentId: lookup.processorPaymentId,
+          code: "authentication_required",
+          message: "The payment was not confirmed with the bank in time. Nothing was charged.",
+        },
+      ),
+    );
+    return settled.changed;
   }
 
   /** Records the outcome; false when another process recorded it first. */

@@ -1,26 +1,28 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import { formatDollars } from "../../shared/money.js";
 import type { UpdateLinkMethod } from "../../shared/schemas/subscription.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { escapeHtml } from "../api/forms/present.js";
-import { UPDATE_PAGE_PATH } from "../api/subscriptions.js";
-import { ApiError } from "../errors.js";
-import { sha256Hex } from "../ids.js";
+import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { PaymentMethod, PaymentMethodInput } from "../processors/port.js";
-import { emitEvent } from "../store/events.js";
-import { getOrganization, type Organization } from "../store/organizations.js";
-import type { PaymentMethodUpdateLinksTable, SubscriptionsTable } from "../store/schema.js";
-import {
-  consumeUpdateLink,
-  countUpdateLinkFailure,
-  findSubscription,
-  findUpdateLinkByHash,
-  presentSubscription,
-  setSubscriptionPaymentMethod,
-} from "../store/subscriptions.js";
+import { countUpdateLinkFailure } from "../store/subscriptions.js";
 import { page } from "./layout.js";
+import {
+  ended,
+  type Html,
+  html,
+  type Loaded,
+  load,
+  MAX_BODY_BYTES,
+  MAX_FAILED_ATTEMPTS,
+  SECURITY_HEADERS,
+  STYLE,
+  saveMethod,
+  successPage,
+  summary,
+} from "./updateLinkPage.js";
+import { STRIPE_ACTIONS_SUFFIX, stripeAction, stripeFormPage, stripePageCsp } from "./updateWithStripe.js";
 
 /**
  * The hosted "update your payment method" page of a subscription (contract 7). The link's token is the
@@ -30,111 +32,6 @@ import { page } from "./layout.js";
  * and replacing the method happen in one transaction. Refused details do not use it up, but a few of
  * them end it (so it cannot be used to test cards).
  */
-
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-const MAX_FAILED_ATTEMPTS = 5;
-const MAX_BODY_BYTES = 16 * 1024;
-
-const FREQUENCY_WORDS: Record<string, string> = {
-  DAILY: "every day",
-  WEEKLY: "every week",
-  MONTHLY: "every month",
-  ANNUALLY: "every year",
-};
-
-const BRAND_NAMES: Record<string, string> = {
-  visa: "Visa",
-  mastercard: "Mastercard",
-  amex: "American Express",
-  discover: "Discover",
-};
-
-const SECURITY_HEADERS = {
-  "Cache-Control": "no-store",
-  "Referrer-Policy": "no-referrer",
-  "X-Frame-Options": "DENY",
-  "X-Content-Type-Options": "nosniff",
-  "Content-Security-Policy":
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-};
-
-type Html = { status: 200 | 404 | 410 | 422 | 503; html: string };
-
-function html(c: Context<AppEnv>, out: Html): Response {
-  return c.html(out.html, out.status, SECURITY_HEADERS);
-}
-
-const notFound = (): Html => ({
-  status: 404,
-  html: page({
-    title: "Link not valid",
-    heading: "This link is not valid",
-    body: "<p>Check that you opened the whole link from your message, or ask the organization for a new one.</p>",
-  }),
-});
-
-const ended = (why: string): Html => ({
-  status: 410,
-  html: page({
-    title: "Link no longer valid",
-    heading: "This link can no longer be used",
-    body: `<p>${escapeHtml(why)}</p><p>Ask the organization for a new link if you still need to update your payment method.</p>`,
-  }),
-});
-
-interface Loaded {
-  link: PaymentMethodUpdateLinksTable;
-  sub: SubscriptionsTable;
-  org: Organization;
-  orgName: string;
-}
-
-/** The link behind a token, if it can still be used; else the page to show. */
-async function load(deps: AppDeps, token: string): Promise<Loaded | Html> {
-  if (!TOKEN.test(token)) return notFound();
-  const db = deps.store.db;
-  const link = await findUpdateLinkByHash(db, sha256Hex(token));
-  if (!link) return notFound();
-  if (link.used_at) return ended("This link has already been used to update the payment method.");
-  if (link.expires_at <= new Date(deps.now()).toISOString()) return ended("This link has expired.");
-  if (link.failed_attempts >= MAX_FAILED_ATTEMPTS)
-    return ended("Too many payment methods were refused on this link.");
-  const sub = await findSubscription(db, link.subscription_id);
-  if (sub?.status !== "ACTIVE") return ended("This recurring gift is no longer active.");
-  const org = await getOrganization(db, link.organization_id);
-  if (!org) return notFound();
-  return { link, sub, org, orgName: org.name };
-}
-
-function describeMethod(
-  sub: Pick<SubscriptionsTable, "payment_method_type" | "card_brand" | "last4">,
-): string {
-  if (sub.payment_method_type === "bank") return `Bank account ending ${sub.last4 ?? ""}`;
-  const brand = BRAND_NAMES[sub.card_brand ?? ""] ?? "Card";
-  return `${brand} ending ${sub.last4 ?? ""}`;
-}
-
-function summary(loaded: Loaded): string {
-  const { sub, orgName } = loaded;
-  const amount = formatDollars(Number(sub.amount_cents));
-  const every = FREQUENCY_WORDS[sub.frequency] ?? sub.frequency.toLowerCase();
-  return `<dl class="summary">
-<dt>Organization</dt><dd>${escapeHtml(orgName)}</dd>
-<dt>Gift</dt><dd>${escapeHtml(amount)} ${escapeHtml(every)}</dd>
-<dt>Current payment method</dt><dd>${escapeHtml(describeMethod(sub))}</dd>
-</dl>`;
-}
-
-const STYLE = `<style>
-dl.summary{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0 0 1.5rem}
-dt{font-weight:600}dd{margin:0}
-fieldset{border:1px solid #d0d7de;border-radius:8px;margin:0 0 1rem;padding:1rem}
-label{display:block;margin:.5rem 0 .2rem;font-weight:500}
-input[type=text]{width:100%;box-sizing:border-box;padding:.5rem;border:1px solid #8c959f;border-radius:6px;font:inherit}
-.row{display:flex;gap:1rem}.row>div{flex:1}
-button{background:#1f6feb;color:#fff;border:0;border-radius:6px;padding:.7rem 1.2rem;font:inherit;cursor:pointer}
-.error{background:#ffebe9;border:1px solid #ff8182;border-radius:6px;padding:.6rem .8rem}
-</style>`;
 
 function formPage(loaded: Loaded, allowed: UpdateLinkMethod[], error?: string): string {
   const card = allowed.includes("CARD");
@@ -222,23 +119,6 @@ async function saveable(
   return setup.method;
 }
 
-function successPage(loaded: Loaded, method: PaymentMethod): string {
-  const returnLink = loaded.link.return_url
-    ? `<p><a href="${escapeHtml(loaded.link.return_url)}">Continue</a></p>`
-    : "";
-  const updated = {
-    ...loaded.sub,
-    payment_method_type: method.type,
-    card_brand: method.brand ?? null,
-    last4: method.last4,
-  };
-  return page({
-    title: "Payment method updated",
-    heading: "Payment method updated",
-    body: `${STYLE}<p role="status">Thank you. Your next payment will use the new payment method.</p>${summary({ ...loaded, sub: updated })}${returnLink}`,
-  });
-}
-
 async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise<Html> {
   const loaded = await load(deps, token);
   if ("html" in loaded) return loaded;
@@ -267,45 +147,33 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
       return ended("Too many payment methods were refused on this link.");
     return { status: 422, html: formPage(loaded, allowed, method) };
   }
-  const nowMs = deps.now();
-  const nowIso = new Date(nowMs).toISOString();
-  try {
-    await deps.store.db.transaction().execute(async (trx) => {
-      if (!(await consumeUpdateLink(trx, loaded.link.id, nowIso)))
-        throw new ApiError(410, "This link has already been used or has expired.");
-      const sub = await setSubscriptionPaymentMethod(
-        trx,
-        loaded.sub.id,
-        {
-          token: method.token,
-          type: method.type,
-          brand: method.type === "card" ? (method.brand ?? null) : null,
-          last4: method.last4,
-        },
-        nowIso,
-      );
-      if (!sub) throw new ApiError(410, "This recurring gift is no longer active.");
-      const view = presentSubscription(sub);
-      await emitEvent(trx, sub.organization_id, "subscription.payment_method_updated", sub.id, view, nowMs);
-      await emitEvent(trx, sub.organization_id, "subscription.updated", sub.id, view, nowMs);
-    });
-  } catch (err) {
-    // Thrown inside the transaction to roll it back; the donor gets the 410 page, not JSON.
-    if (err instanceof ApiError && err.status === 410) return ended(err.message);
-    throw err;
-  }
+  const refused = await saveMethod(deps, loaded, method);
+  if (refused) return refused;
   return { status: 200, html: successPage(loaded, method) };
 }
 
-/** Mounts GET (the form) and POST (the new method) of the hosted page. */
+/** Mounts GET (the form) and POST (the new method) of the hosted page, and the Stripe page's JSON calls. */
 export function mountUpdatePaymentMethodPages(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const path = `${UPDATE_PAGE_PATH}/:token`;
   app.get(path, async (c) => {
     const loaded = await load(deps, c.req.param("token"));
     if ("html" in loaded) return html(c, loaded);
+    if (loaded.sub.processor === "stripe")
+      return c.html(stripeFormPage(deps, loaded, c.req.param("token")), 200, {
+        ...SECURITY_HEADERS,
+        "Content-Security-Policy": stripePageCsp(deps.config.stripeJsUrl),
+      });
     const allowed = JSON.parse(loaded.link.allowed_methods) as UpdateLinkMethod[];
     return html(c, { status: 200, html: formPage(loaded, allowed) });
   });
+  app.post(
+    `${path}${STRIPE_ACTIONS_SUFFIX}`,
+    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => new Response("Request too large", { status: 413 }) }),
+    async (c) => {
+      const answer = await stripeAction(c, deps, await load(deps, c.req.param("token")));
+      return c.json(answer.body, answer.status, { "Cache-Control": "no-store" });
+    },
+  );
   app.post(
     path,
     bodyLimit({

@@ -305,6 +305,11 @@ export interface PaymentProcessor {
   retrievePayment(processorPaymentId: string): Promise<PaymentLookup | null>;
   /** Gives up a payment that has not moved money (an abandoned authentication); false if it had. */
   cancelPayment?(processorPaymentId: string): Promise<boolean>;
+  /**
+   * Confirms again, with the donor present, a payment held for authentication (an off-session charge the
+   * bank wanted confirmed): usually `requires_action`, which the donor's page then completes.
+   */
+  confirmOnSession?(processorPaymentId: string, returnUrl: string): Promise<ChargeResult>;
   /** A set-up the donor confirmed in the browser, as it stands now; null for an unknown id. */
   retrieveSetup?(setupId: string): Promise<SetupResult | null>;
   refund(input: RefundInput): Promise<RefundResult>;

@@ -543,6 +543,8 @@ export const MIGRATIONS: Migration[] = [
         .addColumn("processor", "text", (c) => c.notNull().defaultTo("sandbox"))
         .execute();
       await trx.schema.alterTable("subscriptions").addColumn("processor_customer", "text").execute();
+      // A link can also ask the donor to confirm a recurring charge their bank held for authentication.
+      await trx.schema.alterTable("payment_method_update_links").addColumn("payment_id", "text").execute();
       // The processor's customer of each donor (by e-mail, as contacts are matched) per processor account.
       await trx.schema
         .createTable("processor_customers")

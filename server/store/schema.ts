@@ -178,6 +178,8 @@ export interface PaymentMethodUpdateLinksTable {
   used_at: string | null;
   /** Refused payment methods entered on the page; too many end the link. */
   failed_attempts: number;
+  /** A recurring charge held for the donor's authentication, which the page lets them confirm; or null. */
+  payment_id: string | null;
   created_at: string;
 }
 

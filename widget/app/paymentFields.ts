@@ -20,7 +20,8 @@ export interface PaymentHost {
   setCollector: Checkout["setCollector"];
   /** A wallet button was pressed: checks the rest of the form; false (with the problems shown) if not ready. */
   ready(): boolean;
-  submit(): Promise<void>;
+  /** Sends the checkout; true when the gift went through. */
+  submit(): Promise<boolean>;
   setError(message: string | null): void;
 }
 
@@ -67,7 +68,10 @@ export function attachPaymentFields(c: Checkout, containers: PaymentHost["contai
         : null;
       return n === 0;
     },
-    submit: c.submit,
+    async submit() {
+      await c.submit();
+      return c.status.value === "success";
+    },
     setError(message) {
       const { payment: _, ...rest } = c.errors.value;
       c.errors.value = message ? { ...rest, payment: message } : rest;

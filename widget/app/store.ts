@@ -57,6 +57,8 @@ export interface PaymentCollector {
   collect(): Promise<{ token: string } | { error: string }>;
   /** The donor confirms the payment with their bank (3-D Secure); an error when they could not. */
   confirm(clientSecret: string): Promise<{ error?: string }>;
+  /** Puts the focus in the processor's fields, as soon as they can take it. */
+  focus(): void;
 }
 
 const DONOR_KEYS = {
@@ -445,7 +447,8 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
           `${api}/checkout/${encodeURIComponent(String(answer.body.paymentID))}/complete`,
           "{}",
         );
-        if (confirmed.error && answer.res.status === 202)
+        // Stripe.js words a failed confirmation for the donor; the server's record has the API's wording.
+        if (confirmed.error && (answer.res.status === 202 || answer.res.status === 402))
           answer = { res: new Response(null, { status: 402 }), body: { error: confirmed.error } };
       }
     } catch {
@@ -477,9 +480,16 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     if (res.status === 201 && receipt.value) env.onComplete?.(receipt.value);
   }
 
+  /** Back from a decline, the processor's fields take the focus once they are on the page again. */
+  let focusCollector = false;
+
   /** The processor's fields say they are ready (or gone, with null). */
   function setCollector(next: PaymentCollector | null): void {
     collector = next;
+    if (next && focusCollector) {
+      focusCollector = false;
+      next.focus();
+    }
   }
 
   /** Back from a decline: the card fields are cleared so the donor enters another one. */
@@ -490,6 +500,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
       status.value = "form";
       formError.value = `${declineMessage.value} Nothing was charged.`;
     });
+    focusCollector = browserCollected;
   }
 
   function applyPromo(): void {

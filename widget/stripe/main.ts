@@ -7,6 +7,7 @@ import type {
 } from "@stripe/stripe-js";
 import { loadStripe } from "@stripe/stripe-js/pure";
 import type { PaymentHost } from "../app/paymentFields.js";
+import { mountUpdatePage } from "./updatePage.js";
 
 /**
  * Stripe's fields in the checkout (dist/widget/stripe.js, loaded only for forms of organizations on
@@ -79,6 +80,12 @@ export function mountStripe(host: PaymentHost): () => void {
     });
     payment.mount(host.containers.payment);
     payment.on("change", () => host.setError(null));
+    let paymentReady = false;
+    let focusWhenReady = false;
+    payment.on("ready", () => {
+      paymentReady = true;
+      if (focusWhenReady) payment?.focus();
+    });
 
     express = elements.create("expressCheckout", { buttonType: { applePay: "donate", googlePay: "donate" } });
     express.mount(host.containers.express);
@@ -91,7 +98,10 @@ export function mountStripe(host: PaymentHost): () => void {
       if (host.ready()) event.resolve({ emailRequired: false });
       else event.reject();
     });
-    express.on("confirm", () => void host.submit());
+    // The wallet's sheet is told when the gift did not go through, so the donor can pay another way.
+    express.on("confirm", async (event) => {
+      if (!(await host.submit())) event.paymentFailed({ reason: "fail" });
+    });
 
     // The fields follow the order: amount, and whether the method is kept for later charges.
     stopWatching = host.onOrderChange(() => {
@@ -118,6 +128,10 @@ export function mountStripe(host: PaymentHost): () => void {
         const result = await stripe.handleNextAction({ clientSecret });
         return result.error ? { error: message(result.error, "The payment was not confirmed.") } : {};
       },
+      focus() {
+        if (paymentReady) payment?.focus();
+        else focusWhenReady = true;
+      },
     });
   }
 
@@ -132,3 +146,7 @@ export function mountStripe(host: PaymentHost): () => void {
     express?.destroy();
   };
 }
+
+// The hosted update page of a gift at Stripe loads this module by itself (updatePage.ts).
+const updateBoot = typeof document === "undefined" ? null : document.getElementById("almoner-update-boot");
+if (updateBoot) void mountUpdatePage(updateBoot);

@@ -430,6 +430,16 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  async confirmOnSession(processorPaymentId: string, returnUrl: string): Promise<ChargeResult> {
+    try {
+      const intent = await this.client.paymentIntents.confirm(processorPaymentId, { return_url: returnUrl });
+      return this.chargeResult(intent);
+    } catch (err) {
+      if (isStripeError(err) && err.type === "StripeCardError") return this.declined(err, processorPaymentId);
+      throw processorError(err);
+    }
+  }
+
   /** A charge is found by the id stored before it was confirmed; without one, nothing was confirmed. */
   async findCharge(ref: ChargeReference): Promise<ChargeResult | null> {
     if (!ref.processorPaymentId) return null;
@@ -483,6 +493,12 @@ export class StripeProcessor implements PaymentProcessor {
     if ((result.status === "succeeded" || result.status === "pending") && result.savedMethod)
       lookup.savedMethod = result.savedMethod;
     if (result.status === "requires_action") lookup.clientSecret = result.clientSecret;
+    // An off-session charge the bank wants confirmed is not over: the donor can still confirm it.
+    if (heldForAuthentication(intent)) {
+      lookup.status = "requires_action";
+      lookup.clientSecret = intent.client_secret ?? "";
+      return lookup;
+    }
     if (result.status === "failed") {
       lookup.failureCode = result.failureCode;
       lookup.failureMessage = result.failureMessage;
@@ -575,6 +591,15 @@ export class StripeProcessor implements PaymentProcessor {
     }
     return { kind: "ignored" };
   }
+}
+
+/** Stripe's answer to an off-session charge whose bank asks the cardholder to authenticate it. */
+function heldForAuthentication(intent: Stripe.PaymentIntent): boolean {
+  return (
+    intent.status === "requires_payment_method" &&
+    intent.last_payment_error?.code === "authentication_required" &&
+    intent.payment_method !== null
+  );
 }
 
 /** Funds are out of the balance while a dispute is open or lost (Stripe withdraws them when it opens). */

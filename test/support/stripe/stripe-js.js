@@ -168,6 +168,9 @@
       const value = attrs[name];
       if (value === undefined || value === null || value === false) continue;
       if (name === "text") el.textContent = value;
+      // Through the CSSOM, which a page's CSP allows (a style attribute needs 'unsafe-inline'); Stripe's own
+      // dialogs are frames the page's CSP does not govern.
+      else if (name === "style") el.style.cssText = value;
       else if (name.startsWith("on")) el.addEventListener(name.slice(2), value);
       else if (value === true) el.setAttribute(name, "");
       else el.setAttribute(name, String(value));

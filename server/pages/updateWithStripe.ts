@@ -1,0 +1,216 @@
+import type { Context } from "hono";
+import { formatDollars } from "../../shared/money.js";
+import type { AppDeps, AppEnv } from "../api/env.js";
+import { escapeHtml } from "../api/forms/present.js";
+import { checkSubmissionOrigin } from "../checkout/guards.js";
+import { ApiError } from "../errors.js";
+import { outcomeOfLookup } from "../payments/outcome.js";
+import { settlePayment } from "../payments/transition.js";
+import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
+import type { PaymentProcessor, SetupResult } from "../processors/port.js";
+import { countUpdateLinkFailure } from "../store/subscriptions.js";
+import { checkoutAssetUrl } from "./assets.js";
+import { page } from "./layout.js";
+import { type Html, type Loaded, MAX_FAILED_ATTEMPTS, STYLE, saveMethod, summary } from "./updateLinkPage.js";
+
+/**
+ * The update page of a gift whose method is at Stripe. Card and bank details go into Stripe's Payment
+ * Element (setup mode) on the page, driven by the same module as the checkout (`/checkout/stripe.js`); the
+ * page sends the server a ConfirmationToken, and the server saves the method to the donor's Stripe
+ * customer with a SetupIntent. A recurring charge the bank held for authentication is confirmed here too:
+ * the server confirms that same PaymentIntent with the donor present and the page completes the bank's
+ * challenge. The page's calls are JSON POSTs to `<page>/stripe`, from this instance's pages only.
+ */
+
+export const STRIPE_ACTIONS_SUFFIX = "/stripe";
+
+/** Content-Security-Policy of the page: its own script and styles, plus the origins Stripe documents. */
+export function stripePageCsp(jsUrl: string | undefined): string {
+  const standIn = jsUrl ? ` ${new URL(jsUrl).origin}` : "";
+  return [
+    "default-src 'none'",
+    `script-src 'self' https://js.stripe.com https://*.js.stripe.com${standIn}`,
+    "style-src 'unsafe-inline'",
+    `connect-src 'self' https://api.stripe.com${standIn}`,
+    `frame-src https://js.stripe.com https://*.js.stripe.com https://hooks.stripe.com${standIn}`,
+    "img-src 'self' data: https:",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join("; ");
+}
+
+function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(
+    /[<>&\u2028\u2029]/g,
+    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+}
+
+export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): string {
+  const stripe = loaded.org.processor;
+  const boot = {
+    publishableKey: stripe?.publishableKey ?? "",
+    ...(deps.config.stripeJsUrl ? { jsUrl: deps.config.stripeJsUrl } : {}),
+    actionUrl: `${UPDATE_PAGE_PATH}/${token}${STRIPE_ACTIONS_SUFFIX}`,
+    held: loaded.held ? { amount: formatDollars(Number(loaded.held.amount_cents)) } : null,
+  };
+  const held = loaded.held
+    ? `<section aria-labelledby="held-h"><h2 id="held-h">Confirm your payment</h2>
+<p>Your bank asked you to confirm this payment of ${escapeHtml(formatDollars(Number(loaded.held.amount_cents)))} before it goes through.</p>
+<button type="button" id="almoner-confirm-payment">Confirm ${escapeHtml(formatDollars(Number(loaded.held.amount_cents)))}</button>
+<p id="almoner-confirm-status" role="status"></p></section><h2>Or use another payment method</h2>`
+    : "";
+  return page({
+    title: "Update your payment method",
+    heading: loaded.held ? "Confirm your recurring gift" : "Update your payment method",
+    body: `${STYLE}${summary(loaded)}${held}<form id="almoner-update-form" novalidate>
+<div id="almoner-update-fields"></div>
+<p id="almoner-update-error" class="error" role="alert" hidden></p>
+<button type="submit">Save payment method</button></form>
+<p id="almoner-update-done" role="status" hidden></p>
+<script type="application/json" id="almoner-update-boot">${jsonForScript(boot)}</script>
+<script type="module" src="${checkoutAssetUrl("stripe.js")}"></script>`,
+  });
+}
+
+type Answer = { status: 200 | 400 | 402 | 409 | 410 | 503; body: Record<string, unknown> };
+
+const refused = (message: string): Answer => ({ status: 402, body: { status: "error", error: message } });
+
+/** The page's JSON calls: save a method (a token, or a set-up back from the bank), or confirm the held charge. */
+export async function stripeAction(
+  c: Context<AppEnv>,
+  deps: AppDeps,
+  loaded: Loaded | Html,
+): Promise<Answer> {
+  checkSubmissionOrigin(c, deps.config.publicUrl);
+  if ("html" in loaded)
+    return { status: 410, body: { status: "error", error: "This link can no longer be used." } };
+  const body = (await c.req.json().catch(() => null)) as Record<string, unknown> | null;
+  const action = typeof body?.action === "string" ? body.action : "";
+  const processor = deps.processors.named(loaded.sub.processor, loaded.org);
+  const pageUrl = `${deps.config.publicUrl}${c.req.path.slice(0, -STRIPE_ACTIONS_SUFFIX.length)}`;
+  try {
+    switch (action) {
+      case "save": {
+        const token = typeof body?.confirmationToken === "string" ? body.confirmationToken : "";
+        if (!/^ctoken_[A-Za-z0-9_]{1,200}$/.test(token))
+          return { status: 400, body: { status: "error", error: "confirmationToken is required" } };
+        const setup = await processor.setupForFutureUse({
+          paymentMethod: token,
+          ...(loaded.sub.processor_customer ? { customer: loaded.sub.processor_customer } : {}),
+          idempotencyKey: `setup:${loaded.link.id}:${token}`,
+          returnUrl: pageUrl,
+        });
+        return finishSetup(deps, loaded, setup);
+      }
+      case "setup-completed": {
+        const setupId = typeof body?.setupIntent === "string" ? body.setupIntent : "";
+        const setup = /^seti_[A-Za-z0-9_]{1,200}$/.test(setupId)
+          ? await processor.retrieveSetup?.(setupId)
+          : null;
+        if (!setup)
+          return {
+            status: 400,
+            body: { status: "error", error: "setupIntent is not a set-up of this page" },
+          };
+        return finishSetup(deps, loaded, setup);
+      }
+      case "confirm-payment":
+        return confirmHeld(deps, loaded, processor, pageUrl);
+      case "payment-completed":
+        return recordHeld(deps, loaded, processor);
+      default:
+        return {
+          status: 400,
+          body: {
+            status: "error",
+            error: "action must be save, setup-completed, confirm-payment or payment-completed",
+          },
+        };
+    }
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    console.error(`Payment-method update link ${loaded.link.id}: processor error: ${(err as Error).message}`);
+    return {
+      status: 503,
+      body: {
+        status: "error",
+        error: "We could not reach the payment processor. Please try again in a moment.",
+      },
+    };
+  }
+}
+
+async function finishSetup(deps: AppDeps, loaded: Loaded, setup: SetupResult): Promise<Answer> {
+  if (setup.status === "requires_action")
+    return {
+      status: 200,
+      body: { status: "requires_action", clientSecret: setup.clientSecret, setupIntent: setup.setupId },
+    };
+  if (setup.status === "failed") {
+    await countUpdateLinkFailure(deps.store.db, loaded.link.id);
+    if (loaded.link.failed_attempts + 1 >= MAX_FAILED_ATTEMPTS)
+      return {
+        status: 410,
+        body: { status: "error", error: "Too many payment methods were refused on this link." },
+      };
+    return refused(setup.failureMessage);
+  }
+  const problem = await saveMethod(deps, loaded, setup.method);
+  if (problem)
+    return {
+      status: 410,
+      body: { status: "error", error: "This link has already been used or has expired." },
+    };
+  const m = setup.method;
+  return {
+    status: 200,
+    body: {
+      status: "saved",
+      message: `Thank you. Your next payment will use the ${m.type === "bank" ? "bank account" : "card"} ending ${m.last4}.`,
+    },
+  };
+}
+
+async function confirmHeld(
+  deps: AppDeps,
+  loaded: Loaded,
+  processor: PaymentProcessor,
+  pageUrl: string,
+): Promise<Answer> {
+  const held = loaded.held;
+  if (!held?.processor_payment_id || !processor.confirmOnSession)
+    return { status: 409, body: { status: "error", error: "There is no payment waiting for confirmation." } };
+  const result = await processor.confirmOnSession(held.processor_payment_id, pageUrl);
+  if (result.status === "requires_action")
+    return { status: 200, body: { status: "requires_action", clientSecret: result.clientSecret } };
+  return recordHeld(deps, loaded, processor);
+}
+
+/** How the held charge stands at the processor now, recorded by the one payment transition. */
+async function recordHeld(deps: AppDeps, loaded: Loaded, processor: PaymentProcessor): Promise<Answer> {
+  const held = loaded.held;
+  if (!held?.processor_payment_id)
+    return { status: 409, body: { status: "error", error: "There is no payment waiting for confirmation." } };
+  const lookup = await processor.retrievePayment(held.processor_payment_id);
+  const outcome = lookup && outcomeOfLookup(lookup, null);
+  if (!outcome)
+    return refused("The payment was not confirmed. Try again, or use another payment method below.");
+  const settled = await deps.store.transact((trx) =>
+    settlePayment(trx, deps.now(), { id: held.id }, outcome),
+  );
+  const row = settled.row;
+  if (row.status === "FAILED") return refused(row.failure_message ?? "The payment failed.");
+  return {
+    status: 200,
+    body: {
+      status: "paid",
+      message:
+        row.status === "COMPLETED"
+          ? `Thank you! Your payment of ${formatDollars(Number(row.amount_cents))} went through; a receipt is on its way.`
+          : "Thank you! Your payment is processing.",
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { renderConfirmationRequest } from "../mail/confirmationRequest.js";
+import { queueEmail } from "../mail/outbox.js";
+import type { Db } from "../store/database.js";
+import type { PaymentsTable } from "../store/schema.js";
+import { createUpdateLink } from "./updateLink.js";
+
+/**
+ * A recurring charge whose bank wants the donor to authenticate it stays PENDING, and the donor is e-mailed
+ * a link to confirm that same payment on the update page, where they may also replace the method. The
+ * link lasts as long as the charge is held (`CONFIRMATION_WINDOW_MS`); after that the charge is given up.
+ */
+
+export const CONFIRMATION_WINDOW_MS = 7 * 24 * 3600 * 1000;
+
+/** What `failure_code` says of a PENDING payment that waits for the donor's confirmation. */
+export const AWAITING_AUTHENTICATION = "authentication_required";
+
+const CADENCE: Record<string, string> = {
+  DAILY: "daily",
+  WEEKLY: "weekly",
+  MONTHLY: "monthly",
+  ANNUALLY: "yearly",
+};
+
+export async function requestConfirmation(
+  trx: Db,
+  row: PaymentsTable,
+  organizationName: string,
+  publicUrl: string,
+  nowMs: number,
+): Promise<void> {
+  if (!row.subscription_id) return;
+  const expiresAtMs = nowMs + CONFIRMATION_WINDOW_MS;
+  const link = await createUpdateLink(
+    trx,
+    {
+      organizationId: row.organization_id,
+      subscriptionId: row.subscription_id,
+      allowedMethods: ["CARD", "PAY_BY_BANK"],
+      returnUrl: null,
+      expiresAtMs,
+      paymentId: row.id,
+    },
+    publicUrl,
+    nowMs,
+  );
+  const mail = renderConfirmationRequest({
+    organizationName,
+    firstName: row.first_name,
+    amountCents: Number(row.amount_cents),
+    cadence: CADENCE[row.frequency] ?? "recurring",
+    url: link.url,
+    expiresOn: new Date(expiresAtMs).toUTCString().replace(/ \d\d:\d\d:\d\d GMT$/, ""),
+  });
+  await queueEmail(
+    trx,
+    {
+      organizationId: row.organization_id,
+      to: row.email,
+      fromName: organizationName,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+    },
+    Math.min(nowMs, Date.now()),
+  );
+}

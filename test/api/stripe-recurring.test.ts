@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runBillingAt } from "../../server/billing/run.js";
+import { SettlementWorker } from "../../server/billing/settlement.js";
+import { createForm, donor } from "../support/checkout.js";
+import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
+import { validForms } from "../support/testApp.js";
+
+/**
+ * Recurring gifts at Stripe after their first payment: the update page saves a new method with the
+ * Payment Element in setup mode (a SetupIntent, 3-D Secure included), and a recurring charge the bank holds
+ * for authentication waits, PENDING, while the donor is e-mailed a link to confirm that same payment.
+ */
+
+let s: StripeTestApp;
+beforeEach(async () => {
+  s = await setupStripeApp();
+});
+afterEach(async () => {
+  await s.close();
+});
+
+const monthly = () => ({ ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
+
+/** A monthly gift paid with `card`, 3-D Secure completed when the card asks for it. */
+async function subscribe(card = "4242424242424242") {
+  const formId = await createForm(s.t, monthly());
+  const token = await s.cardToken(card, { setupFutureUsage: "off_session" });
+  let res = await s.t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/checkout`, {
+    key: null,
+    body: {
+      amount: 30,
+      frequency: "MONTHLY",
+      donor: donor("sam@example.org"),
+      paymentMethod: { type: "token", token },
+    },
+  });
+  if (res.status === 202) {
+    const row = await s.t.store.db.selectFrom("payments").selectAll().executeTakeFirstOrThrow();
+    s.emulator.completeAuthentication(row.processor_payment_id ?? "", "succeed");
+    res = await s.t.request("POST", `/api/forms/${formId}/checkout/${String(res.body.paymentID)}/complete`, {
+      key: null,
+      body: {},
+    });
+  }
+  if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${res.text}`);
+  return s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+}
+
+async function linkFor(subscriptionId: string): Promise<string> {
+  const res = await s.t.request<{ url: string }>(
+    "POST",
+    `/v1/subscriptions/${subscriptionId}/payment-method-update-link`,
+  );
+  if (res.status !== 201) throw new Error(`link failed: ${res.status} ${res.text}`);
+  return new URL(res.body.url).pathname;
+}
+
+function action(pagePath: string, body: Record<string, unknown>, origin = "http://forms.test") {
+  return s.t.request<Record<string, unknown>>("POST", `${pagePath}/stripe`, {
+    key: null,
+    body,
+    headers: { Origin: origin },
+  });
+}
+
+describe("the update page of a gift at Stripe", () => {
+  it("offers Stripe's fields (no card fields of its own) under a CSP naming Stripe's origins", async () => {
+    const sub = await subscribe();
+    const page = await s.t.app.request(await linkFor(sub.id));
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain('id="almoner-update-boot"');
+    expect(html).toContain(s.emulator.account.publishableKey);
+    expect(html).not.toContain('name="cardNumber"');
+    expect(page.headers.get("Content-Security-Policy")).toContain("https://js.stripe.com");
+  });
+
+  it("saves a new card from its ConfirmationToken to the donor's customer, and uses the link up", async () => {
+    const sub = await subscribe();
+    const path = await linkFor(sub.id);
+    const res = await action(path, {
+      action: "save",
+      confirmationToken: await s.cardToken("5555555555554444"),
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ status: "saved", message: expect.stringContaining("4444") });
+    const after = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect(after.payment_method_token).toMatch(/^pm_/);
+    expect(after.payment_method_token).not.toBe(sub.payment_method_token);
+    expect(after.last4).toBe("4444");
+    const pm = await s.stripe.paymentMethods.retrieve(after.payment_method_token);
+    expect(pm.customer).toBe(sub.processor_customer);
+    const again = await action(path, { action: "save", confirmationToken: await s.cardToken() });
+    expect(again.status).toBe(410);
+  });
+
+  it("saves a card that asks for 3-D Secure once the bank confirms it", async () => {
+    const sub = await subscribe();
+    const path = await linkFor(sub.id);
+    const first = await action(path, {
+      action: "save",
+      confirmationToken: await s.cardToken("4000002760003184"),
+    });
+    expect(first.body).toMatchObject({
+      status: "requires_action",
+      setupIntent: expect.stringMatching(/^seti_/),
+    });
+    s.emulator.completeAuthentication(String(first.body.setupIntent), "succeed");
+    const done = await action(path, { action: "setup-completed", setupIntent: first.body.setupIntent });
+    expect(done.body).toMatchObject({ status: "saved" });
+  });
+
+  it("refuses calls from another site", async () => {
+    const sub = await subscribe();
+    const res = await action(
+      await linkFor(sub.id),
+      { action: "save", confirmationToken: "ctoken_x" },
+      "https://evil.example",
+    );
+    expect(res.status).toBe(403);
+  });
+});
+
+describe("a recurring charge the bank holds for authentication", () => {
+  it("stays PENDING, mails the donor a link, and is COMPLETED once they confirm it on the page", async () => {
+    const sub = await subscribe("4000002760003184");
+    const run = await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    expect(run.errors).toEqual([]);
+    const held = await s.t.store.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("charge_key", "like", "sub:%")
+      .executeTakeFirstOrThrow();
+    expect(held).toMatchObject({ status: "PENDING", failure_code: "authentication_required" });
+    const mail = await s.t.store.db
+      .selectFrom("email_outbox")
+      .selectAll()
+      .where("subject", "like", "Please confirm%")
+      .executeTakeFirstOrThrow();
+    expect(mail.to_address).toBe("sam@example.org");
+    const path = new URL(/https?:\/\/\S+update-payment-method\/\S+/.exec(mail.text_body)?.[0] ?? "").pathname;
+
+    // The settlement worker leaves it alone while the donor may still confirm it.
+    await new SettlementWorker({ deps: s.t.deps, slowRepollMs: 1 }).runOnce();
+    expect(
+      (
+        await s.t.store.db
+          .selectFrom("payments")
+          .select("status")
+          .where("id", "=", held.id)
+          .executeTakeFirstOrThrow()
+      ).status,
+    ).toBe("PENDING");
+
+    const page = await (await s.t.app.request(path)).text();
+    expect(page).toContain("Confirm your recurring gift");
+    const asked = await action(path, { action: "confirm-payment" });
+    expect(asked.body).toMatchObject({ status: "requires_action", clientSecret: expect.any(String) });
+    s.emulator.completeAuthentication(held.processor_payment_id ?? "", "succeed");
+    const paid = await action(path, { action: "payment-completed" });
+    expect(paid.body).toMatchObject({ status: "paid" });
+    const row = await s.t.store.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("id", "=", held.id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe("COMPLETED");
+    const receipts = await s.t.store.db
+      .selectFrom("email_outbox")
+      .select("payment_id")
+      .where("payment_id", "=", held.id)
+      .execute();
+    expect(receipts).toHaveLength(1);
+  });
+});

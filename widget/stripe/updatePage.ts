@@ -1,0 +1,115 @@
+import { loadStripe } from "@stripe/stripe-js/pure";
+
+/**
+ * The hosted update page of a gift whose method is at Stripe (server/pages/updateWithStripe.ts): the
+ * Payment Element in setup mode saves a new method, and a recurring charge the bank held is confirmed with
+ * the donor present. The server does the saving and the charging; this page sends it a ConfirmationToken
+ * and runs the bank's challenge (`handleNextAction`) when the server asks for it.
+ */
+
+interface UpdateBoot {
+  publishableKey: string;
+  jsUrl?: string;
+  actionUrl: string;
+  held: { amount: string } | null;
+}
+
+interface ActionAnswer {
+  status: "saved" | "paid" | "requires_action" | "error";
+  message?: string;
+  error?: string;
+  clientSecret?: string;
+  setupIntent?: string;
+}
+
+function loadScript(src: string): Promise<void> {
+  if ((window as { Stripe?: unknown }).Stripe) return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = src;
+    script.onload = () => resolve();
+    script.onerror = () => reject(new Error("Stripe.js could not be loaded"));
+    document.head.appendChild(script);
+  });
+}
+
+async function post(url: string, body: Record<string, unknown>): Promise<ActionAnswer> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  return (await res.json()) as ActionAnswer;
+}
+
+function show(el: HTMLElement | null, text: string): void {
+  if (!el) return;
+  el.textContent = text;
+  el.hidden = false;
+}
+
+export async function mountUpdatePage(bootElement: HTMLElement): Promise<void> {
+  const boot = JSON.parse(bootElement.textContent ?? "{}") as UpdateBoot;
+  const form = document.getElementById("almoner-update-form") as HTMLFormElement | null;
+  const fields = document.getElementById("almoner-update-fields");
+  const error = document.getElementById("almoner-update-error");
+  const done = document.getElementById("almoner-update-done");
+  if (!form || !fields) return;
+  if (boot.jsUrl) await loadScript(boot.jsUrl);
+  const stripe = await loadStripe(boot.publishableKey);
+  if (!stripe) return;
+  const elements = stripe.elements({ mode: "setup", currency: "usd", setupFutureUsage: "off_session" });
+  const payment = elements.create("payment", {
+    layout: "tabs",
+    wallets: { applePay: "never", googlePay: "never" },
+  });
+  payment.mount(fields);
+
+  /** Runs the bank's challenge the server asked for, then tells the server it is done. */
+  async function settle(answer: ActionAnswer, completed: Record<string, unknown>): Promise<ActionAnswer> {
+    if (answer.status !== "requires_action" || !answer.clientSecret) return answer;
+    const result = await stripe?.handleNextAction({ clientSecret: answer.clientSecret });
+    if (result?.error)
+      return { status: "error", error: result.error.message ?? "The bank did not confirm it." };
+    return post(boot.actionUrl, {
+      ...completed,
+      ...(answer.setupIntent ? { setupIntent: answer.setupIntent } : {}),
+    });
+  }
+
+  form.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (error) error.hidden = true;
+    const submitted = await elements.submit();
+    if (submitted.error) return show(error, submitted.error.message ?? "Check the payment details.");
+    const made = await stripe.createConfirmationToken({ elements });
+    if (made.error || !made.confirmationToken)
+      return show(error, made.error?.message ?? "These payment details could not be used.");
+    const answer = await settle(
+      await post(boot.actionUrl, { action: "save", confirmationToken: made.confirmationToken.id }),
+      {
+        action: "setup-completed",
+      },
+    );
+    if (answer.status === "saved") {
+      form.hidden = true;
+      show(done, answer.message ?? "Saved.");
+    } else show(error, answer.error ?? "The payment method could not be saved.");
+  });
+
+  const confirm = document.getElementById("almoner-confirm-payment") as HTMLButtonElement | null;
+  const status = document.getElementById("almoner-confirm-status");
+  confirm?.addEventListener("click", async () => {
+    confirm.disabled = true;
+    const answer = await settle(await post(boot.actionUrl, { action: "confirm-payment" }), {
+      action: "payment-completed",
+    });
+    if (answer.status === "paid") {
+      confirm.hidden = true;
+      show(status, answer.message ?? "Thank you!");
+    } else {
+      confirm.disabled = false;
+      show(status, answer.error ?? "The payment was not confirmed.");
+    }
+  });
+}
