@@ -25,7 +25,6 @@ import {
   type PaymentDetails,
   paymentDetails as paymentDetailsOf,
   paymentWithGift,
-  recordProcessorPaymentId,
 } from "../store/payments.js";
 import { findProcessorCustomer, saveProcessorCustomer } from "../store/processorCustomers.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -34,19 +33,21 @@ import { actionAnswer, checkoutAnswer, type FinalizedCheckout, finalizeCheckout 
 import { checkFingerprint } from "./guards.js";
 
 /**
- * The donor checkout. It runs in three steps so that no database transaction ever waits on the payment
+ * The donor checkout. It runs in steps so that no database transaction ever waits on the payment
  * processor, whichever it is:
  *  1. validate and price on the server; read the payment method (a token the processor's own script made
  *     in the browser, or, on the sandbox, test details it turns into one): card data goes to the
  *     processor only;
- *  2. one short transaction takes the stock (tickets, products, promo redemptions) with atomic conditional
- *     updates and writes the payment as PROCESSING, which holds that stock;
- *  3. the processor charges, with the payment's own idempotency key, so it can never charge twice (a
- *     processor that makes the payment before moving money hands its id over first, and it is stored);
- *     then one transaction records the outcome (payments/transition.ts): payment, contact, subscription,
- *     events, receipt. A payment the donor must confirm (3-D Secure) stays PROCESSING until the page comes
- *     back (`completeCheckout`), a webhook says, or recovery gives up on it.
- * A free order needs no processor: it is taken and recorded in one transaction.
+ *  2. the processor makes its payment, and before it moves money hands over the payment's id: one short
+ *     transaction then takes the stock (tickets, products, promo redemptions) with atomic conditional
+ *     updates and writes the payment as PROCESSING with that id, which holds the stock (sold out: the
+ *     processor is stopped before it charges);
+ *  3. the processor charges, with the payment's own idempotency key, so it can never charge twice; then one
+ *     transaction records the outcome (payments/transition.ts): payment, contact, subscription, events,
+ *     receipt. A payment the donor must confirm (3-D Secure) stays PROCESSING until the page comes back
+ *     (`completeCheckout`), a webhook says, or recovery gives up on it.
+ * A crash after step 2 is finished by recovery, which asks the processor by the stored id. A free order
+ * needs no processor: it is taken and recorded in one transaction.
  */
 
 export interface LoadedForm {
@@ -362,14 +363,6 @@ export async function runCheckout(
     return checkoutAnswer(done.settled);
   }
 
-  const short = await deps.store.transact(async (trx) => {
-    const missing = await takeItems(trx, form.id, hold);
-    if (missing) return missing;
-    await insertPayment(trx, row);
-    return null;
-  });
-  if (short) refuse([soldOutMessage(form, short)], true);
-
   const input: ChargeInput = {
     amountCents: quote.totalCents,
     currency: "USD",
@@ -384,20 +377,27 @@ export async function runCheckout(
       `${deps.config.publicUrl}/${form.config.formType === "EVENT" ? "attend" : "donate"}/${form.id}`,
     metadata: { almoner_payment: paymentId, almoner_form: form.id, almoner_organization: org.id },
   };
-  let charge: ChargeResult;
-  let created = false;
-  try {
-    charge = await processor.charge(input, {
-      created: async (processorPaymentId) => {
-        // Grouped with other checkouts' writes (Store.transact): it is on every processor-side checkout.
-        await deps.store.transact((trx) => recordProcessorPaymentId(trx, paymentId, processorPaymentId));
-        created = true;
-      },
+  // Step 2, once the processor has made its payment (before it moves money): the stock and the PROCESSING
+  // payment, with the processor's id, in one write. Sold out: the processor is stopped before it charges.
+  let held = false;
+  const takeStock = async (processorPaymentId: string | null) => {
+    const missing = await deps.store.transact(async (trx) => {
+      const short = await takeItems(trx, form.id, hold);
+      if (short) return short;
+      await insertPayment(trx, { ...row, processor_payment_id: processorPaymentId });
+      return null;
     });
+    if (missing) throw new SoldOut(missing);
+    held = true;
+  };
+  let charge: ChargeResult;
+  try {
+    charge = await processor.charge(input, { created: takeStock });
   } catch (error) {
+    if (error instanceof SoldOut) refuse([soldOutMessage(form, error.item)], true);
     // The processor made the payment, then could not be heard from: it may have gone through. It stays
     // PROCESSING (holding its stock) until recovery asks the processor by its id; the donor must not pay again.
-    if (created)
+    if (held)
       throw new ApiError(
         503,
         "We could not hear back from the payment processor. Please do not pay again: if the payment went through, a receipt will reach you by email within a few minutes.",
@@ -405,23 +405,26 @@ export async function runCheckout(
         undefined,
         { paymentID: paymentId },
       );
-    // Nothing was confirmed: recorded as a failed attempt (the stock goes back), then reported.
-    await finalizeCheckout(deps, paymentId, failedToCharge(), loaded);
+    // Nothing reached the processor's money-moving step, and nothing was recorded.
     if (error instanceof ProcessorError && error.code === "unavailable")
       throw new ApiError(503, PROCESSOR_DOWN_MESSAGE, undefined, { "Retry-After": "30" });
     throw error;
+  }
+  // A method refused before any payment was made (no id): the attempt is recorded all the same.
+  if (!held) {
+    if (charge.status !== "failed")
+      throw new Error(`${processor.name} charged without making a payment first`);
+    await takeStock(null);
   }
   if (charge.status === "requires_action") return actionAnswer(paymentId, charge.clientSecret);
   return finalizeCheckout(deps, paymentId, outcomeOfCharge(charge, customer) as PaymentOutcome, loaded);
 }
 
-function failedToCharge(): PaymentOutcome {
-  return {
-    to: "FAILED",
-    processorPaymentId: null,
-    code: "processing_error",
-    message: PROCESSOR_DOWN_MESSAGE,
-  };
+/** The stock an order needs ran out while the processor was making its payment. */
+class SoldOut extends Error {
+  constructor(readonly item: HeldItem) {
+    super("sold out");
+  }
 }
 
 /**

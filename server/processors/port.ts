@@ -14,9 +14,10 @@
  *   bank accounts awaiting microdeposit verification); `requires_action` is one the donor must still
  *   confirm in the browser (3-D Secure) with the `clientSecret`. Either way the caller later learns the
  *   outcome from `retrievePayment` (a worker, a webhook, or the donor's page coming back).
- * - A processor that creates the payment before it moves money (Stripe) calls `hooks.created` with the
- *   payment's id in between, and waits for it: the caller stores the id, so a crash after that point is
- *   reconciled by id (`findCharge`), never by searching the processor.
+ * - Every processor makes the payment before it moves money and calls `hooks.created` with its id in
+ *   between, waiting for it: the caller stores the id (a checkout takes its stock in the same write), so a
+ *   crash after that point is reconciled by id (`findCharge`), never by searching the processor; and a
+ *   caller that cannot go on (sold out) stops the charge by throwing.
  * - `setupForFutureUse` turns a one-time method into one that can be charged off-session (recurring
  *   billing, a replacement method); `createCustomer` makes the processor's customer a saved method
  *   belongs to (processors without customers leave it out).
@@ -142,7 +143,10 @@ export interface ChargeInput {
 }
 
 export interface ChargeHooks {
-  /** The processor made the payment and has not moved money yet: store `processorPaymentId` now. */
+  /**
+   * The processor made the payment and has not moved money yet: the caller stores `processorPaymentId`
+   * now. If this throws, the processor moves no money and the error is the charge's.
+   */
   created?(processorPaymentId: string): Promise<void>;
 }
 

@@ -15,9 +15,11 @@ afterEach(async () => {
 function interruptNextCharge(app: TestApp, chargeFirst: boolean) {
   const processor = app.deps.processors.sandbox;
   const real = processor.charge.bind(processor);
-  processor.charge = async (input) => {
+  processor.charge = async (input, hooks) => {
     processor.charge = real;
-    if (chargeFirst) await real(input);
+    // Either the whole charge, or only its first step: the payment made and its id stored, no money moved.
+    if (chargeFirst) await real(input, hooks);
+    else await hooks?.created?.("pi_sandbox_never_charged");
     return new Promise(() => {});
   };
 }

@@ -44,32 +44,17 @@ function withCharge(
   t.deps.processors = t.deps.processors.withSandbox(hooked);
 }
 
-describe("a checkout charges between two transactions", () => {
-  it("commits the PROCESSING payment before the charge and records the outcome after it", async () => {
-    const other = await t.database.open();
-    const seen: string[] = [];
-    withCharge(async (real, input, hooks) => {
-      // Another connection (another process) sees the payment while the charge is under way.
-      const rows = await other.db.selectFrom("payments").select("status").execute();
-      seen.push(...rows.map((r) => r.status));
-      return real(input, hooks);
-    });
-    try {
-      const formId = await createForm(t, oneSeat());
-      const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
-      expect(res.status).toBe(201);
-      expect(seen).toEqual(["PROCESSING"]);
-      const [row] = await payments();
-      expect(row.status).toBe("COMPLETED");
-      expect(row.contact_id).not.toBeNull();
-      const ref = { idempotencyKey: row.charge_key, processorPaymentId: null };
-      expect(await t.deps.processors.sandbox.findCharge(ref)).toMatchObject({ status: "succeeded" });
-      expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(
-        400,
-      );
-    } finally {
-      await other.close();
-    }
+describe("a checkout holds its stock before the charge and records the outcome after it", () => {
+  it("records the outcome after the charge: COMPLETED, the donor's contact, the charge in the sandbox's ledger", async () => {
+    const formId = await createForm(t, oneSeat());
+    const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
+    expect(res.status).toBe(201);
+    const [row] = await payments();
+    expect(row.status).toBe("COMPLETED");
+    expect(row.contact_id).not.toBeNull();
+    const ref = { idempotencyKey: row.charge_key, processorPaymentId: null };
+    expect(await t.deps.processors.sandbox.findCharge(ref)).toMatchObject({ status: "succeeded" });
+    expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(400);
   });
 
   it("records a decline as FAILED and gives the seat back", async () => {
@@ -108,7 +93,7 @@ describe("a checkout charges between two transactions", () => {
     expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(400);
   });
 
-  it("records a processor that cannot be reached as a failed attempt, gives the seat back and answers 503", async () => {
+  it("answers 503 when the processor cannot be reached, recording nothing and holding no seat", async () => {
     const formId = await createForm(t, oneSeat());
     withCharge(async () => {
       throw new ProcessorError("unavailable", "connection refused");
@@ -116,6 +101,35 @@ describe("a checkout charges between two transactions", () => {
     const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
     expect(res.status).toBe(503);
     expect(res.body).toMatchObject({ error: expect.stringContaining("Nothing was charged") });
-    expect((await payments()).map((p) => p.status)).toEqual(["FAILED"]);
+    expect(await payments()).toEqual([]);
+  });
+
+  it("takes the stock in the same write that stores the processor's payment id, before any money moves", async () => {
+    const formId = await createForm(t, oneSeat());
+    const other = await t.database.open();
+    const seen: unknown[] = [];
+    withCharge(async (real, input, hooks) =>
+      real(input, {
+        created: async (id) => {
+          await hooks?.created?.(id);
+          seen.push(
+            await other.db
+              .selectFrom("payments")
+              .select(["status", "processor_payment_id"])
+              .executeTakeFirst(),
+          );
+        },
+      }),
+    );
+    try {
+      expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(
+        201,
+      );
+      expect(seen).toEqual([
+        { status: "PROCESSING", processor_payment_id: expect.stringMatching(/^pi_sandbox_/) },
+      ]);
+    } finally {
+      await other.close();
+    }
   });
 });

@@ -31,6 +31,7 @@ import crypto from "node:crypto";
 import { randomBytesPooled } from "../../ids.js";
 import {
   type CardBrand,
+  type ChargeHooks,
   type ChargeInput,
   type ChargeReference,
   type ChargeResult,
@@ -276,7 +277,7 @@ export class SandboxProcessor implements PaymentProcessor {
     return { status: "succeeded", method: this.reusable(payload) };
   }
 
-  async charge(input: ChargeInput): Promise<ChargeResult> {
+  async charge(input: ChargeInput, hooks: ChargeHooks = {}): Promise<ChargeResult> {
     this.checkCharge(input);
     const requestHash = sha256(
       stableJson({
@@ -288,8 +289,10 @@ export class SandboxProcessor implements PaymentProcessor {
       }),
     );
     const key = `charge:${sha256(input.idempotencyKey)}`;
-    // One write: a retried key finds its first answer stored and gets that instead of this attempt.
     const result = this.attempt(input);
+    // As a processor that makes its payment before moving money: the caller keeps the id first.
+    if (result.processorPaymentId) await hooks.created?.(result.processorPaymentId);
+    // One write: a retried key finds its first answer stored and gets that instead of this attempt.
     const stored = await this.ledger.putIfAbsent(
       key,
       JSON.stringify({ h: requestHash, r: result }),

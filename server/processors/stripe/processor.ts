@@ -315,9 +315,15 @@ export class StripeProcessor implements PaymentProcessor {
     } catch (err) {
       throw processorError(err);
     }
-    // Stored before any money can move: from here on a crash is reconciled by this id.
-    await hooks.created?.(intent.id);
     const id = intent.id;
+    // Stored before any money can move: from here on a crash is reconciled by this id.
+    try {
+      await hooks.created?.(id);
+    } catch (err) {
+      // The caller will not go on (its stock ran out, say): the payment is never confirmed.
+      await this.client.paymentIntents.cancel(id).catch(() => {});
+      throw err;
+    }
     try {
       intent = await withoutCallSite(() =>
         this.client.paymentIntents.confirm(
