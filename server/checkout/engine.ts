@@ -372,6 +372,7 @@ export async function runCheckout(
     offSession: false,
     saveForFutureUse: quote.frequency !== "ONE_TIME",
     ...(customer ? { customer } : {}),
+    statementName: org.name,
     returnUrl:
       returnUrl ??
       `${deps.config.publicUrl}/${form.config.formType === "EVENT" ? "attend" : "donate"}/${form.id}`,

@@ -137,8 +137,8 @@ export interface ChargeInput {
   customer?: string;
   /** Where a payment method that needs a redirect brings the donor back. */
   returnUrl?: string;
-  /** Up to 22 characters after the account's statement descriptor (cards). */
-  statementDescriptorSuffix?: string;
+  /** The name donors should recognise on their statement (each processor fits it to its own rules). */
+  statementName?: string;
   metadata?: Record<string, string>;
 }
 

@@ -109,6 +109,7 @@ describe("a card gift on Stripe", () => {
     expect(pi).toMatchObject({ status: "succeeded", amount: 5000, currency: "usd" });
     expect(pi.metadata).toMatchObject({ almoner_payment: row.id, almoner_form: formId });
     expect(pi.customer).toMatch(/^cus_/);
+    expect(pi.statement_descriptor_suffix).toBe("Test Org");
     expect(s.emulator.countRequests("POST", "/v1/payment_intents")).toBe(1);
     const keys = s.emulator.requests
       .filter((r) => r.method === "POST" && r.path.startsWith("/v1/payment_intents"))

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../server/config.js";
 import { StartupError } from "../../server/errors.js";
 import { ProcessorError } from "../../server/processors/port.js";
-import { stripeClient, withoutCallSite } from "../../server/processors/stripe/client.js";
+import { statementSuffix, stripeClient, withoutCallSite } from "../../server/processors/stripe/client.js";
 
 /** STRIPE_API_URL points the stripe package elsewhere: for tests and development only, test keys only. */
 
@@ -35,5 +35,14 @@ describe("withoutCallSite", () => {
       }),
     ).toThrow("boom");
     expect(Error.stackTraceLimit).toBe(before);
+  });
+});
+
+describe("statementSuffix", () => {
+  it("fits the organization's name to what a card statement shows after the account's descriptor", () => {
+    expect(statementSuffix("Friends of the City Library")).toBe("Friends of the City Li");
+    expect(statementSuffix("Société <Zoé> & Co")).toBe("Societe Zoe Co");
+    expect(statementSuffix("12345")).toBeUndefined();
+    expect(statementSuffix("慈善")).toBeUndefined();
   });
 });

@@ -52,3 +52,20 @@ export function withoutCallSite<T>(call: () => T): T {
     Error.stackTraceLimit = limit;
   }
 }
+
+/**
+ * What a card statement shows after the account's own descriptor: the organization's name in the
+ * characters Stripe accepts there (Latin letters, digits, spaces and `.,-`), at most 22 of them, with at
+ * least one letter; undefined when nothing usable is left.
+ */
+export function statementSuffix(name: string): string | undefined {
+  const plain = name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .replace(/[^A-Za-z0-9 .,-]+/g, " ")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 22)
+    .trim();
+  return /[A-Za-z]/.test(plain) ? plain : undefined;
+}

@@ -22,7 +22,7 @@ import type {
   Wallet,
 } from "../port.js";
 import { ProcessorError } from "../port.js";
-import { stripeClient, withoutCallSite } from "./client.js";
+import { statementSuffix, stripeClient, withoutCallSite } from "./client.js";
 import type { StripeSecrets } from "./connection.js";
 import { eventSubject, verifyStripeEvent } from "./events.js";
 
@@ -289,6 +289,7 @@ export class StripeProcessor implements PaymentProcessor {
   async charge(input: ChargeInput, hooks: ChargeHooks = {}): Promise<ChargeResult> {
     this.checkCharge(input);
     const withToken = input.paymentMethod.startsWith("ctoken_");
+    const suffix = input.statementName ? statementSuffix(input.statementName) : undefined;
     let intent: Stripe.PaymentIntent;
     try {
       intent = await withoutCallSite(() =>
@@ -301,9 +302,7 @@ export class StripeProcessor implements PaymentProcessor {
             ...(input.customer && { customer: input.customer }),
             ...(!withToken && { payment_method: input.paymentMethod }),
             ...(input.saveForFutureUse && !input.offSession && { setup_future_usage: "off_session" }),
-            ...(input.statementDescriptorSuffix && {
-              statement_descriptor_suffix: input.statementDescriptorSuffix,
-            }),
+            ...(suffix && { statement_descriptor_suffix: suffix }),
             automatic_payment_methods: {
               enabled: true,
               ...(input.returnUrl ? {} : { allow_redirects: "never" }),
