@@ -179,7 +179,7 @@ export class StripeProcessor implements PaymentProcessor {
   private readonly currency: string;
 
   constructor(
-    private readonly connection: StripeConnection,
+    connection: StripeConnection,
     private readonly secrets: StripeSecrets,
     opts: { apiUrl: string | undefined; client?: Stripe },
   ) {
