@@ -21,6 +21,7 @@ import { ApiError } from "./errors.js";
 import { serveWidgetAsset } from "./pages/assets.js";
 import { hostedFormPage } from "./pages/hosted.js";
 import { mountUpdatePaymentMethodPages } from "./pages/updatePaymentMethod.js";
+import { ProcessorError } from "./processors/port.js";
 
 export type { AppDeps } from "./api/env.js";
 
@@ -151,6 +152,23 @@ export function createApp(deps: AppDeps) {
 
 function renderError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return renderApiError(c, err);
+  // A processor that cannot be used now (unreachable, or its keys refused): the answer names no detail.
+  if (err instanceof ProcessorError) {
+    console.error(
+      `[${c.get("requestId")}] ${c.req.method} ${c.req.path}: payment processor ${err.code}: ${err.message}`,
+    );
+    return renderApiError(
+      c,
+      new ApiError(
+        503,
+        "The payment processor cannot be used right now; please try again later.",
+        undefined,
+        {
+          "Retry-After": "60",
+        },
+      ),
+    );
+  }
   if (err instanceof HTTPException) {
     const status = err.status;
     return c.json({ error: status === 400 ? "Invalid JSON body" : err.message || "Request failed" }, status);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { recoverInterruptedCheckouts } from "../../server/checkout/recovery.js";
+import { sealStripeSecrets } from "../../server/processors/stripe/connection.js";
 import { createForm, donor } from "../support/checkout.js";
 import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 import { validForms } from "../support/testApp.js";
@@ -223,6 +224,30 @@ describe("a card gift on Stripe", () => {
     const [row] = await payments();
     expect(row.status).toBe("COMPLETED");
     expect(s.emulator.countRequests("POST", "/v1/payment_intents")).toBe(1);
+  });
+});
+
+describe("an organization whose Stripe key no longer works", () => {
+  it("answers 503 with no detail, charging and recording nothing", async () => {
+    const formId = await createForm(s.t, standard());
+    const org = await s.t.store.db
+      .selectFrom("organizations")
+      .selectAll()
+      .where("id", "=", s.t.org.id)
+      .executeTakeFirstOrThrow();
+    const revoked = sealStripeSecrets(s.t.deps.secrets, s.t.org.id, {
+      secretKey: "sk_test_revokedrevoked1234",
+      webhookSecret: null,
+    });
+    await s.t.store.db
+      .updateTable("organizations")
+      .set({ processor_secrets: revoked, updated_at: new Date().toISOString() })
+      .where("id", "=", org.id)
+      .execute();
+    const res = await give(formId, await s.cardToken());
+    expect(res.status).toBe(503);
+    expect(res.text).not.toContain("sk_test");
+    expect(await payments()).toEqual([]);
   });
 });
 
