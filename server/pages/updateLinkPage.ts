@@ -83,6 +83,8 @@ export interface Loaded {
   orgName: string;
   /** The recurring charge held for the donor's confirmation, while it still waits (see confirmationRequest.ts). */
   held: PaymentsTable | null;
+  /** The charge the link was made for, whatever became of it (a webhook may have recorded it first). */
+  linkedPayment: PaymentsTable | null;
 }
 
 /** The link behind a token, if it can still be used; else the page to show. */
@@ -102,7 +104,7 @@ export async function load(deps: AppDeps, token: string): Promise<Loaded | Html>
   const payment = link.payment_id ? await findPayment(db, link.payment_id) : undefined;
   const held =
     payment?.status === "PENDING" && payment.failure_code === AWAITING_AUTHENTICATION ? payment : null;
-  return { link, sub, org, orgName: org.name, held };
+  return { link, sub, org, orgName: org.name, held, linkedPayment: payment ?? null };
 }
 
 function describeMethod(

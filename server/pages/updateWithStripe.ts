@@ -191,24 +191,26 @@ async function confirmHeld(
 
 /** How the held charge stands at the processor now, recorded by the one payment transition. */
 async function recordHeld(deps: AppDeps, loaded: Loaded, processor: PaymentProcessor): Promise<Answer> {
-  const held = loaded.held;
-  if (!held?.processor_payment_id)
+  const payment = loaded.linkedPayment;
+  if (!payment?.processor_payment_id)
     return { status: 409, body: { status: "error", error: "There is no payment waiting for confirmation." } };
-  const lookup = await processor.retrievePayment(held.processor_payment_id);
-  const outcome = lookup && outcomeOfLookup(lookup, null);
-  if (!outcome)
-    return refused("The payment was not confirmed. Try again, or use another payment method below.");
-  const settled = await deps.store.transact((trx) =>
-    settlePayment(trx, deps.now(), { id: held.id }, outcome),
-  );
-  const row = settled.row;
+  let row = payment;
+  // Still waiting here (Stripe's own news of it may have been recorded already): ask Stripe, and record.
+  if (loaded.held) {
+    const lookup = await processor.retrievePayment(payment.processor_payment_id);
+    const outcome = lookup && outcomeOfLookup(lookup, null);
+    if (!outcome)
+      return refused("The payment was not confirmed. Try again, or use another payment method below.");
+    row = (await deps.store.transact((trx) => settlePayment(trx, deps.now(), { id: payment.id }, outcome)))
+      .row;
+  }
   if (row.status === "FAILED") return refused(row.failure_message ?? "The payment failed.");
   return {
     status: 200,
     body: {
       status: "paid",
       message:
-        row.status === "COMPLETED"
+        row.status === "COMPLETED" || row.status === "REFUNDED"
           ? `Thank you! Your payment of ${formatDollars(Number(row.amount_cents))} went through; a receipt is on its way.`
           : "Thank you! Your payment is processing.",
     },

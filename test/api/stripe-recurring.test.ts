@@ -172,4 +172,31 @@ describe("a recurring charge the bank holds for authentication", () => {
       .execute();
     expect(receipts).toHaveLength(1);
   });
+
+  it("answers the page as paid when Stripe's webhook recorded the confirmation first", async () => {
+    const sub = await subscribe("4000002760003184");
+    await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    const held = await s.t.store.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("charge_key", "like", "sub:%")
+      .executeTakeFirstOrThrow();
+    const mail = await s.t.store.db
+      .selectFrom("email_outbox")
+      .selectAll()
+      .where("subject", "like", "Please confirm%")
+      .executeTakeFirstOrThrow();
+    const path = new URL(/https?:\/\/\S+update-payment-method\/\S+/.exec(mail.text_body)?.[0] ?? "").pathname;
+    await action(path, { action: "confirm-payment" });
+    s.emulator.completeAuthentication(held.processor_payment_id ?? "", "succeed");
+    await s.deliverEvents();
+    const row = await s.t.store.db
+      .selectFrom("payments")
+      .select("status")
+      .where("id", "=", held.id)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe("COMPLETED");
+    const paid = await action(path, { action: "payment-completed" });
+    expect(paid.body).toMatchObject({ status: "paid", message: expect.stringContaining("went through") });
+  });
 });

@@ -610,7 +610,13 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
       try {
         await page.getByRole("button", { name: "Confirm $25" }).click();
         await page.getByRole("button", { name: "Complete authentication" }).click();
-        await page.getByText("went through").waitFor({ timeout: 15_000 });
+        const status = page.locator("#almoner-confirm-status");
+        await page.waitForFunction(
+          () => (document.getElementById("almoner-confirm-status")?.textContent ?? "") !== "",
+          undefined,
+          { timeout: 15_000 },
+        );
+        expect(await status.textContent()).toContain("went through");
         const charges = await s.served.t.store.db
           .selectFrom("payments")
           .select("status")
