@@ -10,7 +10,7 @@ import { donationRoutes, donationsGate } from "./api/donations.js";
 import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
 import { linkRoutes } from "./api/links.js";
-import { authenticate, rateLimit, recordMetrics, requestId } from "./api/middleware.js";
+import { authenticate, rateLimit, recordMetrics, responseHeaders } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
 import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
@@ -32,7 +32,7 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>();
   const patterns: MountedPattern[] = [];
 
-  app.use("*", requestId);
+  app.use("*", responseHeaders(deps.config));
   app.onError((err, c) => renderError(err, c));
   app.notFound((c) => {
     const path = c.req.path;
@@ -46,7 +46,14 @@ export function createApp(deps: AppDeps) {
   app.get("/health", (c) => c.json({ status: "ok" }));
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
-  app.get("/docs", (c) => c.html(renderDocsPage(openApiDocument() as unknown as Record<string, unknown>)));
+  // The reference page: its own inline styles only, no scripts, never framed.
+  app.get("/docs", (c) =>
+    c.html(renderDocsPage(openApiDocument() as unknown as Record<string, unknown>), 200, {
+      "Content-Security-Policy":
+        "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      "X-Frame-Options": "DENY",
+    }),
+  );
 
   const tooLarge = () => {
     throw new ApiError(413, `Request body too large: the limit is ${deps.config.maxBodyBytes} bytes`);

@@ -54,6 +54,8 @@ export interface Config {
   /** `sqlite:<file>` or a postgres:// URL. */
   databaseUrl: string;
   publicUrl: string;
+  /** PUBLIC_URL was given: pages are this instance's only when they come from it (not from any Host). */
+  publicUrlSet: boolean;
   production: boolean;
   rateLimitPerHour: number;
   maxBodyBytes: number;
@@ -106,6 +108,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir,
     databaseUrl: e.DATABASE_URL ?? `sqlite:${path.join(dataDir, "almoner.db")}`,
     publicUrl,
+    publicUrlSet: e.PUBLIC_URL !== undefined,
     production: e.NODE_ENV === "production",
     rateLimitPerHour: e.RATE_LIMIT_PER_HOUR,
     maxBodyBytes: e.MAX_BODY_BYTES,
@@ -118,7 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: Math.round(e.WORKER_INTERVAL_SECONDS * 1000),
     sandboxBankSettleMs: e.SANDBOX_BANK_SETTLE_SECONDS * 1000,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
-    webhookTargetGuard: (e.WEBHOOK_TARGET_GUARD ?? (e.NODE_ENV === "production" ? "on" : "off")) === "on",
+    webhookTargetGuard: (e.WEBHOOK_TARGET_GUARD ?? "on") === "on",
     secretsKey: e.SECRETS_KEY === undefined ? undefined : parseSecretsKey(e.SECRETS_KEY),
     stripeApiUrl: e.STRIPE_API_URL?.replace(/\/+$/, ""),
     stripeJsUrl: e.STRIPE_JS_URL,

@@ -51,6 +51,10 @@ async function main(): Promise<void> {
     console.log(`  API key:        ${demo.apiKey}`);
     for (const form of demo.forms) console.log(`  ${form.title.padEnd(24)} ${form.url}`);
     console.log(`\nTry: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicUrl}/v1/forms`);
+    if (config.webhookTargetGuard)
+      console.log(
+        "Webhooks go to public https addresses only; for a receiver on this machine start with WEBHOOK_TARGET_GUARD=off.",
+      );
     const first = demo.forms[0];
     if (first) {
       const gift = JSON.stringify({

@@ -1,3 +1,4 @@
+import type { Context } from "hono";
 import { z } from "zod";
 import { checkoutRequestSchema, quoteRequestSchema } from "../../shared/schemas/checkout.js";
 import { completeCheckout, loadPublicForm, quoteOrder, runCheckout } from "../checkout/engine.js";
@@ -7,7 +8,7 @@ import { paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
 import { checkoutAssetUrl } from "../pages/assets.js";
 import { stockTaken } from "../store/inventory.js";
-import type { AppDeps } from "./env.js";
+import type { AppDeps, AppEnv } from "./env.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
 
 /**
@@ -77,6 +78,9 @@ const declineSchema = z.object({
   paymentID: z.string(),
 });
 
+/** Idempotency-Keys of a form's public routes: scoped by the form, however its id was spelled (ids are lower case). */
+const formScope = (c: Context<AppEnv>) => `public:${(c.req.param("formId") ?? "").toLowerCase()}`;
+
 export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
   return [
     defineRoute({
@@ -126,7 +130,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         "The same body as a checkout's order fields. Returns every line, the discount, the covered fee and the total the checkout would charge now; nothing is held.",
       params: formIdParams,
       body: quoteRequestSchema,
-      idempotencyScope: (c) => `public:${c.req.param("formId")}`,
+      idempotencyScope: formScope,
       responses: { 200: { description: "The price", schema: quoteSchema }, ...publicErrors },
       handler: async (c, { params, body }) =>
         c.json(await quoteOrder(deps, params.formId, body), 200, { "Access-Control-Allow-Origin": "*" }),
@@ -141,7 +145,9 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         "Accepted from the form host's own pages or from clients that send no Origin. Send an `Idempotency-Key` so that a retried submission never charges twice (the first response is replayed). 201 for a completed payment (or a PENDING bank payment); 402 with `code` when the payment is declined (a FAILED payment is recorded, no subscription); 400 for bad input and sold-out stock; 429 when attempt limits are reached.",
       params: formIdParams,
       body: checkoutRequestSchema,
-      idempotencyScope: (c) => `public:${c.req.param("formId")}`,
+      idempotencyScope: formScope,
+      // Before a replay too: an answer kept for the form's pages is never handed to another site.
+      before: (c) => checkSubmissionOrigin(c, deps.config),
       responses: {
         201: { description: "Paid (or bank payment pending)", schema: receiptSchema },
         202: {
@@ -166,7 +172,6 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         ...publicErrors,
       },
       handler: async (c, { params, body }) => {
-        checkSubmissionOrigin(c, deps.config.publicUrl);
         checkHoneypot(body.website);
         const ip = clientIp(c, deps.config.trustProxy);
         await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
@@ -196,7 +201,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         ...publicErrors,
       },
       handler: async (c, { params }) => {
-        checkSubmissionOrigin(c, deps.config.publicUrl);
+        checkSubmissionOrigin(c, deps.config);
         const result = await completeCheckout(deps, params.formId, params.paymentId);
         return c.json(result.body, result.status);
       },

@@ -72,14 +72,26 @@ function isoTime(ms: number): string {
 }
 
 /** Every response carries X-Request-Id: the caller's own when it sent a sane one, else a new one. */
-export const requestId: MiddlewareHandler<AppEnv> = async (c, next) => {
-  const id = requestIdFor(c.req.header("X-Request-Id"));
-  c.set("requestId", id);
-  // Set before the response exists, so Hono adds it as the response is built instead of copying it after.
-  c.header("X-Request-Id", id);
-  await next();
-  if (!c.res.headers.has("X-Request-Id")) c.header("X-Request-Id", id);
-};
+/**
+ * Headers of every answer: its request id, `X-Content-Type-Options: nosniff` (no answer is ever read as
+ * another type than it says), and HSTS when the instance is served over https (PUBLIC_URL).
+ */
+export function responseHeaders(config: { publicUrl: string }): MiddlewareHandler<AppEnv> {
+  const hsts = config.publicUrl.startsWith("https:");
+  return async (c, next) => {
+    const id = requestIdFor(c.req.header("X-Request-Id"));
+    c.set("requestId", id);
+    // Set before the response exists, so Hono adds them as the response is built instead of copying after.
+    c.header("X-Request-Id", id);
+    c.header("X-Content-Type-Options", "nosniff");
+    if (hsts) c.header("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
+    await next();
+    if (!c.res.headers.has("X-Request-Id")) c.header("X-Request-Id", id);
+    if (!c.res.headers.has("X-Content-Type-Options")) c.header("X-Content-Type-Options", "nosniff");
+    if (hsts && !c.res.headers.has("Strict-Transport-Security"))
+      c.header("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
+  };
+}
 
 /** Bearer API key → the organization and its permissions; 401 otherwise. */
 export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {

@@ -47,6 +47,8 @@ export interface RouteSpec<
   bodyOptional?: boolean;
   /** Whose Idempotency-Keys these are; default the caller's organization. Public routes name their own scope. */
   idempotencyScope?: (c: Context<AppEnv>) => string;
+  /** Checks that come before anything else, a replayed answer included (who may send this at all). */
+  before?: (c: Context<AppEnv>) => void;
   handler: (
     c: Context<AppEnv>,
     input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
@@ -85,6 +87,7 @@ export function mountRoutes(
 }
 
 async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise<Response> {
+  route.before?.(c);
   if (route.permission) {
     const auth = c.get("auth");
     if (!auth.permissions.has(route.permission))
@@ -123,9 +126,10 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
   const orgId = route.idempotencyScope ? route.idempotencyScope(c) : c.get("auth").organizationId;
   const hash = crypto
     .createHash("sha256")
-    // The parsed body when it is one (so spacing and key order do not matter), else its very text.
+    // The parsed body when it is one (so spacing and key order do not matter), else its very text; the
+    // path in lower case, as ids are (the same form under another spelling is the same request).
     .update(
-      `${route.method} ${c.req.path}\n${bodyError ? `text:${bodyText}` : JSON.stringify(rawBody ?? null)}`,
+      `${route.method} ${c.req.path.toLowerCase()}\n${bodyError ? `text:${bodyText}` : JSON.stringify(rawBody ?? null)}`,
     )
     .digest("hex");
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());

@@ -25,16 +25,22 @@ export function clientIp(c: Context, trustProxy: boolean): string {
   }
 }
 
-/** Submissions come from the form host's own pages (hosted page, iframe, overlay iframe) or from no browser. */
-export function checkSubmissionOrigin(c: Context, publicUrl: string): void {
+/**
+ * Submissions come from the form host's own pages (hosted page, iframe, overlay iframe) or from no browser.
+ * The host is PUBLIC_URL; only when it is not set does the address a request was sent to (its Host header,
+ * which the sender writes) stand for it.
+ */
+export function checkSubmissionOrigin(
+  c: Context,
+  config: { publicUrl: string; publicUrlSet: boolean },
+): void {
   const origin = c.req.header("Origin");
   const site = c.req.header("Sec-Fetch-Site");
   if (site === "cross-site") throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
   if (!origin) return;
-  const own = new URL(publicUrl).origin;
-  const self = new URL(c.req.url).origin;
-  if (origin !== own && origin !== self)
-    throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
+  if (origin === new URL(config.publicUrl).origin) return;
+  if (!config.publicUrlSet && origin === new URL(c.req.url).origin) return;
+  throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
 }
 
 export function checkHoneypot(value: string | undefined): void {

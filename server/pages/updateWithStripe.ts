@@ -84,7 +84,7 @@ export async function stripeAction(
   deps: AppDeps,
   loaded: Loaded | Html,
 ): Promise<Answer> {
-  checkSubmissionOrigin(c, deps.config.publicUrl);
+  checkSubmissionOrigin(c, deps.config);
   if ("html" in loaded)
     return { status: 410, body: { status: "error", error: "This link can no longer be used." } };
   const body = (await c.req.json().catch(() => null)) as Record<string, unknown> | null;

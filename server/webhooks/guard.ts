@@ -1,10 +1,10 @@
 import dns from "node:dns";
 import net from "node:net";
+import ipaddr from "ipaddr.js";
 
 /**
- * The SSRF guard of webhook delivery (contract 8): when on (by default under NODE_ENV=production,
- * `WEBHOOK_TARGET_GUARD` overrides), deliveries go only to https URLs whose every resolved address is a
- * public one. The address is checked at connection time by the lookup the request itself uses, so a
+ * The SSRF guard of webhook delivery: on by default (`WEBHOOK_TARGET_GUARD=off` is the opt-out for local
+ * development), deliveries go only to https URLs whose every resolved address is a public one. The address is checked at connection time by the lookup the request itself uses, so a
  * name cannot resolve to a public address for the check and a private one for the connection. Redirects
  * are never followed (a 3xx is a failed attempt).
  */
@@ -14,74 +14,39 @@ export interface TargetPolicy {
   guard: boolean;
 }
 
-const blocked = new net.BlockList();
-for (const [prefix, bits] of [
-  ["0.0.0.0", 8], // "this network"
-  ["10.0.0.0", 8],
-  ["100.64.0.0", 10], // carrier-grade NAT
-  ["127.0.0.0", 8],
-  ["169.254.0.0", 16], // link-local, including the cloud metadata address 169.254.169.254
-  ["172.16.0.0", 12],
-  ["192.0.0.0", 24],
-  ["192.0.2.0", 24],
-  ["192.88.99.0", 24],
-  ["192.168.0.0", 16],
-  ["198.18.0.0", 15],
-  ["198.51.100.0", 24],
-  ["203.0.113.0", 24],
-  ["224.0.0.0", 4], // multicast
-  ["240.0.0.0", 4], // reserved, broadcast
-] as const)
-  blocked.addSubnet(prefix, bits, "ipv4");
-for (const [prefix, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["100::", 64], // discard
-  ["2001::", 32], // Teredo
-  ["2001:db8::", 32], // documentation
-  ["fc00::", 7], // unique local, including fd00:ec2::254 (metadata)
-  ["fe80::", 10], // link-local
-  ["fec0::", 10], // site-local
-  ["ff00::", 8], // multicast
-] as const)
-  blocked.addSubnet(prefix, bits, "ipv6");
+/**
+ * What is public is told by ipaddr.js's ranges (a maintained list of the IANA special-purpose registries),
+ * not a list of our own: only `unicast` addresses are. An IPv4-mapped IPv6 address is judged as the IPv4
+ * address it is; the other translation ranges (SIIT, NAT64 including the local-use 64:ff9b:1::/48, 6to4,
+ * Teredo) are not public, and the IPv4 address inside them is checked as well.
+ */
 
-/** The eight 16-bit groups of an IPv6 address, or undefined. */
-function ipv6Groups(address: string): number[] | undefined {
-  let text = address.toLowerCase().replace(/%.*$/, "");
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted) {
-    if (net.isIPv4(dotted[1]) === false) return undefined;
-    const [a, b, c, d] = dotted[1].split(".").map(Number);
-    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
-  }
-  const halves = text.split("::");
-  if (halves.length > 2) return undefined;
-  const head = halves[0] ? halves[0].split(":") : [];
-  const tail = halves.length === 2 && halves[1] ? halves[1].split(":") : [];
-  const fill = halves.length === 2 ? 8 - head.length - tail.length : 0;
-  const groups = [...head, ...Array(Math.max(0, fill)).fill("0"), ...tail].map((g) => Number.parseInt(g, 16));
-  return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : undefined;
+/** The IPv4 address a translation IPv6 address carries (compatible, NAT64, 6to4, Teredo), if any. */
+function embeddedIpv4(v6: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const p = v6.parts;
+  const v4 = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 255, lo >> 8, lo & 255]);
+  if (p.slice(0, 6).every((x) => x === 0) && (p[6] !== 0 || p[7] > 1)) return v4(p[6], p[7]); // ::a.b.c.d
+  if (p[0] === 0x64 && p[1] === 0xff9b) return v4(p[6], p[7]); // NAT64: 64:ff9b::/96 and 64:ff9b:1::/48
+  if (p[0] === 0x2002) return v4(p[1], p[2]); // 6to4
+  // Teredo (2001::/32): the client's address, obfuscated (every bit inverted), in the last 32 bits.
+  if (p[0] === 0x2001 && p[1] === 0) return v4(p[6] ^ 0xffff, p[7] ^ 0xffff);
+  return undefined;
 }
 
-const v4From = (hi: number, lo: number): string => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
-
-/** True for any address a webhook must not be delivered to (see the lists above); unparsable counts as forbidden. */
+/** True for any address a webhook must not be delivered to; an unparsable one counts as forbidden. */
 export function isForbiddenAddress(address: string): boolean {
-  const bare = address.replace(/^\[|\]$/g, "");
-  const family = net.isIP(bare.replace(/%.*$/, ""));
-  if (family === 4) return blocked.check(bare, "ipv4");
-  if (family !== 6) return true;
-  const g = ipv6Groups(bare);
-  if (!g) return true;
-  // Addresses that carry an IPv4 address inside: judged by that address.
-  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
-  if (zeros(5) && g[5] === 0xffff) return isForbiddenAddress(v4From(g[6], g[7])); // ::ffff:a.b.c.d
-  if (zeros(6) && (g[6] !== 0 || g[7] > 1)) return isForbiddenAddress(v4From(g[6], g[7])); // ::a.b.c.d
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0))
-    return isForbiddenAddress(v4From(g[6], g[7])); // NAT64
-  if (g[0] === 0x2002) return isForbiddenAddress(v4From(g[1], g[2])); // 6to4
-  return blocked.check(bare.replace(/%.*$/, ""), "ipv6");
+  const bare = address.replace(/^\[|\]$/g, "").replace(/%.*$/, "");
+  if (!ipaddr.isValid(bare) || net.isIP(bare) === 0) return true;
+  const parsed = ipaddr.parse(bare);
+  // An IPv4-mapped address is that IPv4 address (the socket connects to it): judged as such.
+  if (parsed.kind() === "ipv6" && (parsed as ipaddr.IPv6).isIPv4MappedAddress())
+    return (parsed as ipaddr.IPv6).toIPv4Address().range() !== "unicast";
+  if (parsed.range() !== "unicast") return true;
+  if (parsed.kind() === "ipv6") {
+    const inner = embeddedIpv4(parsed as ipaddr.IPv6);
+    if (inner && inner.range() !== "unicast") return true;
+  }
+  return false;
 }
 
 export class BlockedTargetError extends Error {}

@@ -93,6 +93,8 @@ export async function setupTestApp(
     PUBLIC_URL: "http://forms.test",
     DATA_DIR: os.tmpdir(),
     SECRETS_KEY: crypto.randomBytes(32).toString("hex"),
+    // Tests' webhook receivers listen on 127.0.0.1, which the delivery guard refuses (on by default).
+    WEBHOOK_TARGET_GUARD: "off",
     ...opts.env,
   });
   const now = opts.now ?? Date.now;

@@ -46,6 +46,8 @@ async function setup(): Promise<Setup> {
       RATE_LIMIT_PER_HOUR: "10000000",
       WEBHOOK_RETRY_SCHEDULE: "0.2,0.5,1,1,1",
       PUBLIC_URL: "https://give.example.org",
+      // The receiver is on 127.0.0.1.
+      WEBHOOK_TARGET_GUARD: "off",
     },
   };
 }
