@@ -1,3 +1,4 @@
+import { isEmailAddress } from "./email.js";
 import { AMOUNT_FIELD_BY_FREQUENCY, FREQUENCIES, type Frequency } from "./enums.js";
 import { dollarsToCents } from "./money.js";
 import type { FormConfig } from "./schemas/form.js";
@@ -48,7 +49,6 @@ export type Prefill = Partial<Record<TextKey | UtmKey, string>> & {
   ticket?: string;
 };
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_TEXT = 200;
 const MAX_ANSWER = 2000;
 
@@ -121,7 +121,7 @@ export function validatePrefill(
     if (typeof value !== "string")
       details.push(`prefill.${key} must be a string, not ${describeValue(value)}`);
     else if (value.length > MAX_TEXT) details.push(`prefill.${key} must be at most ${MAX_TEXT} characters`);
-    else if (key === "email" && value.trim() && !EMAIL.test(value.trim()))
+    else if (key === "email" && value.trim() && !isEmailAddress(value.trim()))
       details.push("prefill.email must be a valid email address");
     else prefill[key] = value.trim();
   }

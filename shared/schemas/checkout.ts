@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isEmailAddress } from "../email.js";
 import { FREQUENCIES } from "../enums.js";
 import { dollarsToCents } from "../money.js";
 import type { OrderInput } from "../pricing.js";
@@ -54,7 +55,6 @@ export const orderFields = {
 export const quoteRequestSchema = z.strictObject(orderFields);
 
 const name = requiredString(100);
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export const donorSchema = z.strictObject({
   firstName: name,
@@ -65,7 +65,7 @@ export const donorSchema = z.strictObject({
     .max(254)
     .check(
       z.superRefine((v, ctx) => {
-        if (!EMAIL.test(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
+        if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
       }),
     ),
   phone: boundedString(40).optional(),

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isEmailAddress } from "../email.js";
 import { boundedString, readOnlyFields, requiredString } from "./common.js";
 
 /**
@@ -8,7 +9,6 @@ import { boundedString, readOnlyFields, requiredString } from "./common.js";
 
 export const CONSENT_VALUES = ["OPTED_IN", "OPTED_OUT", "UNKNOWN"] as const;
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const MAX_ITEMS = 20;
 
 /** Digits of a phone number; phones are compared by these. */
@@ -20,7 +20,7 @@ const emailText = z
   .max(254)
   .check(
     z.superRefine((v, ctx) => {
-      if (!EMAIL.test(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
+      if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
     }),
   );
 

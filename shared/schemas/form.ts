@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isEmailAddress } from "../email.js";
 import {
   AMOUNT_TYPES,
   CUSTOM_INPUT_TYPES,
@@ -216,8 +217,6 @@ const FORM_FIELDS = {
   productGroups: z.unknown().optional(),
 };
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
 type Ctx = z.core.$RefinementCtx;
 
 function blank(value: unknown): boolean {
@@ -262,7 +261,7 @@ function crossFieldRules(allowHttpImages: boolean) {
     if (
       typeof form.replyToAddress === "string" &&
       form.replyToAddress.trim() &&
-      !EMAIL.test(form.replyToAddress)
+      !isEmailAddress(form.replyToAddress)
     )
       issue("replyToAddress", "must be a valid email address");
 

@@ -1,4 +1,5 @@
 import { batch, computed, effect, type Signal, signal } from "@preact/signals";
+import { isEmailAddress } from "../../shared/email.js";
 import type { Frequency } from "../../shared/enums.js";
 import { type Boot, type FormView, money, type Quote, type Receipt } from "./view.js";
 
@@ -74,8 +75,6 @@ const DONOR_KEYS = {
   postalCode: "postal",
   country: "country",
 } as const;
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 function parseDollars(text: string): number | null {
   const cleaned = text.replace(/[$,\s]/g, "");
@@ -334,7 +333,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     }
     if (!t("firstName")) e.firstName = "Enter your first name.";
     if (!t("lastName")) e.lastName = "Enter your last name.";
-    if (!EMAIL.test(t("email"))) e.email = "Enter a valid email address, like name@example.org.";
+    if (!isEmailAddress(t("email"))) e.email = "Enter a valid email address, like name@example.org.";
     if (total.value !== 0 && !browserCollected) {
       if (method.value === "card") {
         const digits = t("cardNumber").replace(/[\s-]/g, "");

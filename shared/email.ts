@@ -1,0 +1,12 @@
+/**
+ * What an e-mail address field takes: one address, `local@domain`, as people type them. The local part
+ * is letters (any script), digits and the usual `!#$%&'*+/=?^_\`{|}~.-` (no comma, no quotes, no spaces:
+ * nothing that could make a second address); the domain is a name with a dot (no `[ip]` literal). Used by
+ * every form of the API and the checkout, so one address is one address everywhere.
+ */
+const EMAIL_PATTERN =
+  /^[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+(\.[\p{L}\p{N}!#$%&'*+/=?^_`{|}~-]+)*@([\p{L}\p{N}](?:[\p{L}\p{N}-]{0,61}[\p{L}\p{N}])?\.)+[\p{L}\p{N}-]{2,63}$/u;
+
+export function isEmailAddress(value: string): boolean {
+  return value.length <= 254 && EMAIL_PATTERN.test(value);
+}
