@@ -15,7 +15,10 @@ const envSchema = z.object({
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(50_000_000).default(262_144),
   LEGACY_DONATIONS_API: z.enum(["on", "off"]).default("on"),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
-  TRUST_PROXY: z.enum(["on", "off"]).default("off"),
+  TRUST_PROXY: z
+    .string()
+    .regex(/^(on|off|[1-9])$/)
+    .default("off"),
   CHECKOUT_LIMIT_PER_IP: z.coerce.number().int().min(0).max(10_000_000).default(30),
   CHECKOUT_LIMIT_PER_FORM: z.coerce.number().int().min(0).max(10_000_000).default(3000),
   CARD_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1000).default(5),
@@ -63,7 +66,11 @@ export interface Config {
   /** Where receipts go; undefined = .eml files under `<dataDir>/mail`. */
   smtpUrl: string | undefined;
   /** Take the donor's address from X-Forwarded-For (behind a reverse proxy). */
-  trustProxy: boolean;
+  /**
+   * Reverse proxies in front of the server (TRUST_PROXY: off = 0, on = 1, or a number of hops): the
+   * donor's address is the X-Forwarded-For entry the outermost trusted proxy added, counted from the right.
+   */
+  trustProxyHops: number;
   /** Checkout attempts per rolling hour per IP address and per form; 0 turns a limit off. */
   checkoutLimitPerIp: number;
   checkoutLimitPerForm: number;
@@ -114,7 +121,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: e.MAX_BODY_BYTES,
     legacyDonationsApi: e.LEGACY_DONATIONS_API === "on",
     smtpUrl: e.SMTP_URL,
-    trustProxy: e.TRUST_PROXY === "on",
+    trustProxyHops: e.TRUST_PROXY === "off" ? 0 : e.TRUST_PROXY === "on" ? 1 : Number(e.TRUST_PROXY),
     checkoutLimitPerIp: e.CHECKOUT_LIMIT_PER_IP,
     checkoutLimitPerForm: e.CHECKOUT_LIMIT_PER_FORM,
     cardFailureLimit: e.CARD_FAILURE_LIMIT,
@@ -145,8 +152,9 @@ function describe(name: string): string {
     case "MAX_BODY_BYTES":
       return "must be a whole number of bytes from 1024 to 50000000";
     case "LEGACY_DONATIONS_API":
-    case "TRUST_PROXY":
       return "must be on or off";
+    case "TRUST_PROXY":
+      return "must be off, on (one proxy) or the number of proxies in front of the server, 1 to 9";
     case "SMTP_URL":
       return "must be an smtp:// or smtps:// URL such as smtp://user:password@mail.example.org:587";
     case "CHECKOUT_LIMIT_PER_IP":

@@ -173,7 +173,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { params, body }) => {
         checkHoneypot(body.website);
-        const ip = clientIp(c, deps.config.trustProxy);
+        const ip = clientIp(c, deps.config.trustProxyHops);
         await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
         const result = await runCheckout(deps, params.formId, body);
         return c.json(result.body, result.status);

@@ -12,11 +12,19 @@ import { hitRateLimit } from "../store/rateLimits.js";
  * fingerprint. Each answers with a clear 429 or 400 before anything is charged.
  */
 
-/** The donor's address: the socket's peer, or the first X-Forwarded-For hop when TRUST_PROXY is on. */
-export function clientIp(c: Context, trustProxy: boolean): string {
-  if (trustProxy) {
-    const forwarded = c.req.header("X-Forwarded-For")?.split(",")[0]?.trim();
-    if (forwarded) return forwarded;
+/**
+ * The donor's address: the socket's peer, or behind `hops` trusted proxies the X-Forwarded-For entry the
+ * outermost of them added. Each proxy appends the address it saw on the right, and the client writes
+ * anything it likes on the left: only the right-most `hops` entries are the proxies' own.
+ */
+export function clientIp(c: Context, hops: number): string {
+  if (hops > 0) {
+    const entries = (c.req.header("X-Forwarded-For") ?? "")
+      .split(",")
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const seen = entries[entries.length - hops];
+    if (seen) return seen;
   }
   try {
     return getConnInfo(c).remote.address ?? "unknown";
