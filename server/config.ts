@@ -22,6 +22,9 @@ const envSchema = z.object({
   CHECKOUT_LIMIT_PER_IP: z.coerce.number().int().min(0).max(10_000_000).default(30),
   CHECKOUT_LIMIT_PER_FORM: z.coerce.number().int().min(0).max(10_000_000).default(3000),
   CARD_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1000).default(5),
+  QUOTE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(10_000_000).default(600),
+  PROMO_FAILURE_LIMIT: z.coerce.number().int().min(0).max(10_000).default(20),
+  QUOTE_LIMIT_PER_FORM: z.coerce.number().int().min(0).max(10_000_000).default(60_000),
   WORKER_INTERVAL_SECONDS: z.coerce.number().min(0.05).max(3600).default(15),
   SANDBOX_BANK_SETTLE_SECONDS: z.coerce
     .number()
@@ -74,6 +77,11 @@ export interface Config {
   /** Checkout attempts per rolling hour per IP address and per form; 0 turns a limit off. */
   checkoutLimitPerIp: number;
   checkoutLimitPerForm: number;
+  /** Refused promo codes per rolling hour per IP address and form before codes are refused outright; 0 = off. */
+  promoFailureLimit: number;
+  /** Quotes per rolling hour per IP address and per form; 0 turns a limit off. */
+  quoteLimitPerIp: number;
+  quoteLimitPerForm: number;
   /** Declined attempts per card (or bank account) fingerprint in 24 hours before it is refused; 0 = off. */
   cardFailureLimit: number;
   /** How often the background workers (billing, bank settlement, receipts) run. */
@@ -124,6 +132,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxyHops: e.TRUST_PROXY === "off" ? 0 : e.TRUST_PROXY === "on" ? 1 : Number(e.TRUST_PROXY),
     checkoutLimitPerIp: e.CHECKOUT_LIMIT_PER_IP,
     checkoutLimitPerForm: e.CHECKOUT_LIMIT_PER_FORM,
+    promoFailureLimit: e.PROMO_FAILURE_LIMIT,
+    quoteLimitPerIp: e.QUOTE_LIMIT_PER_IP,
+    quoteLimitPerForm: e.QUOTE_LIMIT_PER_FORM,
     cardFailureLimit: e.CARD_FAILURE_LIMIT,
     workerIntervalMs: Math.round(e.WORKER_INTERVAL_SECONDS * 1000),
     sandboxBankSettleMs: e.SANDBOX_BANK_SETTLE_SECONDS * 1000,
@@ -159,7 +170,12 @@ function describe(name: string): string {
       return "must be an smtp:// or smtps:// URL such as smtp://user:password@mail.example.org:587";
     case "CHECKOUT_LIMIT_PER_IP":
     case "CHECKOUT_LIMIT_PER_FORM":
-      return "must be a whole number of checkout attempts per hour (0 turns the limit off)";
+      return "must be a whole number of checkout attempts per hour, 0 to 10000000 (0 turns the limit off)";
+    case "PROMO_FAILURE_LIMIT":
+      return "must be a whole number of refused promo codes per address and form per hour, 0 to 10000 (0 turns it off)";
+    case "QUOTE_LIMIT_PER_IP":
+    case "QUOTE_LIMIT_PER_FORM":
+      return "must be a whole number of quotes per hour, 0 to 10000000 (0 turns the limit off)";
     case "CARD_FAILURE_LIMIT":
       return "must be a whole number of declined attempts per card per day, 0 to 1000 (0 turns it off)";
     case "WORKER_INTERVAL_SECONDS":

@@ -103,6 +103,11 @@ export function productKey(group: string, name: string): string {
   return JSON.stringify([group, name]);
 }
 
+/** What the donor is told of any promo code that cannot be used (unknown, used up, or not for these tickets). */
+export function promoRefusal(code: string): string {
+  return `Promo code "${code.trim().slice(0, 50)}" cannot be used for this order`;
+}
+
 /** The key of a promo code in `Availability.promoRedemptions`: the code upper-cased. */
 export function promoKey(code: string): string {
   return code.trim().toUpperCase();
@@ -769,19 +774,16 @@ function eventLines(
     else if (rawCode.trim() !== "") {
       const key = promoKey(rawCode);
       const promo = form.promoCodes.find((p) => p.code.toUpperCase() === key);
-      if (!promo) fail("promoCode", "unknown", `Promo code "${rawCode.trim()}" is not valid for this event`);
+      // One message for every code that cannot be used, so that guessing learns nothing from it.
+      const refused = promoRefusal(rawCode);
+      if (!promo) fail("promoCode", "unknown", refused);
       else {
         const redeemed = sold(availability.promoRedemptions, key);
         if (promo.quantity !== null && promo.quantity !== undefined && redeemed >= promo.quantity)
-          fail("promoCode", "promo_exhausted", `Promo code "${promo.code}" has reached its redemption limit`);
+          fail("promoCode", "promo_exhausted", refused);
         else if (ticketsParsed && chosen.length > 0) {
           const applicable = chosen.filter((c) => promoApplies(promo, c.ticket.name));
-          if (applicable.length === 0)
-            fail(
-              "promoCode",
-              "promo_not_applicable",
-              `Promo code "${promo.code}" does not apply to the tickets in this order (it applies to: ${promo.applicableTickets.join(", ")})`,
-            );
+          if (applicable.length === 0) fail("promoCode", "promo_not_applicable", refused);
           else {
             const applicableSubtotal = applicable.reduce((s, c) => s + c.ticket.price * c.quantity, 0);
             discountCents = promoDiscountCents(promo, applicableSubtotal);

@@ -1,8 +1,22 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { checkoutRequestSchema, quoteRequestSchema } from "../../shared/schemas/checkout.js";
-import { completeCheckout, loadPublicForm, quoteOrder, runCheckout } from "../checkout/engine.js";
-import { checkAttemptLimits, checkHoneypot, checkSubmissionOrigin, clientIp } from "../checkout/guards.js";
+import {
+  completeCheckout,
+  loadPublicForm,
+  PromoCodeRefused,
+  quoteOrder,
+  runCheckout,
+} from "../checkout/engine.js";
+import {
+  checkAttemptLimits,
+  checkHoneypot,
+  checkPromoGuesses,
+  checkQuoteLimits,
+  checkSubmissionOrigin,
+  clientIp,
+  countPromoFailure,
+} from "../checkout/guards.js";
 import { resolveElementPrefill } from "../checkout/prefill.js";
 import { paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
@@ -78,6 +92,21 @@ const declineSchema = z.object({
   paymentID: z.string(),
 });
 
+/** Runs `work`, counting a refused promo code against the donor's address on the form. */
+async function countingPromoRefusals<T>(
+  deps: AppDeps,
+  ip: string,
+  formId: string,
+  work: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof PromoCodeRefused) await countPromoFailure(deps, ip, formId);
+    throw err;
+  }
+}
+
 /** Idempotency-Keys of a form's public routes: scoped by the form, however its id was spelled (ids are lower case). */
 const formScope = (c: Context<AppEnv>) => `public:${(c.req.param("formId") ?? "").toLowerCase()}`;
 
@@ -131,9 +160,24 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       params: formIdParams,
       body: quoteRequestSchema,
       idempotencyScope: formScope,
-      responses: { 200: { description: "The price", schema: quoteSchema }, ...publicErrors },
-      handler: async (c, { params, body }) =>
-        c.json(await quoteOrder(deps, params.formId, body), 200, { "Access-Control-Allow-Origin": "*" }),
+      responses: {
+        200: { description: "The price", schema: quoteSchema },
+        429: {
+          description: "Too many quotes from this address or on this form, or too many refused promo codes",
+          schema: errorSchema,
+        },
+        ...publicErrors,
+      },
+      handler: async (c, { params, body }) => {
+        const ip = clientIp(c, deps.config.trustProxyHops);
+        const formId = params.formId.toLowerCase();
+        await checkQuoteLimits(deps, ip, formId);
+        await checkPromoGuesses(deps, ip, formId, body.promoCode);
+        const quote = await countingPromoRefusals(deps, ip, formId, () =>
+          quoteOrder(deps, params.formId, body),
+        );
+        return c.json(quote, 200, { "Access-Control-Allow-Origin": "*" });
+      },
     }),
     defineRoute({
       method: "post",
@@ -175,7 +219,10 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         checkHoneypot(body.website);
         const ip = clientIp(c, deps.config.trustProxyHops);
         await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
-        const result = await runCheckout(deps, params.formId, body);
+        await checkPromoGuesses(deps, ip, params.formId.toLowerCase(), body.promoCode);
+        const result = await countingPromoRefusals(deps, ip, params.formId.toLowerCase(), () =>
+          runCheckout(deps, params.formId, body),
+        );
         return c.json(result.body, result.status);
       },
     }),

@@ -1,5 +1,12 @@
 import { centsToDollars } from "../../shared/money.js";
-import { type Availability, priceOrder, productKey, promoKey, type Quote } from "../../shared/pricing.js";
+import {
+  type Availability,
+  priceOrder,
+  productKey,
+  promoKey,
+  promoRefusal,
+  type Quote,
+} from "../../shared/pricing.js";
 import { type CheckoutRequest, type QuoteRequest, toOrderInput } from "../../shared/schemas/checkout.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
@@ -113,16 +120,25 @@ function pricingErrors(form: FormRecord, org: Organization, req: QuoteRequest, a
   return result;
 }
 
-/** Errors that are only about stock running out (tickets, products, promo-code redemptions). */
+/** Errors that are only about stock running out (tickets and products; a used-up promo code is a refused code). */
 function isStockError(code: string): boolean {
-  return code === "sold_out" || code === "promo_exhausted";
+  return code === "sold_out";
 }
 
+/**
+ * The 400 of an order whose promo code was refused (with or without other problems): the public routes
+ * count these per donor and form, so that codes cannot be guessed by trying them.
+ */
+export class PromoCodeRefused extends ApiError {}
+
 /** Throws the 400 for a list of problems; one that is only about stock says "sold out" up front. */
-function refuse(details: string[], soldOut: boolean): never {
+function refuse(details: string[], soldOut: boolean, promoRefused = false): never {
   if (soldOut) throw new ApiError(400, `Sold out: ${details.join("; ")}`, details);
+  if (promoRefused) throw new PromoCodeRefused(400, "Validation failed", details);
   throw ApiError.validation(details);
 }
+
+const refusesPromo = (errors: { field: string }[]) => errors.some((e) => e.field === "promoCode");
 
 export async function quoteOrder(deps: AppDeps, formId: string, req: QuoteRequest): Promise<QuoteView> {
   const { form, org } = await loadSubmittableForm(deps.store, formId);
@@ -131,6 +147,7 @@ export async function quoteOrder(deps: AppDeps, formId: string, req: QuoteReques
     refuse(
       result.errors.map((e) => e.message),
       result.errors.every((e) => isStockError(e.code)),
+      refusesPromo(result.errors),
     );
   return presentQuote(result.quote);
 }
@@ -166,12 +183,17 @@ function itemsToHold(form: FormRecord, req: CheckoutRequest, quote: Quote): Held
 
 function soldOutMessage(form: FormRecord, item: HeldItem): string {
   if (item.kind === "ticket") return `tickets: "${item.key}" is sold out`;
-  if (item.kind === "promo") return `promoCode: this promo code has reached its redemption limit`;
+  if (item.kind === "promo") return promoRefusal(item.key);
   const [group, name] = JSON.parse(item.key) as [string, string];
   const option = form.config.sponsorshipGroups
     .find((g) => g.groupTitle === group)
     ?.options.find((o) => o.optionTitle === name);
   return `product: "${option?.optionTitle ?? name}" is sold out`;
+}
+
+/** Stock that ran out as it was taken: sold out, or (a promo code's last use) a refused code. */
+function refuseShort(form: FormRecord, item: HeldItem): never {
+  refuse([soldOutMessage(form, item)], item.kind !== "promo", item.kind === "promo");
 }
 
 /** Checks everything the form asks of the donor beyond the order; returns the donor part of the details. */
@@ -285,7 +307,7 @@ export async function runCheckout(
   }
   const quote = priced.ok ? priced.quote : null;
   if (quote && quote.totalCents > 0 && !req.paymentMethod) details.push("paymentMethod is required");
-  if (details.length || !quote) refuse(details, soldOut);
+  if (details.length || !quote) refuse(details, soldOut, !priced.ok && refusesPromo(priced.errors));
 
   const charged = quote.totalCents > 0;
   const method = charged ? await paymentMethodOf(processor, req) : null;
@@ -359,7 +381,7 @@ export async function runCheckout(
       );
       return { short: null, settled } as const;
     });
-    if (done.short) refuse([soldOutMessage(form, done.short)], true);
+    if (done.short) refuseShort(form, done.short);
     return checkoutAnswer(done.settled);
   }
 
@@ -395,7 +417,7 @@ export async function runCheckout(
   try {
     charge = await processor.charge(input, { created: takeStock });
   } catch (error) {
-    if (error instanceof SoldOut) refuse([soldOutMessage(form, error.item)], true);
+    if (error instanceof SoldOut) refuseShort(form, error.item);
     // The processor made the payment, then could not be heard from: it may have gone through. It stays
     // PROCESSING (holding its stock) until recovery asks the processor by its id; the donor must not pay again.
     if (held)
@@ -415,7 +437,12 @@ export async function runCheckout(
   if (!held) {
     if (charge.status !== "failed")
       throw new Error(`${processor.name} charged without making a payment first`);
-    await takeStock(null);
+    try {
+      await takeStock(null);
+    } catch (error) {
+      if (error instanceof SoldOut) refuseShort(form, error.item);
+      throw error;
+    }
   }
   if (charge.status === "requires_action") return actionAnswer(paymentId, charge.clientSecret);
   return finalizeCheckout(deps, paymentId, outcomeOfCharge(charge, customer) as PaymentOutcome, loaded);

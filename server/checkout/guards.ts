@@ -4,7 +4,7 @@ import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import type { Db } from "../store/database.js";
 import { fixedQuery } from "../store/fixedQuery.js";
-import { hitRateLimit } from "../store/rateLimits.js";
+import { countEvent, countInWindow, hitRateLimit } from "../store/rateLimits.js";
 
 /**
  * Defences of the public checkout against card testing (trying stolen card numbers through a donation
@@ -68,6 +68,37 @@ async function limit(deps: AppDeps, key: string, max: number, what: string): Pro
 export async function checkAttemptLimits(deps: AppDeps, ip: string, formId: string): Promise<void> {
   await limit(deps, `checkout-ip:${ip}`, deps.config.checkoutLimitPerIp, "from this address");
   await limit(deps, `checkout-form:${formId}`, deps.config.checkoutLimitPerForm, "on this form");
+}
+
+/** Quotes (priced as the donor chooses) per address and per form: far more than checkouts, still bounded. */
+export async function checkQuoteLimits(deps: AppDeps, ip: string, formId: string): Promise<void> {
+  await limit(deps, `quote-ip:${ip}`, deps.config.quoteLimitPerIp, "from this address");
+  await limit(deps, `quote-form:${formId}`, deps.config.quoteLimitPerForm, "on this form");
+}
+
+const promoKey = (ip: string, formId: string) => `promo-fail:${formId}:${ip}`;
+
+/**
+ * 429 for an order with a promo code from an address that has had PROMO_FAILURE_LIMIT codes refused on
+ * this form in the rolling hour: codes cannot be found by trying them.
+ */
+export async function checkPromoGuesses(
+  deps: AppDeps,
+  ip: string,
+  formId: string,
+  promoCode: string | undefined,
+): Promise<void> {
+  const max = deps.config.promoFailureLimit;
+  if (!promoCode?.trim() || max === 0) return;
+  const tried = await countInWindow(deps.store.db, promoKey(ip, formId), deps.now());
+  if (tried.count >= max)
+    throw new ApiError(429, "Too many promo codes were tried; try again later", undefined, {
+      "Retry-After": String(tried.retryAfterSeconds),
+    });
+}
+
+export async function countPromoFailure(deps: AppDeps, ip: string, formId: string): Promise<void> {
+  await countEvent(deps.store.db, promoKey(ip, formId), deps.now());
 }
 
 const declinesSince = fixedQuery((db: Db, fingerprint: string, since: string) =>

@@ -400,3 +400,42 @@ export async function pruneRateLimits(db: Db, nowMs: number): Promise<void> {
     .where("bucket", "<=", bucket - WINDOW_MINUTES * 2)
     .execute();
 }
+
+/**
+ * Events counted in the same one-minute buckets, without a limit of their own (failed promo codes): one
+ * more now. `countInWindow` reads how many the rolling hour holds.
+ */
+export async function countEvent(db: Db, keyId: string, nowMs: number): Promise<void> {
+  const bucket = Math.floor(nowMs / 60_000);
+  await db
+    .insertInto("rate_limit_buckets")
+    .values({ key_id: keyId, bucket, count: 1 })
+    .onConflict((oc) =>
+      oc
+        .columns(["key_id", "bucket"])
+        .doUpdateSet((eb) => ({ count: eb("rate_limit_buckets.count", "+", 1) })),
+    )
+    .execute();
+}
+
+/** How many events `keyId` has in the rolling hour, and in how many seconds the oldest of them leaves it. */
+export async function countInWindow(
+  db: Db,
+  keyId: string,
+  nowMs: number,
+): Promise<{ count: number; retryAfterSeconds: number }> {
+  const bucket = Math.floor(nowMs / 60_000);
+  const row = await db
+    .selectFrom("rate_limit_buckets")
+    .select([sql<number | null>`sum(count)`.as("total"), sql<number | null>`min(bucket)`.as("oldest")])
+    .where("key_id", "=", keyId)
+    .where("bucket", ">", bucket - WINDOW_MINUTES)
+    .where("count", ">", 0)
+    .executeTakeFirst();
+  const oldest = row?.oldest == null ? bucket : Number(row.oldest);
+  const leaves = (oldest + WINDOW_MINUTES) * 60_000;
+  return {
+    count: Number(row?.total ?? 0),
+    retryAfterSeconds: Math.max(1, Math.ceil((leaves - nowMs) / 1000)),
+  };
+}
