@@ -129,8 +129,22 @@ export function money(opts: { min: number; max: number; minExclusive?: boolean }
     .transform((n) => dollarsToCents(n) as number);
 }
 
-export const boundedString = (max: number) => z.string().trim().max(max);
-export const requiredString = (max: number) => z.string().trim().min(1).max(max);
+/**
+ * Text as people mean it: Unicode NFC (so one word is one string, however it was typed), without control
+ * characters (line breaks and tabs are kept), bidi overrides or isolates (which reorder what a reader sees)
+ * or zero-width characters (which make two names that look the same differ).
+ */
+export function cleanText(text: string): string {
+  return text
+    .normalize("NFC")
+    .replace(
+      /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B-\u200D\u2060\uFEFF\u202A-\u202E\u2066-\u2069]/g,
+      "",
+    );
+}
+
+export const boundedString = (max: number) => z.string().overwrite(cleanText).trim().max(max);
+export const requiredString = (max: number) => z.string().overwrite(cleanText).trim().min(1).max(max);
 
 /**
  * Fields a read returns that the server computes: accepted on input and ignored, so that a record read

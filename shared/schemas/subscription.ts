@@ -12,7 +12,8 @@ export const subscriptionUpdateSchema = z
     status: z
       .literal("CANCELLED", { error: "must be CANCELLED (the only status change accepted)" })
       .optional(),
-    amount: money({ min: 0, max: 1_000_000, minExclusive: true }).optional(),
+    // The same range as a gift of a custom amount at checkout: a recurring gift is never smaller.
+    amount: money({ min: 1, max: 1_000_000 }).optional(),
   })
   .check(
     z.superRefine((body, ctx) => {
@@ -26,7 +27,7 @@ export const subscriptionUpdateDoc = z.object({
   amount: z
     .number()
     .optional()
-    .meta({ description: "New recurring amount in dollars: > 0, ≤ 1,000,000, at most 2 decimals" }),
+    .meta({ description: "New recurring amount in dollars: 1 to 1,000,000, at most 2 decimals (the checkout's range)" }),
 });
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);

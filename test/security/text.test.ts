@@ -1,0 +1,55 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createForm } from "../support/checkout.js";
+import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/**
+ * Names and titles are stored as people mean them: Unicode NFC, and without the invisible characters that
+ * make a name look like another (zero-width, bidi overrides) or break what shows it (control characters).
+ */
+
+let t: TestApp;
+beforeEach(async () => {
+  t = await setupTestApp();
+});
+afterEach(async () => {
+  await t.close();
+});
+
+describe("titles and names", () => {
+  it("are stored without bidi overrides, zero-width and control characters", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      title: "Spring\u202e appeal\u200b\u0007",
+    });
+    const form = await t.request<{ title: string }>("GET", `/v1/forms/${formId}`);
+    expect(form.body.title).toBe("Spring appeal");
+    const contact = await t.request<{ contact: { firstName: string } }>("POST", "/v1/contacts", {
+      body: { firstName: "A\u200dda\u2066", lastName: "Lovelace" },
+    });
+    expect(contact.body.contact.firstName).toBe("Ada");
+  });
+
+  it("are compared in NFC: the same title typed decomposed is the same title (409)", async () => {
+    await createForm(t, { ...validForms.standard(), title: "Caf\u00e9 night" });
+    const again = await t.request("POST", "/v1/forms", {
+      body: { ...validForms.standard(), title: "Cafe\u0301 night" },
+    });
+    expect(again.status).toBe(409);
+  });
+
+  it("keep line breaks where text may have them", async () => {
+    const formId = await createForm(t, { ...validForms.standard(), description: "Line one\nLine two" });
+    const form = await t.request<{ description: string }>("GET", `/v1/forms/${formId}`);
+    expect(form.body.description).toBe("Line one\nLine two");
+  });
+});
+
+describe("subscriptions", () => {
+  it("refuse an amount below what a checkout takes", async () => {
+    const res = await t.request("PUT", "/v1/subscriptions/sub_00000000000000000000000000", {
+      body: { amount: 0.01 },
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain("amount must be between 1 and 1,000,000");
+  });
+});
