@@ -1,3 +1,5 @@
+const VALIDATION_FAILED = "Validation failed";
+
 /** The one error type: handlers throw it, the app's error handler renders the contract's JSON shape. */
 export class ApiError extends Error {
   constructor(
@@ -12,7 +14,12 @@ export class ApiError extends Error {
   }
 
   static validation(details: string[]): ApiError {
-    return new ApiError(400, "Validation failed", details);
+    return new ApiError(400, VALIDATION_FAILED, details);
+  }
+
+  /** A refusal of the request's input, before anything happened: no Idempotency-Key keeps it. */
+  get isValidation(): boolean {
+    return this.status === 400 && this.message === VALIDATION_FAILED;
   }
 }
 

@@ -22,6 +22,7 @@ import { paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
 import { checkoutAssetUrl } from "../pages/assets.js";
 import { stockTaken } from "../store/inventory.js";
+import { siteOrigins } from "../store/organizations.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
 
@@ -147,6 +148,38 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
           }),
         );
         return c.json(view, 200, { "Access-Control-Allow-Origin": "*", "Cache-Control": "no-store" });
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/forms/{formId}/overlay",
+      auth: false,
+      tags: ["Donor checkout (public)"],
+      summary: "Whether the calling site may open this form in the overlay",
+      description:
+        "No API key; asked by overlay.js before it shows a form. 204 when the request's `Origin` is one of the form's organization's sites (the origins of its `organizationBaseURLs`), or when there is no `Origin`; 403 with the reason otherwise. The overlay page itself is framed only by those sites (CSP `frame-ancestors`), whatever this answers.",
+      params: formIdParams,
+      responses: {
+        204: { description: "The overlay may open this form on this site" },
+        403: { description: "This site is not one of the organization's sites", schema: errorSchema },
+        404: publicErrors[404],
+      },
+      handler: async (c, { params }) => {
+        const cors = { "Access-Control-Allow-Origin": "*" };
+        const found = await loadPublicForm(deps.store, params.formId).catch((err: unknown) => {
+          if (err instanceof ApiError) return undefined;
+          throw err;
+        });
+        if (!found) return c.json({ error: "Form not found" }, 404, cors);
+        const origin = c.req.header("Origin");
+        if (origin === undefined || siteOrigins(found.org).includes(origin)) return c.body(null, 204, cors);
+        return c.json(
+          {
+            error: `${origin} is not one of this form's organization's sites (organizationBaseURLs): its overlay opens only there`,
+          },
+          403,
+          cors,
+        );
       },
     }),
     defineRoute({

@@ -4,7 +4,13 @@ import type { Context } from "hono";
 import { z } from "zod";
 import type { Permission } from "../../shared/enums.js";
 import { ApiError } from "../errors.js";
-import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey } from "../store/idempotency.js";
+import {
+  claimIdempotencyKey,
+  completeIdempotencyKey,
+  findIdempotencyKey,
+  type IdempotencyPrior,
+  releaseIdempotencyKey,
+} from "../store/idempotency.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { parseJsonObject, parseWith } from "./validate.js";
 
@@ -93,8 +99,8 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
     if (!auth.permissions.has(route.permission))
       throw new ApiError(403, `Missing permission: ${route.permission}`);
   }
-  // The body is read here, but a body that is not a JSON object is refused only with the other input
-  // problems, after any Idempotency-Key is claimed, so that this answer too is stored and replayed.
+  // The body is read here; a body that is not a JSON object is refused with the other input problems,
+  // after a key already used has had its say (a reused key is a 422 even when this request is invalid).
   let bodyText: string | undefined;
   let rawBody: Record<string, unknown> | undefined;
   let bodyError: ApiError | undefined;
@@ -121,8 +127,9 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
 
-  // The key is claimed before the request is validated, so that its first response, whatever it is,
-  // is the one replayed, and a key reused for another request is a 422 even when that request is invalid.
+  // As Stripe does: a key already used answers first (its answer replayed, 422 for another request, 409
+  // while it runs); a request refused by validation then keeps nothing, so a corrected retry with the
+  // same key runs normally; only the answers of requests that ran are kept.
   const orgId = route.idempotencyScope ? route.idempotencyScope(c) : c.get("auth").organizationId;
   const hash = crypto
     .createHash("sha256")
@@ -132,40 +139,52 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
       `${route.method} ${c.req.path.toLowerCase()}\n${bodyError ? `text:${bodyText}` : JSON.stringify(rawBody ?? null)}`,
     )
     .digest("hex");
+  const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
+  if (prior) return answerPrior(prior);
+  const input = inputs();
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
-  if (claim.kind === "mismatch") throw new ApiError(422, "Idempotency-Key reused with a different request");
-  if (claim.kind === "in_progress")
-    throw new ApiError(409, "A request with this Idempotency-Key is still in progress; retry shortly");
-  if (claim.kind === "replay") {
-    return new Response(claim.body, {
-      status: claim.status,
-      headers: { "Content-Type": "application/json; charset=UTF-8", "Idempotent-Replayed": "true" },
-    });
-  }
+  if (claim.kind !== "new") return answerPrior(claim);
+
   let response: Response;
   try {
-    response = await route.handler(c, inputs());
+    response = await route.handler(c, input);
   } catch (err) {
-    if (!(err instanceof ApiError) || !isFinal(err.status)) {
+    if (!(err instanceof ApiError) || !isKept(err.status) || err.isValidation) {
       await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
       throw err;
     }
     response = renderApiError(c, err);
   }
-  if (!isFinal(response.status)) {
+  const text = isKept(response.status) ? await response.clone().text() : undefined;
+  if (text === undefined || Buffer.byteLength(text) > MAX_KEPT_ANSWER_BYTES) {
     await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
     return response;
   }
-  const text = await response.clone().text();
   await completeIdempotencyKey(deps.store.db, orgId, idemKey, response.status, text);
   return response;
 }
 
 /**
- * Answers that are the request's own outcome and are replayed to a retry: successes and client errors.
- * A 429 (try later) and server errors are not: the retry runs afresh.
+ * The most an Idempotency-Key keeps of one answer. The request body limit keeps every real answer far
+ * below it; one larger is not kept (the key is freed, and a retry runs afresh).
  */
-function isFinal(status: number): boolean {
+export const MAX_KEPT_ANSWER_BYTES = 1_048_576;
+
+function answerPrior(prior: IdempotencyPrior): Response {
+  if (prior.kind === "mismatch") throw new ApiError(422, "Idempotency-Key reused with a different request");
+  if (prior.kind === "in_progress")
+    throw new ApiError(409, "A request with this Idempotency-Key is still in progress; retry shortly");
+  return new Response(prior.body, {
+    status: prior.status,
+    headers: { "Content-Type": "application/json; charset=UTF-8", "Idempotent-Replayed": "true" },
+  });
+}
+
+/**
+ * Answers that are the outcome of a request that ran, replayed to a retry: successes and client errors
+ * (a decline, a conflict). A 429 (try later) and server errors are not: the retry runs afresh.
+ */
+function isKept(status: number): boolean {
   return status < 500 && status !== 429;
 }
 

@@ -15,7 +15,7 @@ import { ApiError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import { findForm } from "../store/forms.js";
 import { formAvailability } from "../store/inventory.js";
-import { getOrganization } from "../store/organizations.js";
+import { getOrganization, siteOrigins } from "../store/organizations.js";
 import { checkoutAssetUrl } from "./assets.js";
 import { readableAccent } from "./color.js";
 import { page } from "./layout.js";
@@ -27,9 +27,12 @@ import { page } from "./layout.js";
  *
  * The same page is the iframe page of the embed snippet and of the overlay. Query parameters it reads:
  *   elementid     a checkout link: its prefill is applied (server side, so it is in the first HTML);
- *   embed=1       iframe mode: no page chrome, and the page may be framed by any site;
+ *   embed=1       iframe mode: no page chrome, and the page may be framed by any site (only `1` or
+ *                 `true` turn it on; `embed=0` does not);
  *   embedId       the embed instance id given by the loader or the overlay (messages in shared/messages.ts);
- *   overlay=1     set by the overlay script (the modal has its own close button);
+ *   overlay=1     set by the overlay script (the modal has its own close button): the page may then be
+ *                 framed only by the organization's own sites (its organizationBaseURLs), so no other
+ *                 tenant's overlay can show this form in its pages;
  *   utm_source, utm_medium, utm_campaign, utm_term, utm_content: recorded with the donation.
  *
  * Security: every page sends a Content-Security-Policy. Scripts only from this origin ('self'); the embedded
@@ -38,7 +41,16 @@ import { page } from "./layout.js";
  * nonce. Pages other than embed mode refuse framing (frame-ancestors 'none' and X-Frame-Options: DENY).
  */
 
-type Html = { status: 200 | 404 | 410; html: string; payment?: PaymentOptions | null };
+/** Who may frame a page: nobody, any site (the iframe embed), or the listed origins (the overlay). */
+export type Framing = "none" | "any" | readonly string[];
+
+type Html = {
+  status: 200 | 404 | 410;
+  html: string;
+  payment?: PaymentOptions | null;
+  /** The origins of the form's organization's sites (where its overlay may frame the page). */
+  sites?: readonly string[];
+};
 
 /**
  * The origins Stripe documents for Stripe.js (its security guide): scripts and frames from js.stripe.com,
@@ -52,7 +64,7 @@ const STRIPE_SOURCES = {
 
 export function contentSecurityPolicy(
   nonce: string,
-  embed: boolean,
+  framing: Framing,
   production: boolean,
   payment?: PaymentOptions | null,
 ): string {
@@ -70,7 +82,9 @@ export function contentSecurityPolicy(
     ...(stripe ? [`frame-src ${list([], STRIPE_SOURCES.frame)}`] : []),
     "form-action 'self'",
     "base-uri 'none'",
-    ...(embed ? [] : ["frame-ancestors 'none'"]),
+    ...(framing === "any"
+      ? []
+      : [`frame-ancestors ${framing === "none" || framing.length === 0 ? "'none'" : framing.join(" ")}`]),
   ].join("; ");
 }
 
@@ -175,6 +189,7 @@ async function render(
   if (form.deletedAt)
     return {
       status: 410,
+      sites: siteOrigins(org),
       html: page({
         title: "Form no longer available",
         heading: "This form is no longer available",
@@ -187,6 +202,7 @@ async function render(
     const description = config.description ? `<p>${escapeHtml(config.description)}</p>` : "";
     return {
       status: 200,
+      sites: siteOrigins(org),
       html: page({
         title: config.title,
         heading: config.title,
@@ -200,6 +216,7 @@ async function render(
   if (!deps.processors.forOrganization(org)) {
     return {
       status: 200,
+      sites: siteOrigins(org),
       html: page({
         title: config.title,
         heading: config.title,
@@ -224,6 +241,7 @@ async function render(
   const path = config.formType === "EVENT" ? "attend" : "donate";
   return {
     status: 200,
+    sites: siteOrigins(org),
     payment: view.payment,
     html: checkoutHtml({
       view,
@@ -236,16 +254,20 @@ async function render(
   };
 }
 
+const EXPLICITLY_ON = new Set(["1", "true"]);
+
 export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: string): Promise<Response> {
   const nonce = randomBytes(16).toString("base64");
-  const embed = c.req.query("embed") !== undefined;
-  const { status, html, payment } = await render(c, deps, formId, nonce, embed);
+  const overlay = EXPLICITLY_ON.has(c.req.query("overlay") ?? "");
+  const embed = overlay || EXPLICITLY_ON.has(c.req.query("embed") ?? "");
+  const { status, html, payment, sites } = await render(c, deps, formId, nonce, embed);
+  const framing: Framing = overlay ? (sites ?? "none") : embed ? "any" : "none";
   const headers: Record<string, string> = {
-    "Content-Security-Policy": contentSecurityPolicy(nonce, embed, deps.config.production, payment),
+    "Content-Security-Policy": contentSecurityPolicy(nonce, framing, deps.config.production, payment),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "strict-origin-when-cross-origin",
     "Cache-Control": "no-store",
   };
-  if (!embed) headers["X-Frame-Options"] = "DENY";
+  if (framing === "none" || (framing !== "any" && framing.length === 0)) headers["X-Frame-Options"] = "DENY";
   return c.html(html, status, headers);
 }

@@ -2,18 +2,54 @@ import type { Db } from "./database.js";
 import { isUniqueViolation } from "./dialect.js";
 
 /**
- * Idempotency keys (contract 1): the first response to a POST with a given key is kept for 24 hours
- * and replayed to any retry, by whichever process receives it.
+ * Idempotency keys (contract 1): the answer of a POST that ran is kept for 24 hours and replayed to
+ * any retry with the same key, by whichever process receives it. A request refused before it ran
+ * (validation) keeps nothing; see server/api/route.ts for which answers are kept.
  */
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
-export type IdempotencyClaim =
-  | { kind: "new" }
+/** What a key already holds, compared with this request. */
+export type IdempotencyPrior =
   | { kind: "replay"; status: number; body: string }
   | { kind: "mismatch" }
   | { kind: "in_progress" };
 
+export type IdempotencyClaim = { kind: "new" } | IdempotencyPrior;
+
+/**
+ * The key's earlier use, if it has one (forgetting it once 24 hours old): its answer to replay, a
+ * mismatch when it was used for another request, or "in progress" while that request still runs.
+ */
+export async function findIdempotencyKey(
+  db: Db,
+  organizationId: string,
+  key: string,
+  requestHash: string,
+  nowMs: number,
+): Promise<IdempotencyPrior | undefined> {
+  await db
+    .deleteFrom("idempotency_keys")
+    .where("organization_id", "=", organizationId)
+    .where("idem_key", "=", key)
+    .where("created_at", "<", new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString())
+    .execute();
+  const row = await db
+    .selectFrom("idempotency_keys")
+    .select(["request_hash", "status_code", "response_body"])
+    .where("organization_id", "=", organizationId)
+    .where("idem_key", "=", key)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  if (row.request_hash !== requestHash) return { kind: "mismatch" };
+  if (row.status_code === null || row.response_body === null) return { kind: "in_progress" };
+  return { kind: "replay", status: row.status_code, body: row.response_body };
+}
+
+/**
+ * Claims a key for a request about to run (after `findIdempotencyKey` found it free): "new", or, when
+ * a concurrent request claimed it first, what that one holds.
+ */
 export async function claimIdempotencyKey(
   db: Db,
   organizationId: string,
@@ -21,13 +57,6 @@ export async function claimIdempotencyKey(
   requestHash: string,
   nowMs: number,
 ): Promise<IdempotencyClaim> {
-  const expiredBefore = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
-  await db
-    .deleteFrom("idempotency_keys")
-    .where("organization_id", "=", organizationId)
-    .where("idem_key", "=", key)
-    .where("created_at", "<", expiredBefore)
-    .execute();
   try {
     await db
       .insertInto("idempotency_keys")
@@ -44,16 +73,8 @@ export async function claimIdempotencyKey(
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }
-  const row = await db
-    .selectFrom("idempotency_keys")
-    .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where("idem_key", "=", key)
-    .executeTakeFirst();
-  if (!row) return claimIdempotencyKey(db, organizationId, key, requestHash, nowMs);
-  if (row.request_hash !== requestHash) return { kind: "mismatch" };
-  if (row.status_code === null || row.response_body === null) return { kind: "in_progress" };
-  return { kind: "replay", status: row.status_code, body: row.response_body };
+  const prior = await findIdempotencyKey(db, organizationId, key, requestHash, nowMs);
+  return prior ?? claimIdempotencyKey(db, organizationId, key, requestHash, nowMs);
 }
 
 export async function completeIdempotencyKey(

@@ -36,6 +36,23 @@ export interface Organization {
   updatedAt: string;
 }
 
+/**
+ * The origins of the organization's own sites (its `organizationBaseURLs`, http and https only): where
+ * its overlay may open its forms.
+ */
+export function siteOrigins(org: Pick<Organization, "baseUrls">): string[] {
+  const origins = new Set<string>();
+  for (const url of org.baseUrls) {
+    try {
+      const parsed = new URL(url);
+      if (parsed.protocol === "https:" || parsed.protocol === "http:") origins.add(parsed.origin);
+    } catch {
+      // A stored URL that does not parse names no site.
+    }
+  }
+  return [...origins];
+}
+
 function fromRow(row: OrganizationsTable): Organization {
   return {
     id: row.id,

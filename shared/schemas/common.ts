@@ -74,10 +74,17 @@ export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?:
       case "invalid_value":
         details.push(`${prefix}must be one of: ${issue.values.map(String).join(", ")}`);
         break;
-      case "unrecognized_keys":
-        for (const key of issue.keys)
-          details.push(`${field ? `${field}.` : ""}${key} is not a recognised field`);
+      case "unrecognized_keys": {
+        const where = field ? `${field}.` : "";
+        for (const key of issue.keys.slice(0, MAX_NAMED_UNKNOWN_FIELDS))
+          details.push(`${where}${shortName(key)} is not a recognised field`);
+        const more = issue.keys.length - MAX_NAMED_UNKNOWN_FIELDS;
+        if (more > 0)
+          details.push(
+            `${field || "body"}: ${plural(more, "more field")} ${more === 1 ? "is" : "are"} not recognised`,
+          );
         break;
+      }
       case "invalid_format":
         details.push(
           `${prefix}${issue.message.startsWith("must") ? issue.message : `must be a valid ${issue.format}`}`,
@@ -90,7 +97,18 @@ export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?:
         details.push(`${prefix}${issue.message}`);
     }
   }
-  return [...new Set(details)];
+  const unique = [...new Set(details)];
+  if (unique.length <= MAX_DETAILS) return unique;
+  return [...unique.slice(0, MAX_DETAILS), `and ${plural(unique.length - MAX_DETAILS, "more problem")}`];
+}
+
+/** A 400 names at most this many unknown fields of one object, and lists at most this many problems. */
+const MAX_NAMED_UNKNOWN_FIELDS = 10;
+const MAX_DETAILS = 50;
+
+/** A field name as quoted back in a message: a hostile one is cut, not echoed whole. */
+function shortName(key: string): string {
+  return key.length > 64 ? `${key.slice(0, 64)}…` : key;
 }
 
 function valueAt(input: unknown, path: ReadonlyArray<PropertyKey>): unknown {
@@ -135,12 +153,11 @@ export function money(opts: { min: number; max: number; minExclusive?: boolean }
  * or zero-width characters (which make two names that look the same differ).
  */
 export function cleanText(text: string): string {
-  return text
-    .normalize("NFC")
-    .replace(
-      /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B-\u200D\u2060\uFEFF\u202A-\u202E\u2066-\u2069]/g,
-      "",
-    );
+  return text.normalize("NFC").replace(
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this removes
+    /[\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u200B-\u200D\u2060\uFEFF\u202A-\u202E\u2066-\u2069]/g,
+    "",
+  );
 }
 
 export const boundedString = (max: number) => z.string().overwrite(cleanText).trim().max(max);

@@ -27,7 +27,10 @@ export const subscriptionUpdateDoc = z.object({
   amount: z
     .number()
     .optional()
-    .meta({ description: "New recurring amount in dollars: 1 to 1,000,000, at most 2 decimals (the checkout's range)" }),
+    .meta({
+      description:
+        "New recurring amount in dollars: 1 to 1,000,000, at most 2 decimals (the checkout's range)",
+    }),
 });
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);

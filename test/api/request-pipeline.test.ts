@@ -4,7 +4,7 @@ import { countForms, dialect, setupTestApp, type TestApp, validForms } from "../
 
 /**
  * What every /v1 request goes through, as a client meets it (contract 1–3): Idempotency-Key replays the
- * first answer whatever it was, the body-size limit answers after the key is checked, pagination reports
+ * answer of a request that ran (a refusal by validation keeps nothing, as at Stripe), the body-size limit answers after the key is checked, pagination reports
  * every bad parameter at once, and a route whose body fields are all optional takes no body at all.
  */
 
@@ -22,8 +22,8 @@ afterAll(() => t.close());
 
 const formCount = (orgId: string) => countForms(t.store.db, orgId);
 
-describe(`Idempotency-Key keeps the first answer, even a refusal (${dialect})`, () => {
-  it("replays a 400 to the same invalid request, marked as a replay", async () => {
+describe(`Idempotency-Key keeps the answers of requests that ran, not refusals (${dialect})`, () => {
+  it("keeps nothing for a request refused by validation: the same key with a corrected body creates the form", async () => {
     const org = await t.newOrg();
     const headers = { "Idempotency-Key": "bad-body-1" };
     const first = await t.request<ErrorBody>("POST", "/v1/forms", {
@@ -32,31 +32,59 @@ describe(`Idempotency-Key keeps the first answer, even a refusal (${dialect})`, 
       body: { title: "" },
     });
     expect(first.status).toBe(400);
-    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
     const again = await t.request<ErrorBody>("POST", "/v1/forms", {
       key: org.key,
       headers,
       body: { title: "" },
     });
     expect(again.status).toBe(400);
-    expect(again.body).toEqual(first.body);
-    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.headers.get("Idempotent-Replayed")).toBeNull();
+    const form = validForms.standard();
+    const fixed = await t.request("POST", "/v1/forms", { key: org.key, headers, body: form });
+    expect(fixed.status).toBe(201);
+    expect(await formCount(org.id)).toBe(1);
+    const retried = await t.request("POST", "/v1/forms", { key: org.key, headers, body: form });
+    expect(retried.status).toBe(201);
+    expect(retried.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await formCount(org.id)).toBe(1);
   });
 
-  it("answers 422 to the same key with a corrected body, and creates nothing", async () => {
+  it("keeps nothing for an Invalid JSON body: the same key then runs the corrected request", async () => {
     const org = await t.newOrg();
-    const headers = { "Idempotency-Key": "bad-body-2" };
-    expect(
-      (await t.request("POST", "/v1/forms", { key: org.key, headers, body: { title: "" } })).status,
-    ).toBe(400);
-    const fixed = await t.request<ErrorBody>("POST", "/v1/forms", {
+    const headers = { "Idempotency-Key": "garbled-json" };
+    const first = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody: '{"title":',
+    });
+    expect(first.status).toBe(400);
+    expect(first.body).toEqual({ error: "Invalid JSON body" });
+    const fixed = await t.request("POST", "/v1/forms", {
       key: org.key,
       headers,
       body: validForms.standard(),
     });
-    expect(fixed.status).toBe(422);
-    expect(fixed.body).toEqual({ error: "Idempotency-Key reused with a different request" });
-    expect(await formCount(org.id)).toBe(0);
+    expect(fixed.status).toBe(201);
+    expect(await formCount(org.id)).toBe(1);
+  });
+
+  it("stores no row for refused requests, however many keys and unknown fields are sent", async () => {
+    const org = await t.newOrg();
+    const junk = Object.fromEntries(Array.from({ length: 500 }, (_, i) => [`junk${i}`, i]));
+    for (let i = 0; i < 5; i++) {
+      const res = await t.request<ErrorBody>("POST", "/v1/forms", {
+        key: org.key,
+        headers: { "Idempotency-Key": `junk-${i}` },
+        body: { ...validForms.standard(), ...junk },
+      });
+      expect(res.status).toBe(400);
+    }
+    const kept = await t.store.db
+      .selectFrom("idempotency_keys")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("organization_id", "=", org.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(kept.n)).toBe(0);
   });
 
   it("answers 422, not a validation error, when a used key comes back with an invalid body", async () => {
@@ -70,32 +98,6 @@ describe(`Idempotency-Key keeps the first answer, even a refusal (${dialect})`, 
       body: { title: 5 },
     });
     expect(reused.status).toBe(422);
-  });
-
-  it("keeps an Invalid JSON body answer too: replayed to the same text, 422 to a corrected body", async () => {
-    const org = await t.newOrg();
-    const headers = { "Idempotency-Key": "garbled-json" };
-    const first = await t.request<ErrorBody>("POST", "/v1/forms", {
-      key: org.key,
-      headers,
-      rawBody: '{"title":',
-    });
-    expect(first.status).toBe(400);
-    expect(first.body).toEqual({ error: "Invalid JSON body" });
-    const again = await t.request<ErrorBody>("POST", "/v1/forms", {
-      key: org.key,
-      headers,
-      rawBody: '{"title":',
-    });
-    expect(again.status).toBe(400);
-    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
-    const fixed = await t.request("POST", "/v1/forms", {
-      key: org.key,
-      headers,
-      body: validForms.standard(),
-    });
-    expect(fixed.status).toBe(422);
-    expect(await formCount(org.id)).toBe(0);
   });
 
   it("answers 422 when a used key comes back with a body that is not JSON", async () => {

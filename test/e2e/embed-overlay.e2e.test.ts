@@ -77,8 +77,13 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
   }
 
   async function checkoutFrame(page: Page, selector: string): Promise<Frame> {
-    const handle = await page.waitForSelector(selector, { state: "attached" });
-    const frame = await handle.contentFrame();
+    // The loader sets the iframe's src as it starts, so for a moment the element may have no frame yet.
+    let frame: Frame | null = null;
+    for (let tries = 0; !frame && tries < 50; tries++) {
+      const handle = await page.waitForSelector(selector, { state: "attached" });
+      frame = await handle.contentFrame();
+      if (!frame) await page.waitForTimeout(100);
+    }
     if (!frame) throw new Error(`${selector} has no frame`);
     await frame.waitForLoadState("load");
     return frame;
@@ -332,6 +337,40 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
       }
     });
 
+    it("does not show another organization's form on this site, and says why in the console", async () => {
+      const other = await served.t.newOrg({ name: "Another tenant" });
+      const made = await fetch(`${served.baseUrl}/v1/forms`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${other.key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ title: "Not yours", funds: ["General"] }),
+      });
+      expect(made.status).toBe(201);
+      const foreignForm = ((await made.json()) as { formID: string }).formID;
+      const { page, errors } = await openPage();
+      const consoleLines: string[] = [];
+      page.on("console", (m) => consoleLines.push(m.text()));
+      try {
+        await page.goto(`${site.origin}/give?donate&formid=${foreignForm}`, { waitUntil: "load" });
+        await expect
+          .poll(() => consoleLines.some((line) => line.includes(`form ${foreignForm} is not for this site`)))
+          .toBe(true);
+        await page.locator(".almoner-overlay").waitFor({ state: "detached" });
+        // Even opened by hand, the checkout page refuses to be framed here.
+        const framed = await fetch(`${served.baseUrl}/donate/${foreignForm}?embed=1&overlay=1`);
+        expect(framed.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+        // This organization's own form still opens here.
+        await page.evaluate((id) => window.Almoner?.open?.({ formId: id }), formId);
+        const frame = await checkoutFrame(page, `${dialogSelector} iframe`);
+        await frame
+          .getByRole("button", { name: /donate/i })
+          .first()
+          .waitFor();
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+
     it("keeps keyboard focus inside the dialog in both directions, and Escape returns it to the page", async () => {
       const { page, errors } = await openPage();
       try {
@@ -410,7 +449,7 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
           `<main><h1>Strict site</h1></main><script nonce="${nonce}" async src="${served.baseUrl}/overlay.js"></script>`,
         ),
         {
-          "Content-Security-Policy": `default-src 'none'; script-src ${served.baseUrl} 'nonce-${nonce}'; style-src 'nonce-${nonce}'; frame-src ${served.baseUrl}`,
+          "Content-Security-Policy": `default-src 'none'; script-src ${served.baseUrl} 'nonce-${nonce}'; style-src 'nonce-${nonce}'; frame-src ${served.baseUrl}; connect-src ${served.baseUrl}`,
         },
       );
       const { page, errors } = await openPage();

@@ -111,6 +111,14 @@ describe("overlay.js as built", () => {
         },
       },
     });
+    // The script asks the form host whether this site may open the form; here it may.
+    const asked: string[] = [];
+    Object.defineProperty(host, "fetch", {
+      value: async (input: string) => {
+        asked.push(String(input));
+        return new Response(null, { status: 204 });
+      },
+    });
     try {
       const { document } = host;
       document.body.innerHTML = "<main><button>Give</button></main>";
@@ -130,6 +138,7 @@ describe("overlay.js as built", () => {
       expect(src.origin + src.pathname).toBe(`https://forms.example/donate/${formId}`);
       expect(src.searchParams.get("elementid")).toBe("link_1");
       expect(src.searchParams.get("utm_source")).toBe("news");
+      expect(asked).toEqual([`https://forms.example/api/forms/${formId}/overlay`]);
 
       document.body.dispatchEvent(new host.KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
       expect(document.querySelector('[role="dialog"]')).toBeNull();

@@ -99,8 +99,16 @@ describe("overlay script", () => {
   let opener: HTMLButtonElement;
   let main: HTMLElement;
 
+  /** What the form host answers overlay.js's question "may this site open the form?". */
+  let siteCheck = 204;
+  const asked: string[] = [];
+
   beforeAll(() => {
     restoreConsole = silenceIframeLoadErrors();
+    vi.stubGlobal("fetch", async (input: string) => {
+      asked.push(String(input));
+      return new Response(null, { status: siteCheck });
+    });
     document.body.innerHTML =
       '<main><h1>Our work</h1><button id="opener">Give</button>' +
       `<a id="same" href="/giving?donate&formid=${FORM}&elementid=${LINK}">Give now</a>` +
@@ -119,7 +127,10 @@ describe("overlay script", () => {
     installOverlay(FORM_ORIGIN);
   });
 
-  afterAll(() => restoreConsole());
+  afterAll(() => {
+    restoreConsole();
+    vi.unstubAllGlobals();
+  });
 
   afterEach(() => {
     window.Almoner?.close?.();
@@ -160,6 +171,25 @@ describe("overlay script", () => {
     expect(url()).toBe("/giving?ref=home&utm_source=news#top");
     // Escape with nothing open is left to the page.
     expect(press("Escape").defaultPrevented).toBe(false);
+  });
+
+  it("asks the form host whether this site may open the form, and closes with a console message when not", async () => {
+    asked.length = 0;
+    siteCheck = 403;
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      window.Almoner?.open?.({ formId: FORM });
+      expect(asked).toEqual([`${FORM_ORIGIN}/api/forms/${FORM}/overlay`]);
+      await vi.waitFor(() => expect(overlay()).toBeNull());
+      expect(error).toHaveBeenCalledWith(expect.stringContaining(`form ${FORM} is not for this site`));
+      expect(error.mock.calls[0]?.[0]).toContain("organizationBaseURLs");
+    } finally {
+      siteCheck = 204;
+      error.mockRestore();
+    }
+    window.Almoner?.open?.({ formId: FORM });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(overlay()).not.toBeNull();
   });
 
   it("opens on pushState and replaceState to a URL with the parameters", () => {

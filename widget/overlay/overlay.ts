@@ -22,6 +22,11 @@ import {
  * close button, restores focus on close, closes on Escape, on its close button and on the checkout's
  * `close` message, locks page scroll, and is full-screen on narrow screens. Messages are those of
  * shared/messages.ts, accepted only from the overlay's own iframe window on the form host's origin.
+ *
+ * It opens only forms of an organization whose organizationBaseURLs include this page's origin (the
+ * checkout page refuses other framers with CSP frame-ancestors): for another site's form it closes again
+ * and says why in the console. It asks GET /api/forms/{formID}/overlay (so a page's CSP should allow the
+ * form host in connect-src; without it the modal just shows what the browser allows).
  */
 
 export type OverlayKind = "donate" | "attend";
@@ -48,13 +53,14 @@ declare global {
 
 /** The page URL parameters the overlay reads, and removes on close. */
 const OVERLAY_PARAMS = ["donate", "attend", "formid", "elementid"];
+/** The overlay's children: the focus sentinels are spans, so `>div` is the dialog and `div div` its body. */
 const CSS =
   ".almoner-overlay{position:fixed;inset:0;z-index:2147483647;display:flex;align-items:center;justify-content:center;background:#0009}" +
-  ".almoner-overlay>[role=dialog]{display:flex;flex-direction:column;width:100%;max-width:640px;max-height:calc(100% - 32px);background:#fff;border-radius:12px}" +
+  ".almoner-overlay>div{display:flex;flex-direction:column;width:100%;max-width:640px;max-height:calc(100% - 32px);background:#fff;border-radius:12px}" +
   ".almoner-overlay button{align-self:flex-end;width:44px;height:44px;border:0;background:none;font:28px sans-serif}" +
-  ".almoner-overlay [role=dialog]>div{overflow:auto}" +
+  ".almoner-overlay div div{overflow:auto}" +
   ".almoner-overlay iframe{display:block;width:100%;height:720px;border:0}" +
-  "@media (max-width:640px){.almoner-overlay>[role=dialog]{max-width:none;max-height:none;height:100%;border-radius:0}}";
+  "@media (max-width:640px){.almoner-overlay>div{max-width:none;max-height:none;height:100%;border-radius:0}}";
 
 /** What a page query string asks the overlay to open, if anything. */
 export function overlayRequest(search: string): OverlayOptions | undefined {
@@ -150,7 +156,7 @@ export function installOverlay(formOrigin: string): void {
     dialog.append(closeButton, body);
     // Tab out of the iframe lands on a sentinel, which sends focus round to the other end of the dialog.
     const sentinel = (target: HTMLElement) => {
-      const s = el("div");
+      const s = el("span");
       s.tabIndex = 0;
       s.onfocus = () => target.focus();
       return s;
@@ -164,6 +170,13 @@ export function installOverlay(formOrigin: string): void {
     d.body.append(root);
     current = { root, frame, embedId, key, fromUrl };
     closeButton.focus();
+    // The checkout refuses to be framed outside its organization's sites; say why instead of a blank modal.
+    fetch(`${formOrigin}/api/forms/${formId}/overlay`).then((res) => {
+      if (res.status === 403 && current?.embedId === embedId) {
+        close();
+        console.error(`Almoner: form ${formId} is not for this site (organizationBaseURLs)`);
+      }
+    });
   };
 
   const close = (keepUrl = false) => {
