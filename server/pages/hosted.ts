@@ -13,9 +13,9 @@ import { resolveElementPrefill } from "../checkout/prefill.js";
 import { type PaymentOptions, paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
 import { isUuid } from "../ids.js";
-import { findForm } from "../store/forms.js";
+import { type FormRecord, findForm } from "../store/forms.js";
 import { formAvailability } from "../store/inventory.js";
-import { getOrganization, siteOrigins } from "../store/organizations.js";
+import { getOrganization, type Organization, siteOrigins } from "../store/organizations.js";
 import { checkoutAssetUrl } from "./assets.js";
 import { readableAccent } from "./color.js";
 import { page } from "./layout.js";
@@ -150,6 +150,50 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 <script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote } satisfies Boot)}</script>
 </body>
 </html>`;
+}
+
+/**
+ * A form's hosted page stays under 200 KB: a form whose page, rendered as a donor would first get it, is
+ * larger than `FORM_PAGE_LIMIT_BYTES` is refused when it is saved. The margin below 200 KB is for what the
+ * page gains after that (the donor list and fundraising bar, a link's prefill, the first quote).
+ */
+export const HOSTED_PAGE_BUDGET_BYTES = 200 * 1024;
+export const FORM_PAGE_LIMIT_BYTES = 180 * 1024;
+
+/** The size in bytes of the hosted page a form with this config would have (nothing sold, no prefill). */
+export async function formPageBytes(
+  deps: AppDeps,
+  org: Organization,
+  formId: string,
+  config: FormRecord["config"],
+): Promise<number> {
+  const form: FormRecord = {
+    id: formId,
+    organizationId: org.id,
+    config,
+    createdAt: "",
+    updatedAt: "",
+    deletedAt: null,
+  };
+  const view = await publicFormView(
+    deps.store.db,
+    { form, org },
+    { ticketsSold: {}, productsSold: {}, promoRedemptions: {} },
+    null,
+    paymentOptions(org, deps.processors.forOrganization(org), {
+      stripeModule: checkoutAssetUrl("stripe.js"),
+      stripeJsUrl: deps.config.stripeJsUrl,
+    }),
+  );
+  const html = checkoutHtml({
+    view,
+    quote: null,
+    url: `${deps.config.publicUrl}/${config.formType === "EVENT" ? "attend" : "donate"}/${formId}`,
+    embed: false,
+    nonce: "0".repeat(24),
+    brand: config.color,
+  });
+  return Buffer.byteLength(html);
 }
 
 async function initialQuote(deps: AppDeps, view: Boot["view"]): Promise<Boot["quote"]> {

@@ -1,7 +1,9 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
 import { ApiError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
+import { FORM_PAGE_LIMIT_BYTES, formPageBytes } from "../../pages/hosted.js";
 import type { Db } from "../../store/database.js";
 import { isUniqueViolation } from "../../store/dialect.js";
 import { emitEvent } from "../../store/events.js";
@@ -15,6 +17,7 @@ import {
   updateFormConfig,
 } from "../../store/forms.js";
 import { formAvailability } from "../../store/inventory.js";
+import { getOrganization } from "../../store/organizations.js";
 import type { AppDeps } from "../env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "../route.js";
@@ -28,6 +31,19 @@ import {
   toInput,
   toSummary,
 } from "./present.js";
+
+/** Refuses a form whose hosted page would outgrow the page budget (see pages/hosted.ts). */
+async function checkPageSize(deps: AppDeps, orgId: string, formId: string, config: FormRecord["config"]) {
+  const org = await getOrganization(deps.store.db, orgId);
+  if (!org) return;
+  const bytes = await formPageBytes(deps, org, formId, config);
+  if (bytes > FORM_PAGE_LIMIT_BYTES)
+    throw ApiError.validation([
+      `form is too large for its hosted page (${kb(bytes)} KB, at most ${kb(FORM_PAGE_LIMIT_BYTES)} KB): shorten its descriptions, FAQs, or its lists of levels, tickets, options and inputs`,
+    ]);
+}
+
+const kb = (bytes: number) => Math.ceil(bytes / 1024).toLocaleString("en-US");
 
 const idParams = z.object({ id: z.string().meta({ description: "The form's formID (UUID)" }) });
 
@@ -101,6 +117,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { body }) => {
         const orgId = c.get("auth").organizationId;
+        await checkPageSize(deps, orgId, randomUUID(), body);
         const nowMs = deps.now();
         let full: ReturnType<typeof toFull>;
         try {
@@ -229,6 +246,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
             }
             return input;
           });
+          await checkPageSize(deps, orgId, existing.id, next);
           const nowMs = deps.now();
           const now = new Date(nowMs).toISOString();
           let full: ReturnType<typeof toFull>;
