@@ -24,13 +24,9 @@ export const subscriptionUpdateSchema = z
 
 export const subscriptionUpdateDoc = z.object({
   status: z.literal("CANCELLED").optional().meta({ description: "Cancels the subscription for good" }),
-  amount: z
-    .number()
-    .optional()
-    .meta({
-      description:
-        "New recurring amount in dollars: 1 to 1,000,000, at most 2 decimals (the checkout's range)",
-    }),
+  amount: z.number().optional().meta({
+    description: "New recurring amount in dollars: 1 to 1,000,000, at most 2 decimals (the checkout's range)",
+  }),
 });
 
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
