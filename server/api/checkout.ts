@@ -15,6 +15,7 @@ import {
   checkQuoteLimits,
   checkSubmissionOrigin,
   clientIp,
+  countDecline,
   countPromoFailure,
 } from "../checkout/guards.js";
 import { resolveElementPrefill } from "../checkout/prefill.js";
@@ -256,6 +257,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         const result = await countingPromoRefusals(deps, ip, params.formId.toLowerCase(), () =>
           runCheckout(deps, params.formId, body),
         );
+        if (result.status === 402) await countDecline(deps, ip, params.formId.toLowerCase());
         return c.json(result.body, result.status);
       },
     }),

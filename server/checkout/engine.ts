@@ -233,8 +233,20 @@ export function checkoutProcessor(deps: AppDeps, org: Organization): PaymentProc
   return processor;
 }
 
+/** A payment method the processor refused outright (at tokenization): what the payment records of it. */
+interface RefusedMethod {
+  ok: false;
+  code: string;
+  message: string;
+  type: PaymentMethod["type"];
+  last4: string | null;
+}
+
 /** The payment method of a checkout, read (or on the sandbox, made) by the processor. */
-async function paymentMethodOf(processor: PaymentProcessor, req: CheckoutRequest): Promise<PaymentMethod> {
+async function paymentMethodOf(
+  processor: PaymentProcessor,
+  req: CheckoutRequest,
+): Promise<{ ok: true; method: PaymentMethod } | RefusedMethod> {
   const pm = req.paymentMethod;
   if (!pm) throw ApiError.validation(["paymentMethod is required"]);
   if (pm.type === "token") {
@@ -243,19 +255,25 @@ async function paymentMethodOf(processor: PaymentProcessor, req: CheckoutRequest
       throw ApiError.validation([
         "paymentMethod.token is not a valid payment method (unknown, expired or used)",
       ]);
-    return method;
+    return { ok: true, method };
   }
   if (processor.collection === "browser")
     throw ApiError.validation([
       'paymentMethod: this organization takes card and bank details only in its processor\'s own fields on the page; send { type: "token", token } from them',
     ]);
   const created = await processor.createPaymentMethod(pm);
-  if (!created.ok) {
-    if (created.code === "card_declined")
-      throw new ApiError(402, created.message, undefined, undefined, { code: created.code });
-    throw ApiError.validation([`paymentMethod ${created.message}`]);
+  if (created.ok) return { ok: true, method: created.method };
+  if (created.code === "card_declined") {
+    const digits = (pm.type === "card" ? pm.number : pm.accountNumber).replace(/\D/g, "");
+    return {
+      ok: false,
+      code: created.code,
+      message: created.message,
+      type: pm.type,
+      last4: digits.length >= 4 ? digits.slice(-4) : null,
+    };
   }
-  return created.method;
+  throw ApiError.validation([`paymentMethod ${created.message}`]);
 }
 
 /** The donor's customer at the processor (processors that have customers), made once per donor. */
@@ -310,9 +328,11 @@ export async function runCheckout(
   if (details.length || !quote) refuse(details, soldOut, !priced.ok && refusesPromo(priced.errors));
 
   const charged = quote.totalCents > 0;
-  const method = charged ? await paymentMethodOf(processor, req) : null;
+  const tokenized = charged ? await paymentMethodOf(processor, req) : null;
+  const method = tokenized?.ok ? tokenized.method : null;
+  const refused = tokenized?.ok === false ? tokenized : null;
   if (method) await checkFingerprint(deps, method.fingerprint);
-  const customer = charged ? await customerFor(deps, processor, org, req.donor) : null;
+  const customer = method ? await customerFor(deps, processor, org, req.donor) : null;
 
   const now = deps.now();
   const nowIso = new Date(now).toISOString();
@@ -351,9 +371,9 @@ export async function runCheckout(
     email: req.donor.email,
     first_name: req.donor.firstName,
     last_name: req.donor.lastName,
-    payment_method_type: method?.type ?? "none",
+    payment_method_type: method?.type ?? refused?.type ?? "none",
     card_brand: method?.type === "card" ? (method.brand ?? null) : null,
-    last4: method?.last4 ?? null,
+    last4: method?.last4 ?? refused?.last4 ?? null,
     fingerprint: method?.fingerprint ?? null,
     processor_payment_id: null,
     charge_key: checkoutChargeKey(paymentId),
@@ -367,7 +387,7 @@ export async function runCheckout(
   };
   const loaded = { form, org, email: row.email };
 
-  if (!method) {
+  if (!charged) {
     // Free: nothing to charge, so nothing to wait for; the stock and the record in one transaction.
     const done = await deps.store.transact(async (trx) => {
       const missing = await takeItems(trx, form.id, hold);
@@ -383,6 +403,25 @@ export async function runCheckout(
     });
     if (done.short) refuseShort(form, done.short);
     return checkoutAnswer(done.settled);
+  }
+
+  if (!method) {
+    // Refused by the processor before any payment was made (card testing looks like this): recorded as
+    // a FAILED payment the organization sees, as a declined charge is.
+    const failure = refused ?? { code: "processing_error", message: "The payment method was refused" };
+    const missing = await deps.store.transact(async (trx) => {
+      const short = await takeItems(trx, form.id, hold);
+      if (short) return short;
+      await insertPayment(trx, row);
+      return null;
+    });
+    if (missing) refuseShort(form, missing);
+    return finalizeCheckout(
+      deps,
+      paymentId,
+      { to: "FAILED", processorPaymentId: null, code: failure.code, message: failure.message },
+      loaded,
+    );
   }
 
   const input: ChargeInput = {

@@ -65,9 +65,34 @@ async function limit(deps: AppDeps, key: string, max: number, what: string): Pro
     });
 }
 
+const declineKey = (ip: string, formId: string) => `checkout-decline:${formId}:${ip}`;
+
+/**
+ * Checkout attempts per address, and per form. The form's limit is proportionate: once a form has had
+ * CHECKOUT_LIMIT_PER_FORM attempts in the rolling hour (a card-testing burst), only addresses with a
+ * declined attempt on it in that hour are refused; donors from other addresses still give. So a burst
+ * from a few addresses cannot close a form to everyone, and a burst from many gets one try per address.
+ */
 export async function checkAttemptLimits(deps: AppDeps, ip: string, formId: string): Promise<void> {
   await limit(deps, `checkout-ip:${ip}`, deps.config.checkoutLimitPerIp, "from this address");
-  await limit(deps, `checkout-form:${formId}`, deps.config.checkoutLimitPerForm, "on this form");
+  const max = deps.config.checkoutLimitPerForm;
+  if (max === 0) return;
+  const db = deps.store.db;
+  const form = await hitRateLimit(db, `checkout-form:${formId}`, max, deps.now());
+  if (form.allowed) return;
+  const declined = await countInWindow(db, declineKey(ip, formId), deps.now());
+  if (declined.count > 0)
+    throw new ApiError(
+      429,
+      "Too many checkout attempts on this form, and one from this address was declined; try again later",
+      undefined,
+      { "Retry-After": String(declined.retryAfterSeconds) },
+    );
+}
+
+/** Counts a declined attempt (a 402) of an address on a form, for the form's proportionate limit. */
+export async function countDecline(deps: AppDeps, ip: string, formId: string): Promise<void> {
+  await countEvent(deps.store.db, declineKey(ip, formId), deps.now());
 }
 
 /** Quotes (priced as the donor chooses) per address and per form: far more than checkouts, still bounded. */

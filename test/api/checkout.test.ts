@@ -342,13 +342,19 @@ describe("card-testing defences", () => {
     expect(limited.status).toBe(429);
     expect(limited.headers.get("retry-after")).toBeTruthy();
     await t.close();
+    // Over the form's limit, only an address with a declined attempt on it is refused.
     t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "1" } });
     const other = await createForm(t, validForms.standard());
     expect((await checkout(t, other, { amount: 25, donor: donor(), paymentMethod: card() })).status).toBe(
       201,
     );
     expect((await checkout(t, other, { amount: 25, donor: donor(), paymentMethod: card() })).status).toBe(
-      429,
+      201,
     );
+    const declined = { amount: 25, donor: donor(), paymentMethod: card(CARDS.declined) };
+    expect((await checkout(t, other, declined)).status).toBe(402);
+    const refused = await checkout(t, other, { amount: 25, donor: donor(), paymentMethod: card() });
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 });
