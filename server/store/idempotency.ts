@@ -28,19 +28,23 @@ export async function findIdempotencyKey(
   requestHash: string,
   nowMs: number,
 ): Promise<IdempotencyPrior | undefined> {
-  await db
-    .deleteFrom("idempotency_keys")
-    .where("organization_id", "=", organizationId)
-    .where("idem_key", "=", key)
-    .where("created_at", "<", new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString())
-    .execute();
   const row = await db
     .selectFrom("idempotency_keys")
-    .select(["request_hash", "status_code", "response_body"])
+    .select(["request_hash", "status_code", "response_body", "created_at"])
     .where("organization_id", "=", organizationId)
     .where("idem_key", "=", key)
     .executeTakeFirst();
   if (!row) return undefined;
+  const expiredBefore = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
+  if (row.created_at < expiredBefore) {
+    await db
+      .deleteFrom("idempotency_keys")
+      .where("organization_id", "=", organizationId)
+      .where("idem_key", "=", key)
+      .where("created_at", "<", expiredBefore)
+      .execute();
+    return undefined;
+  }
   if (row.request_hash !== requestHash) return { kind: "mismatch" };
   if (row.status_code === null || row.response_body === null) return { kind: "in_progress" };
   return { kind: "replay", status: row.status_code, body: row.response_body };

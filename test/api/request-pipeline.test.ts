@@ -210,3 +210,30 @@ describe(`form fields the specification makes conditional (${dialect})`, () => {
     expect(got.body.description).toBe("");
   });
 });
+
+describe(`an Idempotency-Key 24 hours on (${dialect})`, () => {
+  it("is forgotten: the same key and body create a second form, and the key then replays that one", async () => {
+    let clock = Date.parse("2026-03-01T12:00:00Z");
+    const timed = await setupTestApp({ now: () => clock });
+    try {
+      const headers = { "Idempotency-Key": "day-old" };
+      const body = validForms.standard();
+      const first = await timed.request<Json>("POST", "/v1/forms", { headers, body });
+      expect(first.status).toBe(201);
+      clock += 23 * 3600_000;
+      const replay = await timed.request<Json>("POST", "/v1/forms", { headers, body });
+      expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(replay.body.formID).toBe(first.body.formID);
+      clock += 2 * 3600_000;
+      // The first form's title is taken: the new run answers 409, its own outcome, not the old 201.
+      const fresh = await timed.request<Json>("POST", "/v1/forms", { headers, body });
+      expect(fresh.status).toBe(409);
+      expect(fresh.headers.get("Idempotent-Replayed")).toBeNull();
+      const kept = await timed.request<Json>("POST", "/v1/forms", { headers, body });
+      expect(kept.status).toBe(409);
+      expect(kept.headers.get("Idempotent-Replayed")).toBe("true");
+    } finally {
+      await timed.close();
+    }
+  });
+});
