@@ -39,7 +39,8 @@ export function createApp(deps: AppDeps) {
     const methods = patterns.find((p) => p.regex.test(path))?.methods;
     if (methods && !methods.has(c.req.method))
       throw new ApiError(405, "Method not allowed", undefined, { Allow: [...methods].join(", ") });
-    if (path === "/v1" || path.startsWith("/v1/")) throw new ApiError(404, "Not found");
+    // The API's paths answer in the API's shape; only the pages' paths get the HTML page.
+    if (/^\/(v1|api)(\/|$)/.test(path)) throw new ApiError(404, "Not found");
     return c.html(notFoundHtml, 404);
   });
 

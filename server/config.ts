@@ -159,7 +159,7 @@ function describe(name: string): string {
     case "PUBLIC_URL":
       return "must be an absolute http(s) URL such as https://give.example.org";
     case "RATE_LIMIT_PER_HOUR":
-      return "must be a whole number of requests per hour, at least 1";
+      return "must be a whole number of requests per hour, 1 to 10000000";
     case "MAX_BODY_BYTES":
       return "must be a whole number of bytes from 1024 to 50000000";
     case "LEGACY_DONATIONS_API":
@@ -181,9 +181,9 @@ function describe(name: string): string {
     case "WORKER_INTERVAL_SECONDS":
       return "must be a number of seconds from 0.05 to 3600";
     case "SANDBOX_BANK_SETTLE_SECONDS":
-      return "must be a whole number of seconds, at most 30 days";
+      return "must be a whole number of seconds, 0 to 2592000 (30 days)";
     case "WEBHOOK_RETRY_SCHEDULE":
-      return "must be 1 to 20 comma-separated numbers of seconds (each at most 30 days), such as 60,300,1800";
+      return "must be 1 to 20 comma-separated numbers of seconds, each 0 to 2592000 (30 days), such as 60,300,1800";
     case "WEBHOOK_TARGET_GUARD":
       return "must be on or off";
     case "SECRETS_KEY":

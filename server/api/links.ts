@@ -226,6 +226,8 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
       params: formParams,
       body: rawBodySchema,
       bodyDoc: linkBodyDoc,
+      // Every field is optional: no body at all makes a link to the form's hosted page without prefill.
+      bodyOptional: true,
       responses: { 201: { description: "The link", schema: linkSchema }, ...formErrors },
       handler: async (c, { params, body }) => {
         const auth = c.get("auth");

@@ -232,6 +232,17 @@ describe(`checkout links (${dialect})`, () => {
       expect(await getLink(formID, link.linkID)).toEqual(link);
     });
 
+    it("creates a link to the hosted page without prefill from a POST with no body at all", async () => {
+      const res = await t.app.request(`/v1/forms/${formID}/links`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${t.org.key}` },
+      });
+      expect(res.status).toBe(201);
+      const link = (await res.json()) as Link;
+      expect(link.prefill).toEqual({});
+      expect(link.url).toBe(`${BASE}/donate/${formID}?elementid=${link.linkID}`);
+    });
+
     it("answers 400 Invalid JSON body to a body that is not JSON", async () => {
       const res = await t.request<ErrorBody>("POST", `/v1/forms/${formID}/links`, {
         rawBody: "{not json",
