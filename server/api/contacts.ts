@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { phoneMatchKey } from "../../shared/phone.js";
 import {
   type ContactFields,
   contactBodyDoc,
@@ -10,12 +11,14 @@ import { ApiError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import {
   type ContactKey,
+  type ContactPhone,
   contactTotals,
   createContact,
   findContact,
   listContacts,
   presentContact,
   updateContact,
+  withE164,
 } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import { emitEvent } from "../store/events.js";
@@ -54,12 +57,17 @@ async function present(db: Db, rows: ContactsTable[]) {
 
 const emptyTotals = { count: 0, valueCents: 0, first: null, last: null, activeSubscription: false };
 
-function duplicate(taken: (ContactKey & { contactId: string })[], body: ContactFields): ApiError {
+/** The 409 for keys another contact holds, naming the first as the caller typed it. */
+function duplicate(
+  taken: (ContactKey & { contactId: string })[],
+  body: ContactFields,
+  phones: ContactPhone[],
+): ApiError {
   const first = taken[0];
   const shown =
     first.kind === "email"
       ? (body.emails?.find((e) => e.value.trim().toLowerCase() === first.value_key)?.value ?? first.value_key)
-      : (body.phones?.find((p) => p.value.replace(/\D/g, "") === first.value_key)?.value ?? first.value_key);
+      : (phones.find((p) => phoneMatchKey(p) === first.value_key)?.value ?? first.value_key);
   return new ApiError(409, `A contact with ${first.kind} ${shown} already exists`, undefined, undefined, {
     contactId: first.contactId,
   });
@@ -138,7 +146,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Create a contact",
       description:
-        "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its digits) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
+        "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its E.164 form, read in the organization's `country`; as typed when it is not a valid number) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
       body: contactCreateSchema,
       bodyDoc: contactBodyDoc,
       responses: {
@@ -170,7 +178,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
             },
             nowIso,
           );
-          if (taken.length) throw duplicate(taken, body);
+          if (taken.length) throw duplicate(taken, body, await withE164(trx, orgId, body.phones ?? []));
           const shown = presentContact(row, emptyTotals);
           await emitEvent(trx, orgId, "contact.created", row.id, shown, nowMs);
           return shown;
@@ -213,7 +221,8 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
     const contact = await db.transaction().execute(async (trx) => {
       const result = await updateContact(trx, orgId, id.toLowerCase(), body, nowIso);
       if (!result) throw new ApiError(404, "Contact not found");
-      if (result.taken.length) throw duplicate(result.taken, body);
+      if (result.taken.length)
+        throw duplicate(result.taken, body, await withE164(trx, orgId, body.phones ?? []));
       const totals = (await contactTotals(trx, [result.row.id])).get(result.row.id) ?? emptyTotals;
       const shown = presentContact(result.row, totals);
       await emitEvent(trx, orgId, "contact.updated", result.row.id, shown, nowMs);

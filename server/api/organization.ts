@@ -41,6 +41,10 @@ export const organizationSchema = z.object({
       options: z.array(z.string()),
     }),
   ),
+  country: z.string().meta({
+    description:
+      "ISO 3166-1 alpha-2 (default US): the country of phone numbers typed without a country code (contacts are matched by E.164)",
+  }),
   paymentProcessor: paymentProcessorSchema,
 });
 
@@ -53,6 +57,7 @@ export function presentOrganization(
     organizationName: org.name,
     organizationBaseURLs: org.baseUrls,
     globalCustomInputs: org.globalCustomInputs,
+    country: org.country,
     paymentProcessor: {
       name: processorName,
       mode: stripe?.mode ?? "test",
@@ -92,9 +97,9 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       path: "/v1/organization",
       permission: "organization:write",
       tags: ["Organization"],
-      summary: "Change the organization's name, base URLs or global custom inputs",
+      summary: "Change the organization's name, base URLs, global custom inputs or country",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form.",
       body: organizationUpdateSchema,
       responses: {
         200: { description: "The new configuration", schema: organizationSchema },
@@ -108,6 +113,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
           globalCustomInputs: body.globalCustomInputs
             ? assignGlobalInputIds(body.globalCustomInputs, org.globalCustomInputs, uuid)
             : undefined,
+          country: body.country,
         });
         const now = updated ?? org;
         return c.json(presentOrganization(now, deps.processors.nameFor(now)));

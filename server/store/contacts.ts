@@ -1,4 +1,5 @@
 import { centsToDollars } from "../../shared/money.js";
+import { DEFAULT_COUNTRY, phoneMatchKey, toE164 } from "../../shared/phone.js";
 import { wireTime } from "../../shared/time.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
@@ -7,7 +8,7 @@ import { afterPosition } from "./keyset.js";
 import type { ConsentValue, ContactsTable } from "./schema.js";
 
 /**
- * Donor contacts. Each live contact's emails (lower-cased) and phones (digits) are also rows of
+ * Donor contacts. Each live contact's emails (lower-cased) and phones (E.164, or as typed) are also rows of
  * `contact_keys`, whose primary key makes an address belong to one contact only: "match by email, else
  * create" stays right when two checkouts of the same new donor run at the same moment.
  */
@@ -18,8 +19,11 @@ export interface ContactEmail {
   isVerified: boolean;
 }
 export interface ContactPhone {
+  /** As typed. */
   value: string;
   isPrimary: boolean;
+  /** Its E.164 form (the organization's country supplying a missing country code); null: not a valid number. */
+  e164?: string | null;
 }
 export interface ContactAddress {
   line1: string;
@@ -32,7 +36,6 @@ export interface ContactAddress {
 }
 
 export const emailKey = (email: string): string => email.trim().toLowerCase();
-export const phoneKey = (phone: string): string => phone.replace(/\D/g, "");
 
 export interface NewContact {
   firstName: string;
@@ -73,14 +76,40 @@ export interface ContactKey {
   value_key: string;
 }
 
-/** The keys a contact's emails and phones claim (phones without digits claim nothing). */
-export function contactKeys(emails: { value: string }[], phones: { value: string }[]): ContactKey[] {
-  return [
+/**
+ * The keys a contact's emails and phones claim: phones by their E.164 form, or as typed when they are not
+ * valid numbers (an empty one claims nothing). Two items with one key claim it once.
+ */
+export function contactKeys(emails: { value: string }[], phones: ContactPhone[]): ContactKey[] {
+  const keys = [
     ...emails.map((e): ContactKey => ({ kind: "email", value_key: emailKey(e.value) })),
     ...phones
-      .map((p): ContactKey => ({ kind: "phone", value_key: phoneKey(p.value) }))
+      .map((p): ContactKey => ({ kind: "phone", value_key: phoneMatchKey(p) }))
       .filter((k) => k.value_key),
   ];
+  const seen = new Set<string>();
+  return keys.filter((k) => {
+    const id = `${k.kind}:${k.value_key}`;
+    if (seen.has(id)) return false;
+    seen.add(id);
+    return true;
+  });
+}
+
+/** Phones with their E.164 form, read in the organization's country (one read, only when there are phones). */
+export async function withE164(
+  db: Db,
+  organizationId: string,
+  phones: ContactPhone[],
+): Promise<ContactPhone[]> {
+  if (!phones.length) return phones;
+  const org = await db
+    .selectFrom("organizations")
+    .select("country")
+    .where("id", "=", organizationId)
+    .executeTakeFirst();
+  const country = org?.country ?? DEFAULT_COUNTRY;
+  return phones.map((p) => ({ value: p.value, isPrimary: p.isPrimary, e164: toE164(p.value, country) }));
 }
 
 /**
@@ -158,9 +187,10 @@ export async function createContact(
   input: NewContact,
   nowIso: string,
 ): Promise<{ row: ContactsTable; taken: (ContactKey & { contactId: string })[] }> {
-  const row = contactRow(uuid(), organizationId, input, nowIso);
+  const phones = await withE164(trx, organizationId, input.phones);
+  const row = contactRow(uuid(), organizationId, { ...input, phones }, nowIso);
   await trx.insertInto("contacts").values(row).execute();
-  const taken = await claimContactKeys(trx, organizationId, row.id, contactKeys(input.emails, input.phones));
+  const taken = await claimContactKeys(trx, organizationId, row.id, contactKeys(input.emails, phones));
   return { row, taken };
 }
 
@@ -195,7 +225,8 @@ export async function updateContact(
   if (changes.lastName !== undefined) set.last_name = changes.lastName;
   if (changes.organizationName !== undefined) set.organization_name = changes.organizationName ?? null;
   if (changes.emails !== undefined) set.emails = JSON.stringify(changes.emails);
-  if (changes.phones !== undefined) set.phones = JSON.stringify(changes.phones);
+  if (changes.phones !== undefined)
+    set.phones = JSON.stringify(await withE164(trx, organizationId, changes.phones));
   if (changes.addresses !== undefined) set.addresses = JSON.stringify(changes.addresses);
   const row = { ...locked, ...set };
   if (Object.keys(set).length) await trx.updateTable("contacts").set(set).where("id", "=", id).execute();
@@ -266,11 +297,12 @@ export async function insertContact(
   nowIso: string,
 ): Promise<{ id: string; created: boolean }> {
   const id = uuid();
+  const phones = await withE164(trx, organizationId, input.phones);
   await trx
     .insertInto("contacts")
-    .values(contactRow(id, organizationId, input, nowIso))
+    .values(contactRow(id, organizationId, { ...input, phones }, nowIso))
     .execute();
-  const keys = contactKeys(input.emails, input.phones);
+  const keys = contactKeys(input.emails, phones);
   const taken = await claimContactKeys(trx, organizationId, id, keys);
   const first = keys[0];
   const lost =
@@ -352,7 +384,11 @@ export function presentContact(row: ContactsTable, totals: ContactTotals) {
     fullName: [row.first_name, row.last_name].filter((s) => s.trim() !== "").join(" "),
     organizationName: row.organization_name,
     emails: JSON.parse(row.emails) as ContactEmail[],
-    phones: JSON.parse(row.phones) as ContactPhone[],
+    phones: (JSON.parse(row.phones) as ContactPhone[]).map((p) => ({
+      value: p.value,
+      isPrimary: p.isPrimary,
+      e164: p.e164 ?? null,
+    })),
     addresses: JSON.parse(row.addresses) as ContactAddress[],
     totalTransactionCount: totals.count,
     totalTransactionValue: centsToDollars(totals.valueCents),

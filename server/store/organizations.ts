@@ -1,3 +1,4 @@
+import { DEFAULT_COUNTRY } from "../../shared/phone.js";
 import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing.js";
 import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
 import { prefixedId } from "../ids.js";
@@ -32,6 +33,8 @@ export interface Organization {
   processor: StripeConnection | null;
   /** Its secrets, sealed (secrets.ts): open only where a processor is built. */
   processorSecrets: string | null;
+  /** ISO 3166-1 alpha-2 (default US): the country of phone numbers typed without a country code. */
+  country: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -66,6 +69,7 @@ function fromRow(row: OrganizationsTable): Organization {
         ? (JSON.parse(row.processor_settings) as StripeConnection)
         : null,
     processorSecrets: row.processor_secrets,
+    country: row.country,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -87,6 +91,7 @@ export async function createOrganization(
     processor: null,
     processor_settings: null,
     processor_secrets: null,
+    country: DEFAULT_COUNTRY,
     created_at: now,
     updated_at: now,
   };
@@ -131,6 +136,7 @@ export async function updateOrganization(
     baseUrls?: string[];
     globalCustomInputs?: GlobalCustomInput[];
     feeRate?: FeeRate;
+    country?: string;
   },
 ): Promise<Organization | undefined> {
   const set: Partial<OrganizationsTable> = { updated_at: new Date().toISOString() };
@@ -138,6 +144,7 @@ export async function updateOrganization(
   if (changes.baseUrls !== undefined) set.base_urls = JSON.stringify(changes.baseUrls);
   if (changes.globalCustomInputs !== undefined)
     set.global_custom_inputs = JSON.stringify(changes.globalCustomInputs);
+  if (changes.country !== undefined) set.country = changes.country;
   if (changes.feeRate !== undefined) {
     set.fee_percent_bps = changes.feeRate.percentBps;
     set.fee_fixed_cents = changes.feeRate.fixedCents;

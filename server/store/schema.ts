@@ -18,6 +18,8 @@ export interface OrganizationsTable {
   processor_settings: string | null;
   /** The processor's secrets, sealed with the instance key (secrets.ts): never in the clear. */
   processor_secrets: string | null;
+  /** ISO 3166-1 alpha-2: reads phone numbers typed without a country code. */
+  country: string;
   created_at: string;
   updated_at: string;
 }
@@ -113,7 +115,7 @@ export interface ContactsTable {
 
 export interface ContactKeysTable {
   organization_id: string;
-  /** "email" (lower-cased) or "phone" (digits only). */
+  /** "email" (lower-cased) or "phone" (E.164, or as typed when not a valid number). */
   kind: string;
   value_key: string;
   contact_id: string;

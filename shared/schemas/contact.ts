@@ -11,9 +11,6 @@ export const CONSENT_VALUES = ["OPTED_IN", "OPTED_OUT", "UNKNOWN"] as const;
 
 const MAX_ITEMS = 20;
 
-/** Digits of a phone number; phones are compared by these. */
-export const phoneDigits = (phone: string): string => phone.replace(/\D/g, "");
-
 const emailText = z
   .string()
   .trim()
@@ -24,20 +21,11 @@ const emailText = z
     }),
   );
 
-const phoneText = z
-  .string()
-  .trim()
-  .max(40)
-  .check(
-    z.superRefine((v, ctx) => {
-      const digits = phoneDigits(v).length;
-      if (!/^[0-9+().\-\s/x#*]*$/i.test(v) || digits < 4 || digits > 20)
-        ctx.addIssue({
-          code: "custom",
-          message: "must be a phone number of 4 to 20 digits (spaces, +, -, ., parentheses allowed)",
-        });
-    }),
-  );
+/**
+ * A phone number as typed. Formats are not validated: a valid number is matched by its E.164 form (read in
+ * the organization's country), anything else as typed (shared/phone.ts).
+ */
+const phoneText = requiredString(40);
 
 /** One of two synonyms, present at most once; reported on the field that was sent. */
 function synonym(value: unknown, alias: unknown, names: [string, string], ctx: z.RefinementCtx): void {
@@ -76,6 +64,8 @@ const phoneItem = z
     value: phoneText,
     isPrimary: z.boolean().optional(),
     is_primary: z.boolean().optional(),
+    // Computed from `value` (a read can be sent back).
+    ...readOnlyFields("e164"),
   })
   .check(z.superRefine((p, ctx) => synonym(p.isPrimary, p.is_primary, ["isPrimary", "is_primary"], ctx)))
   .transform((p) => ({ value: p.value, isPrimary: p.isPrimary ?? p.is_primary ?? false }));
@@ -162,7 +152,7 @@ function checkLists(input: ListInput, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: "custom", message: "send either phone or phones, not both", path: ["phone"] });
   const lists: [string, Item[] | undefined, ((i: Item) => string) | null][] = [
     ["emails", input.emails, (i) => String(i.value).toLowerCase()],
-    ["phones", input.phones, (i) => phoneDigits(String(i.value))],
+    ["phones", input.phones, (i) => String(i.value).trim()],
     ["addresses", input.addresses, null],
   ];
   for (const [name, items, keyOf] of lists) {
@@ -252,7 +242,13 @@ const emailDoc = z.object({
   isPrimary: z.boolean().meta({ description: "`is_primary` is accepted on input" }),
   isVerified: z.boolean().optional(),
 });
-const phoneDoc = z.object({ value: z.string(), isPrimary: z.boolean() });
+const phoneDoc = z.object({ value: z.string().meta({ description: "As typed" }), isPrimary: z.boolean() });
+const phoneOut = phoneDoc.extend({
+  e164: z.string().nullable().meta({
+    description:
+      "The number in E.164 (+16175550101), read in the organization's country when typed without a country code; null when the text is not a valid phone number (then it is matched as typed)",
+  }),
+});
 const addressDoc = z.object({
   line1: z.string().optional(),
   line2: z.string().optional(),
@@ -284,7 +280,7 @@ export const contactSchema = z.object({
   fullName: z.string(),
   organizationName: z.string().nullable(),
   emails: z.array(z.object({ value: z.string(), isPrimary: z.boolean(), isVerified: z.boolean() })),
-  phones: z.array(phoneDoc),
+  phones: z.array(phoneOut),
   addresses: z.array(
     z.object({
       line1: z.string(),

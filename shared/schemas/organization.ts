@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isPhoneCountry } from "../phone.js";
 import { readOnlyFields, requiredString } from "./common.js";
 import { dropdownOptionProblems, inputOptionsSchema } from "./form.js";
 
@@ -71,6 +72,20 @@ export const organizationUpdateSchema = z
     organizationName: requiredString(200).optional(),
     organizationBaseURLs: z.array(baseUrl).max(20).optional(),
     globalCustomInputs: z.array(globalCustomInputSchema).max(50).optional(),
+    country: z
+      .string()
+      .trim()
+      .toUpperCase()
+      .check(
+        z.superRefine((code, ctx) => {
+          if (!/^[A-Z]{2}$/.test(code) || !isPhoneCountry(code))
+            ctx.addIssue({
+              code: "custom",
+              message: "must be an ISO 3166-1 alpha-2 country code such as US or GB",
+            });
+        }),
+      )
+      .optional(),
     // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
     ...readOnlyFields("paymentProcessor"),
   })
@@ -81,12 +96,13 @@ export const organizationUpdateSchema = z
         if (
           body.organizationName === undefined &&
           body.organizationBaseURLs === undefined &&
-          body.globalCustomInputs === undefined
+          body.globalCustomInputs === undefined &&
+          body.country === undefined
         )
           ctx.addIssue({
             code: "custom",
             message:
-              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs",
+              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country",
             path: [],
           });
         const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];

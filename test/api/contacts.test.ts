@@ -273,10 +273,10 @@ describe("POST /v1/contacts", () => {
     expect(await outboxTypes(c.id)).toEqual(["contact.created"]);
   });
 
-  it("answers 409 for an email (any case) or phone (same digits) already on a contact, and writes nothing", async () => {
+  it("answers 409 for an email (any case) or phone (same number, any format) already on a contact, and writes nothing", async () => {
     const formId = await createForm(t, validForms.standard());
     await give(formId, { donor: { firstName: "Check", lastName: "Out", email: "donor@example.org" } });
-    const first = await create({ firstName: "A", lastName: "B", phone: "(555) 123-4567" });
+    const first = await create({ firstName: "A", lastName: "B", phone: "(617) 555-0101" });
     const before = await countContacts();
     const byEmail = await create({ firstName: "X", lastName: "Y", emails: [{ value: "DONOR@example.org" }] });
     expect(byEmail.status).toBe(409);
@@ -285,10 +285,11 @@ describe("POST /v1/contacts", () => {
       firstName: "X",
       lastName: "Y",
       email: "fresh@example.org",
-      phone: "555.123.4567",
+      phone: "+1 617.555.0101",
     });
     expect(byPhone.status).toBe(409);
     expect(byPhone.body).toMatchObject({ contactId: first.body.contact.id });
+    expect(byPhone.body.error).toMatch(/phone \+1 617\.555\.0101 already exists/);
     expect(await countContacts()).toBe(before);
     // The email of the refused request was not claimed either.
     expect((await create({ firstName: "X", lastName: "Y", email: "fresh@example.org" })).status).toBe(201);
@@ -375,14 +376,14 @@ describe("PUT /v1/contacts/{id}", () => {
   });
 
   it("answers 409 when taking another contact's email or phone, and leaves the contact as it was", async () => {
-    await create({ firstName: "Has", lastName: "It", email: "taken@example.org", phone: "+1 555 222 3333" });
+    await create({ firstName: "Has", lastName: "It", email: "taken@example.org", phone: "+1 617 555 0133" });
     const mine = (await create({ firstName: "Me", lastName: "Me", email: "me@example.org" })).body.contact;
     const res = await t.request("PUT", `/v1/contacts/${mine.id}`, {
       body: { firstName: "Changed", emails: [{ value: "TAKEN@example.org" }] },
     });
     expect(res.status).toBe(409);
     const phone = await t.request("PUT", `/v1/contacts/${mine.id}`, {
-      body: { phones: [{ value: "15552223333" }] },
+      body: { phones: [{ value: "16175550133" }] },
     });
     expect(phone.status).toBe(409);
     const now = await t.request<Contact>("GET", `/v1/contacts/${mine.id}`);

@@ -79,6 +79,7 @@ describe(`organization settings (${dialect})`, () => {
       organizationName: "Brand New",
       organizationBaseURLs: [],
       globalCustomInputs: [],
+      country: "US",
       paymentProcessor: SANDBOX_PROCESSOR,
     });
   });
@@ -91,6 +92,7 @@ describe(`organization settings (${dialect})`, () => {
         organizationName: "New Name",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        country: "US",
         paymentProcessor: SANDBOX_PROCESSOR,
       });
       expect((await get(org)).organizationName).toBe("New Name");
@@ -125,6 +127,7 @@ describe(`organization settings (${dialect})`, () => {
         organizationName: "Org B",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        country: "US",
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
@@ -520,6 +523,7 @@ describe(`organization settings (${dialect})`, () => {
         organizationName: "Guarded",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        country: "US",
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });

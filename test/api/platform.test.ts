@@ -238,11 +238,12 @@ describe(`platform (${dialect})`, () => {
       expect(res.body).toEqual({ status: "ok" });
     });
 
-    it.each(["/v1/no-such-thing", "/v1/forms/x/y/z", "/v1"])(
+    it.each(["/v1/no-such-thing", "/v1/forms/x/y/z", "/v1", "/api", "/api/nope", "/api/forms/x/y/z"])(
       "answers an unknown route %s with 404 {error: Not found}",
       async (path) => {
         const res = await t.request("GET", path);
         expect(res.status).toBe(404);
+        expect(res.headers.get("content-type")).toMatch(/^application\/json/);
         expect(res.body).toEqual({ error: "Not found" });
       },
     );
@@ -443,6 +444,7 @@ describe(`platform (${dialect})`, () => {
         organizationName: "Brand New Org",
         organizationBaseURLs: [],
         globalCustomInputs: [],
+        country: "US",
         paymentProcessor: expect.objectContaining({ name: "sandbox", mode: "test", accountId: null }),
       });
     });
@@ -460,6 +462,7 @@ describe(`platform (${dialect})`, () => {
         organizationName: "Friends of the City Library",
         organizationBaseURLs: ["https://library.example.org", "https://www.example.com/give"],
         globalCustomInputs: [],
+        country: "US",
         paymentProcessor: expect.objectContaining({ name: "sandbox" }),
       });
       const got = await t.request("GET", "/v1/organization", { key: org.key });

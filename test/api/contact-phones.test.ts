@@ -1,0 +1,157 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { migrate } from "../../server/store/migrations.js";
+import { card, checkout, createForm } from "../support/checkout.js";
+import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/**
+ * Contacts are matched by phone whatever its format: `+1 617-555-0101`, `(617) 555-0101` and `6175550101`
+ * are one number, its E.164 form, with the organization's country (US by default) supplying a missing
+ * country code. Text that is not a valid number is kept and matched as typed. Rows stored before are
+ * normalized by migration 12.
+ */
+
+let t: TestApp;
+afterEach(async () => {
+  await t.close();
+});
+
+interface Phone {
+  value: string;
+  isPrimary: boolean;
+  e164: string | null;
+}
+interface ContactAnswer {
+  contact: { id: string; phones: Phone[] };
+  contactId?: string;
+  error?: string;
+  details?: string[];
+}
+
+const create = (body: Record<string, unknown>) => t.request<ContactAnswer>("POST", "/v1/contacts", { body });
+
+describe(`phone numbers of contacts (${dialect})`, () => {
+  it("are one number in any format: stored as typed beside E.164, and a second contact with it is a 409", async () => {
+    t = await setupTestApp();
+    const made = await create({ firstName: "Ada", lastName: "One", phone: "(617) 555-0101" });
+    expect(made.status).toBe(201);
+    expect(made.body.contact.phones).toEqual([
+      { value: "(617) 555-0101", isPrimary: true, e164: "+16175550101" },
+    ]);
+    for (const phone of ["+1 617-555-0101", "6175550101", "1.617.555.0101"]) {
+      const again = await create({ firstName: "Bea", lastName: "Two", phone });
+      expect(again.status, phone).toBe(409);
+      expect(again.body.contactId).toBe(made.body.contact.id);
+      expect(again.body.error).toContain(phone);
+    }
+    const read = await t.request<ContactAnswer["contact"]>("GET", `/v1/contacts/${made.body.contact.id}`);
+    expect(read.body.phones[0]?.e164).toBe("+16175550101");
+    // A read can be sent back as it is: e164 is read-only.
+    const back = await t.request("PUT", `/v1/contacts/${made.body.contact.id}`, {
+      body: { phones: read.body.phones },
+    });
+    expect(back.status).toBe(200);
+  });
+
+  it("keep text that is not a phone number as typed, and match it as typed", async () => {
+    t = await setupTestApp();
+    const made = await create({ firstName: "Ada", lastName: "One", phone: "ask for the office" });
+    expect(made.status).toBe(201);
+    expect(made.body.contact.phones).toEqual([{ value: "ask for the office", isPrimary: true, e164: null }]);
+    expect((await create({ firstName: "Bea", lastName: "Two", phone: " ask for the office " })).status).toBe(
+      409,
+    );
+    expect(
+      (await create({ firstName: "Cy", lastName: "Three", phone: "ask for the front desk" })).status,
+    ).toBe(201);
+  });
+
+  it("read numbers without a country code in the organization's country", async () => {
+    t = await setupTestApp();
+    const set = await t.request<{ country: string }>("PUT", "/v1/organization", { body: { country: "gb" } });
+    expect(set.status).toBe(200);
+    expect(set.body.country).toBe("GB");
+    const uk = await create({ firstName: "Ada", lastName: "One", phone: "020 7946 0958" });
+    expect(uk.body.contact.phones[0]?.e164).toBe("+442079460958");
+    expect((await create({ firstName: "Bea", lastName: "Two", phone: "+44 20 7946 0958" })).status).toBe(409);
+    const bad = await t.request<ContactAnswer>("PUT", "/v1/organization", { body: { country: "XX" } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details).toEqual(["country must be an ISO 3166-1 alpha-2 country code such as US or GB"]);
+  });
+
+  it("given at checkout are stored with their E.164 form", async () => {
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+    const formId = await createForm(t, { ...validForms.standard(), enablePhone: true });
+    const paid = await checkout(t, formId, {
+      amount: 25,
+      donor: { firstName: "Ada", lastName: "Giver", email: "ada@example.org", phone: "617 555 0199" },
+      paymentMethod: card(),
+    });
+    expect(paid.status, paid.text).toBe(201);
+    const list = await t.request<{ contacts: { phones: Phone[] }[] }>("GET", "/v1/contacts");
+    expect(list.body.contacts[0]?.phones).toEqual([
+      { value: "617 555 0199", isPrimary: true, e164: "+16175550199" },
+    ]);
+    expect((await create({ firstName: "X", lastName: "Y", phone: "+16175550199" })).status).toBe(409);
+  });
+
+  it("stored before migration 12 are given their E.164 form and keys; the older contact keeps a shared number", async () => {
+    t = await setupTestApp();
+    const db = t.store.db;
+    // Rows as migration 11 left them: phones as typed, claimed by their digits.
+    const legacy = (id: string, phone: string, createdAt: string) => ({
+      id,
+      organization_id: t.org.id,
+      first_name: "Legacy",
+      last_name: id,
+      organization_name: null,
+      emails: "[]",
+      phones: JSON.stringify([{ value: phone, isPrimary: true }]),
+      addresses: "[]",
+      email_consent: "UNKNOWN" as const,
+      sms_consent: "UNKNOWN" as const,
+      communication_consent: "UNKNOWN" as const,
+      status: "ACTIVE" as const,
+      merged_into: null,
+      created_at: createdAt,
+      updated_at: createdAt,
+    });
+    const older = "00000000-0000-4000-8000-00000000000a";
+    const newer = "00000000-0000-4000-8000-00000000000b";
+    const text = "00000000-0000-4000-8000-00000000000c";
+    await db
+      .insertInto("contacts")
+      .values([
+        legacy(older, "(617) 555-0101", "2025-01-01T00:00:00.000Z"),
+        legacy(newer, "+1 617 555 0101", "2025-02-01T00:00:00.000Z"),
+        legacy(text, "front desk", "2025-03-01T00:00:00.000Z"),
+      ])
+      .execute();
+    await db
+      .insertInto("contact_keys")
+      .values([
+        { organization_id: t.org.id, kind: "phone", value_key: "6175550101", contact_id: older },
+        { organization_id: t.org.id, kind: "phone", value_key: "16175550101", contact_id: newer },
+      ])
+      .execute();
+    await db.schema.alterTable("organizations").dropColumn("country").execute();
+    await db.deleteFrom("almoner_migrations").where("version", "=", 12).execute();
+
+    expect((await migrate(db)).applied).toEqual([12]);
+
+    const keys = await db
+      .selectFrom("contact_keys")
+      .select(["value_key", "contact_id"])
+      .where("kind", "=", "phone")
+      .orderBy("value_key")
+      .execute();
+    expect(keys).toEqual([
+      { value_key: "+16175550101", contact_id: older },
+      { value_key: "front desk", contact_id: text },
+    ]);
+    const shown = await t.request<ContactAnswer["contact"]>("GET", `/v1/contacts/${newer}`);
+    expect(shown.body.phones).toEqual([{ value: "+1 617 555 0101", isPrimary: true, e164: "+16175550101" }]);
+    expect((await t.request<{ country: string }>("GET", "/v1/organization")).body.country).toBe("US");
+    const dup = await create({ firstName: "New", lastName: "One", phone: "617-555-0101" });
+    expect(dup.body.contactId).toBe(older);
+  });
+});
