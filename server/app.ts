@@ -22,6 +22,7 @@ import { serveWidgetAsset } from "./pages/assets.js";
 import { hostedFormPage } from "./pages/hosted.js";
 import { mountUpdatePaymentMethodPages } from "./pages/updatePaymentMethod.js";
 import { ProcessorError } from "./processors/port.js";
+import { webhookOperations } from "./webhooks/eventSchemas.js";
 
 export type { AppDeps } from "./api/env.js";
 
@@ -139,6 +140,10 @@ export function createApp(deps: AppDeps) {
     scheme: "bearer",
     description: "An API key: `cs_live_...` (or `cs_test_...` for a sandbox organization).",
   });
+
+  // The events the server POSTs to registered webhooks, one operation each under `webhooks`.
+  for (const operation of webhookOperations({ retryScheduleMs: deps.config.webhookRetryScheduleMs }))
+    app.openAPIRegistry.registerWebhook(operation);
 
   let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
   function openApiDocument() {

@@ -1,12 +1,14 @@
 import crypto from "node:crypto";
 import { type ExpressionBuilder, sql, type Transaction } from "kysely";
+import type { EventType } from "../../shared/schemas/webhook.js";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
+import type { WebhookBody, WebhookHeaders } from "./eventSchemas.js";
 import type { TargetPolicy } from "./guard.js";
-import { type AttemptResult, postWebhook } from "./post.js";
+import { ATTEMPT_TIMEOUT_MS, type AttemptResult, postWebhook } from "./post.js";
 import { signWebhook } from "./signature.js";
 import { pruneWebhookHistory } from "./store.js";
 import { onDeliveriesQueued } from "./wake.js";
@@ -30,7 +32,7 @@ export interface DispatcherOptions {
   deps: AppDeps;
   /** Default: the configured WEBHOOK_RETRY_SCHEDULE. */
   retryScheduleMs?: number[];
-  /** Longest wait for a receiver's answer (contract: 10 s). */
+  /** Longest wait for a receiver's answer; default ATTEMPT_TIMEOUT_MS. */
   timeoutMs?: number;
   /** How long a claim holds its rows; must outlast an attempt. */
   leaseMs?: number;
@@ -109,7 +111,7 @@ export class WebhookDispatcher {
   constructor(opts: DispatcherOptions) {
     this.deps = opts.deps;
     this.schedule = opts.retryScheduleMs ?? opts.deps.config.webhookRetryScheduleMs;
-    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.timeoutMs = opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
     this.leaseMs = opts.leaseMs ?? this.timeoutMs + 5_000;
     this.concurrency = opts.concurrency ?? 256;
     this.perWebhook = opts.perWebhook ?? 64;
@@ -214,17 +216,17 @@ export class WebhookDispatcher {
 
   private attempt(claimed: Claimed, signal: AbortSignal): Promise<AttemptResult> {
     const timestamp = Math.floor(this.wallClock() / 1000);
-    return postWebhook(
-      claimed.url,
-      {
-        "Content-Type": "application/json",
-        "X-Webhook-ID": claimed.delivery.event_id,
-        "X-Webhook-Timestamp": String(timestamp),
-        "X-Webhook-Signature": signWebhook(claimed.secret, timestamp, claimed.body),
-      },
-      claimed.body,
-      { timeoutMs: this.timeoutMs, policy: this.policy, signal },
-    );
+    // The documented headers (eventSchemas.ts); postWebhook adds User-Agent.
+    const headers: Omit<WebhookHeaders, "User-Agent"> = {
+      "X-Webhook-ID": claimed.delivery.event_id,
+      "X-Webhook-Timestamp": String(timestamp),
+      "X-Webhook-Signature": signWebhook(claimed.secret, timestamp, claimed.body),
+    };
+    return postWebhook(claimed.url, { "Content-Type": "application/json", ...headers }, claimed.body, {
+      timeoutMs: this.timeoutMs,
+      policy: this.policy,
+      signal,
+    });
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -353,8 +355,13 @@ export class WebhookDispatcher {
       const hook = hookById.get(delivery.webhook_id);
       const logId = logIdOf.get(delivery.id);
       if (!event || !hook || !logId) return [];
-      const createdAt = Math.floor(Date.parse(event.created_at) / 1000);
-      const body = `{"id":${JSON.stringify(event.id)},"event":${JSON.stringify(event.type)},"createdAt":${createdAt},"data":${event.data}}`;
+      // The documented body (eventSchemas.ts); `data` is the stored JSON of the resource, spliced in as is.
+      const head: Omit<WebhookBody, "data"> = {
+        id: event.id,
+        event: event.type as EventType,
+        createdAt: Math.floor(Date.parse(event.created_at) / 1000),
+      };
+      const body = `${JSON.stringify(head).slice(0, -1)},"data":${event.data}}`;
       return [{ delivery, logId, token, url: hook.url, secret: hook.secret, body }];
     });
   }

@@ -16,6 +16,11 @@ export interface AttemptResult {
   interrupted: boolean;
 }
 
+/** The longest wait for a receiver's answer. */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+
+export const WEBHOOK_USER_AGENT = "Almoner-Webhooks/1";
+
 const agents = {
   "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
   "https:": new https.Agent({ keepAlive: true, maxSockets: 256 }),
@@ -65,7 +70,7 @@ export function postWebhook(
       headers: {
         ...headers,
         "Content-Length": String(Buffer.byteLength(body)),
-        "User-Agent": "Almoner-Webhooks/1",
+        "User-Agent": WEBHOOK_USER_AGENT,
       },
       lookup: opts.policy.guard ? guardedLookup : undefined,
     });
