@@ -13,7 +13,7 @@ const envSchema = z.object({
   NODE_ENV: z.string().default("development"),
   RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(10_000_000).default(1000),
   MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(50_000_000).default(262_144),
-  LEGACY_DONATIONS_API: z.enum(["on", "off"]).default("on"),
+  LEGACY_DONATIONS_API: z.enum(["on", "off"]).optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   TRUST_PROXY: z
     .string()
@@ -65,7 +65,8 @@ export interface Config {
   production: boolean;
   rateLimitPerHour: number;
   maxBodyBytes: number;
-  legacyDonationsApi: boolean;
+  /** /v1/donations forced on or off; undefined: served until its removal date. */
+  legacyDonationsApi: boolean | undefined;
   /** Where receipts go; undefined = .eml files under `<dataDir>/mail`. */
   smtpUrl: string | undefined;
   /** Take the donor's address from X-Forwarded-For (behind a reverse proxy). */
@@ -127,7 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     production: e.NODE_ENV === "production",
     rateLimitPerHour: e.RATE_LIMIT_PER_HOUR,
     maxBodyBytes: e.MAX_BODY_BYTES,
-    legacyDonationsApi: e.LEGACY_DONATIONS_API === "on",
+    legacyDonationsApi: e.LEGACY_DONATIONS_API === undefined ? undefined : e.LEGACY_DONATIONS_API === "on",
     smtpUrl: e.SMTP_URL,
     trustProxyHops: e.TRUST_PROXY === "off" ? 0 : e.TRUST_PROXY === "on" ? 1 : Number(e.TRUST_PROXY),
     checkoutLimitPerIp: e.CHECKOUT_LIMIT_PER_IP,

@@ -10,3 +10,6 @@ const EMAIL_PATTERN =
 export function isEmailAddress(value: string): boolean {
   return value.length <= 254 && EMAIL_PATTERN.test(value);
 }
+
+/** How the OpenAPI document states the rule (the pattern is the one above, read with Unicode classes). */
+export const EMAIL_ADDRESS = { format: "email", pattern: EMAIL_PATTERN.source, maxLength: 254 };

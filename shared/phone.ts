@@ -1,4 +1,9 @@
-import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from "libphonenumber-js/min";
+import {
+  type CountryCode,
+  getCountries,
+  isSupportedCountry,
+  parsePhoneNumberFromString,
+} from "libphonenumber-js/min";
 
 /**
  * Phone numbers as people type them. `+1 617-555-0101`, `(617) 555-0101` and `6175550101` are one number:
@@ -8,6 +13,9 @@ import { type CountryCode, isSupportedCountry, parsePhoneNumberFromString } from
  */
 
 export const DEFAULT_COUNTRY = "US";
+
+/** The ISO 3166-1 alpha-2 countries whose numbers can be read, as the API documents them. */
+export const PHONE_COUNTRIES: string[] = getCountries();
 
 /** Whether `code` is an ISO 3166-1 alpha-2 country whose numbers can be read. */
 export function isPhoneCountry(code: string): boolean {

@@ -25,7 +25,7 @@ import { checkoutAssetUrl } from "../pages/assets.js";
 import { stockTaken } from "../store/inventory.js";
 import { siteOrigins } from "../store/organizations.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
+import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 
 /**
  * The donor checkout's public API (contract 10): no key. Reads (form view, quote) are open to any origin;
@@ -33,7 +33,7 @@ import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
  * non-browser clients. The widget is built on exactly these three routes.
  */
 
-const formIdParams = z.object({ formId: z.string().meta({ description: "The form's formID" }) });
+const formIdParams = z.object({ formId: pathId("The form's formID (UUID)") });
 
 const publicErrors = {
   400: {
@@ -42,6 +42,42 @@ const publicErrors = {
   },
   404: { description: "No such form", schema: errorSchema },
 };
+
+/** What a quote or checkout is checked against: the form it is for. */
+const ORDER_RULES: BodyRule[] = [
+  { fields: [], error: "This form is not accepting donations", rule: "the form is active" },
+  { fields: ["frequency"], rule: "frequency must be one of the form's frequencies" },
+  { fields: ["fund"], rule: "fund must be one of the form's funds" },
+  {
+    fields: ["amount"],
+    rule: "amount must be a preset of the form for the frequency or, where the form allows custom amounts, 1 to 1,000,000; on a giving-level form a level's amount; on event and sponsorship forms none",
+  },
+  { fields: ["givingLevel"], rule: "givingLevel only on giving-level forms, naming one of its levels" },
+  { fields: ["product"], rule: "product only on sponsorship forms, naming one of its groups and options" },
+  {
+    fields: ["tickets"],
+    rule: "tickets only on event forms, naming its tickets, at most maxPerOrder each, at least one ticket",
+  },
+  { fields: ["promoCode"], rule: "promoCode only on event forms, a live code of the form" },
+  { fields: ["extraDonation"], rule: "extraDonation only on event forms" },
+  { fields: ["coverFees"], rule: "coverFees only where the form offers it" },
+];
+const CHECKOUT_RULES: BodyRule[] = [
+  ...ORDER_RULES,
+  {
+    fields: ["donor"],
+    rule: "donor.phone, donor.organizationName and donor.address only where the form collects them",
+  },
+  { fields: ["anonymous"], rule: "anonymous only where the form offers it" },
+  {
+    fields: ["customInputs"],
+    rule: "customInputs: an answer to each required input of the form (and the organization), each by its id or title, options from its list",
+  },
+  {
+    fields: ["paymentMethod"],
+    rule: "paymentMethod: required unless the total is 0; card and bank details on the sandbox processor, a token on Stripe",
+  },
+];
 
 const quoteSchema = z.object({
   currency: z.literal("USD"),
@@ -129,6 +165,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
           description: "The public form view",
           schema: z.looseObject({ formID: z.string(), formType: z.string() }),
         },
+        400: { description: "Validation failed (elementid too long)", schema: errorSchema },
         404: publicErrors[404],
         410: { description: "The form was deleted", schema: errorSchema },
       },
@@ -193,6 +230,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         "The same body as a checkout's order fields. Returns every line, the discount, the covered fee and the total the checkout would charge now; nothing is held.",
       params: formIdParams,
       body: quoteRequestSchema,
+      rules: ORDER_RULES,
       idempotencyScope: formScope,
       responses: {
         200: { description: "The price", schema: quoteSchema },
@@ -223,6 +261,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         "Accepted from the form host's own pages or from clients that send no Origin. Send an `Idempotency-Key` so that a retried submission never charges twice (the first response is replayed). 201 for a completed payment (or a PENDING bank payment); 402 with `code` when the payment is declined (a FAILED payment is recorded, no subscription); 400 for bad input and sold-out stock; 429 when attempt limits are reached.",
       params: formIdParams,
       body: checkoutRequestSchema,
+      rules: CHECKOUT_RULES,
       idempotencyScope: formScope,
       // Before a replay too: an answer kept for the form's pages is never handed to another site.
       before: (c) => checkSubmissionOrigin(c, deps.config),
@@ -270,7 +309,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "After a checkout answered 202 `requires_action` and the page ran the processor's confirmation (Stripe.js `handleNextAction` with the `clientSecret`), this asks the processor how the payment stands and records it: 201 as a checkout, 402 when the bank refused, 202 again while it still waits. Safe to repeat: a recorded payment is answered as it was.",
       params: formIdParams.extend({
-        paymentId: z.string().meta({ description: "The paymentID of the 202 answer" }),
+        paymentId: pathId("The paymentID of the 202 answer"),
       }),
       body: z.strictObject({}),
       bodyOptional: true,

@@ -2,7 +2,6 @@ import { z } from "zod";
 import { phoneMatchKey } from "../../shared/phone.js";
 import {
   type ContactFields,
-  contactBodyDoc,
   contactCreateSchema,
   contactSchema,
   contactUpdateSchema,
@@ -25,12 +24,19 @@ import { emitEvent } from "../store/events.js";
 import type { ContactsTable } from "../store/schema.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
-import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /** Contacts (seed 2.4, 4.3; contract 7). Derived fields come from the donor's payments and subscriptions. */
 
-const idParams = z.object({ id: z.string().meta({ description: "The contact's id (UUID)" }) });
+const idParams = z.object({ id: pathId("The contact's id (UUID)") });
 const EMAIL_FILTER_MAX = 254;
+
+const CONTACT_RULES: BodyRule[] = [
+  {
+    fields: ["emails", "phones"],
+    rule: "no email (any case) or phone (as trimmed) twice in one contact",
+  },
+];
 
 const notFound = { description: "No such contact (or it was deleted or merged)", schema: errorSchema };
 const conflict = {
@@ -148,7 +154,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its E.164 form, read in the organization's `country`; as typed when it is not a valid number) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
       body: contactCreateSchema,
-      bodyDoc: contactBodyDoc,
+      rules: CONTACT_RULES,
       responses: {
         201: {
           description: "Created",
@@ -198,7 +204,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
           "Only the fields sent change; a list sent (`emails`, `phones`, `addresses`) replaces the stored one. Read-only fields of a GET (`id`, `fullName`, totals, consents, dates) are ignored, so a read can be sent back. Duplicates are a 409 as on create. `PATCH` is accepted too.",
         params: idParams,
         body: contactUpdateSchema,
-        bodyDoc: contactBodyDoc.partial(),
+        rules: CONTACT_RULES,
         responses: {
           200: {
             description: "The updated contact",

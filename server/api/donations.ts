@@ -11,25 +11,35 @@ import { PAYMENT_ID, paymentIdParams, paymentPage } from "./payments.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
 
 /**
- * The deprecated donations view (seed 2.5, 9; contract 7): the payments under their legacy field names,
- * announced as deprecated on every response. `LEGACY_DONATIONS_API=off` answers 410 instead.
+ * The deprecated donations view: the payments under their legacy field names, announced as deprecated
+ * (Deprecation, Sunset, Link to the successor) on every response. It is served until its removal date
+ * and answers 410 Gone naming /v1/payments after it; `LEGACY_DONATIONS_API=on` keeps it past that date
+ * and `off` turns it off before.
  */
 
-const SUNSET = "Wed, 01 Jul 2026 00:00:00 GMT";
-const DEPRECATION_HEADERS = {
+export const DONATIONS_REMOVAL_DATE = "2026-07-01";
+const SUNSET_MS = Date.parse(`${DONATIONS_REMOVAL_DATE}T00:00:00Z`);
+export const DEPRECATION_HEADERS = {
   Deprecation: "true",
-  Sunset: SUNSET,
+  Sunset: new Date(SUNSET_MS).toUTCString(),
   Link: '</v1/payments>; rel="successor-version"',
 };
 
-/** Runs before the routes (after authentication): the deprecation headers, or 410 when turned off. */
+/** Whether /v1/donations answers at `now`: the setting when given, else until the removal date. */
+export function donationsServed(setting: boolean | undefined, now: number): boolean {
+  return setting ?? now < SUNSET_MS;
+}
+
+/** Runs before the routes (after authentication): the deprecation headers, or 410 when no longer served. */
 export function donationsGate(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     for (const [name, value] of Object.entries(DEPRECATION_HEADERS)) c.header(name, value);
-    if (!deps.config.legacyDonationsApi)
+    if (!donationsServed(deps.config.legacyDonationsApi, deps.now()))
       throw new ApiError(
         410,
-        "The deprecated /v1/donations API is turned off on this server: use /v1/payments",
+        deps.config.legacyDonationsApi === false
+          ? "The deprecated /v1/donations API is turned off on this server: use /v1/payments"
+          : `The deprecated /v1/donations API was removed on ${DONATIONS_REMOVAL_DATE}: use /v1/payments (LEGACY_DONATIONS_API=on keeps it)`,
         undefined,
         DEPRECATION_HEADERS,
       );
@@ -50,9 +60,12 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
   const db = deps.store.db;
   const tags = ["Donations (deprecated)"];
   const headers = DEPRECATION_HEADERS;
-  const gone = { description: "Turned off on this server (LEGACY_DONATIONS_API=off)", schema: errorSchema };
-  const note =
-    "Deprecated: use /v1/payments (removal 2026-07-01). Same query parameters; legacy field names (`donationID`, `donorEmail`, `donorFirstName`, `donorLastName`, `fundName`, `formName`, `donationDate`) plus `merchantName`, `tipAmount` (always 0) and `transactionID`.";
+  const gone = {
+    description: `Past the removal date (${DONATIONS_REMOVAL_DATE}) or turned off (LEGACY_DONATIONS_API=off): use /v1/payments`,
+    schema: errorSchema,
+    headers,
+  };
+  const note = `Deprecated: use /v1/payments. Removal date ${DONATIONS_REMOVAL_DATE}: from then on 410 Gone naming /v1/payments, unless the server runs with LEGACY_DONATIONS_API=on. Same query parameters; legacy field names (\`donationID\`, \`donorEmail\`, \`donorFirstName\`, \`donorLastName\`, \`fundName\`, \`formName\`, \`donationDate\`) plus \`merchantName\`, \`tipAmount\` (always 0) and \`transactionID\`.`;
   return [
     defineRoute({
       method: "get",
@@ -61,6 +74,7 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "List donations (deprecated)",
       description: note,
+      deprecated: true,
       query: paginationQuery(),
       responses: {
         200: { description: "A page of donations", schema: pageSchema("donations", donationSchema), headers },
@@ -80,6 +94,7 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Get a donation (deprecated)",
       description: note,
+      deprecated: true,
       params: paymentIdParams,
       responses: {
         200: { description: "The donation", schema: donationSchema, headers },

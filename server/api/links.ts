@@ -20,8 +20,8 @@ import type { Organization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
 import { loadOwnedForm } from "./forms/routes.js";
 import { loadCallerOrganization } from "./organization.js";
-import { decodeCursor, encodeCursor, limitParam } from "./pagination.js";
-import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+import { cursorParam, decodeCursor, encodeCursor, limitParam } from "./pagination.js";
+import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /** Prefilled checkout links (seed 2.8, 4.2; contract 5). */
 
@@ -79,8 +79,20 @@ export const linkSchema = z.object({
   updatedAt: z.string(),
 });
 
-const formParams = z.object({ formID: z.string() });
-const linkParams = z.object({ formID: z.string(), linkID: z.string() });
+/** A link is checked against its form and its organization. */
+const LINK_RULES: BodyRule[] = [
+  {
+    fields: ["destinationType", "overlayPath", "organizationBaseURLs"],
+    rule: "destinationType matches the form (…_ATTEND for event forms, …_DONATE otherwise); an overlay destination needs overlayPath (beginning with /) and the organization's organizationBaseURLs; overlayPath only on overlay destinations",
+  },
+  { fields: ["prefill"], rule: "prefill keys and values the form accepts" },
+];
+
+const formParams = z.object({ formID: pathId("The form's formID (UUID)") });
+const linkParams = z.object({
+  formID: pathId("The form's formID (UUID)"),
+  linkID: pathId("The link's linkID (UUID)"),
+});
 
 /**
  * The shareable URL, rebuilt on every read. An overlay link of an organization that has since removed all
@@ -225,6 +237,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
         "The link's URL carries only its id (`elementid`), never the prefill values. Unknown fields and prefill keys, values the form does not accept, and overlay destinations without `overlayPath` or without organizationBaseURLs are 400s listing every problem. The read-only fields of a link record (`linkID`, `formID`, `url`, `checkoutUrl`, `active`, `createdAt`, `updatedAt`) are accepted and ignored.",
       params: formParams,
       body: rawBodySchema,
+      rules: LINK_RULES,
       bodyDoc: linkBodyDoc,
       // Every field is optional: no body at all makes a link to the form's hosted page without prefill.
       bodyOptional: true,
@@ -263,7 +276,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
       params: formParams,
       query: z.object({
         limit: limitParam(50, 200),
-        cursor: z.string().max(2000).optional(),
+        cursor: cursorParam(),
         active: z.enum(["true", "false"]).optional(),
       }),
       responses: {
@@ -317,6 +330,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
         'Full-record semantics: name, destinationType, overlayPath and prefill are replaced; an omitted field is cleared (name back to the default label, prefill to {}, destination to the form\'s hosted page and overlayPath to ""). `active` and `createdAt` are kept. A body copied from a GET of the link can be sent back: the read-only fields of the record (`linkID`, `formID`, `url`, `checkoutUrl`, `active`, `createdAt`, `updatedAt`) are accepted and ignored (`active` changes only through activate and deactivate); any other unknown field is a 400. Every problem is listed at once.',
       params: linkParams,
       body: rawBodySchema,
+      rules: LINK_RULES,
       bodyDoc: linkBodyDoc,
       responses: { 200: { description: "The link", schema: linkSchema }, ...formErrors },
       handler: async (c, { params, body }) => {

@@ -101,6 +101,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form.",
       body: organizationUpdateSchema,
+      rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }],
       responses: {
         200: { description: "The new configuration", schema: organizationSchema },
         ...standardErrors,

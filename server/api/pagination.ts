@@ -25,7 +25,7 @@ export function encodeCursor(list: string, organizationId: string, position: Key
 
 /** The parts of a cursor, or null when the text is not one this server could have written. */
 function parseCursor(cursor: string): { s: string; k: string; i: string } | null {
-  if (!/^[A-Za-z0-9_-]{1,1000}={0,2}$/.test(cursor)) return null;
+  if (!CURSOR_PATTERN.test(cursor)) return null;
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
@@ -44,6 +44,7 @@ function parseCursor(cursor: string): { s: string; k: string; i: string } | null
   return { s: v.s, k: v.k, i: v.i };
 }
 
+const CURSOR_PATTERN = /^[A-Za-z0-9_-]{1,1000}={0,2}$/;
 const NOT_A_CURSOR = "is not a cursor returned by this list";
 
 export function decodeCursor(
@@ -65,6 +66,10 @@ export function decodeCursor(
 export function cursorParam() {
   return z
     .string()
+    .meta({
+      pattern: CURSOR_PATTERN.source,
+      description: "Opaque: the lastEvaluatedKey (or nextCursor) a previous page of this same list returned",
+    })
     .optional()
     .check(
       z.superRefine((raw, ctx) => {
@@ -78,6 +83,7 @@ export function cursorParam() {
 export function limitParam(defaultLimit: number, max: number) {
   return z
     .string()
+    .meta({ type: "integer", minimum: 1, maximum: max, default: defaultLimit })
     .optional()
     .check(
       z.superRefine((raw, ctx) => {

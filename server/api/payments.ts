@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { centsToDollars } from "../../shared/money.js";
-import { paymentSchema, refundRequestDoc, refundRequestSchema } from "../../shared/schemas/payment.js";
+import { paymentSchema, refundRequestSchema } from "../../shared/schemas/payment.js";
 import { ApiError } from "../errors.js";
 import { refundPayment } from "../payments/refunds.js";
 import type { Db } from "../store/database.js";
@@ -9,14 +9,14 @@ import { findPayment, listPayments, PAYMENT_ID, presentPayment } from "../store/
 import type { PaymentsTable } from "../store/schema.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
-import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /** Payments (seed 2.5, 4.4; contract 7): one record per charge, newest first. */
 
 export { PAYMENT_ID } from "../store/payments.js";
 
 export const paymentIdParams = z.object({
-  id: z.string().meta({ description: "The payment's id (`pay_…`)" }),
+  id: pathId("The payment's id (`pay_…`)"),
 });
 export const paymentNotFound = { description: "No such payment", schema: errorSchema };
 
@@ -106,7 +106,7 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
         'Refunds through the processor that made the payment. Without a body (or without `amount`) all that is left is refunded; `{ "amount": 15 }` refunds $15. A payment refunded in full is `REFUNDED` (its tickets and promo-code uses are given back); a partial refund raises `refundedAmount`. Fires `donation.updated`. Send an `Idempotency-Key` so that a retried request never refunds twice. 409 when the payment cannot be refunded (not completed, already refunded in full, or nothing was charged).',
       params: paymentIdParams,
       body: refundRequestSchema,
-      bodyDoc: refundRequestDoc,
+      rules: [{ fields: ["amount"], rule: "amount at most what is left of the payment to refund" }],
       bodyOptional: true,
       responses: {
         200: { description: "Refunded (a bank refund may still be pending)", schema: refundAnswerSchema },

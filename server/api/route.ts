@@ -46,6 +46,14 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /**
+   * Rules of the request that a JSON Schema cannot state (between fields, between the items of a list, or
+   * against stored records such as the form's own funds): listed in the document as `x-rules` and in
+   * the description, so that a client knows every reason a 400 may give.
+   */
+  rules?: BodyRule[];
+  /** Marked deprecated in the OpenAPI document. */
+  deprecated?: boolean;
   /** Documented body schema when it differs from the parsing one (parsing schemas may transform). */
   bodyDoc?: z.ZodType;
   responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string> }>;
@@ -59,6 +67,14 @@ export interface RouteSpec<
     c: Context<AppEnv>,
     input: RouteInput<z.output<P>, z.output<Q>, z.output<B>>,
   ) => Response | Promise<Response>;
+}
+
+export interface BodyRule {
+  /** The fields a 400 for this rule names first in its detail line. */
+  fields: string[];
+  /** How the error of a 400 for this rule begins, when it is one without details. */
+  error?: string;
+  rule: string;
 }
 
 export function defineRoute<P extends AnyObject, Q extends AnyObject, B extends z.ZodType>(
@@ -105,6 +121,8 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
   let rawBody: Record<string, unknown> | undefined;
   let bodyError: ApiError | undefined;
   if (BODY_METHODS.has(route.method) && route.body) {
+    if (!isJsonMediaType(c.req.header("Content-Type")))
+      throw new ApiError(415, "The request body must be JSON: send Content-Type: application/json");
     bodyText = await c.req.text();
     try {
       rawBody = parseJsonObject(bodyText, { emptyIsObject: route.bodyOptional === true });
@@ -165,6 +183,24 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
 }
 
 /**
+ * Media types a JSON body may be declared as: JSON itself (`application/json`, `…+json`), none, and the
+ * two that HTTP tools send by default for a body typed on the command line (`curl -d` sends
+ * `application/x-www-form-urlencoded`; `text/plain` is what a browser sends without a preflight). The
+ * body is read as JSON whichever of them is declared; any other type (a multipart upload, XML) is a 415.
+ */
+function isJsonMediaType(header: string | undefined): boolean {
+  if (header === undefined) return true;
+  const type = header.split(";")[0]?.trim().toLowerCase() ?? "";
+  return (
+    type === "" ||
+    type === "application/json" ||
+    /^application\/[\w.+-]+\+json$/.test(type) ||
+    type === "application/x-www-form-urlencoded" ||
+    type === "text/plain"
+  );
+}
+
+/**
  * The most an Idempotency-Key keeps of one answer. The request body limit keeps every real answer far
  * below it; one larger is not kept (the key is freed, and a retry runs afresh).
  */
@@ -196,13 +232,101 @@ export function renderApiError(c: Context<AppEnv>, err: ApiError): Response {
   return c.json(body, err.status, err.headers);
 }
 
+type HeaderDoc = { description: string; required?: boolean; schema: { type: "string" | "integer" } };
+
+const REQUEST_ID: HeaderDoc = {
+  description: "The request's id: the caller's own `X-Request-Id` when it sent a sane one, else a new one",
+  required: true,
+  schema: { type: "string" },
+};
+const RATE_LIMIT_HEADERS: Record<string, HeaderDoc> = {
+  "X-RateLimit-Limit": {
+    description: "Requests this key may make per rolling hour",
+    required: true,
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Remaining": {
+    description: "Requests left in the current window",
+    required: true,
+    schema: { type: "integer" },
+  },
+  "X-RateLimit-Reset": {
+    description: "When the window frees a request again (Unix seconds)",
+    required: true,
+    schema: { type: "integer" },
+  },
+};
+const RETRY_AFTER: HeaderDoc = {
+  description: "Seconds to wait before retrying",
+  required: true,
+  schema: { type: "integer" },
+};
+const IDEMPOTENCY_KEY_PARAM = {
+  name: "Idempotency-Key",
+  in: "header",
+  required: false,
+  description:
+    "Makes a retry safe: the first answer of a request that ran (status and body) is kept for 24 hours and replayed, with `Idempotent-Replayed: true`, to a request with the same key and body. The same key with another body is a 422; while the first still runs, 409. A request refused by validation keeps nothing, so a corrected retry with the same key runs. Keys are scoped to the organization (public routes: to the form).",
+  schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x21-\\x7e]+$" },
+};
+
+/** Answers every operation can give besides its own, as the server's pipeline sends them. */
+function pipelineResponses(route: RouteSpec): RouteSpec["responses"] {
+  const extra: RouteSpec["responses"] = {
+    405: {
+      description: "The path exists, but not with this method: `Allow` lists its methods",
+      schema: errorSchema,
+      headers: { Allow: "GET, POST" },
+    },
+  };
+  if (BODY_METHODS.has(route.method) && route.body) {
+    extra[413] = { description: "The request body is larger than the server's limit", schema: errorSchema };
+    extra[415] = {
+      description: "The request body is declared as another media type than JSON",
+      schema: errorSchema,
+    };
+  }
+  if (route.method === "post") {
+    extra[409] = route.responses[409] ?? {
+      description: "A request with this Idempotency-Key is still in progress; retry shortly",
+      schema: errorSchema,
+    };
+    extra[422] = {
+      description: "The Idempotency-Key was used with a different request",
+      schema: errorSchema,
+    };
+  }
+  return extra;
+}
+
 function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
-  const responses: Record<string, { description: string; content?: Record<string, { schema: z.ZodType }> }> =
-    {};
-  for (const [status, res] of Object.entries(route.responses)) {
-    responses[status] = res.schema
-      ? { description: res.description, content: { "application/json": { schema: res.schema } } }
-      : { description: res.description };
+  const authenticated = route.auth !== false && route.path.startsWith("/v1/");
+  const all = { ...pipelineResponses(route), ...route.responses };
+  const responses: Record<
+    string,
+    {
+      description: string;
+      headers: Record<string, HeaderDoc>;
+      content?: Record<string, { schema: z.ZodType }>;
+    }
+  > = {};
+  for (const [status, res] of Object.entries(all)) {
+    const code = Number(status);
+    const headers: Record<string, HeaderDoc> = { "X-Request-Id": REQUEST_ID };
+    // Every authenticated answer carries the key's budget (a 401 has no key; a 405 comes before the route).
+    if (authenticated && code !== 401 && code !== 405) Object.assign(headers, RATE_LIMIT_HEADERS);
+    if (code === 429 || code === 503) headers["Retry-After"] = RETRY_AFTER;
+    for (const [name, example] of Object.entries(res.headers ?? {}))
+      headers[name] = {
+        description: `For example \`${example}\``,
+        required: code !== 405 || name === "Allow",
+        schema: { type: "string" },
+      };
+    responses[status] = {
+      description: res.description,
+      headers,
+      ...(res.schema ? { content: { "application/json": { schema: res.schema } } } : {}),
+    };
   }
   const bodySchema = route.bodyDoc ?? route.body;
   app.openAPIRegistry.registerPath({
@@ -210,8 +334,13 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
     path: route.path,
     tags: route.tags,
     summary: route.summary,
-    description: route.description,
+    description: route.rules?.length
+      ? `${route.description ?? ""}\n\nAlso refused with a 400 (rules beyond the schema):\n${route.rules.map((r) => `- ${r.rule}`).join("\n")}`.trim()
+      : route.description,
+    deprecated: route.deprecated,
+    ...(route.rules?.length ? { "x-rules": route.rules } : {}),
     security: route.auth === false ? [] : [{ bearerAuth: [] }],
+    parameters: route.method === "post" ? [IDEMPOTENCY_KEY_PARAM] : undefined,
     request: {
       params: route.params as z.ZodObject | undefined,
       query: route.query as z.ZodObject | undefined,
@@ -221,6 +350,11 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
     },
     responses,
   } as Parameters<typeof app.openAPIRegistry.registerPath>[0]);
+}
+
+/** A record's id in a path: any text the router passes (an unknown id is a 404, not a 400). */
+export function pathId(description: string) {
+  return z.string().min(1).meta({ description });
 }
 
 export const errorSchema = z.object({

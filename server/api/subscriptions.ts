@@ -2,9 +2,7 @@ import { z } from "zod";
 import {
   SUBSCRIPTION_STATUSES,
   subscriptionSchema,
-  subscriptionUpdateDoc,
   subscriptionUpdateSchema,
-  updateLinkBodyDoc,
   updateLinkBodySchema,
   updateLinkResponseSchema,
 } from "../../shared/schemas/subscription.js";
@@ -23,13 +21,13 @@ import {
 } from "../store/subscriptions.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
-import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /** Subscriptions (seed 2.6, 4.5; contract 7): read, cancel, change the amount, send an update link. */
 
 const SUBSCRIPTION_ID = /^sub_[0-9a-z]{26}$/;
 
-const idParams = z.object({ id: z.string().meta({ description: "The subscription's id (`sub_…`)" }) });
+const idParams = z.object({ id: pathId("The subscription's id (`sub_…`)") });
 const notFound = { description: "No such subscription", schema: errorSchema };
 
 async function loadOwnedSubscription(
@@ -110,7 +108,6 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
         '`status: "CANCELLED"` cancels for good: no charge starts after the cancel (a charge a billing pass had already begun completes, but the schedule does not move on). `amount` (dollars, > 0, ≤ 1,000,000, 2 decimals) is the recurring gift from the next charge on; a covered fee is recomputed on it. Send either or both; neither is a 400. A cancelled subscription is a 409. Emits `subscription.updated` for an amount change and `subscription.cancelled` for a cancel.',
       params: idParams,
       body: subscriptionUpdateSchema,
-      bodyDoc: subscriptionUpdateDoc,
       responses: {
         200: { description: "The subscription", schema: subscriptionSchema },
         ...standardErrors,
@@ -150,7 +147,6 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
       params: idParams,
       body: updateLinkBodySchema,
       bodyOptional: true,
-      bodyDoc: updateLinkBodyDoc,
       responses: {
         201: { description: "The link", schema: updateLinkResponseSchema },
         ...standardErrors,

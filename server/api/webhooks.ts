@@ -19,7 +19,7 @@ import {
   type WebhookRecord,
 } from "../webhooks/store.js";
 import type { AppDeps } from "./env.js";
-import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /** Webhooks (seed 2.7, 4.6, 6; contract 8). Delivery itself is server/webhooks/dispatcher.ts. */
 
@@ -62,7 +62,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
   const updateBody = webhookUpdateSchema({ httpsOnly });
   const nowIso = () => new Date(deps.now()).toISOString();
   const tags = ["Webhooks"];
-  const idParams = z.object({ id: z.string().meta({ description: "The webhookId (wh_...)" }) });
+  const idParams = z.object({ id: pathId("The webhookId (`wh_…`)") });
   const errors = {
     ...standardErrors,
     404: { description: "No webhook with this id", schema: errorSchema },

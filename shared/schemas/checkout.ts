@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isEmailAddress } from "../email.js";
+import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { FREQUENCIES } from "../enums.js";
 import { dollarsToCents } from "../money.js";
 import type { OrderInput } from "../pricing.js";
@@ -14,6 +14,7 @@ import { boundedString, requiredString } from "./common.js";
 /** Dollars with at most two decimals → cents. Range checks are left to pricing. */
 const dollars = z
   .number()
+  .meta({ minimum: 0, maximum: 100_000_000, multipleOf: 0.01 })
   .check(
     z.superRefine((n, ctx) => {
       if (!Number.isFinite(n)) ctx.addIssue({ code: "custom", message: "must be a finite number" });
@@ -63,6 +64,7 @@ export const donorSchema = z.strictObject({
     .string()
     .trim()
     .max(254)
+    .meta(EMAIL_ADDRESS)
     .check(
       z.superRefine((v, ctx) => {
         if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
@@ -82,9 +84,14 @@ export const donorSchema = z.strictObject({
     .optional(),
 });
 
+/** Digits, which may be grouped by spaces or hyphens as printed on a card or a check. */
 const digits = (min: number, max: number, what: string) =>
   z
     .string()
+    .meta({
+      pattern: `^(?:[ -]*\\d){${min},${max}}[ -]*$`,
+      description: `${what}; spaces and hyphens are ignored`,
+    })
     .transform((v) => v.replace(/[\s-]/g, ""))
     .check(
       z.superRefine((v, ctx) => {
@@ -139,7 +146,7 @@ export const checkoutRequestSchema = z.strictObject({
     })
     .optional(),
   elementId: boundedString(100).optional().meta({ description: "The checkout link the donor came from" }),
-  website: z.string().max(500).optional().meta({
+  website: z.string().max(500).meta({ pattern: "^\\s*$" }).optional().meta({
     description: "Honeypot: a hidden field people leave empty. Anything in it refuses the checkout",
   }),
 });

@@ -135,6 +135,11 @@ export function money(opts: { min: number; max: number; minExclusive?: boolean }
     : `must be between ${formatLimit(min)} and ${formatLimit(max)}`;
   return z
     .number()
+    .meta({
+      ...(minExclusive ? { exclusiveMinimum: min } : { minimum: min }),
+      maximum: max,
+      multipleOf: 0.01,
+    })
     .check(
       z.superRefine((n, ctx) => {
         if (!Number.isFinite(n)) ctx.addIssue({ code: "custom", message: "must be a finite number" });
@@ -161,7 +166,16 @@ export function cleanText(text: string): string {
 }
 
 export const boundedString = (max: number) => z.string().overwrite(cleanText).trim().max(max);
-export const requiredString = (max: number) => z.string().overwrite(cleanText).trim().min(1).max(max);
+/**
+ * How the document states an absolute https URL without credentials or fragment (the server may take
+ * more, such as http in development, never less).
+ */
+export const HTTPS_URL = { format: "uri", pattern: "^https://[^/?#@\\s]+([/?][^#\\s]*)?$" };
+
+/** Text that is not blank: at least one character besides spaces (the document says so by a pattern). */
+export const NOT_BLANK = "\\S";
+export const requiredString = (max: number) =>
+  z.string().overwrite(cleanText).trim().min(1).max(max).meta({ pattern: NOT_BLANK });
 
 /**
  * Fields a read returns that the server computes: accepted on input and ignored, so that a record read
@@ -173,6 +187,6 @@ export function readOnlyFields<const K extends string>(
   const field = z
     .unknown()
     .optional()
-    .meta({ description: "Read-only (returned by reads); ignored on input" });
+    .meta({ description: "Read-only (returned by reads); ignored on input", readOnly: true });
   return Object.fromEntries(names.map((name) => [name, field])) as Record<K, z.ZodOptional<z.ZodUnknown>>;
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { isEmailAddress } from "../email.js";
-import { boundedString, readOnlyFields, requiredString } from "./common.js";
+import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
+import { boundedString, NOT_BLANK, readOnlyFields, requiredString } from "./common.js";
 
 /**
  * Contacts through the API (seed 2.4, 4.3; contract 7). Input takes `value` or `email` for an address and
@@ -15,6 +15,7 @@ const emailText = z
   .string()
   .trim()
   .max(254)
+  .meta(EMAIL_ADDRESS)
   .check(
     z.superRefine((v, ctx) => {
       if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
@@ -26,6 +27,25 @@ const emailText = z
  * the organization's country), anything else as typed (shared/phone.ts).
  */
 const phoneText = requiredString(40);
+
+/** How the document says that an object takes one of two synonyms, not both. */
+function notBoth(a: string, b: string) {
+  return { not: { required: [a, b] } };
+}
+
+const ADDRESS_PARTS = ["line1", "line2", "city", "region", "postal", "country"];
+
+/** A list with at most one item marked primary (under either name), as the document states it. */
+const ONE_PRIMARY = {
+  contains: {
+    anyOf: [
+      { required: ["isPrimary"], properties: { isPrimary: { const: true } } },
+      { required: ["is_primary"], properties: { is_primary: { const: true } } },
+    ],
+  },
+  minContains: 0,
+  maxContains: 1,
+};
 
 /** One of two synonyms, present at most once; reported on the field that was sent. */
 function synonym(value: unknown, alias: unknown, names: [string, string], ctx: z.RefinementCtx): void {
@@ -44,6 +64,10 @@ const emailItem = z
     isPrimary: z.boolean().optional(),
     is_primary: z.boolean().optional(),
     isVerified: z.boolean().optional(),
+  })
+  .meta({
+    anyOf: [{ required: ["value"] }, { required: ["email"] }],
+    allOf: [notBoth("value", "email"), notBoth("isPrimary", "is_primary")],
   })
   .check(
     z.superRefine((e, ctx) => {
@@ -67,6 +91,7 @@ const phoneItem = z
     // Computed from `value` (a read can be sent back).
     ...readOnlyFields("e164"),
   })
+  .meta({ allOf: [notBoth("isPrimary", "is_primary")] })
   .check(z.superRefine((p, ctx) => synonym(p.isPrimary, p.is_primary, ["isPrimary", "is_primary"], ctx)))
   .transform((p) => ({ value: p.value, isPrimary: p.isPrimary ?? p.is_primary ?? false }));
 
@@ -81,6 +106,13 @@ const addressItem = z
     country: addressText,
     isPrimary: z.boolean().optional(),
     is_primary: z.boolean().optional(),
+  })
+  .meta({
+    allOf: [notBoth("isPrimary", "is_primary")],
+    anyOf: ADDRESS_PARTS.map((part) => ({
+      required: [part],
+      properties: { [part]: { pattern: NOT_BLANK } },
+    })),
   })
   .check(
     z.superRefine((a, ctx) => {
@@ -119,9 +151,9 @@ const fields = {
   firstName: requiredString(100),
   lastName: requiredString(100),
   organizationName: boundedString(200).nullable().optional(),
-  emails: z.array(emailItem).max(MAX_ITEMS).optional(),
-  phones: z.array(phoneItem).max(MAX_ITEMS).optional(),
-  addresses: z.array(addressItem).max(MAX_ITEMS).optional(),
+  emails: z.array(emailItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
+  phones: z.array(phoneItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
+  addresses: z.array(addressItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
   /** Shorthand for one primary email / phone. */
   email: emailText.optional(),
   phone: phoneText.optional(),
@@ -212,6 +244,7 @@ function normalise(
 /** POST /v1/contacts: firstName and lastName required. */
 export const contactCreateSchema = z
   .strictObject({ ...fields, ...READ_ONLY })
+  .meta({ allOf: [notBoth("email", "emails"), notBoth("phone", "phones")] })
   .check(z.superRefine((input, ctx) => checkLists(input, ctx)))
   .transform((input) => normalise(input) as ContactFields & { firstName: string; lastName: string });
 
@@ -222,6 +255,10 @@ export const contactUpdateSchema = z
     firstName: fields.firstName.optional(),
     lastName: fields.lastName.optional(),
     ...READ_ONLY,
+  })
+  .meta({
+    allOf: [notBoth("email", "emails"), notBoth("phone", "phones")],
+    anyOf: Object.keys(fields).map((field) => ({ required: [field] })),
   })
   .check(
     z.superRefine((input, ctx) => {

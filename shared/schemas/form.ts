@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isEmailAddress } from "../email.js";
+import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import {
   AMOUNT_TYPES,
   CUSTOM_INPUT_TYPES,
@@ -13,7 +13,7 @@ import {
   TICKET_TYPES,
 } from "../enums.js";
 import { dollarsToCents } from "../money.js";
-import { boundedString, money, readOnlyFields, requiredString } from "./common.js";
+import { boundedString, HTTPS_URL, money, readOnlyFields, requiredString } from "./common.js";
 
 /**
  * The rules of a donation or event form (seed 2.2, 4.1, 7; contract 4), as one zod schema.
@@ -28,12 +28,17 @@ const positiveInt = z.number().int().min(1).max(1_000_000);
 const HEX_COLOR = /^#[0-9A-Fa-f]{6}$/;
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
 const TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
+const TIME_OR_EMPTY = "^(([01]\\d|2[0-3]):[0-5]\\d)?$";
 
 function isCalendarDate(value: string): boolean {
   if (!DATE.test(value)) return false;
   const date = new Date(`${value}T00:00:00Z`);
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
 }
+
+/** The time zones the document lists: the runtime's IANA names that `isTimeZone` accepts. */
+export const TIME_ZONES: string[] = Intl.supportedValuesOf("timeZone").filter((zone) => isTimeZone(zone));
+if (!TIME_ZONES.includes("UTC")) TIME_ZONES.push("UTC");
 
 function isTimeZone(value: string): boolean {
   try {
@@ -67,33 +72,69 @@ export const sponsorshipGroupSchema = z.strictObject({
   options: z.array(sponsorshipOptionSchema).min(1).max(100),
 });
 
-export const ticketSchema = z.strictObject({
-  name: requiredString(200),
-  price,
-  quantity: positiveInt.nullable().optional(),
-  ticketType: z.enum(TICKET_TYPES).default("INDIVIDUAL"),
-  groupSize: z.number().int().min(1).max(1000).nullable().optional(),
-  description: boundedString(1000).default(""),
-  maxPerOrder: positiveInt.nullable().optional(),
-  ...readOnly,
-});
+export const ticketSchema = z
+  .strictObject({
+    name: requiredString(200),
+    price,
+    quantity: positiveInt.nullable().optional(),
+    ticketType: z.enum(TICKET_TYPES).default("INDIVIDUAL"),
+    groupSize: z.number().int().min(1).max(1000).nullable().optional(),
+    description: boundedString(1000).default(""),
+    maxPerOrder: positiveInt.nullable().optional(),
+    ...readOnly,
+  })
+  .meta({
+    // A GROUP ticket admits groupSize people (more than one); any other ticket admits one.
+    if: { properties: { ticketType: { const: "GROUP" } }, required: ["ticketType"] },
+    // biome-ignore lint/suspicious/noThenProperty: the if/then keyword of JSON Schema
+    then: { properties: { groupSize: { type: "integer", minimum: 2 } }, required: ["groupSize"] },
+    else: { properties: { groupSize: { enum: [1, null] } } },
+  });
 
-export const promoCodeSchema = z.strictObject({
-  code: z
-    .string()
-    .trim()
-    .min(1)
-    .max(50)
-    .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" }),
-  discountType: z.enum(DISCOUNT_TYPES),
-  discountValue: z.number(),
-  quantity: positiveInt.nullable().optional(),
-  applicableTickets: z.array(requiredString(200)).max(100).default([]),
-  ...readOnly,
-});
+export const promoCodeSchema = z
+  .strictObject({
+    code: z
+      .string()
+      .trim()
+      .min(1)
+      .max(50)
+      .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" }),
+    discountType: z.enum(DISCOUNT_TYPES),
+    discountValue: z.number().meta({
+      exclusiveMinimum: 0,
+      maximum: MAX_AMOUNT,
+      multipleOf: 0.01,
+      description: "percentage: more than 0 and at most 100; amount: dollars, at most 2 decimals",
+    }),
+    quantity: positiveInt.nullable().optional(),
+    applicableTickets: z.array(requiredString(200)).max(100).default([]),
+    ...readOnly,
+  })
+  .meta({
+    if: { properties: { discountType: { const: "percentage" } }, required: ["discountType"] },
+    // biome-ignore lint/suspicious/noThenProperty: the if/then keyword of JSON Schema
+    then: { properties: { discountValue: { maximum: 100 } } },
+  });
 
 /** The options of a custom input (form or organization): at most 100, each 1 to 200 characters. */
-export const inputOptionsSchema = z.array(requiredString(200)).max(100).default([]);
+export const inputOptionsSchema = z
+  .array(requiredString(200))
+  .max(100)
+  .meta({ uniqueItems: true })
+  .default([]);
+
+/**
+ * How the document states the options rule of a custom input: a dropdown (`selectTypes`) lists two
+ * options or more, any other input none.
+ */
+export function dropdownRule(selectTypes: readonly string[]) {
+  return {
+    if: { properties: { inputType: { enum: [...selectTypes] } }, required: ["inputType"] },
+    // biome-ignore lint/suspicious/noThenProperty: the if/then keyword of JSON Schema
+    then: { properties: { options: { minItems: 2 } }, required: ["options"] },
+    else: { properties: { options: { maxItems: 0 } } },
+  };
+}
 
 const REPEATED_OPTION = "must not repeat an option";
 const hasRepeats = (options: readonly string[]) => new Set(options).size !== options.length;
@@ -120,6 +161,11 @@ export const customInputSchema = z
     inputType: z.enum(CUSTOM_INPUT_TYPES),
     required: z.boolean().default(false),
     options: inputOptionsSchema,
+  })
+  .meta({
+    ...dropdownRule(["single_select", "multi_select"]),
+    anyOf: [{ required: ["title"] }, { required: ["question"] }],
+    description: "title (or its synonym question; both must match when both are sent)",
   })
   .check(
     z.superRefine((input, ctx) => {
@@ -161,12 +207,12 @@ const FORM_FIELDS = {
     .default(""),
   formType: z.enum([...INPUT_FORM_TYPES, ...STORED_FORM_TYPES]).default("fundraising"),
   amountType: z.enum(AMOUNT_TYPES).default("standard"),
-  funds: z.array(requiredString(200)).min(1).max(100),
-  frequencies: z.array(z.enum(FREQUENCIES)).min(1).max(5).optional(),
+  funds: z.array(requiredString(200)).min(1).max(100).meta({ uniqueItems: true }),
+  frequencies: z.array(z.enum(FREQUENCIES)).min(1).max(5).meta({ uniqueItems: true }).optional(),
   defaultFrequency: z.enum(FREQUENCIES).optional(),
   color: z.string().regex(HEX_COLOR, { message: "must be a hex color like #3B82F6" }).default("#3B82F6"),
   active: z.boolean().default(true),
-  headerImage: z.string().trim().max(2048).nullable().optional(),
+  headerImage: z.string().trim().max(2048).meta(HTTPS_URL).nullable().optional(),
   // 0 or null is "no goal"; a goal above 0 is required only with the fundraising bar (seed 4.1, 7).
   goal: money({ min: 0, max: 1_000_000_000 }).nullable().optional(),
 
@@ -196,17 +242,22 @@ const FORM_FIELDS = {
   enablePhone: z.boolean().default(false),
 
   enableCustomEmail: z.boolean().default(false),
-  replyToAddress: z.string().trim().max(320).nullable().optional(),
+  replyToAddress: z.string().trim().max(320).meta(EMAIL_ADDRESS).nullable().optional(),
   emailSubject: boundedString(200).nullable().optional(),
   customMessage: boundedString(5000).nullable().optional(),
 
   enableTimeAndLocation: z.boolean().default(false),
-  eventDate: z.string().nullable().optional(),
-  startTime: z.string().nullable().optional(),
-  endTime: z.string().nullable().optional(),
+  eventDate: z.string().meta({ format: "date" }).nullable().optional(),
+  startTime: z.string().meta({ pattern: TIME_OR_EMPTY, description: "HH:MM, 24-hour" }).nullable().optional(),
+  endTime: z.string().meta({ pattern: TIME_OR_EMPTY, description: "HH:MM, 24-hour" }).nullable().optional(),
   location: boundedString(500).nullable().optional(),
   eventDetails: boundedString(5000).nullable().optional(),
-  timeZone: z.string().max(100).nullable().optional(),
+  timeZone: z
+    .string()
+    .max(100)
+    .nullable()
+    .meta({ enum: [...TIME_ZONES, null], description: "An IANA time zone name such as America/New_York" })
+    .optional(),
 
   // Fields that reads return; accepted on input so that a read can be sent back, and ignored.
   formID: z.unknown().optional(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
-import { isPhoneCountry } from "../phone.js";
+import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
 import { readOnlyFields, requiredString } from "./common.js";
-import { dropdownOptionProblems, inputOptionsSchema } from "./form.js";
+import { dropdownOptionProblems, dropdownRule, inputOptionsSchema } from "./form.js";
 
 /** Organization settings (seed 2.9, contract 6). */
 
@@ -26,6 +26,7 @@ export const globalCustomInputSchema = z
     required: z.boolean().default(false),
     options: inputOptionsSchema,
   })
+  .meta(dropdownRule(["SINGLE_SELECTION_DROPDOWN", "MULTI_SELECTION_DROPDOWN"]))
   .check(
     z.superRefine((input, ctx) => {
       const isSelect =
@@ -50,6 +51,7 @@ const baseUrl = z
   .string()
   .trim()
   .max(2048)
+  .meta({ format: "uri", pattern: "^https?://[^/?#@\\s]+(/[^?#\\s]*)?$" })
   .check(
     z.superRefine((value, ctx) => {
       let url: URL;
@@ -67,6 +69,8 @@ const baseUrl = z
   )
   .transform((value) => value.replace(/\/+$/, ""));
 
+const UPDATABLE = ["organizationName", "organizationBaseURLs", "globalCustomInputs", "country"];
+
 export const organizationUpdateSchema = z
   .strictObject({
     organizationName: requiredString(200).optional(),
@@ -76,6 +80,11 @@ export const organizationUpdateSchema = z
       .string()
       .trim()
       .toUpperCase()
+      .meta({
+        enum: PHONE_COUNTRIES,
+        description:
+          "ISO 3166-1 alpha-2 code (any case): the country of phone numbers given without a country code",
+      })
       .check(
         z.superRefine((code, ctx) => {
           if (!/^[A-Z]{2}$/.test(code) || !isPhoneCountry(code))
@@ -89,6 +98,7 @@ export const organizationUpdateSchema = z
     // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
     ...readOnlyFields("paymentProcessor"),
   })
+  .meta({ anyOf: UPDATABLE.map((field) => ({ required: [field] })) })
   .check(
     z.superRefine(
       (body, ctx) => {

@@ -61,16 +61,6 @@ export const refundRequestSchema = z.strictObject({
   reason: requiredString(500).optional().meta({ description: "Kept with the refund at the processor" }),
 });
 
-export const refundRequestDoc = z.object({
-  amount: z.number().optional().meta({
-    description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
-  }),
-  reason: z
-    .string()
-    .optional()
-    .meta({ description: "Kept with the refund at the processor (at most 500 characters)" }),
-});
-
 export const donationSchema = z.object({
   donationID: z.string(),
   donorEmail: z.string(),

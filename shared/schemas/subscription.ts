@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { money } from "./common.js";
+import { HTTPS_URL, money } from "./common.js";
 
 /** Subscriptions (seed 2.6, 4.5; contract 7): the update body, the update-link body, response shapes. */
 
@@ -11,10 +11,14 @@ export const subscriptionUpdateSchema = z
   .strictObject({
     status: z
       .literal("CANCELLED", { error: "must be CANCELLED (the only status change accepted)" })
-      .optional(),
+      .optional()
+      .meta({ description: "Cancels the subscription for good" }),
     // The same range as a gift of a custom amount at checkout: a recurring gift is never smaller.
-    amount: money({ min: 1, max: 1_000_000 }).optional(),
+    amount: money({ min: 1, max: 1_000_000 })
+      .optional()
+      .meta({ description: "New recurring amount in dollars (the checkout's range for a custom amount)" }),
   })
+  .meta({ minProperties: 1, description: "status, amount or both" })
   .check(
     z.superRefine((body, ctx) => {
       if (body.status === undefined && body.amount === undefined)
@@ -22,19 +26,13 @@ export const subscriptionUpdateSchema = z
     }),
   );
 
-export const subscriptionUpdateDoc = z.object({
-  status: z.literal("CANCELLED").optional().meta({ description: "Cancels the subscription for good" }),
-  amount: z.number().optional().meta({
-    description: "New recurring amount in dollars: 1 to 1,000,000, at most 2 decimals (the checkout's range)",
-  }),
-});
-
 const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
 
 /** https, or http on localhost; absolute, no credentials. */
 export const returnUrlSchema = z
   .string()
   .max(2000)
+  .meta({ ...HTTPS_URL, description: "Where the page sends the donor afterwards: https (http on localhost)" })
   .check(
     z.superRefine((value, ctx) => {
       let url: URL;
@@ -53,13 +51,17 @@ export const returnUrlSchema = z
   );
 
 export const updateLinkBodySchema = z.strictObject({
-  delivery: z.literal("link", { error: "must be link" }).optional(),
+  delivery: z
+    .literal("link", { error: "must be link" })
+    .optional()
+    .meta({ description: "How the link reaches the donor: returned to you" }),
   returnUrl: returnUrlSchema.optional(),
   expiresInMinutes: z.number().int().min(30).max(1440).default(60),
   allowedPaymentMethods: z
     .array(z.enum(UPDATE_LINK_METHODS))
     .min(1)
     .max(2)
+    .meta({ uniqueItems: true })
     .check(
       z.superRefine((list, ctx) => {
         if (new Set(list).size !== list.length)
@@ -67,22 +69,6 @@ export const updateLinkBodySchema = z.strictObject({
       }),
     )
     .default(["CARD", "PAY_BY_BANK"]),
-});
-
-export const updateLinkBodyDoc = z.object({
-  delivery: z
-    .literal("link")
-    .optional()
-    .meta({ description: "How the link reaches the donor: returned to you" }),
-  returnUrl: z
-    .string()
-    .optional()
-    .meta({ description: "Where the page sends the donor afterwards: https (http on localhost)" }),
-  expiresInMinutes: z.number().int().optional().meta({ description: "30–1440, default 60" }),
-  allowedPaymentMethods: z
-    .array(z.enum(UPDATE_LINK_METHODS))
-    .optional()
-    .meta({ description: "Default both" }),
 });
 
 export const subscriptionSchema = z.object({

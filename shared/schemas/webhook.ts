@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { readOnlyFields } from "./common.js";
+import { HTTPS_URL, readOnlyFields } from "./common.js";
 
 /** Webhooks (seed 2.7, 4.6, 6; contract 8) and their delivery log (contract 9). */
 
@@ -32,6 +32,7 @@ export function webhookUrl(opts: { httpsOnly: boolean }) {
     .trim()
     .min(1)
     .max(URL_MAX)
+    .meta(HTTPS_URL)
     .check(
       z.superRefine((value, ctx) => {
         let url: URL;
@@ -59,6 +60,7 @@ const eventList = z
   .array(z.enum(EVENT_TYPES))
   .min(1)
   .max(EVENT_TYPES.length * 4)
+  .meta({ description: "Event types; one listed twice counts once" })
   .transform((events) => [...new Set(events)]);
 
 const description = z.string().trim().max(500);
@@ -84,6 +86,8 @@ const readOnly = readOnlyFields(
   "failureCount",
 );
 
+const UPDATABLE = ["url", "events", "status", "description"];
+
 export function webhookUpdateSchema(opts: { httpsOnly: boolean }) {
   return z
     .strictObject({
@@ -93,12 +97,13 @@ export function webhookUpdateSchema(opts: { httpsOnly: boolean }) {
       description: description.optional(),
       ...readOnly,
     })
+    .meta({ anyOf: UPDATABLE.map((k) => ({ required: [k] })) })
     .check(
       z.superRefine(
         (body, ctx) => {
           if (body === null || typeof body !== "object") return;
           const b = body as Record<string, unknown>;
-          if (["url", "events", "status", "description"].every((k) => b[k] === undefined))
+          if (UPDATABLE.every((k) => b[k] === undefined))
             ctx.addIssue({
               code: "custom",
               message: "must contain at least one of url, events, status, description",

@@ -2,14 +2,17 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
-/** The deprecated /v1/donations view (seed 2.5, 9; contract 7): legacy names, deprecation headers, a switch. */
+/**
+ * The deprecated /v1/donations view: legacy names and deprecation headers; served until its removal date
+ * (2026-07-01) and 410 Gone naming /v1/payments after it, unless LEGACY_DONATIONS_API says otherwise.
+ */
 
 type Json = Record<string, unknown>;
 
 let t: TestApp;
 
 beforeEach(async () => {
-  t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+  t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", LEGACY_DONATIONS_API: "on" } });
 });
 afterEach(() => t.close());
 
@@ -113,5 +116,41 @@ describe("/v1/donations turned off (LEGACY_DONATIONS_API=off)", () => {
     }
     expect((await t.request("GET", "/v1/payments")).status).toBe(200);
     expect((await t.request("GET", "/v1/donations", { key: null })).status).toBe(401);
+  });
+});
+
+describe("/v1/donations and its removal date", () => {
+  const at = async (iso: string, env: Record<string, string> = {}) => {
+    await t.close();
+    t = await setupTestApp({ now: () => Date.parse(iso), env });
+    return t.request("GET", "/v1/donations");
+  };
+
+  it("is served before 2026-07-01 without a setting, with the deprecation headers", async () => {
+    const res = await at("2026-06-30T23:59:59Z");
+    expect(res.status).toBe(200);
+    expectDeprecated(res.headers);
+  });
+
+  it("answers 410 Gone naming /v1/payments from 2026-07-01 on without a setting", async () => {
+    const res = await at("2026-07-01T00:00:00Z");
+    expect(res.status).toBe(410);
+    expect(res.body.error).toMatch(/removed on 2026-07-01.*\/v1\/payments/);
+    expectDeprecated(res.headers);
+    expect((await t.request("GET", "/v1/donations/pay_00000000000000000000000000")).status).toBe(410);
+  });
+
+  it("is kept past the date with LEGACY_DONATIONS_API=on, and the document says so", async () => {
+    expect((await at("2026-11-25T00:00:00Z", { LEGACY_DONATIONS_API: "on" })).status).toBe(200);
+    const doc = await t.request<{ paths: Record<string, Record<string, Json>> }>("GET", "/v1/openapi.json");
+    for (const path of ["/v1/donations", "/v1/donations/{id}"]) {
+      const op = doc.body.paths[path]?.get as Json;
+      expect(op.deprecated).toBe(true);
+      expect(String(op.description)).toContain("2026-07-01");
+      const gone = (op.responses as Record<string, Json>)["410"];
+      expect(Object.keys(gone?.headers as Json)).toEqual(
+        expect.arrayContaining(["Deprecation", "Sunset", "Link"]),
+      );
+    }
   });
 });

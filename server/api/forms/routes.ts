@@ -20,7 +20,7 @@ import { formAvailability } from "../../store/inventory.js";
 import { getOrganization } from "../../store/organizations.js";
 import type { AppDeps } from "../env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
-import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "../route.js";
+import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
 import {
   type FormSales,
@@ -45,7 +45,30 @@ async function checkPageSize(deps: AppDeps, orgId: string, formId: string, confi
 
 const kb = (bytes: number) => Math.ceil(bytes / 1024).toLocaleString("en-US");
 
-const idParams = z.object({ id: z.string().meta({ description: "The form's formID (UUID)" }) });
+const idParams = z.object({ id: pathId("The form's formID (UUID)") });
+
+/** The rules of a form between its fields (and, on an update, with the stored form the body changes). */
+const FORM_RULES: BodyRule[] = [
+  { fields: ["goal"], rule: "goal above 0 when enableFundraisingBar is true" },
+  {
+    fields: ["replyToAddress", "emailSubject", "customMessage"],
+    rule: "replyToAddress, emailSubject and customMessage when enableCustomEmail is true",
+  },
+  { fields: ["eventDate", "startTime"], rule: "eventDate and startTime when enableTimeAndLocation is true" },
+  {
+    fields: ["frequencies", "defaultFrequency"],
+    rule: 'defaultFrequency one of frequencies; an event form\'s frequencies are ["ONE_TIME"]',
+  },
+  {
+    fields: ["amountType", "givingLevels", "sponsorshipGroups", "tickets", "promoCodes"],
+    rule: "by form type: event forms need tickets (promo codes only there); giving_level forms need givingLevels and sponsorship forms sponsorshipGroups, and only they take them; a stored formType (EMBED_FORM, CROWDFUNDING_FORM, PRODUCT) fixes amountType",
+  },
+  {
+    fields: ["sponsorshipGroups", "tickets", "promoCodes", "customInputs", "funds"],
+    rule: "no group title, option title, ticket name, promo code (any case), custom input id or title twice; maxPerOrder at most the ticket's quantity; a promo code's applicableTickets name tickets of the form",
+  },
+  { fields: ["customInputs"], rule: "a custom input's title and question match when both are sent" },
+];
 
 const notFound = { description: "No form with this id", schema: errorSchema };
 const gone = { description: "The form was deleted", schema: errorSchema };
@@ -102,6 +125,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         "Creates a donation (`formType: fundraising`) or event form. Only `title` and `funds` are required. Every problem in the body is reported at once in `details`. Send `Idempotency-Key` to make retries safe.",
       body: schema,
       bodyDoc: formInputShape,
+      rules: FORM_RULES,
       responses: {
         201: {
           description: "Created",
@@ -211,6 +235,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         params: idParams,
         body: z.record(z.string(), z.unknown()),
         bodyDoc: formInputShape.partial(),
+        rules: FORM_RULES,
         responses: {
           200: {
             description: "Updated",

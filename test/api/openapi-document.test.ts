@@ -1,0 +1,118 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/**
+ * What a client generated from `GET /v1/openapi.json` relies on, stated as the server enforces it: typed
+ * and bounded parameters, the answers the pipeline adds to every operation (405, 413, 415, 409 and 422 of
+ * an Idempotency-Key, 429 with Retry-After) and the headers every answer carries.
+ */
+
+type Json = Record<string, unknown>;
+interface Operation {
+  parameters?: { name: string; in: string; schema: Json }[];
+  requestBody?: { content: Record<string, { schema: Json }> };
+  responses: Record<string, { headers?: Record<string, Json> }>;
+}
+
+let t: TestApp;
+let paths: Record<string, Record<string, Operation>>;
+
+beforeAll(async () => {
+  t = await setupTestApp();
+  paths = (await t.request<{ paths: typeof paths }>("GET", "/v1/openapi.json")).body.paths;
+});
+afterAll(() => t.close());
+
+const op = (path: string, method: string): Operation => {
+  const found = paths[path]?.[method];
+  if (!found) throw new Error(`${method} ${path} is not documented`);
+  return found;
+};
+const param = (o: Operation, name: string) => o.parameters?.find((p) => p.name === name);
+
+describe(`the OpenAPI document (${dialect})`, () => {
+  it("types limit as the integer range each list accepts, and cursors by their pattern", () => {
+    expect(param(op("/v1/forms", "get"), "limit")?.schema).toMatchObject({
+      type: "integer",
+      minimum: 1,
+      maximum: 100,
+    });
+    expect(param(op("/v1/forms/{formID}/links", "get"), "limit")?.schema).toMatchObject({
+      type: "integer",
+      maximum: 200,
+    });
+    expect(param(op("/v1/payments", "get"), "lastEvaluatedKey")?.schema.pattern).toBeTypeOf("string");
+  });
+
+  it("bounds amounts and states formats: money, emails, https URLs, dates, countries", () => {
+    const refund = op("/v1/payments/{id}/refund", "post").requestBody?.content["application/json"]?.schema;
+    expect(((refund?.properties ?? {}) as Json).amount).toMatchObject({
+      exclusiveMinimum: 0,
+      maximum: 1_000_000,
+      multipleOf: 0.01,
+    });
+    const form = op("/v1/forms", "post").requestBody?.content["application/json"]?.schema.properties as Json;
+    expect(form.replyToAddress).toMatchObject({ format: "email" });
+    expect(form.headerImage).toMatchObject({ format: "uri" });
+    expect(form.eventDate).toMatchObject({ format: "date" });
+    expect((form.timeZone as { enum: unknown[] }).enum).toContain("America/New_York");
+    const org = op("/v1/organization", "put").requestBody?.content["application/json"]?.schema
+      .properties as Json;
+    expect((org.country as { enum: string[] }).enum).toEqual(expect.arrayContaining(["US", "GB", "DE"]));
+    const hook = op("/v1/webhooks", "post").requestBody?.content["application/json"]?.schema
+      .properties as Json;
+    expect(hook.url).toMatchObject({ format: "uri", pattern: expect.stringContaining("https") });
+  });
+
+  it("documents the pipeline's answers and headers on every operation", () => {
+    for (const [path, methods] of Object.entries(paths))
+      for (const [method, o] of Object.entries(methods)) {
+        const where = `${method} ${path}`;
+        expect(Object.keys(o.responses), where).toContain("405");
+        for (const res of Object.values(o.responses))
+          expect(Object.keys(res.headers ?? {}), where).toContain("X-Request-Id");
+        if (o.requestBody)
+          expect(Object.keys(o.responses), where).toEqual(expect.arrayContaining(["413", "415"]));
+        if (method === "post") {
+          expect(Object.keys(o.responses), where).toEqual(expect.arrayContaining(["409", "422"]));
+          expect(param(o, "Idempotency-Key"), where).toMatchObject({ in: "header" });
+        }
+        if (path.startsWith("/v1/")) {
+          expect(Object.keys(o.responses["429"]?.headers ?? {}), where).toEqual(
+            expect.arrayContaining([
+              "Retry-After",
+              "X-RateLimit-Limit",
+              "X-RateLimit-Remaining",
+              "X-RateLimit-Reset",
+            ]),
+          );
+        }
+      }
+  });
+
+  it("states rules a schema cannot as x-rules, in the description too", () => {
+    const create = op("/v1/forms", "post") as Operation & {
+      "x-rules"?: { fields: string[] }[];
+      description?: string;
+    };
+    expect(create["x-rules"]?.flatMap((r) => r.fields)).toEqual(
+      expect.arrayContaining(["defaultFrequency", "goal"]),
+    );
+    expect(create.description).toContain("rules beyond the schema");
+  });
+});
+
+describe(`a body declared as another media type than JSON (${dialect})`, () => {
+  it("is a 415; JSON, none, and the types curl and browsers send by default are read as JSON", async () => {
+    const body = JSON.stringify({ ...validForms.standard(), title: "Media types" });
+    const send = (type: string | undefined) =>
+      t.request("POST", "/v1/forms", { rawBody: body, headers: type ? { "Content-Type": type } : {} });
+    const refused = await send("multipart/form-data; boundary=x");
+    expect(refused.status).toBe(415);
+    expect(refused.body.error).toMatch(/application\/json/);
+    expect((await send("application/xml")).status).toBe(415);
+    expect((await send("application/x-www-form-urlencoded")).status).toBe(201);
+    expect((await send("application/json; charset=utf-8")).status).toBe(409);
+    expect((await send(undefined)).status).toBe(409);
+  });
+});
