@@ -155,8 +155,8 @@ const fields = {
   phones: z.array(phoneItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
   addresses: z.array(addressItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
   /** Shorthand for one primary email / phone. */
-  email: emailText.optional(),
-  phone: phoneText.optional(),
+  email: emailText.optional().meta({ description: "Shorthand for one primary email (not with `emails`)" }),
+  phone: phoneText.optional().meta({ description: "Shorthand for one primary phone (not with `phones`)" }),
 };
 
 type Item = { isPrimary: boolean; value?: string };
@@ -274,38 +274,12 @@ export const contactUpdateSchema = z
   )
   .transform((input) => normalise(input));
 
-const emailDoc = z.object({
-  value: z.string().meta({ description: "The address (`email` is accepted as a synonym on input)" }),
-  isPrimary: z.boolean().meta({ description: "`is_primary` is accepted on input" }),
-  isVerified: z.boolean().optional(),
-});
 const phoneDoc = z.object({ value: z.string().meta({ description: "As typed" }), isPrimary: z.boolean() });
 const phoneOut = phoneDoc.extend({
   e164: z.string().nullable().meta({
     description:
       "The number in E.164 (+16175550101), read in the organization's country when typed without a country code; null when the text is not a valid phone number (then it is matched as typed)",
   }),
-});
-const addressDoc = z.object({
-  line1: z.string().optional(),
-  line2: z.string().optional(),
-  city: z.string().optional(),
-  region: z.string().optional().meta({ description: "State or region code" }),
-  postal: z.string().optional(),
-  country: z.string().optional(),
-  isPrimary: z.boolean(),
-});
-
-/** The documented request body (the parsing schema transforms, so it documents poorly). */
-export const contactBodyDoc = z.object({
-  firstName: z.string().meta({ description: "Required on create" }),
-  lastName: z.string().meta({ description: "Required on create" }),
-  organizationName: z.string().nullable().optional(),
-  emails: z.array(emailDoc).optional(),
-  phones: z.array(phoneDoc).optional(),
-  addresses: z.array(addressDoc).optional(),
-  email: z.string().optional().meta({ description: "Shorthand for one primary email (not with `emails`)" }),
-  phone: z.string().optional().meta({ description: "Shorthand for one primary phone (not with `phones`)" }),
 });
 
 const consent = z.enum(CONSENT_VALUES);
