@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import type { z } from "zod";
 import { PERMISSIONS, type Permission } from "../shared/enums.js";
 import { centsToDollars, formatDollars } from "../shared/money.js";
-import type { FeeRate } from "../shared/pricing.js";
+import type { FeeRate } from "../shared/pricing/fees.js";
 import { issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
 import { refundRequestSchema } from "../shared/schemas/payment.js";

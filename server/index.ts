@@ -1,7 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { getRequestListener } from "@hono/node-server";
-import { withCachedAnswers } from "./api/cachedAnswers.js";
 import { createApp } from "./app.js";
 import { composeDeps } from "./compose.js";
 import { loadConfig } from "./config.js";
@@ -28,9 +27,8 @@ async function main(): Promise<void> {
   const app = createApp(deps);
   let workers: { stop(): Promise<void> } | undefined;
 
-  // The app behind the answers this process can give from memory (see cachedAnswers.ts).
-  const appListener = getRequestListener(app.fetch, { hostname: config.host });
-  const server = createServer(withCachedAnswers(deps, appListener).listener);
+  // Every request goes to the one app: its middleware, routes and errors.
+  const server = createServer(getRequestListener(app.fetch, { hostname: config.host }));
   server.listen(config.port, config.host, () => {
     const info = server.address() as AddressInfo;
     // With PORT=0 the OS picks the port; links must name the real one.

@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { z } from "zod";
 import { checkoutRequestSchema, quoteRequestSchema } from "../../shared/schemas/checkout.js";
+import { publicFormViewSchema } from "../../shared/schemas/publicForm.js";
 import {
   completeCheckout,
   loadPublicForm,
@@ -13,8 +14,6 @@ import {
   checkHoneypot,
   checkPromoGuesses,
   checkQuoteLimits,
-  checkSubmissionOrigin,
-  clientIp,
   countDecline,
   countPromoFailure,
 } from "../checkout/guards.js";
@@ -25,6 +24,7 @@ import { checkoutAssetUrl } from "../pages/assets.js";
 import { stockTaken } from "../store/inventory.js";
 import { siteOrigins } from "../store/organizations.js";
 import type { AppDeps, AppEnv } from "./env.js";
+import { checkSubmissionOrigin, clientIp } from "./requestSource.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 
 /**
@@ -163,7 +163,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       responses: {
         200: {
           description: "The public form view",
-          schema: z.looseObject({ formID: z.string(), formType: z.string() }),
+          schema: publicFormViewSchema,
         },
         400: { description: "Validation failed (elementid too long)", schema: errorSchema },
         404: publicErrors[404],

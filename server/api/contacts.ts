@@ -20,8 +20,8 @@ import {
   withE164,
 } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
-import { emitEvent } from "../store/events.js";
 import type { ContactsTable } from "../store/schema.js";
+import { emitEvent } from "../webhooks/events.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";

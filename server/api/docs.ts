@@ -1,4 +1,4 @@
-import { escapeHtml } from "./forms/present.js";
+import { escapeHtml } from "../../shared/html.js";
 
 /**
  * A readable API reference built from the OpenAPI document, as one self-contained page (no CDN, no

@@ -1,24 +1,26 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler, Next } from "hono";
 import { PERMISSIONS, type Permission } from "../../shared/enums.js";
 import { ApiError } from "../errors.js";
 import { prefixedId } from "../ids.js";
-import { type ApiKeyRecord, findKeyBySecretCached } from "../store/keys.js";
+import { type ApiKeyRecord, findKeyBySecretCached, peekKeyBySecret } from "../store/keys.js";
 import { hitRateLimit, type RateLimitResult } from "../store/rateLimits.js";
 import type { ApiMetricsTable } from "../store/schema.js";
-import type { AppDeps, AppEnv } from "./env.js";
+import type { AppDeps, AppEnv, AuthContext } from "./env.js";
 
 const KNOWN_PERMISSIONS: ReadonlySet<string> = new Set(PERMISSIONS);
-const permissionSets = new WeakMap<ApiKeyRecord, ReadonlySet<Permission>>();
+const auths = new WeakMap<ApiKeyRecord, AuthContext>();
 
-/** A key's permissions as a set (made once per key record: cached records are shared). */
-export function permissionsOf(key: ApiKeyRecord): ReadonlySet<Permission> {
-  let set = permissionSets.get(key);
-  if (!set) {
-    set = new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p)));
-    permissionSets.set(key, set);
+/** A key's auth context (its permissions as a set), made once per key record: cached records are shared. */
+function authOf(key: ApiKeyRecord): AuthContext {
+  let auth = auths.get(key);
+  if (!auth) {
+    const permissions = new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p)));
+    auth = Object.freeze({ organizationId: key.organizationId, keyId: key.keyId, permissions });
+    auths.set(key, auth);
   }
-  return set;
+  return auth;
 }
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** A request's id: the caller's own X-Request-Id when it is a sane one, else a new one. */
@@ -33,13 +35,11 @@ export function bearerKey(header: string): string | null {
   return BEARER.exec(header)?.[1] ?? null;
 }
 
-/** The X-RateLimit-* headers of every authenticated answer. */
-export function rateLimitHeaders(result: RateLimitResult): Record<string, string> {
-  return {
-    "X-RateLimit-Limit": String(result.limit),
-    "X-RateLimit-Remaining": String(result.remaining),
-    "X-RateLimit-Reset": String(result.reset),
-  };
+/** The X-RateLimit-* headers of every authenticated answer, added to `headers`. */
+function addRateLimitHeaders(headers: Record<string, string>, result: RateLimitResult): void {
+  headers["X-RateLimit-Limit"] = String(result.limit);
+  headers["X-RateLimit-Remaining"] = String(result.remaining);
+  headers["X-RateLimit-Reset"] = String(result.reset);
 }
 
 /** The api-metrics record of an authenticated request, `started` being its performance.now() on arrival. */
@@ -71,57 +71,105 @@ function isoTime(ms: number): string {
   return iso;
 }
 
-/** Every response carries X-Request-Id: the caller's own when it sent a sane one, else a new one. */
+declare module "hono" {
+  interface ContextVariableMap {
+    /**
+     * The headers the pipeline gives this request's answer, as a plain record: `responseHeaders` makes it,
+     * later middleware adds to it, and it is applied once, when the answer is known. Kept out of Hono's
+     * c.header(), which builds a Headers object per request that the Node adapter then copies out again.
+     */
+    answerHeaders: Record<string, string>;
+    /** The answer made by `answer`, which carries those headers from the start. */
+    answered: Response;
+  }
+}
+
+function headersOf(c: Context): Record<string, string> {
+  const headers = c.get("answerHeaders");
+  if (!headers) throw new Error("responseHeaders must run before the rest of the pipeline");
+  return headers;
+}
+
 /**
- * Headers of every answer: its request id, `X-Content-Type-Options: nosniff` (no answer is ever read as
- * another type than it says), and HSTS when the instance is served over https (PUBLIC_URL).
+ * An answer with the pipeline's headers in it from the start, given as one plain record (which the Node
+ * adapter writes as it is): for answers on hot paths. Headers set with c.header() are not in it, so a
+ * route under middleware that sets headers that way answers with c.json() or c.body() instead.
+ */
+export function answer(c: Context, status: number, body: string, headers: Record<string, string>): Response {
+  const all = headersOf(c);
+  for (const name in headers) all[name] = headers[name];
+  const res = new Response(body, { status, headers: all });
+  c.set("answered", res);
+  return res;
+}
+
+const HSTS = "max-age=31536000; includeSubDomains";
+
+/**
+ * Headers of every answer: its request id (the caller's own X-Request-Id when it sent a sane one, else a
+ * new one), `X-Content-Type-Options: nosniff` (no answer is ever read as another type than it says), HSTS
+ * when the instance is served over https (PUBLIC_URL), and what later middleware adds (X-RateLimit-*).
+ * An answer's own headers win. Mounted first, on every path.
  */
 export function responseHeaders(config: { publicUrl: string }): MiddlewareHandler<AppEnv> {
   const hsts = config.publicUrl.startsWith("https:");
   return async (c, next) => {
     const id = requestIdFor(c.req.header("X-Request-Id"));
     c.set("requestId", id);
-    // Set before the response exists, so Hono adds them as the response is built instead of copying after.
-    c.header("X-Request-Id", id);
-    c.header("X-Content-Type-Options", "nosniff");
-    if (hsts) c.header("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
+    const headers: Record<string, string> = { "X-Request-Id": id, "X-Content-Type-Options": "nosniff" };
+    if (hsts) headers["Strict-Transport-Security"] = HSTS;
+    c.set("answerHeaders", headers);
     await next();
-    if (!c.res.headers.has("X-Request-Id")) c.header("X-Request-Id", id);
-    if (!c.res.headers.has("X-Content-Type-Options")) c.header("X-Content-Type-Options", "nosniff");
-    if (hsts && !c.res.headers.has("Strict-Transport-Security"))
-      c.header("Strict-Transport-Security", "max-age=31536000; includeSubDomains");
+    if (c.get("answered") === c.res) return;
+    for (const name in headers) {
+      if (c.res.headers.has(name)) continue;
+      try {
+        c.res.headers.set(name, headers[name]);
+      } catch {
+        // An answer with immutable headers: c.header() copies it into one that takes them.
+        c.header(name, headers[name]);
+      }
+    }
   };
 }
 
-/** Bearer API key → the organization and its permissions; 401 otherwise. */
+/**
+ * Bearer API key → the organization and its permissions; 401 otherwise. A key in the read cache is taken
+ * without waiting (this middleware and the rate limit have nothing to do after the route, so they hand
+ * on next()'s promise instead of awaiting it).
+ */
 export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  const admit = (c: Context<AppEnv>, next: Next, key: ApiKeyRecord | undefined) => {
+    if (!key) throw new ApiError(401, "Invalid API key");
+    c.set("auth", authOf(key));
+    return next();
+  };
+  return (c, next) => {
     const header = c.req.header("Authorization");
     if (!header) throw new ApiError(401, "Missing API key: send Authorization: Bearer <API_KEY>");
     const secret = bearerKey(header);
     if (secret === null) throw new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
-    const key = await findKeyBySecretCached(deps.store, secret);
-    if (!key) throw new ApiError(401, "Invalid API key");
-    c.set("auth", { organizationId: key.organizationId, keyId: key.keyId, permissions: permissionsOf(key) });
-    await next();
+    const key = peekKeyBySecret(deps.store, secret);
+    if (key) return admit(c, next, key);
+    return findKeyBySecretCached(deps.store, secret).then((found) => admit(c, next, found));
   };
 }
 
 /** The per-key rolling-hour budget, with X-RateLimit-* on every authenticated response. */
 export function rateLimit(deps: AppDeps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const { keyId } = c.get("auth");
-    const result = await hitRateLimit(deps.store.db, keyId, deps.config.rateLimitPerHour, deps.now());
-    const headers = rateLimitHeaders(result);
+  const admit = (c: Context<AppEnv>, next: Next, result: RateLimitResult) => {
+    addRateLimitHeaders(headersOf(c), result);
     if (!result.allowed)
       throw new ApiError(429, "Rate limit exceeded", undefined, {
-        ...headers,
         "Retry-After": String(result.retryAfterSeconds),
       });
-    for (const [name, value] of Object.entries(headers)) c.header(name, value);
-    await next();
-    if (!c.res.headers.has("X-RateLimit-Limit"))
-      for (const [name, value] of Object.entries(headers)) c.header(name, value);
+    return next();
+  };
+  return (c, next) => {
+    const hit = hitRateLimit(deps.store.db, c.get("auth").keyId, deps.config.rateLimitPerHour, deps.now());
+    // A place from this process's lease is at hand without waiting.
+    if (hit instanceof Promise) return hit.then((result) => admit(c, next, result));
+    return admit(c, next, hit);
   };
 }
 

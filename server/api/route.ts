@@ -108,13 +108,38 @@ export function mountRoutes(
   }
 }
 
-async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise<Response> {
+/**
+ * One route's request: permission, body, inputs, idempotency, handler. A request without a body or an
+ * Idempotency-Key (every GET) goes straight to the handler, without waiting on anything in between.
+ */
+function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Response | Promise<Response> {
   route.before?.(c);
   if (route.permission) {
     const auth = c.get("auth");
     if (!auth.permissions.has(route.permission))
       throw new ApiError(403, `Missing permission: ${route.permission}`);
   }
+  if (route.method === "post" || (BODY_METHODS.has(route.method) && route.body))
+    return runWithBody(c, route, deps);
+  return route.handler(c, inputsOf(c, route, undefined, undefined));
+}
+
+/** The route's inputs, validated (a body that was not a JSON object is refused here, with the others). */
+function inputsOf(
+  c: Context<AppEnv>,
+  route: RouteSpec,
+  rawBody: Record<string, unknown> | undefined,
+  bodyError: ApiError | undefined,
+): RouteInput<Record<string, unknown>, Record<string, unknown>, unknown> {
+  if (bodyError) throw bodyError;
+  return {
+    params: route.params ? parseWith(route.params, c.req.param()) : {},
+    query: route.query ? parseWith(route.query, c.req.query()) : {},
+    body: rawBody !== undefined && route.body ? parseWith(route.body, rawBody) : undefined,
+  };
+}
+
+async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise<Response> {
   // The body is read here; a body that is not a JSON object is refused with the other input problems,
   // after a key already used has had its say (a reused key is a 422 even when this request is invalid).
   let bodyText: string | undefined;
@@ -131,17 +156,9 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
       bodyError = err;
     }
   }
-  const inputs = () => {
-    if (bodyError) throw bodyError;
-    return {
-      params: route.params ? parseWith(route.params, c.req.param()) : {},
-      query: route.query ? parseWith(route.query, c.req.query()) : {},
-      body: rawBody !== undefined && route.body ? parseWith(route.body, rawBody) : undefined,
-    };
-  };
 
   const idemKey = route.method === "post" ? c.req.header("Idempotency-Key") : undefined;
-  if (idemKey === undefined) return route.handler(c, inputs());
+  if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError));
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
 
@@ -159,7 +176,7 @@ async function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise
     .digest("hex");
   const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
   if (prior) return answerPrior(prior);
-  const input = inputs();
+  const input = inputsOf(c, route, rawBody, bodyError);
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
   if (claim.kind !== "new") return answerPrior(claim);
 

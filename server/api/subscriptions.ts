@@ -10,7 +10,6 @@ import { wireTime } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { createUpdateLink, UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { Db } from "../store/database.js";
-import { emitEvent } from "../store/events.js";
 import type { SubscriptionsTable } from "../store/schema.js";
 import {
   cancelSubscription,
@@ -19,6 +18,7 @@ import {
   presentSubscription,
   setSubscriptionAmount,
 } from "../store/subscriptions.js";
+import { emitEvent } from "../webhooks/events.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";

@@ -1,5 +1,5 @@
 import type { Frequency } from "../../shared/enums.js";
-import { coverFeeCents, type FeeRate } from "../../shared/pricing.js";
+import { coverFeeCents, type FeeRate } from "../../shared/pricing/fees.js";
 import type { AppDeps } from "../deps.js";
 import { prefixedId } from "../ids.js";
 import { billingChargeKey } from "../payments/chargeKey.js";
@@ -8,12 +8,12 @@ import { outcomeOfCharge } from "../payments/outcome.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import type { ChargeResult } from "../processors/port.js";
 import type { Db } from "../store/database.js";
-import { emitEvent } from "../store/events.js";
 import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
 import { type PaymentDetails, recordProcessorPaymentId } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { findSubscription, presentSubscription } from "../store/subscriptions.js";
+import { emitEvent } from "../webhooks/events.js";
 import { parseInstant, type RecurringFrequency } from "./schedule.js";
 
 /**

@@ -1,12 +1,8 @@
 import { centsToDollars } from "../../shared/money.js";
-import {
-  type Availability,
-  priceOrder,
-  productKey,
-  promoKey,
-  promoRefusal,
-  type Quote,
-} from "../../shared/pricing.js";
+import { type Availability, productKey, promoKey } from "../../shared/pricing/availability.js";
+import { priceOrder } from "../../shared/pricing/priceOrder.js";
+import { promoRefusal } from "../../shared/pricing/promo.js";
+import type { Quote } from "../../shared/pricing/quote.js";
 import { type CheckoutRequest, type QuoteRequest, toOrderInput } from "../../shared/schemas/checkout.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";

@@ -2,7 +2,8 @@ import { sql } from "kysely";
 import { centsToDollars } from "../../shared/money.js";
 import type { DonorPrefill } from "../../shared/prefill.js";
 import { type AnyCustomInput, customInputsOf } from "../../shared/prefill.js";
-import { type Availability, remainingProducts, remainingTickets } from "../../shared/pricing.js";
+import { type Availability, remainingProducts, remainingTickets } from "../../shared/pricing/availability.js";
+import type { PaymentOptions, PublicFormView } from "../../shared/schemas/publicForm.js";
 import { wireTime } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
 import type { FormRecord } from "../store/forms.js";
@@ -15,22 +16,6 @@ import type { Organization } from "../store/organizations.js";
  */
 
 const DONOR_LIST_SIZE = 20;
-
-/**
- * How the page takes payment: the sandbox's own fields (test details), or Stripe's (Stripe.js, with the
- * organization's publishable key); null when the organization takes no payments yet.
- */
-export type PaymentOptions =
-  | { processor: "sandbox"; methods: readonly ("card" | "bank")[] }
-  | {
-      processor: "stripe";
-      publishableKey: string;
-      livemode: boolean;
-      /** The page's module that drives Stripe's fields (loaded only for these forms). */
-      module: string;
-      /** Where Stripe.js is loaded from when it is not Stripe's own address (STRIPE_JS_URL, tests). */
-      jsUrl?: string;
-    };
 
 export function paymentOptions(
   org: Organization,
@@ -82,7 +67,7 @@ async function donorList(db: Db, formId: string) {
 }
 
 function presentInput(i: AnyCustomInput) {
-  const inputType =
+  const inputType: PublicFormView["customInputs"][number]["inputType"] =
     i.kind === "single" ? "single_select" : i.kind === "multi" ? "multi_select" : "short_text";
   return { id: i.id, title: i.title, inputType, required: i.required, options: i.options };
 }
@@ -93,7 +78,7 @@ export async function publicFormView(
   availability: Availability,
   prefill: DonorPrefill | null,
   payment: PaymentOptions | null,
-) {
+): Promise<PublicFormView> {
   const { form, org } = loaded;
   const c = form.config;
   const d = (cents: number[]) => cents.map(centsToDollars);
@@ -163,7 +148,7 @@ export async function publicFormView(
     hasPromoCodes: c.promoCodes.length > 0,
     customInputs: customInputsOf(c, org.globalCustomInputs).map((i) => ({
       ...presentInput(i),
-      ...(longInputs.has(i.id) ? { inputType: "long_text" } : {}),
+      ...(longInputs.has(i.id) ? { inputType: "long_text" as const } : {}),
     })),
     faqs: c.faqs,
     event: c.enableTimeAndLocation
@@ -198,4 +183,4 @@ export async function publicFormView(
   };
 }
 
-export type PublicFormView = Awaited<ReturnType<typeof publicFormView>>;
+export type { PaymentOptions, PublicFormView } from "../../shared/schemas/publicForm.js";

@@ -1,5 +1,5 @@
+import { escapeHtml } from "../../shared/html.js";
 import { formatDollars } from "../../shared/money.js";
-import { escapeHtml } from "../api/forms/present.js";
 
 /** The e-mail asking a donor to confirm a recurring charge their bank held for authentication. */
 

@@ -1,7 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
+import { escapeHtml } from "../../shared/html.js";
 import { formatDollars } from "../../shared/money.js";
-import type { QuoteLine } from "../../shared/pricing.js";
-import { escapeHtml } from "../api/forms/present.js";
+import type { QuoteLine } from "../../shared/pricing/quote.js";
 
 /**
  * The donor's receipt e-mail: one pure function from what was paid to a subject, a plain-text part and

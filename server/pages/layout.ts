@@ -1,4 +1,4 @@
-import { escapeHtml } from "../api/forms/present.js";
+import { escapeHtml } from "../../shared/html.js";
 
 /** A small, self-contained HTML page (no external assets) for the server's human-facing answers. */
 export function page(opts: {

@@ -1,12 +1,11 @@
 import type { Context } from "hono";
+import { escapeHtml } from "../../shared/html.js";
 import { formatDollars } from "../../shared/money.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
-import { escapeHtml } from "../api/forms/present.js";
 import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
 import { AWAITING_AUTHENTICATION } from "../payments/confirmationRequest.js";
 import type { PaymentMethod } from "../processors/port.js";
-import { emitEvent } from "../store/events.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
 import type { PaymentMethodUpdateLinksTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
@@ -17,6 +16,7 @@ import {
   presentSubscription,
   setSubscriptionPaymentMethod,
 } from "../store/subscriptions.js";
+import { emitEvent } from "../webhooks/events.js";
 import { page } from "./layout.js";
 
 /**

@@ -1,9 +1,9 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { escapeHtml } from "../../shared/html.js";
 import type { UpdateLinkMethod } from "../../shared/schemas/subscription.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
-import { escapeHtml } from "../api/forms/present.js";
 import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { PaymentMethod, PaymentMethodInput } from "../processors/port.js";
 import { countUpdateLinkFailure } from "../store/subscriptions.js";

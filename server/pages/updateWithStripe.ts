@@ -1,8 +1,8 @@
 import type { Context } from "hono";
+import { escapeHtml } from "../../shared/html.js";
 import { formatDollars } from "../../shared/money.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
-import { escapeHtml } from "../api/forms/present.js";
-import { checkSubmissionOrigin } from "../checkout/guards.js";
+import { checkSubmissionOrigin } from "../api/requestSource.js";
 import { ApiError } from "../errors.js";
 import { outcomeOfLookup } from "../payments/outcome.js";
 import { settlePayment } from "../payments/transition.js";

@@ -1,9 +1,9 @@
 import type { ContactAddress } from "../store/contacts.js";
 import { contactTotals, findContact, insertContact, presentContact } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
-import { emitEvent } from "../store/events.js";
 import type { PaymentDetails } from "../store/payments.js";
 import type { ConsentValue, PaymentsTable } from "../store/schema.js";
+import { emitEvent } from "../webhooks/events.js";
 
 /** The contact a checkout's payment belongs to: matched by e-mail, or made from what the donor entered. */
 

@@ -4,7 +4,6 @@ import { billingDate, type RecurringFrequency, retryAt } from "../billing/schedu
 import { prefixedId } from "../ids.js";
 import type { PaymentMethod } from "../processors/port.js";
 import type { Db } from "../store/database.js";
-import { emitEvent } from "../store/events.js";
 import { paymentDetails } from "../store/payments.js";
 import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import {
@@ -14,6 +13,7 @@ import {
   presentSubscription,
   recordSuccessfulCharge,
 } from "../store/subscriptions.js";
+import { emitEvent } from "../webhooks/events.js";
 import type { ChargeOrigin } from "./chargeKey.js";
 
 /**

@@ -1,13 +1,13 @@
 import type { DisputeState, PaymentMethod } from "../processors/port.js";
 import { findContactIdByEmail } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
-import { emitEvent } from "../store/events.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
 import { insertPayment, paymentDetails, presentPayment } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
+import { emitEvent } from "../webhooks/events.js";
 import { chargeOrigin } from "./chargeKey.js";
 import { contactForPayment, emitContact } from "./donorContact.js";
 import { queueReceipt } from "./receipts.js";

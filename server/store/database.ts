@@ -3,10 +3,10 @@ import { StartupError } from "../errors.js";
 import type { ChangeFeed } from "./changes.js";
 import { type BackgroundWrites, type DialectName, describeDatabaseError, openDialect } from "./dialect.js";
 import { migrate } from "./migrations.js";
-import type { Database } from "./schema.js";
+import type { Database, Db } from "./schema.js";
 import { batchedTransactions, separateTransactions, type Transact } from "./writeBatch.js";
 
-export type Db = Kysely<Database>;
+export type { Db } from "./schema.js";
 
 export interface Store {
   db: Db;

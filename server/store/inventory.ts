@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { type Availability, NO_SALES, productKey, promoKey } from "../../shared/pricing.js";
+import { type Availability, NO_SALES, productKey, promoKey } from "../../shared/pricing/availability.js";
 import type { FormConfig } from "../../shared/schemas/form.js";
 import type { Db } from "./database.js";
 

@@ -1,5 +1,5 @@
 import { DEFAULT_COUNTRY } from "../../shared/phone.js";
-import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing.js";
+import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing/fees.js";
 import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
 import { prefixedId } from "../ids.js";
 import type { Db, Store } from "./database.js";

@@ -1,6 +1,6 @@
 import type { Frequency } from "../../shared/enums.js";
 import { centsToDollars } from "../../shared/money.js";
-import type { QuoteLine } from "../../shared/pricing.js";
+import type { QuoteLine } from "../../shared/pricing/quote.js";
 import { wireTime } from "../../shared/time.js";
 import type { Db } from "./database.js";
 import { insertRow } from "./fixedQuery.js";

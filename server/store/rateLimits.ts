@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { Db } from "./database.js";
+import { fixedQuery } from "./fixedQuery.js";
 
 /**
  * A rolling one-hour request budget per API key, kept in the database so that every server process
@@ -316,14 +317,24 @@ interface Counted {
   remaining: number | null;
 }
 
-async function giveBack(db: Db, keyId: string, bucket: number, count: number): Promise<void> {
-  await db
+// The two writes of every lease, compiled once (fixedQuery.ts).
+const giveBack = fixedQuery((db: Db, keyId: string, bucket: number, count: number) =>
+  db
     .updateTable("rate_limit_buckets")
     .set({ count: sql`count - ${count}` })
     .where("key_id", "=", keyId)
-    .where("bucket", "=", bucket)
-    .execute();
-}
+    .where("bucket", "=", bucket),
+);
+
+const addToBucket = fixedQuery((db: Db, keyId: string, bucket: number, taken: number) =>
+  db
+    .insertInto("rate_limit_buckets")
+    .values({ key_id: keyId, bucket, count: taken })
+    .onConflict((oc) =>
+      oc.columns(["key_id", "bucket"]).doUpdateSet({ count: sql`rate_limit_buckets.count + ${taken}` }),
+    )
+    .returning("count"),
+);
 
 /**
  * Adds a group's hits and `extra` leased places to its key's bucket; each hit's result, from its own
@@ -333,14 +344,8 @@ async function countGroup(db: Db, group: Group, past: PastBuckets, extra: number
   const { keyId, bucket, limit, hits } = group;
   const taken = hits.length + extra;
   if (taken === 0) return { results: [], leased: null, reset: 0, remaining: null };
-  const row = await db
-    .insertInto("rate_limit_buckets")
-    .values({ key_id: keyId, bucket, count: taken })
-    .onConflict((oc) =>
-      oc.columns(["key_id", "bucket"]).doUpdateSet({ count: sql`rate_limit_buckets.count + ${taken}` }),
-    )
-    .returning("count")
-    .executeTakeFirstOrThrow();
+  const [row] = (await addToBucket(db, keyId, bucket, taken)).rows;
+  if (!row) throw new Error("the rate-limit bucket's upsert returned no row");
   const first = past.total + Number(row.count) - taken + 1;
   const reset = ((past.oldest ?? bucket) + WINDOW_MINUTES) * 60;
   const results = hits.map((hit, i) => resultAt(first + i, limit, reset, hit.nowMs));
@@ -373,19 +378,6 @@ export function hitRateLimit(
     batchers.set(db, batcher);
   }
   return batcher.hit(keyId, limit, nowMs);
-}
-
-/**
- * A place for `keyId` from this process's lease, counted already, or undefined when there is none at
- * hand (then nothing is counted: use hitRateLimit).
- */
-export function leasedRateLimit(
-  db: Db,
-  keyId: string,
-  limit: number,
-  nowMs: number,
-): RateLimitResult | undefined {
-  return batchers.get(db)?.fromLease(keyId, limit, nowMs);
 }
 
 /** Gives back the unused places of this process's leases (before the store closes). */

@@ -1,3 +1,5 @@
+import type { Kysely } from "kysely";
+
 /**
  * Table types for Kysely. Portable column kinds only: text (ids, ISO 8601 UTC times, JSON),
  * integer 0/1 flags, and integer cents (bigint on PostgreSQL, read back as numbers).
@@ -387,3 +389,6 @@ export interface Database {
   almoner_migrations: SchemaMigrationsTable;
   almoner_schema_lock: SchemaLockTable;
 }
+
+/** A connection or transaction on the database. */
+export type Db = Kysely<Database>;

@@ -1,7 +1,6 @@
 import { type Kysely, sql } from "kysely";
-import type { Db } from "./database.js";
 import { BEGIN_WRITE } from "./dialect.js";
-import type { Database } from "./schema.js";
+import type { Database, Db } from "./schema.js";
 
 /** Runs `work` in a write transaction of its own (or, on SQLite, in a savepoint of a shared one). */
 export type Transact = <T>(work: (trx: Db) => Promise<T>) => Promise<T>;

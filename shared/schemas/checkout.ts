@@ -2,7 +2,7 @@ import { z } from "zod";
 import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { FREQUENCIES } from "../enums.js";
 import { dollarsToCents } from "../money.js";
-import type { OrderInput } from "../pricing.js";
+import type { OrderInput } from "../pricing/order.js";
 import { boundedString, requiredString } from "./common.js";
 
 /**

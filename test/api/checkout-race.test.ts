@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { productKey } from "../../shared/pricing.js";
+import { productKey } from "../../shared/pricing/availability.js";
 import { CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
 import { inventorySold, ledgerCharges, paymentsByStatus, tally } from "../support/race.js";
 import { setupTestApp, type TestApp, type TestResponse, validForms } from "../support/testApp.js";

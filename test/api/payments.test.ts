@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { prefixedId } from "../../server/ids.js";
 import { insertPayment } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
-import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing.js";
+import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing/fees.js";
 import { bank, CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { AppDeps } from "../../server/api/env.js";
 import type { PaymentProcessor } from "../../server/processors/port.js";
-import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing.js";
+import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing/fees.js";
 import {
   at,
   eventsOf,

@@ -21,15 +21,22 @@ const running = new Set<ServerProcess>();
 
 const LISTENING = /listening on http:\/\/[^\s:/]+:(\d+)/;
 
-/** Runs `script` (relative to the repository root) under tsx, in one node process, and waits until it listens. */
+/**
+ * Runs `script` (relative to the repository root) under tsx, in one node process, and waits until it listens.
+ * With BENCH_CPU_PROFILE=<dir>, each server writes a V8 CPU profile (.cpuprofile, for Chrome DevTools or
+ * speedscope) into that folder when it stops; profiling slows the servers, so such a run's figures are not
+ * comparable with others.
+ */
 export function startServer(
   name: string,
   script: string,
   env: Record<string, string>,
   timeoutMs = 30_000,
 ): Promise<ServerProcess> {
+  const profileDir = process.env.BENCH_CPU_PROFILE;
+  const profile = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(profileDir)}`] : [];
   // `node --import tsx` rather than `npx tsx`: a single process whose pid is the server's own.
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const child = spawn(process.execPath, [...profile, "--import", "tsx", script], {
     cwd: ROOT,
     env: { ...process.env, ...env, PORT: "0", HOST: "127.0.0.1" },
     stdio: ["ignore", "pipe", "pipe"],

@@ -4,9 +4,9 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { openStore } from "../../server/store/database.js";
-import { emitEvent } from "../../server/store/events.js";
 import { createApiKey } from "../../server/store/keys.js";
 import { createOrganization } from "../../server/store/organizations.js";
+import { emitEvent } from "../../server/webhooks/events.js";
 import { adminQuery, PG_URL } from "./common.js";
 import { killAllServersNow, startServer, stopAllServers } from "./processes.js";
 

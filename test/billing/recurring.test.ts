@@ -6,7 +6,7 @@ import type { Store } from "../../server/store/database.js";
 import { updateOrganization } from "../../server/store/organizations.js";
 import { paymentDetails } from "../../server/store/payments.js";
 import type { SubscriptionsTable } from "../../server/store/schema.js";
-import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing.js";
+import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing/fees.js";
 import { card } from "../support/checkout.js";
 import { ledgerCharges } from "../support/race.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formAvailability, type HeldItem, takeItems } from "../../server/store/inventory.js";
-import { productKey } from "../../shared/pricing.js";
+import { productKey } from "../../shared/pricing/availability.js";
 import { createForm } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 

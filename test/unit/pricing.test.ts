@@ -2,22 +2,22 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   type Availability,
+  NO_SALES,
+  productKey,
+  remainingProducts,
+  remainingTickets,
+} from "../../shared/pricing/availability.js";
+import {
   coverFeeCents,
   DEFAULT_FEE_RATE,
   type FeeRate,
-  MAX_ORDER_TOTAL_CENTS,
-  NO_SALES,
-  type OrderInput,
-  type PricingError,
-  type PricingResult,
-  percentOf,
-  priceOrder,
   processingFeeCents,
-  productKey,
-  type Quote,
-  remainingProducts,
-  remainingTickets,
-} from "../../shared/pricing.js";
+} from "../../shared/pricing/fees.js";
+import { MAX_ORDER_TOTAL_CENTS } from "../../shared/pricing/limits.js";
+import type { OrderInput } from "../../shared/pricing/order.js";
+import { priceOrder } from "../../shared/pricing/priceOrder.js";
+import { percentOf } from "../../shared/pricing/promo.js";
+import type { PricingError, PricingResult, Quote } from "../../shared/pricing/quote.js";
 import { type FormConfig, formSchema } from "../../shared/schemas/form.js";
 
 /** A stored form, built through the real schema from create input (dollars). */

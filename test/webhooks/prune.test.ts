@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { emitEvent } from "../../server/store/events.js";
+import { emitEvent } from "../../server/webhooks/events.js";
 import { pruneWebhookHistory, WEBHOOK_HISTORY_RETENTION_MS } from "../../server/webhooks/store.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 

@@ -1,5 +1,5 @@
 import { useEffect, useRef } from "preact/hooks";
-import { coverFeeCents } from "../../shared/pricing.js";
+import { coverFeeCents } from "../../shared/pricing/fees.js";
 import { ErrorText, errorProps, fieldId, Group, Radio, Req, TextInput } from "./fields.js";
 import { attachPaymentFields } from "./paymentFields.js";
 import type { Checkout } from "./store.js";

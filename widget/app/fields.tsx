@@ -1,5 +1,6 @@
 import type { ComponentChildren } from "preact";
-import type { Checkout, TextField } from "./store.js";
+import type { Checkout } from "./store.js";
+import type { TextField } from "./textFields.js";
 
 /**
  * Labelled controls. Every control has a visible <label>; an error is rendered next to its field, tied

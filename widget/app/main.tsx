@@ -1,8 +1,9 @@
 import "./app.css";
 import { EMBED_ID_PARAM, EMBED_ID_PATTERN } from "../../shared/messages.js";
 import { connectToHost, hostMessenger } from "../embed/iframe-side.js";
+import type { Utm } from "./checkoutEnv.js";
 import { takeOver } from "./hydrate.js";
-import { createCheckout, type Utm } from "./store.js";
+import { createCheckout } from "./store.js";
 import type { Boot } from "./view.js";
 
 /**

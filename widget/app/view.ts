@@ -1,5 +1,5 @@
-import type { PublicFormView } from "../../server/checkout/publicView.js";
 import type { Frequency } from "../../shared/enums.js";
+import type { PublicFormView } from "../../shared/schemas/publicForm.js";
 
 /**
  * The data the checkout app starts from: the public form view (GET /api/forms/{id}, amounts in dollars) and,

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FREQUENCIES, inputFormType, STORED_FORM_TYPES } from "../../../shared/enums.js";
+import { escapeHtml } from "../../../shared/html.js";
 import { centsToDollars } from "../../../shared/money.js";
 import { extend } from "../../../shared/objects.js";
 import type { FormConfig } from "../../../shared/schemas/form.js";
@@ -127,10 +128,6 @@ export const formFullSchema = formSummarySchema.extend({
 export type FormSummary = z.infer<typeof formSummarySchema>;
 export type FormFull = z.infer<typeof formFullSchema>;
 
-export function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
-}
-
 export function hostedPath(config: Pick<FormConfig, "formType">): "donate" | "attend" {
   return config.formType === "EVENT" ? "attend" : "donate";
 }
@@ -240,20 +237,19 @@ export interface FormSales {
 
 const NO_SALES: FormSales = { ticketsSold: {}, promoRedemptions: {} };
 
-const answers = new WeakMap<FormRecord, { publicUrl: string; bytes: Uint8Array<ArrayBuffer> }>();
-const utf8 = new TextEncoder();
+const answers = new WeakMap<FormRecord, { publicUrl: string; json: string }>();
 
 /**
  * The JSON body of GET /v1/forms/{id} for a form without sales figures (no tickets or promo codes), whose
- * answer depends on the record alone: made once per record (the read cache shares records until they
- * change).
+ * answer depends on the record alone: serialized once per record and kept with it (the read cache shares a
+ * record until the form changes), so that a read sends it without serializing it again.
  */
-export function formAnswerBytes(publicUrl: string, form: FormRecord): Uint8Array<ArrayBuffer> {
+export function formAnswerJson(publicUrl: string, form: FormRecord): string {
   const made = answers.get(form);
-  if (made?.publicUrl === publicUrl) return made.bytes;
-  const bytes = utf8.encode(JSON.stringify(toFull(publicUrl, form)));
-  answers.set(form, { publicUrl, bytes });
-  return bytes;
+  if (made?.publicUrl === publicUrl) return made.json;
+  const json = JSON.stringify(toFull(publicUrl, form));
+  answers.set(form, { publicUrl, json });
+  return json;
 }
 
 export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = NO_SALES): FormFull {

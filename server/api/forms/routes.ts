@@ -6,25 +6,27 @@ import { isUuid } from "../../ids.js";
 import { FORM_PAGE_LIMIT_BYTES, formPageBytes } from "../../pages/hosted.js";
 import type { Db } from "../../store/database.js";
 import { isUniqueViolation } from "../../store/dialect.js";
-import { emitEvent } from "../../store/events.js";
 import {
   type FormRecord,
   findForm,
   findFormCached,
   insertForm,
   listLiveForms,
+  peekForm,
   softDeleteForm,
   updateFormConfig,
 } from "../../store/forms.js";
 import { formAvailability } from "../../store/inventory.js";
 import { getOrganization } from "../../store/organizations.js";
+import { emitEvent } from "../../webhooks/events.js";
 import type { AppDeps } from "../env.js";
+import { answer } from "../middleware.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
 import {
   type FormSales,
-  formAnswerBytes,
+  formAnswerJson,
   formFullSchema,
   formSummarySchema,
   toFull,
@@ -93,6 +95,11 @@ export async function loadOwnedForm(
     : opts.cached
       ? await findFormCached(deps.store, formId)
       : await findForm(deps.store.db, formId);
+  return owned(form, organizationId);
+}
+
+/** The form when the caller may see it, else the 404, 403 or 410 that says why not. */
+function owned(form: FormRecord | undefined, organizationId: string): FormRecord {
   if (!form) throw new ApiError(404, "Form not found");
   if (form.organizationId !== organizationId) throw new ApiError(403, "Form belongs to another organization");
   if (form.deletedAt) throw new ApiError(410, "Form has been deleted");
@@ -102,7 +109,7 @@ export async function loadOwnedForm(
 const JSON_TYPE = { "Content-Type": "application/json" } as const;
 
 /** Tickets and promo codes make a form's answer depend on sales, not on its record alone. */
-export const answerNeedsSales = (form: FormRecord): boolean =>
+const answerNeedsSales = (form: FormRecord): boolean =>
   form.config.tickets.length > 0 || form.config.promoCodes.length > 0;
 
 function duplicateTitle(title: string): ApiError {
@@ -216,10 +223,15 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         410: gone,
       },
       handler: async (c, { params }) => {
-        const form = await loadOwnedForm(deps, c.get("auth").organizationId, params.id, { cached: true });
+        const orgId = c.get("auth").organizationId;
+        // A form the read cache holds is answered without waiting on anything.
+        const cached = isUuid(params.id) ? peekForm(deps.store, params.id.toLowerCase()) : undefined;
+        const form = cached
+          ? owned(cached, orgId)
+          : await loadOwnedForm(deps, orgId, params.id, { cached: true });
         if (answerNeedsSales(form))
           return c.json(toFull(config.publicUrl, form, await salesOf(deps.store.db, form)));
-        return c.body(formAnswerBytes(config.publicUrl, form), 200, JSON_TYPE);
+        return answer(c, 200, formAnswerJson(config.publicUrl, form), JSON_TYPE);
       },
     }),
 

@@ -1,6 +1,7 @@
 import { render } from "@testing-library/preact";
 import { App } from "../../../widget/app/App.js";
-import { type CheckoutEnv, createCheckout } from "../../../widget/app/store.js";
+import type { CheckoutEnv } from "../../../widget/app/checkoutEnv.js";
+import { createCheckout } from "../../../widget/app/store.js";
 import type { Boot, FormView, Quote } from "../../../widget/app/view.js";
 
 /** A public form view as GET /api/forms/{id} returns it (amounts in dollars), with overrides per test. */

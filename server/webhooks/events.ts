@@ -1,8 +1,8 @@
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { ulid } from "../ids.js";
-import { fanOut } from "../webhooks/fanout.js";
-import type { Db } from "./database.js";
-import { insertRow } from "./fixedQuery.js";
+import type { Db } from "../store/database.js";
+import { insertRow } from "../store/fixedQuery.js";
+import { fanOut } from "./fanout.js";
 
 /**
  * The webhook outbox (contract 8): each event is written in the same transaction as the change that

@@ -1,0 +1,53 @@
+/**
+ * The layering of the code, checked by `npm test` (`npm run deps`): HTTP (server/api, server/pages,
+ * server/app.ts: the only code that imports Hono) → the giving domain (checkout, payments, processors,
+ * billing, webhooks, mail) → the store (server/store) → shared/. No cycles; shared/ and widget/ never
+ * reach into server/.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycles",
+      comment: "Modules depend one way: a cycle means a concept is split across both sides.",
+      severity: "error",
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: "shared-and-widget-stay-out-of-server",
+      comment: "shared/ runs in the browser too, and the widget is built from it.",
+      severity: "error",
+      from: { path: "^(shared|widget)/" },
+      to: { path: "^server/" },
+    },
+    {
+      name: "store-imports-no-layer-above",
+      comment: "The store holds rows; the domain and HTTP layers call it, never the other way.",
+      severity: "error",
+      from: { path: "^server/store/" },
+      to: {
+        path: "^server/(api|pages|checkout|payments|processors|billing|webhooks|mail)/|^server/(app|workers|compose|index)\\.ts$",
+      },
+    },
+    {
+      name: "domain-imports-no-http",
+      comment: "Checkout, payments, billing, webhooks and mail know nothing of HTTP requests.",
+      severity: "error",
+      from: { path: "^server/(checkout|payments|processors|billing|webhooks|mail)/|^server/workers\\.ts$" },
+      to: { path: "^server/(api|pages)/|^server/app\\.ts$" },
+    },
+    {
+      name: "only-http-imports-hono",
+      comment: "Hono is the HTTP layer's own library.",
+      severity: "error",
+      from: { pathNot: "^server/(api|pages)/|^server/(app|index)\\.ts$|^test/" },
+      to: { path: "node_modules/(hono|@hono)/" },
+    },
+  ],
+  options: {
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^dist/" },
+  },
+};

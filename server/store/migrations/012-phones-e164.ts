@@ -1,0 +1,49 @@
+import { DEFAULT_COUNTRY, phoneMatchKey, toE164 } from "../../../shared/phone.js";
+import type { AnyTrx, Migration } from "./shared.js";
+
+/** Phones matched by their E.164 form, read in the organization's country. */
+export const phonesE164: Migration = {
+  version: 12,
+  name: "phones matched by their E.164 form, read in the organization's country",
+  async up(trx: AnyTrx) {
+    await trx.schema
+      .alterTable("organizations")
+      .addColumn("country", "text", (c) => c.notNull().defaultTo(DEFAULT_COUNTRY))
+      .execute();
+    // Every stored phone gains its E.164 form (read as a US number: every organization's country until
+    // now), and the phone keys are rebuilt from them. Where two live contacts now hold one number, the
+    // older keeps the key; the other keeps the phone on its record, unclaimed (as a checkout does).
+    await trx.deleteFrom("contact_keys").where("kind", "=", "phone").execute();
+    const contacts = await trx
+      .selectFrom("contacts")
+      .select(["id", "organization_id", "phones", "status"])
+      .where("phones", "!=", "[]")
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    for (const contact of contacts) {
+      const phones = (JSON.parse(contact.phones) as { value: string; isPrimary: boolean }[]).map((p) => ({
+        value: p.value,
+        isPrimary: p.isPrimary,
+        e164: toE164(p.value, DEFAULT_COUNTRY),
+      }));
+      await trx
+        .updateTable("contacts")
+        .set({ phones: JSON.stringify(phones) })
+        .where("id", "=", contact.id)
+        .execute();
+      if (contact.status !== "ACTIVE") continue;
+      for (const key of new Set(phones.map(phoneMatchKey).filter(Boolean)))
+        await trx
+          .insertInto("contact_keys")
+          .values({
+            organization_id: contact.organization_id,
+            kind: "phone",
+            value_key: key,
+            contact_id: contact.id,
+          })
+          .onConflict((oc) => oc.columns(["organization_id", "kind", "value_key"]).doNothing())
+          .execute();
+    }
+  },
+};

@@ -1,0 +1,46 @@
+import type { CreateTableBuilder, Transaction } from "kysely";
+import { sql } from "kysely";
+import type { Database } from "../schema.js";
+
+/** What the migrations share: their shape and helpers used by more than one. */
+
+/** One step of the schema's history: `version` and `name` are recorded in almoner_migrations once it runs. */
+export interface Migration {
+  version: number;
+  name: string;
+  up(trx: Transaction<Database>): Promise<void>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: migrations build tables that the Database type does not yet describe.
+export type AnyTrx = Transaction<any>;
+
+/**
+ * Rebuilds api_metrics keyed by (organization_id, created_at, id), as `store` leaves its table's storage:
+ * a new table `staging` (its key named `<staging>_pk`), the rows copied, the old table dropped, the new one
+ * renamed.
+ */
+export async function rebuildApiMetrics(
+  trx: AnyTrx,
+  staging: string,
+  store: <T extends string, C extends string>(table: CreateTableBuilder<T, C>) => CreateTableBuilder<T, C>,
+): Promise<void> {
+  const columns = [
+    ["id", "text"],
+    ["organization_id", "text"],
+    ["key_id", "text"],
+    ["endpoint", "text"],
+    ["method", "text"],
+    ["status_code", "integer"],
+    ["response_time_us", "bigint"],
+    ["created_at", "text"],
+  ] as const;
+  let table: CreateTableBuilder<string, string> = trx.schema.createTable(staging);
+  for (const [name, type] of columns) table = table.addColumn(name, type, (c) => c.notNull());
+  await store(
+    table.addPrimaryKeyConstraint(`${staging}_pk`, ["organization_id", "created_at", "id"]),
+  ).execute();
+  const names = sql.join(columns.map(([name]) => sql.id(name)));
+  await sql`insert into ${sql.table(staging)} (${names}) select ${names} from api_metrics`.execute(trx);
+  await trx.schema.dropTable("api_metrics").execute();
+  await trx.schema.alterTable(staging).renameTo("api_metrics").execute();
+}

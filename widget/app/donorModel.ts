@@ -1,0 +1,73 @@
+import { signal } from "@preact/signals";
+import { isEmailAddress } from "../../shared/email.js";
+import { type TextFields, trimmedText } from "./textFields.js";
+import type { FormView } from "./view.js";
+
+/**
+ * Who the donor is (name, email, phone, organization, address, in the text fields) and what else they tell
+ * the form: anonymity, the email opt-in and the answers to its own questions.
+ */
+export function createDonorModel(
+  view: FormView,
+  text: TextFields,
+  initialAnswers: Record<string, string | string[]>,
+) {
+  const anonymous = signal(false);
+  const emailOptIn = signal(false);
+  const answers = signal<Record<string, string | string[]>>(initialAnswers);
+  const t = trimmedText(text);
+
+  function setAnswer(id: string, value: string | string[]): void {
+    answers.value = { ...answers.value, [id]: value };
+  }
+
+  /** What the donor must fix in their details and answers before sending, keyed by field id. */
+  function problems(): Record<string, string> {
+    const e: Record<string, string> = {};
+    for (const input of view.customInputs) {
+      const v = answers.value[input.id];
+      if (input.required && (v === undefined || (Array.isArray(v) ? v.length === 0 : v.trim() === "")))
+        e[`ci-${input.id}`] = `${input.title} is required.`;
+    }
+    if (!t("firstName")) e.firstName = "Enter your first name.";
+    if (!t("lastName")) e.lastName = "Enter your last name.";
+    if (!isEmailAddress(t("email"))) e.email = "Enter a valid email address, like name@example.org.";
+    return e;
+  }
+
+  /** The checkout's `donor`: the fields the form asks for that the donor filled. */
+  function donorBody(): Record<string, unknown> {
+    const donor: Record<string, unknown> = {
+      firstName: t("firstName"),
+      lastName: t("lastName"),
+      email: t("email"),
+    };
+    if (view.options.phone && t("phone")) donor.phone = t("phone");
+    if (view.options.organizationName && t("organizationName"))
+      donor.organizationName = t("organizationName");
+    const address: Record<string, string> = {};
+    if (view.options.billingAddress)
+      for (const k of ["line1", "line2", "city", "region", "postal"] as const) if (t(k)) address[k] = t(k);
+    if ((view.options.country || view.options.billingAddress) && t("country")) address.country = t("country");
+    if (Object.keys(address).length) donor.address = address;
+    return donor;
+  }
+
+  /** The checkout's `anonymous` (when the form offers it), `emailOptIn` and `customInputs` (those answered). */
+  function answersBody(): Record<string, unknown> {
+    const body: Record<string, unknown> = {};
+    if (view.options.anonymous && anonymous.value) body.anonymous = true;
+    body.emailOptIn = emailOptIn.value;
+    const given = Object.fromEntries(
+      Object.entries(answers.value).filter(
+        ([id, v]) => view.customInputs.some((i) => i.id === id) && (Array.isArray(v) ? v.length : v.trim()),
+      ),
+    );
+    if (Object.keys(given).length) body.customInputs = given;
+    return body;
+  }
+
+  return { anonymous, emailOptIn, answers, setAnswer, problems, donorBody, answersBody };
+}
+
+export type DonorModel = ReturnType<typeof createDonorModel>;

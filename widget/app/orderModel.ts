@@ -1,0 +1,146 @@
+import { batch, computed, signal } from "@preact/signals";
+import type { Frequency } from "../../shared/enums.js";
+import type { InitialChoices } from "./initialChoices.js";
+import { type TextFields, trimmedText } from "./textFields.js";
+import { type FormView, money } from "./view.js";
+
+/**
+ * The donor's order: what they chose (frequency, fund, amount or level, product, tickets, promo code, extra
+ * donation, cover fees) and the order body the API prices. No totals are computed for charging: the server
+ * prices.
+ */
+
+/** "$1,234.5" or "1234.50" → 1234.5 dollars; null unless it is a number of dollars with at most 2 decimals. */
+function parseDollars(text: string): number | null {
+  const cleaned = text.replace(/[$,\s]/g, "");
+  if (!/^\d+(\.\d{1,2})?$/.test(cleaned)) return null;
+  return Number(cleaned);
+}
+
+export function createOrderModel(
+  view: FormView,
+  text: TextFields,
+  start: InitialChoices,
+  clearError: (field: string) => void,
+) {
+  const kind = view.formType;
+  const frequency = signal<Frequency>(start.frequency);
+  const fund = signal(start.fund);
+  const presets = computed(() => view.amounts[frequency.value] ?? []);
+  const amount = signal<number | null>(start.amount);
+  const level = signal<string | null>(start.level);
+  const useCustom = signal(start.useCustom);
+  const product = signal<{ group: string; name: string } | null>(start.product);
+  const tickets = signal<Record<string, number>>(start.tickets);
+  const appliedPromo = signal("");
+  const coverFees = signal(false);
+
+  /** The order as the API takes it, or null while it is incomplete (nothing to price yet). */
+  const order = computed<Record<string, unknown> | null>(() => {
+    const base: Record<string, unknown> = { frequency: frequency.value, fund: fund.value };
+    if (coverFees.value) base.coverFees = true;
+    if (kind === "EMBED_FORM" || kind === "CROWDFUNDING_FORM") {
+      if (useCustom.value) {
+        const dollars = parseDollars(text.customAmount.value);
+        if (dollars === null || dollars <= 0) return null;
+        return { ...base, amount: dollars };
+      }
+      if (kind === "CROWDFUNDING_FORM") return level.value ? { ...base, givingLevel: level.value } : null;
+      return amount.value === null ? null : { ...base, amount: amount.value };
+    }
+    if (kind === "PRODUCT") return product.value ? { ...base, product: product.value } : null;
+    const chosen = Object.entries(tickets.value)
+      .filter(([, q]) => q > 0)
+      .map(([name, quantity]) => ({ name, quantity }));
+    if (chosen.length === 0) return null;
+    const out: Record<string, unknown> = { ...base, tickets: chosen };
+    if (appliedPromo.value) out.promoCode = appliedPromo.value;
+    const extra = parseDollars(text.extraDonation.value);
+    if (extra) out.extraDonation = extra;
+    return out;
+  });
+  const orderKey = computed(() => (order.value ? JSON.stringify(order.value) : null));
+
+  /** The gift or price chosen, before fees and discounts: what the button names until the quote arrives. */
+  const chosenAmount = computed<number | null>(() => {
+    const o = order.value;
+    if (!o) return null;
+    if (typeof o.amount === "number") return o.amount;
+    if (kind === "CROWDFUNDING_FORM")
+      return view.givingLevels.find((l) => l.title === level.value)?.amount ?? null;
+    if (kind === "PRODUCT") {
+      const g = view.productGroups.find((x) => x.productGroupName === product.value?.group);
+      return g?.products.find((x) => x.productName === product.value?.name)?.price ?? null;
+    }
+    const sum = view.tickets.reduce((s, t) => s + t.price * (tickets.value[t.name] ?? 0), 0);
+    return sum + (parseDollars(text.extraDonation.value) ?? 0);
+  });
+
+  function setFrequency(f: Frequency): void {
+    batch(() => {
+      frequency.value = f;
+      // The presets differ per frequency: keep the amount only when it is one of the new presets.
+      if (
+        kind === "EMBED_FORM" &&
+        !useCustom.value &&
+        amount.value !== null &&
+        !presets.value.includes(amount.value)
+      )
+        amount.value = presets.value[1] ?? presets.value[0] ?? null;
+    });
+  }
+
+  function setTicket(name: string, quantity: number): void {
+    tickets.value = { ...tickets.value, [name]: quantity };
+  }
+
+  function applyPromo(): void {
+    appliedPromo.value = text.promoCode.value.trim();
+    clearError("promoCode");
+  }
+
+  /** What the donor must fix in their order before sending, keyed by field id. */
+  function problems(): Record<string, string> {
+    const e: Record<string, string> = {};
+    const t = trimmedText(text);
+    if (kind === "EMBED_FORM" || kind === "CROWDFUNDING_FORM") {
+      if (useCustom.value) {
+        const d = parseDollars(t("customAmount"));
+        if (d === null || d < view.minAmount || d > view.maxAmount)
+          e.customAmount = `Enter an amount from ${money(view.minAmount)} to ${money(view.maxAmount)}.`;
+      } else if (!order.value)
+        e.amount = kind === "EMBED_FORM" ? "Choose an amount." : "Choose a giving level.";
+    }
+    if (kind === "PRODUCT" && !product.value) e.product = "Choose a sponsorship.";
+    if (kind === "EVENT") {
+      if (!Object.values(tickets.value).some((q) => q > 0)) e.tickets = "Choose at least one ticket.";
+      if (t("extraDonation") && parseDollars(t("extraDonation")) === null)
+        e.extraDonation = "Enter an amount in dollars.";
+      if (t("promoCode") && t("promoCode").toUpperCase() !== appliedPromo.value.toUpperCase())
+        e.promoCode = "Apply the promo code, or clear it.";
+    }
+    return e;
+  }
+
+  return {
+    frequency,
+    fund,
+    presets,
+    amount,
+    level,
+    useCustom,
+    product,
+    tickets,
+    appliedPromo,
+    coverFees,
+    order,
+    orderKey,
+    chosenAmount,
+    setFrequency,
+    setTicket,
+    applyPromo,
+    problems,
+  };
+}
+
+export type OrderModel = ReturnType<typeof createOrderModel>;
