@@ -52,7 +52,9 @@ function failed(result: CliResult): string {
   return result.stderr;
 }
 
-describe(`cli process (${dialect})`, () => {
+// Each command is a process of its own (a few seconds to start), and the bad-input cases run at once:
+// on a loaded 2-core CI machine a case of three commands takes longer than the default 30 s.
+describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
   let database: TestDatabase;
   let temp: TempDir;
   let env: Env;
