@@ -17,16 +17,16 @@ import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./rout
  * and `off` turns it off before.
  */
 
-export const DONATIONS_REMOVAL_DATE = "2026-07-01";
+const DONATIONS_REMOVAL_DATE = "2026-07-01";
 const SUNSET_MS = Date.parse(`${DONATIONS_REMOVAL_DATE}T00:00:00Z`);
-export const DEPRECATION_HEADERS = {
+const DEPRECATION_HEADERS = {
   Deprecation: "true",
   Sunset: new Date(SUNSET_MS).toUTCString(),
   Link: '</v1/payments>; rel="successor-version"',
 };
 
 /** Whether /v1/donations answers at `now`: the setting when given, else until the removal date. */
-export function donationsServed(setting: boolean | undefined, now: number): boolean {
+function donationsServed(setting: boolean | undefined, now: number): boolean {
   return setting ?? now < SUNSET_MS;
 }
 

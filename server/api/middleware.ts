@@ -96,7 +96,10 @@ function headersOf(c: Context): Record<string, string> {
  * route under middleware that sets headers that way answers with c.json() or c.body() instead.
  */
 export function answer(c: Context, status: number, body: string, headers: Record<string, string>): Response {
-  const all = headersOf(c);
+  // A record of its own: the answer's headers stay out of any other answer this request may end with.
+  const all: Record<string, string> = {};
+  const pipeline = headersOf(c);
+  for (const name in pipeline) all[name] = pipeline[name];
   for (const name in headers) all[name] = headers[name];
   const res = new Response(body, { status, headers: all });
   c.set("answered", res);

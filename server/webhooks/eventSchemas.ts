@@ -1,15 +1,10 @@
 import { z } from "zod";
-import {
-  CUSTOM_INPUT_TYPES,
-  DISCOUNT_TYPES,
-  FREQUENCIES,
-  STORED_FORM_TYPES,
-  TICKET_TYPES,
-} from "../../shared/enums.js";
-import { CONSENT_VALUES } from "../../shared/schemas/contact.js";
-import { PAYMENT_STATUSES } from "../../shared/schemas/payment.js";
-import { SUBSCRIPTION_STATUSES } from "../../shared/schemas/subscription.js";
+import { contactSchema } from "../../shared/schemas/contact.js";
+import { formRecordSchema } from "../../shared/schemas/formRecord.js";
+import { paymentFields, paymentSchema } from "../../shared/schemas/payment.js";
+import { subscriptionFields, subscriptionSchema } from "../../shared/schemas/subscription.js";
 import type { EventType } from "../../shared/schemas/webhook.js";
+import { time } from "../../shared/schemas/wire.js";
 import { ATTEMPT_TIMEOUT_MS, WEBHOOK_USER_AGENT } from "./post.js";
 import { SIGNATURE_TOLERANCE_SECONDS } from "./signature.js";
 
@@ -21,95 +16,15 @@ import { SIGNATURE_TOLERANCE_SECONDS } from "./signature.js";
  * ones are those the server leaves out when they have no value.
  */
 
-/** Ids made by `ulid()`: a prefix, then 26 characters of Crockford's lower-case base 32. */
-const ulidId = (prefix: string) => z.string().regex(new RegExp(`^${prefix}_[0-9a-hjkmnp-tv-z]{26}$`));
-
-/** ISO 8601 UTC to the second, as the API writes times: `2026-01-31T10:00:00Z`. */
-const dateTime = z.iso.datetime({ precision: 0 });
-const time = (description: string) => dateTime.meta({ description: `${description} (ISO 8601, UTC)` });
-const dollars = (description: string) => z.number().meta({ description: `${description} (US dollars)` });
-const count = (description: string) => z.int().min(0).meta({ description });
-const currency = z.enum(["USD"]).meta({ description: "ISO 4217 code; every payment is in US dollars" });
-const uuid = (description: string) => z.uuid().meta({ description });
-
 export const EVENT_ID = /^evt_[0-9a-hjkmnp-tv-z]{26}$/;
 
-export const CARD_BRANDS = ["visa", "mastercard", "amex", "discover", "unknown"] as const;
+export { CARD_BRANDS } from "../../shared/schemas/payment.js";
 
 // ---------------------------------------------------------------------------------------------
 // Payments (donation.*)
 
-const paymentFields = {
-  paymentID: ulidId("pay"),
-  email: z.string(),
-  firstName: z.string(),
-  lastName: z.string(),
-  amount: dollars("What the donor was charged: the gift plus any covered fee"),
-  currency,
-  status: z.enum(PAYMENT_STATUSES),
-  fund: z.string(),
-  form: z.string().meta({ description: "The form's title when the payment was made" }),
-  formID: uuid("The form's id"),
-  frequency: z.enum(FREQUENCIES),
-  date: time("When the payment was first recorded"),
-  paymentMethod: z
-    .enum(["card", "bank", "none"])
-    .meta({ description: "`none` for an order that cost nothing (a free registration)" }),
-  coverFees: z.boolean(),
-  anonymous: z.boolean(),
-  contactId: uuid("The donor's contact").nullable(),
-  subscriptionId: ulidId("sub")
-    .nullable()
-    .meta({ description: "The recurring gift this payment belongs to" }),
-  feeAmount: dollars("The covered processing fee inside amount (0 unless coverFees)"),
-  refundedAmount: dollars("Refunded so far"),
-  card: z
-    .strictObject({ brand: z.enum(CARD_BRANDS), last4: z.string().nullable() })
-    .nullable()
-    .meta({ description: "The card's brand and last 4 digits; null for other methods" }),
-  bankLast4: z.string().nullable().meta({ description: "Bank payments: the account's last 4 digits" }),
-  tickets: z.array(
-    z.strictObject({ name: z.string(), quantity: count("Tickets bought"), amount: dollars("Their price") }),
-  ),
-  promoCode: z.string().nullable(),
-  discount: dollars("Taken off by the promo code"),
-  customInputs: z.array(
-    z.strictObject({
-      id: z.string(),
-      title: z.string(),
-      value: z.union([z.string(), z.array(z.string())]).meta({ description: "A list for multi_select" }),
-    }),
-  ),
-  utm: z
-    .strictObject({
-      source: z.string().optional(),
-      medium: z.string().optional(),
-      campaign: z.string().optional(),
-      term: z.string().optional(),
-      content: z.string().optional(),
-    })
-    .meta({ description: "The UTM parameters the donor arrived with; only those given" }),
-  failureMessage: z.string().nullable().meta({ description: "FAILED payments: why" }),
-  dispute: z
-    .strictObject({
-      status: z.string().meta({
-        description:
-          "The processor's words: warning_needs_response, needs_response, under_review, won, lost (a returned bank debit is a dispute too)",
-      }),
-      reason: z.string(),
-      amount: dollars("Disputed"),
-      fundsWithdrawn: z
-        .boolean()
-        .meta({ description: "The disputed amount is out of the organization's balance" }),
-      createdAt: time("When the dispute was opened"),
-      updatedAt: time("When it last changed"),
-    })
-    .nullable()
-    .meta({ description: "The latest dispute (chargeback) of the payment, or null" }),
-};
-
 /** The payment as `GET /v1/payments/{id}` returns it. */
-export const paymentEventData = z.strictObject(paymentFields).meta({ id: "WebhookPayment" });
+export const paymentEventData = paymentSchema.meta({ id: "WebhookPayment" });
 
 /** A payment as it is first recorded: never refunded yet. */
 export const newPaymentEventData = z
@@ -124,33 +39,8 @@ export const newPaymentEventData = z
 // ---------------------------------------------------------------------------------------------
 // Subscriptions (subscription.*)
 
-const subscriptionFields = {
-  id: ulidId("sub"),
-  status: z.enum(SUBSCRIPTION_STATUSES),
-  amount: dollars("The recurring gift, before any covered fee"),
-  currency,
-  frequency: z.enum(["DAILY", "WEEKLY", "MONTHLY", "ANNUALLY"]),
-  nextBillingDate: time("When the next charge is due")
-    .nullable()
-    .meta({ description: "null once cancelled" }),
-  lastBillingDate: time("The last successful charge").nullable(),
-  endBillingDate: time("When the gift ends").nullable(),
-  coveredFee: z.boolean(),
-  formID: uuid("The form of the first gift"),
-  contactId: uuid("The donor's contact"),
-  email: z.string(),
-  fund: z.string(),
-  paymentMethod: z.strictObject({
-    type: z.enum(["card", "bank"]),
-    brand: z.enum(CARD_BRANDS).nullable().meta({ description: "Cards only" }),
-    last4: z.string().nullable(),
-  }),
-  createdAt: time("When the gift began"),
-  cancelledAt: time("When it was cancelled").nullable(),
-};
-
 /** The subscription as `GET /v1/subscriptions/{id}` returns it. */
-export const subscriptionEventData = z.strictObject(subscriptionFields).meta({ id: "WebhookSubscription" });
+export const subscriptionEventData = subscriptionSchema.meta({ id: "WebhookSubscription" });
 
 /** A subscription that is active: billed on schedule. */
 export const activeSubscriptionEventData = z
@@ -175,177 +65,14 @@ export const cancelledSubscriptionEventData = z
 // ---------------------------------------------------------------------------------------------
 // Contacts (contact.*)
 
-const consent = z.enum(CONSENT_VALUES);
-
 /** The contact as `GET /v1/contacts/{id}` returns it. */
-export const contactEventData = z
-  .strictObject({
-    id: uuid("The contact's id"),
-    firstName: z.string(),
-    lastName: z.string(),
-    fullName: z.string().meta({ description: "firstName and lastName, the blank ones left out" }),
-    organizationName: z.string().nullable(),
-    emails: z.array(z.strictObject({ value: z.string(), isPrimary: z.boolean(), isVerified: z.boolean() })),
-    phones: z.array(
-      z.strictObject({
-        value: z.string().meta({ description: "As typed" }),
-        isPrimary: z.boolean(),
-        e164: z.string().nullable().meta({
-          description:
-            "The number in E.164, read in the organization's country when typed without a country code; null when the text is not a valid phone number",
-        }),
-      }),
-    ),
-    addresses: z.array(
-      z.strictObject({
-        line1: z.string(),
-        line2: z.string(),
-        city: z.string(),
-        region: z.string(),
-        postal: z.string(),
-        country: z.string(),
-        isPrimary: z.boolean(),
-      }),
-    ),
-    totalTransactionCount: count("Completed payments (fully refunded ones excluded)"),
-    totalTransactionValue: dollars("Charged in completed payments, net of refunds"),
-    emailConsent: consent,
-    smsConsent: consent,
-    communicationConsent: consent,
-    hasActiveSubscription: z.boolean(),
-    firstDonationAt: time("The first completed payment").nullable(),
-    lastDonationAt: time("The latest completed payment").nullable(),
-    createdAt: time("When the contact was created"),
-    updatedAt: time("When it last changed"),
-  })
-  .meta({ id: "WebhookContact" });
+export const contactEventData = contactSchema.meta({ id: "WebhookContact" });
 
 // ---------------------------------------------------------------------------------------------
 // Forms (form.*)
 
-const quantity = z.int().min(1).nullable().meta({ description: "null: unlimited" });
-
 /** The form as `GET /v1/forms/{id}` returns it. */
-export const formEventData = z
-  .strictObject({
-    formID: uuid("The form's id"),
-    formUrl: z.string().meta({ description: "The hosted page" }),
-    title: z.string(),
-    description: z.string(),
-    formType: z.enum(STORED_FORM_TYPES),
-    funds: z.array(z.string()),
-    frequencies: z.array(z.enum(FREQUENCIES)),
-    color: z.string().regex(/^#[0-9A-F]{6}$/),
-    headerImage: z.string().nullable(),
-    active: z.boolean(),
-    goal: dollars("The fundraising goal").nullable(),
-    eventDate: z.iso.date().nullable().meta({ description: "YYYY-MM-DD" }),
-    startTime: z
-      .string()
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/)
-      .nullable()
-      .meta({ description: "HH:MM, 24-hour" }),
-    endTime: z
-      .string()
-      .regex(/^([01]\d|2[0-3]):[0-5]\d$/)
-      .nullable()
-      .meta({ description: "HH:MM, 24-hour" }),
-    location: z.string().nullable(),
-    createdAt: time("When the form was created"),
-    updatedAt: time("When it last changed"),
-    embedHTML: z.string(),
-    defaultFrequency: z.enum(FREQUENCIES),
-    oneTimeAmounts: z.array(z.number()),
-    dailyAmounts: z.array(z.number()),
-    weeklyAmounts: z.array(z.number()),
-    monthlyAmounts: z.array(z.number()),
-    annuallyAmounts: z.array(z.number()),
-    defaultAmount: dollars("The preselected amount").nullable(),
-    allowCustomAmount: z.boolean(),
-    givingLevels: z.array(
-      z.strictObject({ title: z.string(), amount: dollars("The level's amount"), description: z.string() }),
-    ),
-    sponsorshipGroups: z.array(
-      z.strictObject({
-        groupTitle: z.string(),
-        description: z.string(),
-        options: z.array(
-          z.strictObject({
-            optionTitle: z.string(),
-            amount: dollars("The option's price"),
-            description: z.string(),
-            quantity,
-          }),
-        ),
-      }),
-    ),
-    productGroups: z
-      .array(
-        z.strictObject({
-          productGroupName: z.string(),
-          description: z.string(),
-          products: z.array(
-            z.strictObject({
-              productName: z.string(),
-              price: dollars("The product's price"),
-              description: z.string(),
-              quantity,
-            }),
-          ),
-        }),
-      )
-      .optional()
-      .meta({ description: "PRODUCT forms only: the sponsorship groups under their product names" }),
-    tickets: z.array(
-      z.strictObject({
-        name: z.string(),
-        price: dollars("The ticket's price"),
-        quantity,
-        ticketType: z.enum(TICKET_TYPES),
-        groupSize: z.int().min(1).meta({ description: "Attendees per ticket (1 unless GROUP)" }),
-        description: z.string(),
-        maxPerOrder: z.int().min(1).nullable(),
-        quantitySold: count("Tickets sold so far"),
-      }),
-    ),
-    promoCodes: z.array(
-      z.strictObject({
-        code: z.string(),
-        discountType: z.enum(DISCOUNT_TYPES),
-        discountValue: z.number().meta({ description: "A percentage, or dollars for `amount`" }),
-        quantity,
-        applicableTickets: z.array(z.string()),
-        timesRedeemed: count("Orders that used the code"),
-      }),
-    ),
-    customInputs: z.array(
-      z.strictObject({
-        id: z.string(),
-        title: z.string(),
-        question: z.string().meta({ description: "The same as title" }),
-        inputType: z.enum(CUSTOM_INPUT_TYPES),
-        required: z.boolean(),
-        options: z.array(z.string()),
-      }),
-    ),
-    faqs: z.array(z.strictObject({ question: z.string(), answer: z.string() })),
-    enableFundraisingBar: z.boolean(),
-    enableDonorList: z.boolean(),
-    enableCoverFees: z.boolean(),
-    enableAnonymous: z.boolean(),
-    enableOrganizationName: z.boolean(),
-    enableBillingAddress: z.boolean(),
-    enableCountryDropdown: z.boolean(),
-    enablePhone: z.boolean(),
-    enableCustomEmail: z.boolean(),
-    replyToAddress: z.string().nullable(),
-    emailSubject: z.string().nullable(),
-    customMessage: z.string().nullable(),
-    enableTimeAndLocation: z.boolean(),
-    eventDetails: z.string().nullable(),
-    timeZone: z.string().nullable().meta({ description: "An IANA time zone name" }),
-  })
-  .meta({ id: "WebhookForm" });
+export const formEventData = formRecordSchema.meta({ id: "WebhookForm" });
 
 // ---------------------------------------------------------------------------------------------
 // The envelope and the event types

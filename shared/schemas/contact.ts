@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { boundedString, NOT_BLANK, readOnlyFields, requiredString } from "./common.js";
+import { count, dollars, time, uuid } from "./wire.js";
 
 /**
  * Contacts through the API (seed 2.4, 4.3; contract 7). Input takes `value` or `email` for an address and
@@ -274,26 +275,28 @@ export const contactUpdateSchema = z
   )
   .transform((input) => normalise(input));
 
-const phoneDoc = z.object({ value: z.string().meta({ description: "As typed" }), isPrimary: z.boolean() });
-const phoneOut = phoneDoc.extend({
-  e164: z.string().nullable().meta({
-    description:
-      "The number in E.164 (+16175550101), read in the organization's country when typed without a country code; null when the text is not a valid phone number (then it is matched as typed)",
-  }),
-});
-
 const consent = z.enum(CONSENT_VALUES);
 
-export const contactSchema = z.object({
-  id: z.string(),
+/** A contact as the API returns it (and a webhook sends it): exactly these fields. */
+export const contactSchema = z.strictObject({
+  id: uuid("The contact's id"),
   firstName: z.string(),
   lastName: z.string(),
-  fullName: z.string(),
+  fullName: z.string().meta({ description: "firstName and lastName, the blank ones left out" }),
   organizationName: z.string().nullable(),
-  emails: z.array(z.object({ value: z.string(), isPrimary: z.boolean(), isVerified: z.boolean() })),
-  phones: z.array(phoneOut),
+  emails: z.array(z.strictObject({ value: z.string(), isPrimary: z.boolean(), isVerified: z.boolean() })),
+  phones: z.array(
+    z.strictObject({
+      value: z.string().meta({ description: "As typed" }),
+      isPrimary: z.boolean(),
+      e164: z.string().nullable().meta({
+        description:
+          "The number in E.164, read in the organization's country when typed without a country code; null when the text is not a valid phone number",
+      }),
+    }),
+  ),
   addresses: z.array(
-    z.object({
+    z.strictObject({
       line1: z.string(),
       line2: z.string(),
       city: z.string(),
@@ -303,18 +306,14 @@ export const contactSchema = z.object({
       isPrimary: z.boolean(),
     }),
   ),
-  totalTransactionCount: z
-    .number()
-    .meta({ description: "Completed payments (fully refunded ones excluded)" }),
-  totalTransactionValue: z
-    .number()
-    .meta({ description: "Dollars charged in completed payments, net of refunds" }),
+  totalTransactionCount: count("Completed payments (fully refunded ones excluded)"),
+  totalTransactionValue: dollars("Charged in completed payments, net of refunds"),
   emailConsent: consent,
   smsConsent: consent,
   communicationConsent: consent,
   hasActiveSubscription: z.boolean(),
-  firstDonationAt: z.string().nullable(),
-  lastDonationAt: z.string().nullable(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  firstDonationAt: time("The first completed payment").nullable(),
+  lastDonationAt: time("The latest completed payment").nullable(),
+  createdAt: time("When the contact was created"),
+  updatedAt: time("When it last changed"),
 });

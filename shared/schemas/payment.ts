@@ -1,58 +1,85 @@
 import { z } from "zod";
 import { FREQUENCIES } from "../enums.js";
 import { money, requiredString } from "./common.js";
+import { count, currency, dollars, time, ulidId, uuid } from "./wire.js";
 
 /** Payments and the deprecated donations view (seed 2.5, 4.4, 9; contract 7): response shapes. */
 
 export const PAYMENT_STATUSES = ["COMPLETED", "PENDING", "FAILED", "REFUNDED"] as const;
 
-export const paymentSchema = z.object({
-  paymentID: z.string(),
+export const CARD_BRANDS = ["visa", "mastercard", "amex", "discover", "unknown"] as const;
+
+export const paymentFields = {
+  paymentID: ulidId("pay"),
   email: z.string(),
   firstName: z.string(),
   lastName: z.string(),
-  amount: z.number().meta({ description: "Dollars charged (the gift plus any covered fee)" }),
-  currency: z.string(),
+  amount: dollars("What the donor was charged: the gift plus any covered fee"),
+  currency,
   status: z.enum(PAYMENT_STATUSES),
   fund: z.string(),
   form: z.string().meta({ description: "The form's title when the payment was made" }),
-  formID: z.string(),
+  formID: uuid("The form's id"),
   frequency: z.enum(FREQUENCIES),
-  date: z.string().meta({ description: "ISO 8601 UTC" }),
-  paymentMethod: z.string().meta({ description: "card, bank, or none (free registrations)" }),
+  date: time("When the payment was first recorded"),
+  paymentMethod: z
+    .enum(["card", "bank", "none"])
+    .meta({ description: "`none` for an order that cost nothing (a free registration)" }),
   coverFees: z.boolean(),
   anonymous: z.boolean(),
-  contactId: z.string().nullable(),
-  subscriptionId: z.string().nullable(),
-  feeAmount: z.number().meta({ description: "The covered processing fee inside amount" }),
-  refundedAmount: z.number(),
-  card: z.object({ brand: z.string(), last4: z.string().nullable() }).nullable(),
-  bankLast4: z.string().nullable(),
-  tickets: z.array(z.object({ name: z.string(), quantity: z.number(), amount: z.number() })),
-  promoCode: z.string().nullable(),
-  discount: z.number(),
-  customInputs: z.array(
-    z.object({ id: z.string(), title: z.string(), value: z.union([z.string(), z.array(z.string())]) }),
+  contactId: uuid("The donor's contact").nullable(),
+  subscriptionId: ulidId("sub")
+    .nullable()
+    .meta({ description: "The recurring gift this payment belongs to" }),
+  feeAmount: dollars("The covered processing fee inside amount (0 unless coverFees)"),
+  refundedAmount: dollars("Refunded so far"),
+  card: z
+    .strictObject({ brand: z.enum(CARD_BRANDS), last4: z.string().nullable() })
+    .nullable()
+    .meta({ description: "The card's brand and last 4 digits; null for other methods" }),
+  bankLast4: z.string().nullable().meta({ description: "Bank payments: the account's last 4 digits" }),
+  tickets: z.array(
+    z.strictObject({ name: z.string(), quantity: count("Tickets bought"), amount: dollars("Their price") }),
   ),
-  utm: z.record(z.string(), z.string()),
-  failureMessage: z.string().nullable(),
+  promoCode: z.string().nullable(),
+  discount: dollars("Taken off by the promo code"),
+  customInputs: z.array(
+    z.strictObject({
+      id: z.string(),
+      title: z.string(),
+      value: z.union([z.string(), z.array(z.string())]).meta({ description: "A list for multi_select" }),
+    }),
+  ),
+  utm: z
+    .strictObject({
+      source: z.string().optional(),
+      medium: z.string().optional(),
+      campaign: z.string().optional(),
+      term: z.string().optional(),
+      content: z.string().optional(),
+    })
+    .meta({ description: "The UTM parameters the donor arrived with; only those given" }),
+  failureMessage: z.string().nullable().meta({ description: "FAILED payments: why" }),
   dispute: z
-    .object({
+    .strictObject({
       status: z.string().meta({
         description:
           "The processor's words: warning_needs_response, needs_response, under_review, won, lost (a returned bank debit is a dispute too)",
       }),
       reason: z.string(),
-      amount: z.number(),
+      amount: dollars("Disputed"),
       fundsWithdrawn: z
         .boolean()
         .meta({ description: "The disputed amount is out of the organization's balance" }),
-      createdAt: z.string(),
-      updatedAt: z.string(),
+      createdAt: time("When the dispute was opened"),
+      updatedAt: time("When it last changed"),
     })
     .nullable()
     .meta({ description: "The latest dispute (chargeback) of the payment, or null" }),
-});
+};
+
+/** A payment as the API returns it (and a webhook sends it): exactly these fields. */
+export const paymentSchema = z.strictObject(paymentFields);
 
 export const refundRequestSchema = z.strictObject({
   amount: money({ min: 0, max: 1_000_000, minExclusive: true }).optional().meta({

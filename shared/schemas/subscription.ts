@@ -1,5 +1,7 @@
 import { z } from "zod";
 import { HTTPS_URL, money } from "./common.js";
+import { CARD_BRANDS } from "./payment.js";
+import { currency, dollars, time, ulidId, uuid } from "./wire.js";
 
 /** Subscriptions (seed 2.6, 4.5; contract 7): the update body, the update-link body, response shapes. */
 
@@ -71,24 +73,33 @@ export const updateLinkBodySchema = z.strictObject({
     .default(["CARD", "PAY_BY_BANK"]),
 });
 
-export const subscriptionSchema = z.object({
-  id: z.string(),
+export const subscriptionFields = {
+  id: ulidId("sub"),
   status: z.enum(SUBSCRIPTION_STATUSES),
-  amount: z.number().meta({ description: "Recurring gift in dollars (before any covered fee)" }),
-  currency: z.string(),
+  amount: dollars("The recurring gift, before any covered fee"),
+  currency,
   frequency: z.enum(["DAILY", "WEEKLY", "MONTHLY", "ANNUALLY"]),
-  nextBillingDate: z.string().nullable().meta({ description: "null once cancelled" }),
-  lastBillingDate: z.string().nullable(),
-  endBillingDate: z.string().nullable(),
+  nextBillingDate: time("When the next charge is due")
+    .nullable()
+    .meta({ description: "null once cancelled" }),
+  lastBillingDate: time("The last successful charge").nullable(),
+  endBillingDate: time("When the gift ends").nullable(),
   coveredFee: z.boolean(),
-  formID: z.string(),
-  contactId: z.string(),
+  formID: uuid("The form of the first gift"),
+  contactId: uuid("The donor's contact"),
   email: z.string(),
   fund: z.string(),
-  paymentMethod: z.object({ type: z.string(), brand: z.string().nullable(), last4: z.string().nullable() }),
-  createdAt: z.string(),
-  cancelledAt: z.string().nullable(),
-});
+  paymentMethod: z.strictObject({
+    type: z.enum(["card", "bank"]),
+    brand: z.enum(CARD_BRANDS).nullable().meta({ description: "Cards only" }),
+    last4: z.string().nullable(),
+  }),
+  createdAt: time("When the gift began"),
+  cancelledAt: time("When it was cancelled").nullable(),
+};
+
+/** A subscription as the API returns it (and a webhook sends it): exactly these fields. */
+export const subscriptionSchema = z.strictObject(subscriptionFields);
 
 export const updateLinkResponseSchema = z.object({
   id: z.string(),

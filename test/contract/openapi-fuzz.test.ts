@@ -1,10 +1,15 @@
 import { appendFileSync } from "node:fs";
-import { Ajv2020 } from "ajv/dist/2020.js";
-import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
-import { type Invalid, invalid, type JsonSchema, valid } from "../support/schemaArbitrary.js";
+import {
+  type Invalid,
+  invalid,
+  type JsonSchema,
+  valid,
+  validationErrors,
+  validatorOf,
+} from "../support/schemaArbitrary.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
@@ -50,8 +55,6 @@ let t: TestApp;
 let doc: Document;
 /** Ids of records that exist, by the collection they belong to. */
 const existing: Record<string, string[]> = {};
-const ajv = new Ajv2020({ strict: false, allErrors: true, multipleOfPrecision: 6 });
-addFormats.default(ajv);
 
 beforeAll(async () => {
   t = await setupTestApp({
@@ -211,16 +214,6 @@ function byDocumentedRules(op: Operation, body: unknown): boolean {
   return details.every((line) => fields.has(String(line).split(/[ .[]/)[0] ?? ""));
 }
 
-const validators = new Map<JsonSchema, ReturnType<typeof ajv.compile>>();
-function validatorOf(schema: JsonSchema) {
-  let v = validators.get(schema);
-  if (!v) {
-    v = ajv.compile(schema);
-    validators.set(schema, v);
-  }
-  return v;
-}
-
 describe(`the OpenAPI document and the server agree (${dialect})`, () => {
   it("every operation answers generated requests as documented", { timeout: 600_000 }, async () => {
     const problems: string[] = [];
@@ -252,7 +245,7 @@ describe(`the OpenAPI document and the server agree (${dialect})`, () => {
             const schema = documented.content?.["application/json"]?.schema;
             if (schema) {
               const check = validatorOf(schema);
-              if (!check(res.body)) fail(`body off its schema (${ajv.errorsText(check.errors)}): ${what}`);
+              if (!check(res.body)) fail(`body off its schema (${validationErrors(check)}): ${what}`);
             }
             for (const [name, header] of Object.entries(documented.headers ?? {}))
               if (header.required && !res.headers.has(name))

@@ -1,4 +1,4 @@
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 import fc from "fast-check";
 
@@ -40,19 +40,27 @@ export interface JsonSchema {
   else?: JsonSchema;
 }
 
-const ajv = new Ajv2020({ strict: false, multipleOfPrecision: 6 });
+const ajv = new Ajv2020({ strict: false, allErrors: true, multipleOfPrecision: 6 });
 addFormats.default(ajv);
-const checks = new Map<JsonSchema, (value: unknown) => boolean>();
-/** Whether the schema accepts the value (as a validator generated from the document would). */
-export function accepts(schema: JsonSchema, value: unknown): boolean {
-  let check = checks.get(schema);
-  if (!check) {
-    const compiled = ajv.compile(schema);
-    check = (v) => compiled(v) === true;
-    checks.set(schema, check);
+const validators = new Map<JsonSchema, ValidateFunction>();
+
+/** The schema's validator (compiled once), as a client generated from the document would check. */
+export function validatorOf(schema: JsonSchema): ValidateFunction {
+  let validate = validators.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    validators.set(schema, validate);
   }
-  return check(value);
+  return validate;
 }
+
+/** Whether the schema accepts the value. */
+export function accepts(schema: JsonSchema, value: unknown): boolean {
+  return validatorOf(schema)(value) === true;
+}
+
+/** The problems of the last validation, as one line. */
+export const validationErrors = (validate: ValidateFunction): string => ajv.errorsText(validate.errors);
 
 /** Rules between the parts of a value, which generation alone does not follow: values are filtered. */
 function hasCrossRules(schema: JsonSchema): boolean {

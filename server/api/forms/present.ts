@@ -1,129 +1,40 @@
-import { z } from "zod";
-import { FREQUENCIES, inputFormType, STORED_FORM_TYPES } from "../../../shared/enums.js";
+import type { z } from "zod";
+import { inputFormType } from "../../../shared/enums.js";
 import { escapeHtml } from "../../../shared/html.js";
 import { centsToDollars } from "../../../shared/money.js";
 import { extend } from "../../../shared/objects.js";
 import type { FormConfig } from "../../../shared/schemas/form.js";
+import { formRecordSchema } from "../../../shared/schemas/formRecord.js";
 import { wireTime } from "../../../shared/time.js";
 import type { FormRecord } from "../../store/forms.js";
 
 /** How forms look on the wire: the zod schemas that document them, and the functions that build them. */
 
-const dollars = z.number().meta({ description: "US dollars, at most 2 decimals" });
+/** The full form, as reads and webhooks give it. */
+export const formFullSchema = formRecordSchema;
 
-export const formSummarySchema = z.object({
-  formID: z.string(),
-  formUrl: z.string(),
-  title: z.string(),
-  description: z.string(),
-  formType: z.enum(STORED_FORM_TYPES),
-  funds: z.array(z.string()),
-  frequencies: z.array(z.enum(FREQUENCIES)),
-  color: z.string(),
-  headerImage: z.string().nullable(),
-  active: z.boolean(),
-  goal: dollars.nullable(),
-  eventDate: z.string().nullable().optional(),
-  startTime: z.string().nullable().optional(),
-  endTime: z.string().nullable().optional(),
-  location: z.string().nullable().optional(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
-});
-
-export const formFullSchema = formSummarySchema.extend({
-  embedHTML: z.string(),
-  defaultFrequency: z.enum(FREQUENCIES),
-  oneTimeAmounts: z.array(dollars),
-  dailyAmounts: z.array(dollars),
-  weeklyAmounts: z.array(dollars),
-  monthlyAmounts: z.array(dollars),
-  annuallyAmounts: z.array(dollars),
-  defaultAmount: dollars.nullable(),
-  allowCustomAmount: z.boolean(),
-  givingLevels: z.array(z.object({ title: z.string(), amount: dollars, description: z.string() })),
-  sponsorshipGroups: z.array(
-    z.object({
-      groupTitle: z.string(),
-      description: z.string(),
-      options: z.array(
-        z.object({
-          optionTitle: z.string(),
-          amount: dollars,
-          description: z.string(),
-          quantity: z.number().nullable(),
-        }),
-      ),
-    }),
-  ),
-  productGroups: z
-    .array(
-      z.object({
-        productGroupName: z.string(),
-        description: z.string(),
-        products: z.array(
-          z.object({
-            productName: z.string(),
-            price: dollars,
-            description: z.string(),
-            quantity: z.number().nullable(),
-          }),
-        ),
-      }),
-    )
-    .optional()
-    .meta({
-      description: "PRODUCT forms only: the sponsorship groups under the names prefill and checkout match",
-    }),
-  tickets: z.array(
-    z.object({
-      name: z.string(),
-      price: dollars,
-      quantity: z.number().nullable(),
-      ticketType: z.enum(["INDIVIDUAL", "GROUP"]),
-      groupSize: z.number(),
-      description: z.string(),
-      maxPerOrder: z.number().nullable(),
-      quantitySold: z.number(),
-    }),
-  ),
-  promoCodes: z.array(
-    z.object({
-      code: z.string(),
-      discountType: z.enum(["percentage", "amount"]),
-      discountValue: z.number(),
-      quantity: z.number().nullable(),
-      applicableTickets: z.array(z.string()),
-      timesRedeemed: z.number(),
-    }),
-  ),
-  customInputs: z.array(
-    z.object({
-      id: z.string(),
-      title: z.string(),
-      question: z.string(),
-      inputType: z.enum(["short_text", "long_text", "single_select", "multi_select"]),
-      required: z.boolean(),
-      options: z.array(z.string()),
-    }),
-  ),
-  faqs: z.array(z.object({ question: z.string(), answer: z.string() })),
-  enableFundraisingBar: z.boolean(),
-  enableDonorList: z.boolean(),
-  enableCoverFees: z.boolean(),
-  enableAnonymous: z.boolean(),
-  enableOrganizationName: z.boolean(),
-  enableBillingAddress: z.boolean(),
-  enableCountryDropdown: z.boolean(),
-  enablePhone: z.boolean(),
-  enableCustomEmail: z.boolean(),
-  replyToAddress: z.string().nullable(),
-  emailSubject: z.string().nullable(),
-  customMessage: z.string().nullable(),
-  enableTimeAndLocation: z.boolean(),
-  eventDetails: z.string().nullable(),
-  timeZone: z.string().nullable(),
-});
+/** A form in a list: its main settings; the event's time and place on event forms only. */
+export const formSummarySchema = formRecordSchema
+  .pick({
+    formID: true,
+    formUrl: true,
+    title: true,
+    description: true,
+    formType: true,
+    funds: true,
+    frequencies: true,
+    color: true,
+    headerImage: true,
+    active: true,
+    goal: true,
+    eventDate: true,
+    startTime: true,
+    endTime: true,
+    location: true,
+    createdAt: true,
+    updatedAt: true,
+  })
+  .partial({ eventDate: true, startTime: true, endTime: true, location: true });
 
 export type FormSummary = z.infer<typeof formSummarySchema>;
 export type FormFull = z.infer<typeof formFullSchema>;
