@@ -6,3 +6,8 @@
 export function wireTime<T extends string | null>(iso: T): T {
   return (iso === null ? null : iso.replace(/\.\d+Z$/, "Z")) as T;
 }
+
+/** A time in milliseconds since the epoch as the database keeps it: ISO 8601 UTC with milliseconds. */
+export function isoAt(ms: number): string {
+  return new Date(ms).toISOString();
+}

@@ -6,6 +6,7 @@ import {
   contactSchema,
   contactUpdateSchema,
 } from "../../shared/schemas/contact.js";
+import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import {
@@ -166,7 +167,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (c, { body }) => {
         const orgId = c.get("auth").organizationId;
         const nowMs = deps.now();
-        const nowIso = new Date(nowMs).toISOString();
+        const nowIso = isoAt(nowMs);
         const contact = await db.transaction().execute(async (trx) => {
           const { row, taken } = await createContact(
             trx,
@@ -223,7 +224,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
   async function update(orgId: string, id: string, body: ContactFields) {
     await loadOwnedContact(db, orgId, id);
     const nowMs = deps.now();
-    const nowIso = new Date(nowMs).toISOString();
+    const nowIso = isoAt(nowMs);
     const contact = await db.transaction().execute(async (trx) => {
       const result = await updateContact(trx, orgId, id.toLowerCase(), body, nowIso);
       if (!result) throw new ApiError(404, "Contact not found");

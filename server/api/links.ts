@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { PREFILL_KEYS, toWire, validatePrefill } from "../../shared/prefill.js";
 import { issuesToDetails, readOnlyFields } from "../../shared/schemas/common.js";
-import { wireTime } from "../../shared/time.js";
+import { isoAt, wireTime } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { isUuid, uuid } from "../ids.js";
 import type { FormRecord } from "../store/forms.js";
@@ -212,7 +212,7 @@ function checkLinkBody(parsed: ParsedLinkBody, form: FormRecord, org: Organizati
 }
 
 export function linkRoutes(deps: AppDeps): RouteSpec[] {
-  const nowIso = () => new Date(deps.now()).toISOString();
+  const nowIso = () => isoAt(deps.now());
   const loadOrg = (id: string) => loadCallerOrganization(deps, id);
   const loadLink = async (form: FormRecord, linkId: string) => {
     const link = isUuid(linkId) ? await findLink(deps.store.db, linkId.toLowerCase()) : undefined;

@@ -1,5 +1,6 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { PERMISSIONS, type Permission } from "../../shared/enums.js";
+import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { prefixedId } from "../ids.js";
 import { type ApiKeyRecord, findKeyBySecretCached, peekKeyBySecret } from "../store/keys.js";
@@ -62,11 +63,11 @@ export function metricOf(
 
 let isoMs = Number.NaN;
 let iso = "";
-/** new Date(ms).toISOString(), made once per millisecond (every API request needs one). */
+/** isoAt(ms), made once per millisecond (every API request needs one). */
 function isoTime(ms: number): string {
   if (ms !== isoMs) {
     isoMs = ms;
-    iso = new Date(ms).toISOString();
+    iso = isoAt(ms);
   }
   return iso;
 }

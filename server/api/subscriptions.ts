@@ -6,7 +6,7 @@ import {
   updateLinkBodySchema,
   updateLinkResponseSchema,
 } from "../../shared/schemas/subscription.js";
-import { wireTime } from "../../shared/time.js";
+import { isoAt, wireTime } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { createUpdateLink, UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { Db } from "../store/database.js";
@@ -119,7 +119,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
         const sub = await loadOwnedSubscription(db, orgId, params.id);
         if (sub.status !== "ACTIVE") throw cancelled();
         const nowMs = deps.now();
-        const nowIso = new Date(nowMs).toISOString();
+        const nowIso = isoAt(nowMs);
         const result = await db.transaction().execute(async (trx) => {
           const amountChanged = body.amount !== undefined && body.amount !== Number(sub.amount_cents);
           const cancelling = body.status === "CANCELLED";

@@ -6,6 +6,7 @@ import {
   webhookSchema,
   webhookUpdateSchema,
 } from "../../shared/schemas/webhook.js";
+import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { ulid } from "../ids.js";
 import { refuseUrl } from "../webhooks/guard.js";
@@ -60,7 +61,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
   const httpsOnly = deps.config.production || deps.config.webhookTargetGuard;
   const createBody = webhookCreateSchema({ httpsOnly });
   const updateBody = webhookUpdateSchema({ httpsOnly });
-  const nowIso = () => new Date(deps.now()).toISOString();
+  const nowIso = () => isoAt(deps.now());
   const tags = ["Webhooks"];
   const idParams = z.object({ id: pathId("The webhookId (`wh_…`)") });
   const errors = {

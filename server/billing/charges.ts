@@ -1,5 +1,6 @@
 import type { Frequency } from "../../shared/enums.js";
 import { coverFeeCents, type FeeRate } from "../../shared/pricing/fees.js";
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { prefixedId } from "../ids.js";
 import { billingChargeKey } from "../payments/chargeKey.js";
@@ -44,8 +45,6 @@ const LINE_LABEL: Record<RecurringFrequency, string> = {
   MONTHLY: "Monthly donation",
   ANNUALLY: "Annual donation",
 };
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** True when the end date has passed and falls before the next billing date: no more charges. */
 export function hasEnded(sub: SubscriptionsTable, atMs: number): boolean {
@@ -152,7 +151,7 @@ function recurringOutcome(charge: ChargeResult): PaymentOutcome {
 
 /** Marks a subscription past its end date CANCELLED; false when it was no longer ACTIVE or no longer ours. */
 async function endSubscription(db: Db, id: string, token: string, atMs: number): Promise<boolean> {
-  const atIso = iso(atMs);
+  const atIso = isoAt(atMs);
   return db.transaction().execute(async (trx) => {
     const ended = await trx
       .updateTable("subscriptions")
@@ -241,7 +240,7 @@ function chargeRow(
   feeRate: FeeRate,
   atMs: number,
 ): PaymentsTable {
-  const atIso = iso(atMs);
+  const atIso = isoAt(atMs);
   const cycle = sub.cycle + 1;
   const giftCents = Number(sub.amount_cents);
   const feeCents = sub.cover_fees === 1 ? coverFeeCents(giftCents, feeRate) : 0;

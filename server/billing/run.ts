@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import { composeDeps } from "../compose.js";
 import type { Config } from "../config.js";
 import { errorMessage } from "../errors.js";
@@ -24,7 +25,7 @@ export async function runBillingAt(store: Store, config: Config, asOfMs: number)
   try {
     const billing = await new BillingWorker({ deps, onError }).runOnce(asOfMs);
     const settlement = await new SettlementWorker({ deps, onError }).runOnce();
-    return { asOf: new Date(asOfMs).toISOString(), billing, settlement, errors };
+    return { asOf: isoAt(asOfMs), billing, settlement, errors };
   } finally {
     await deps.metrics.close();
   }

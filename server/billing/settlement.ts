@@ -1,4 +1,5 @@
 import type { ExpressionBuilder } from "kysely";
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
 import { AWAITING_AUTHENTICATION, CONFIRMATION_WINDOW_MS } from "../payments/confirmationRequest.js";
@@ -44,8 +45,6 @@ export interface SettlementWorkerOptions {
 }
 
 const MAX_BATCHES_PER_PASS = 40;
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 function pollable(cutoffIso: string, slowCutoffIso: string) {
   return (eb: ExpressionBuilder<Database, "payments">) =>
@@ -126,10 +125,10 @@ export class SettlementWorker {
     const nowMs = this.deps.now();
     return claimRows(this.deps.store, {
       table: "payments",
-      where: pollable(iso(nowMs - this.repollMs), iso(nowMs - this.slowRepollMs)),
+      where: pollable(isoAt(nowMs - this.repollMs), isoAt(nowMs - this.slowRepollMs)),
       orderBy: "updated_at",
       limit: this.batchSize,
-      set: { updated_at: iso(nowMs) },
+      set: { updated_at: isoAt(nowMs) },
     });
   }
 

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
 import { claimRows } from "../store/claim.js";
@@ -33,8 +34,6 @@ export interface BillingWorkerOptions {
 
 /** A pass claims batch after batch while they come back full, up to this many (so stop() stays prompt). */
 const MAX_BATCHES_PER_PASS = 40;
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Due for a charge or a retry, or past its end date; and not held by a live claim. */
 function claimable(atIso: string, wallIso: string, skip: readonly string[]) {
@@ -130,8 +129,8 @@ export class BillingWorker {
     skip: readonly string[],
   ): Promise<{ rows: SubscriptionsTable[]; token: string; claimedUntil: number }> {
     const wallMs = this.wallClock();
-    const atIso = iso(atMs);
-    const wallIso = iso(wallMs);
+    const atIso = isoAt(atMs);
+    const wallIso = isoAt(wallMs);
     const token = crypto.randomUUID();
     const claimedUntil = wallMs + this.leaseMs;
     const rows = await claimRows(this.deps.store, {
@@ -139,7 +138,7 @@ export class BillingWorker {
       where: claimable(atIso, wallIso, skip),
       orderBy: "next_billing_at",
       limit: this.batchSize,
-      set: { claim_token: token, claimed_until: iso(claimedUntil) },
+      set: { claim_token: token, claimed_until: isoAt(claimedUntil) },
     });
     return { rows, token, claimedUntil };
   }

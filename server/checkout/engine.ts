@@ -4,6 +4,7 @@ import { priceOrder } from "../../shared/pricing/priceOrder.js";
 import { promoRefusal } from "../../shared/pricing/promo.js";
 import type { Quote } from "../../shared/pricing/quote.js";
 import { type CheckoutRequest, type QuoteRequest, toOrderInput } from "../../shared/schemas/checkout.js";
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { isUuid, prefixedId } from "../ids.js";
@@ -289,14 +290,7 @@ async function customerFor(
     idempotencyKey: `customer:${org.id}:${donor.email.trim().toLowerCase()}`.slice(0, 200),
     metadata: { almoner_organization: org.id },
   });
-  return saveProcessorCustomer(
-    db,
-    org.id,
-    processor.account,
-    donor.email,
-    made,
-    new Date(deps.now()).toISOString(),
-  );
+  return saveProcessorCustomer(db, org.id, processor.account, donor.email, made, isoAt(deps.now()));
 }
 
 /** Runs a checkout from a validated request. Declines are results (402), not exceptions. */
@@ -331,7 +325,7 @@ export async function runCheckout(
   const customer = method ? await customerFor(deps, processor, org, req.donor) : null;
 
   const now = deps.now();
-  const nowIso = new Date(now).toISOString();
+  const nowIso = isoAt(now);
   const paymentId = prefixedId("pay");
   const hold = itemsToHold(form, req, quote);
   const paymentDetails: PaymentDetails = {

@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { CHECKOUT_CHARGE_PREFIX } from "../payments/chargeKey.js";
 import { INTERRUPTED_MESSAGE, outcomeOfCharge } from "../payments/outcome.js";
@@ -61,7 +62,7 @@ export async function recoverInterruptedCheckouts(deps: AppDeps, limit = 100): P
       if (waiting < ACTION_ABANDONED_AFTER_MS || !processor.cancelPayment) {
         await deps.store.db
           .updateTable("payments")
-          .set({ updated_at: new Date(nowMs).toISOString() })
+          .set({ updated_at: isoAt(nowMs) })
           .where("id", "=", row.id)
           .where("status", "=", "PROCESSING")
           .execute();

@@ -1,4 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
+import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import { insertRow } from "../store/fixedQuery.js";
 import type { Database } from "../store/schema.js";
@@ -27,7 +28,7 @@ export async function queueEmail(
   nowMs: number,
 ): Promise<string> {
   const id = `eml_${ulid(nowMs)}`;
-  const now = new Date(nowMs).toISOString();
+  const now = isoAt(nowMs);
   await insertRow(db, "email_outbox", {
     id,
     organization_id: mail.organizationId,

@@ -3,6 +3,7 @@ import fs from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { createTransport as createNodemailer, type SendMailOptions } from "nodemailer";
+import { isoAt } from "../../shared/time.js";
 
 /**
  * Where messages go: an SMTP server (SMTP_URL), or, with none configured, one `.eml` file per message
@@ -119,7 +120,7 @@ export function fileTransport(dir: string, opts: { publicUrl: string; now?: () =
       const info = await composer.sendMail({ ...composeOptions(message, domain, nowMs), signal });
       const raw = Buffer.isBuffer(info.message) ? info.message : Buffer.from(String(info.message));
       await fs.mkdir(dir, { recursive: true });
-      const stamp = new Date(nowMs).toISOString().replace(/[-:.]/g, "");
+      const stamp = isoAt(nowMs).replace(/[-:.]/g, "");
       const name = `${stamp}-${message.id.replace(/[^A-Za-z0-9_-]/g, "_")}.eml`;
       // Readers (and people) see a whole .eml or none: write a hidden temp file, flush it, then rename.
       const temp = path.join(dir, `.${name}.${crypto.randomBytes(6).toString("hex")}.tmp`);

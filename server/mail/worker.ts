@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
+import { isoAt } from "../../shared/time.js";
 import { Periodic } from "../billing/periodic.js";
 import { errorMessage } from "../errors.js";
 import { claimRows } from "../store/claim.js";
@@ -37,8 +38,6 @@ export interface PassResult {
 /** A pass claims batch after batch while they come back full, up to this many (so stop() stays prompt). */
 const MAX_BATCHES_PER_PASS = 50;
 const MAX_ERROR_LENGTH = 1000;
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 function due(nowIso: string) {
   return (eb: ExpressionBuilder<Database, "email_outbox">) =>
@@ -149,7 +148,7 @@ export class MailWorker {
 
   private async claim(): Promise<{ rows: EmailOutboxTable[]; token: string; claimedUntil: number }> {
     const nowMs = this.now();
-    const nowIso = iso(nowMs);
+    const nowIso = isoAt(nowMs);
     const token = crypto.randomUUID();
     const claimedUntil = nowMs + this.leaseMs;
     const rows = await claimRows(this.store, {
@@ -157,7 +156,7 @@ export class MailWorker {
       where: due(nowIso),
       orderBy: "next_attempt_at",
       limit: this.batchSize,
-      set: { claim_token: token, claimed_until: iso(claimedUntil) },
+      set: { claim_token: token, claimed_until: isoAt(claimedUntil) },
     });
     return { rows, token, claimedUntil };
   }
@@ -185,7 +184,7 @@ export class MailWorker {
       .updateTable("email_outbox")
       .set({
         status: "SENT",
-        sent_at: iso(this.now()),
+        sent_at: isoAt(this.now()),
         attempts: row.attempts + 1,
         last_error: null,
         claim_token: null,
@@ -204,7 +203,7 @@ export class MailWorker {
       .set({
         status: wait === undefined ? "FAILED" : "PENDING",
         attempts,
-        next_attempt_at: wait === undefined ? row.next_attempt_at : iso(this.now() + wait),
+        next_attempt_at: wait === undefined ? row.next_attempt_at : isoAt(this.now() + wait),
         last_error: describeError(err),
         claim_token: null,
         claimed_until: null,

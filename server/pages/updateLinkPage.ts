@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { escapeHtml } from "../../shared/html.js";
 import { formatDollars } from "../../shared/money.js";
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
@@ -94,7 +95,7 @@ export async function load(deps: AppDeps, token: string): Promise<Loaded | Html>
   const link = await findUpdateLinkByHash(db, sha256Hex(token));
   if (!link) return notFound();
   if (link.used_at) return ended("This link has already been used to update the payment method.");
-  if (link.expires_at <= new Date(deps.now()).toISOString()) return ended("This link has expired.");
+  if (link.expires_at <= isoAt(deps.now())) return ended("This link has expired.");
   if (link.failed_attempts >= MAX_FAILED_ATTEMPTS)
     return ended("Too many payment methods were refused on this link.");
   const sub = await findSubscription(db, link.subscription_id);
@@ -161,7 +162,7 @@ export function successPage(loaded: Loaded, method: PaymentMethod): string {
  */
 export async function saveMethod(deps: AppDeps, loaded: Loaded, method: PaymentMethod): Promise<Html | null> {
   const nowMs = deps.now();
-  const nowIso = new Date(nowMs).toISOString();
+  const nowIso = isoAt(nowMs);
   try {
     await deps.store.db.transaction().execute(async (trx) => {
       if (!(await consumeUpdateLink(trx, loaded.link.id, nowIso)))

@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { ContactAddress } from "../store/contacts.js";
 import { contactTotals, findContact, insertContact, presentContact } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
@@ -25,7 +26,7 @@ export async function contactForPayment(
   details: PaymentDetails,
   nowMs: number,
 ): Promise<{ id: string; event: ContactEvent | null }> {
-  const nowIso = new Date(nowMs).toISOString();
+  const nowIso = isoAt(nowMs);
   if (existing) {
     if (details.emailOptIn !== true) return { id: existing, event: null };
     const result = await trx

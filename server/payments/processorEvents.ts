@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import type { IncomingEvent, PaymentProcessor, ProcessorEvent } from "../processors/port.js";
 import type { Db } from "../store/database.js";
@@ -63,7 +64,7 @@ export async function applyProcessorEvent(
     : { kind: "ignored" };
   const nowMs = deps.now();
   return deps.store.transact(async (trx) => {
-    if (!(await remember(trx, org.id, event, new Date(nowMs).toISOString()))) return "duplicate";
+    if (!(await remember(trx, org.id, event, isoAt(nowMs)))) return "duplicate";
     return (await apply(trx, nowMs, org, meaning)) ? "applied" : "ignored";
   });
 }

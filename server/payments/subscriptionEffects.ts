@@ -1,5 +1,6 @@
 import type { ExpressionBuilder } from "kysely";
 import type { Frequency } from "../../shared/enums.js";
+import { isoAt } from "../../shared/time.js";
 import { billingDate, type RecurringFrequency, retryAt } from "../billing/schedule.js";
 import { prefixedId } from "../ids.js";
 import type { PaymentMethod } from "../processors/port.js";
@@ -113,7 +114,7 @@ export async function insertNewSubscription(
 async function paid(trx: Db, row: PaymentsTable, nowMs: number): Promise<SubscriptionEffect> {
   const id = row.subscription_id;
   if (!id) return untouched(null);
-  const changed = await recordSuccessfulCharge(trx, id, row.created_at, new Date(nowMs).toISOString());
+  const changed = await recordSuccessfulCharge(trx, id, row.created_at, isoAt(nowMs));
   if (changed) await emitSubscription(trx, "subscription.updated", changed, nowMs);
   return untouched(changed ?? (await findSubscription(trx, id)) ?? null);
 }
@@ -129,7 +130,7 @@ export async function afterSettled(
   const id = row.subscription_id;
   if (!id) return untouched(null);
   if (origin.kind === "checkout") {
-    const ended = await cancelNeverPaidSubscription(trx, id, row.id, new Date(nowMs).toISOString());
+    const ended = await cancelNeverPaidSubscription(trx, id, row.id, isoAt(nowMs));
     if (ended) {
       await emitSubscription(trx, "subscription.cancelled", ended, nowMs);
       return { sub: ended, billing: "cancelled" };
@@ -145,7 +146,7 @@ export async function afterRecurringCharge(
   origin: Extract<ChargeOrigin, { kind: "billing" }>,
   nowMs: number,
 ): Promise<SubscriptionEffect> {
-  const nowIso = new Date(nowMs).toISOString();
+  const nowIso = isoAt(nowMs);
   const current = await findSubscription(trx, origin.subscriptionId);
   if (!current) return untouched(null);
   // Only the gift still ACTIVE at the cycle and attempt that were charged moves on; a cancel wins.

@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { DisputeState, PaymentMethod } from "../processors/port.js";
 import { findContactIdByEmail } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
@@ -80,7 +81,7 @@ export async function settlePayment(
   outcome: PaymentOutcome,
   loaded?: LoadedCheckout,
 ): Promise<Settled> {
-  const nowIso = new Date(nowMs).toISOString();
+  const nowIso = isoAt(nowMs);
   const failed = outcome.to === "FAILED";
   const fields = {
     status: outcome.to,
@@ -205,7 +206,7 @@ export async function recordRefund(
   refundedTotalCents: number,
   opts: { exact?: boolean } = {},
 ): Promise<{ row: PaymentsTable; changed: boolean }> {
-  const nowIso = new Date(nowMs).toISOString();
+  const nowIso = isoAt(nowMs);
   const current = await trx.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirst();
   if (!current) throw new Error(`No payment ${paymentId}`);
   const amount = Number(current.amount_cents);
@@ -240,7 +241,7 @@ export async function recordDispute(
   paymentId: string,
   reported: DisputeState,
 ): Promise<{ row: PaymentsTable; changed: boolean }> {
-  const dispute: PaymentDispute = { ...reported, updatedAt: new Date(nowMs).toISOString() };
+  const dispute: PaymentDispute = { ...reported, updatedAt: isoAt(nowMs) };
   const current = await trx.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirst();
   if (!current) throw new Error(`No payment ${paymentId}`);
   const before = current.dispute ? (JSON.parse(current.dispute) as PaymentDispute) : null;
@@ -256,7 +257,7 @@ export async function recordDispute(
     return { row: current, changed: false };
   const row = await trx
     .updateTable("payments")
-    .set({ dispute: JSON.stringify(next), updated_at: new Date(nowMs).toISOString() })
+    .set({ dispute: JSON.stringify(next), updated_at: isoAt(nowMs) })
     .where("id", "=", paymentId)
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import { isoAt } from "../../shared/time.js";
 import { sha256Hex, ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import { insertUpdateLink } from "../store/subscriptions.js";
@@ -29,7 +30,7 @@ export async function createUpdateLink(
 ): Promise<{ id: string; url: string; expiresAt: string }> {
   const token = crypto.randomBytes(32).toString("base64url");
   const id = `pmu_${ulid(nowMs)}`;
-  const expiresAt = new Date(link.expiresAtMs).toISOString();
+  const expiresAt = isoAt(link.expiresAtMs);
   await insertUpdateLink(db, {
     id,
     organization_id: link.organizationId,
@@ -41,7 +42,7 @@ export async function createUpdateLink(
     used_at: null,
     failed_attempts: 0,
     payment_id: link.paymentId ?? null,
-    created_at: new Date(nowMs).toISOString(),
+    created_at: isoAt(nowMs),
   });
   return { id, url: `${publicUrl}${UPDATE_PAGE_PATH}/${token}`, expiresAt };
 }

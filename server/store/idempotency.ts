@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { Db } from "./database.js";
 import { isUniqueViolation } from "./dialect.js";
 
@@ -70,7 +71,7 @@ export async function claimIdempotencyKey(
         request_hash: requestHash,
         status_code: null,
         response_body: null,
-        created_at: new Date(nowMs).toISOString(),
+        created_at: isoAt(nowMs),
       })
       .execute();
     return { kind: "new" };

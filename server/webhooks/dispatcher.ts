@@ -1,6 +1,7 @@
 import crypto from "node:crypto";
 import { type ExpressionBuilder, sql, type Transaction } from "kysely";
 import type { EventType } from "../../shared/schemas/webhook.js";
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
 import { ulid } from "../ids.js";
@@ -74,8 +75,6 @@ const MAX_ERROR_LENGTH = 500;
 const PRUNE_INTERVAL_MS = 3_600_000;
 /** Outcomes gather this long before they are written (one transaction for all of them). */
 const WRITE_DELAY_MS = 10;
-
-const iso = (ms: number): string => new Date(ms).toISOString();
 
 /** Exponential backoff with ±20% jitter, so many failures at once do not retry in lockstep. */
 function jittered(ms: number): number {
@@ -250,13 +249,13 @@ export class WebhookDispatcher {
   private async claim(limit: number): Promise<Claimed[]> {
     const db = this.deps.store.db;
     const nowMs = this.wallClock();
-    const nowIso = iso(nowMs);
+    const nowIso = isoAt(nowMs);
     const token = crypto.randomUUID();
     const busy = [...this.perHook].filter(([, n]) => n >= this.perWebhook).map(([id]) => id);
     const due = this.due(nowIso, busy);
     const set = {
       claim_token: token,
-      claimed_until: iso(nowMs + this.leaseMs),
+      claimed_until: isoAt(nowMs + this.leaseMs),
       attempts: sql<number>`attempts + 1`,
       updated_at: nowIso,
     };
@@ -469,7 +468,7 @@ export class WebhookDispatcher {
             status: "SUCCESS",
             claim_token: null,
             claimed_until: null,
-            updated_at: iso(this.wallClock()),
+            updated_at: isoAt(this.wallClock()),
           })
           .where((eb) =>
             eb(
@@ -488,10 +487,10 @@ export class WebhookDispatcher {
           .updateTable("webhook_deliveries")
           .set({
             status: wait === undefined ? "FAILED" : "PENDING",
-            next_attempt_at: wait === undefined ? delivery.next_attempt_at : iso(at + jittered(wait)),
+            next_attempt_at: wait === undefined ? delivery.next_attempt_at : isoAt(at + jittered(wait)),
             claim_token: null,
             claimed_until: null,
-            updated_at: iso(at),
+            updated_at: isoAt(at),
           })
           .where("id", "=", delivery.id)
           .where("claim_token", "=", claimed.token)
@@ -504,7 +503,7 @@ export class WebhookDispatcher {
           .set((eb) => ({
             success_count: eb("success_count", "+", tally.ok),
             failure_count: eb("failure_count", "+", tally.failed),
-            last_delivery_at: iso(tally.last),
+            last_delivery_at: isoAt(tally.last),
           }))
           .where("id", "=", webhookId)
           .execute();

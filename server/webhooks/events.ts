@@ -1,4 +1,5 @@
 import type { EventType } from "../../shared/schemas/webhook.js";
+import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import { insertRow } from "../store/fixedQuery.js";
@@ -28,7 +29,7 @@ export async function emitEvent(
     type,
     subject_id: subjectId,
     data: JSON.stringify(data),
-    created_at: new Date(nowMs).toISOString(),
+    created_at: isoAt(nowMs),
   });
   await fanOut(trx, organizationId, type, id, nowMs);
   return id;

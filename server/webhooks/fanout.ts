@@ -1,4 +1,5 @@
 import type { EventType } from "../../shared/schemas/webhook.js";
+import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import { fixedQuery } from "../store/fixedQuery.js";
@@ -28,7 +29,7 @@ export async function fanOut(
   const targets = hooks.filter((h) => (JSON.parse(h.events) as string[]).includes(type));
   if (targets.length === 0) return;
   const wallMs = Date.now();
-  const createdIso = new Date(wallMs).toISOString();
+  const createdIso = isoAt(wallMs);
   // Due at once, on the wall clock, even when the cause is dated otherwise (billing "as of" a later day).
   const dueIso = new Date(Math.min(nowMs, wallMs)).toISOString();
   await trx

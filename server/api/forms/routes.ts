@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
+import { isoAt } from "../../../shared/time.js";
 import { ApiError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
 import { FORM_PAGE_LIMIT_BYTES, formPageBytes } from "../../pages/hosted.js";
@@ -119,7 +120,7 @@ function duplicateTitle(title: string): ApiError {
 export function formRoutes(deps: AppDeps): RouteSpec[] {
   const { config } = deps;
   const schema = formSchema({ allowHttpImages: !config.production });
-  const nowIso = () => new Date(deps.now()).toISOString();
+  const nowIso = () => isoAt(deps.now());
 
   return [
     defineRoute({
@@ -153,7 +154,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         let full: ReturnType<typeof toFull>;
         try {
           full = await deps.store.db.transaction().execute(async (trx) => {
-            const form = await insertForm(trx, orgId, body, new Date(nowMs).toISOString());
+            const form = await insertForm(trx, orgId, body, isoAt(nowMs));
             const created = toFull(config.publicUrl, form);
             await emitEvent(trx, orgId, "form.created", form.id, created, nowMs);
             return created;
@@ -285,7 +286,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           });
           await checkPageSize(deps, orgId, existing.id, next);
           const nowMs = deps.now();
-          const now = new Date(nowMs).toISOString();
+          const now = isoAt(nowMs);
           let full: ReturnType<typeof toFull>;
           try {
             full = await deps.store.db.transaction().execute(async (trx) => {
