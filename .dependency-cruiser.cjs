@@ -1,8 +1,8 @@
 /**
  * The layering of the code, checked by `npm test` (`npm run deps`): HTTP (server/api, server/pages,
  * server/app.ts: the only code that imports Hono) → the giving domain (checkout, payments, processors,
- * billing, webhooks, mail) → the store (server/store) → shared/. No cycles; shared/ and widget/ never
- * reach into server/.
+ * billing, webhooks, mail) → the wire shapes (server/wire: rows as the API and webhook payloads show
+ * them) → the store (server/store) → shared/. No cycles; shared/ and widget/ never reach into server/.
  */
 module.exports = {
   forbidden: [
@@ -25,6 +25,22 @@ module.exports = {
       comment: "The store holds rows; the domain and HTTP layers call it, never the other way.",
       severity: "error",
       from: { path: "^server/store/" },
+      to: {
+        path: "^server/(api|pages|checkout|payments|processors|billing|webhooks|mail)/|^server/(app|workers|compose|index)\\.ts$",
+      },
+    },
+    {
+      name: "store-imports-no-wire",
+      comment: "The store hands out rows; how the API and webhook payloads show them is server/wire's.",
+      severity: "error",
+      from: { path: "^server/store/" },
+      to: { path: "^server/wire/" },
+    },
+    {
+      name: "wire-imports-only-store-and-shared",
+      comment: "HTTP answers and webhook events both carry the wire shapes, so the shapes import neither.",
+      severity: "error",
+      from: { path: "^server/wire/" },
       to: {
         path: "^server/(api|pages|checkout|payments|processors|billing|webhooks|mail)/|^server/(app|workers|compose|index)\\.ts$",
       },

@@ -64,7 +64,7 @@ export function createApp(deps: AppDeps) {
   // Under /v1 this runs after the key and the rate limit, so a 413 is counted and carries X-RateLimit-*
   // like any answer. A body of declared length is judged by its Content-Length and then read in one go;
   // only one sent in chunks is counted as it streams (Hono's bodyLimit wraps the body in a web stream,
-  // which costs a checkout a tenth of its time).
+  // which is slow: docs/benchmarks.md).
   const limitBodies: MiddlewareHandler<AppEnv> = (c, next) => {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     const length = c.req.header("Content-Length");

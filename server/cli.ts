@@ -7,6 +7,7 @@ import type { FeeRate } from "../shared/pricing/fees.js";
 import { issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
 import { refundRequestSchema } from "../shared/schemas/payment.js";
+import { isoAt } from "../shared/time.js";
 import { runBillingAt } from "./billing/run.js";
 import { parseInstant } from "./billing/schedule.js";
 import { composeDeps } from "./compose.js";
@@ -34,7 +35,8 @@ import {
   setProcessorConnection,
   updateOrganization,
 } from "./store/organizations.js";
-import { findPayment, PAYMENT_ID, presentPayment } from "./store/payments.js";
+import { findPayment, PAYMENT_ID } from "./store/payments.js";
+import { presentPayment } from "./wire/payment.js";
 
 /**
  * The command line. It reads the same settings as the server (DATABASE_URL, DATA_DIR) and works while
@@ -152,6 +154,7 @@ function readJsonArg(raw: string, flag: string): unknown {
 
 type Output = { json: Record<string, unknown> | Record<string, unknown>[]; text: string };
 
+/** `--as-of` in milliseconds; without it, now on the wall clock (no AppDeps exist yet to take a clock from). */
 function parseAsOf(raw: string | undefined): number {
   if (raw === undefined) return Date.now();
   try {
@@ -300,7 +303,7 @@ async function orgStripe(values: Values, store: Store, config: Config): Promise<
   const org = await requireOrg(store, required(values, "org"));
   const deps = await composeDeps(store, config);
   try {
-    const nowIso = new Date().toISOString();
+    const nowIso = isoAt(deps.now());
     const previousSecrets =
       org.processor && org.processorSecrets
         ? openStripeSecrets(deps.secrets, org.id, org.processorSecrets)

@@ -48,7 +48,7 @@ const envSchema = z.object({
   APPLE_PAY_DOMAIN_ASSOCIATION: z.string().min(1).optional(),
 });
 
-/** Waits between webhook delivery attempts (contract 8): 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
+/** Waits between webhook delivery attempts: 1 min, 5 min, 30 min, 2 h, 6 h, 12 h, 24 h. */
 export const DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS = [60, 300, 1800, 7200, 21_600, 43_200, 86_400].map(
   (s) => s * 1000,
 );

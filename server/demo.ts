@@ -1,4 +1,5 @@
 import { formSchema } from "../shared/schemas/form.js";
+import { isoAt } from "../shared/time.js";
 import type { Config } from "./config.js";
 import type { Db } from "./store/database.js";
 import { insertForm } from "./store/forms.js";
@@ -79,8 +80,15 @@ export interface DemoResult {
   forms: { id: string; title: string; url: string }[];
 }
 
-/** Creates the demo organization when the database has no organization at all; otherwise does nothing. */
-export async function seedDemoIfEmpty(db: Db, config: Config): Promise<DemoResult | undefined> {
+/**
+ * Creates the demo organization when the database has no organization at all; otherwise does nothing.
+ * `now` is the app's clock (AppDeps.now); the forms are dated by it, a millisecond apart, in list order.
+ */
+export async function seedDemoIfEmpty(
+  db: Db,
+  config: Config,
+  now: () => number = Date.now,
+): Promise<DemoResult | undefined> {
   if ((await countOrganizations(db)) > 0) return undefined;
   const schema = formSchema({ allowHttpImages: !config.production });
   return db.transaction().execute(async (trx) => {
@@ -88,9 +96,9 @@ export async function seedDemoIfEmpty(db: Db, config: Config): Promise<DemoResul
     const org = await createOrganization(trx, { name: "Demo Organization", sandbox: true });
     const { key } = await createApiKey(trx, { organizationId: org.id, sandbox: true });
     const forms: DemoResult["forms"] = [];
-    const now = Date.now();
+    const startMs = now();
     for (const [i, input] of DEMO_FORMS.entries()) {
-      const form = await insertForm(trx, org.id, schema.parse(input), new Date(now + i).toISOString());
+      const form = await insertForm(trx, org.id, schema.parse(input), isoAt(startMs + i));
       const path = form.config.formType === "EVENT" ? "attend" : "donate";
       forms.push({ id: form.id, title: form.config.title, url: `${config.publicUrl}/${path}/${form.id}` });
     }

@@ -17,4 +17,10 @@ export interface AppDeps {
   /** Seals and opens the secrets kept in the database. */
   secrets: SecretBox;
   now: () => number;
+  /**
+   * This process's heartbeat row (store/processes.ts), named on what it claims and on the checkouts it
+   * charges, so that others take them over as soon as it dies; unset in processes without one (the command
+   * line, most tests), whose claims end with their leases.
+   */
+  processId?: string;
 }

@@ -1,6 +1,6 @@
 const VALIDATION_FAILED = "Validation failed";
 
-/** The one error type: handlers throw it, the app's error handler renders the contract's JSON shape. */
+/** The one error type: handlers throw it, the app's error handler renders it as the API's JSON error body. */
 export class ApiError extends Error {
   constructor(
     readonly status: 400 | 401 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503,

@@ -18,7 +18,7 @@ function randomChunk(size: number): Buffer {
 let lastMs = -1;
 let lastTime = "";
 
-/** `size` random bytes from the shared pool (a call to the system's random source costs tens of µs here). */
+/** `size` random bytes from the shared pool: the system's random source is slow (docs/benchmarks.md). */
 export function randomBytesPooled(size: number): Buffer {
   return Buffer.from(randomChunk(size));
 }
@@ -61,7 +61,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-/** One-shot hashing: a quarter of createHash's cost for short inputs (it runs on every API request). */
+/** One-shot hashing, cheaper than createHash for short inputs (docs/benchmarks.md); on hot API paths. */
 export function sha256Hex(value: string): string {
   return crypto.hash("sha256", value, "hex");
 }

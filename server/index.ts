@@ -9,7 +9,7 @@ import { StartupError } from "./errors.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
 import { countOrganizationsWithSecrets } from "./store/organizations.js";
-import { releaseRateLimitLeases } from "./store/rateLimits.js";
+import { ProcessHeartbeat } from "./store/processes.js";
 import { startWorkers } from "./workers.js";
 
 /** Process entry: read config, open the store, seed the demo outside production, serve, run upkeep. */
@@ -22,7 +22,11 @@ async function main(): Promise<void> {
       "SECRETS_KEY is not set, but organizations have payment processor keys sealed with it: set SECRETS_KEY (the key they were sealed with)",
     );
   }
-  const deps = await composeDeps(store, config);
+  // This process's heartbeat, before it serves or claims anything: the checkouts it charges and the work
+  // it claims name it, and the other processes take them over soon after it dies (store/processes.ts).
+  const heartbeat = new ProcessHeartbeat(store);
+  await heartbeat.start();
+  const deps = { ...(await composeDeps(store, config)), processId: heartbeat.id };
   const { metrics } = deps;
   const app = createApp(deps);
   let workers: { stop(): Promise<void> } | undefined;
@@ -40,7 +44,7 @@ async function main(): Promise<void> {
     });
   });
   async function announce(port: number): Promise<void> {
-    const demo = config.production ? undefined : await seedDemoIfEmpty(store.db, config);
+    const demo = config.production ? undefined : await seedDemoIfEmpty(store.db, config, deps.now);
     console.log(`Almoner listening on http://${config.host}:${port} (${store.describe})`);
     console.log(`API reference: ${config.publicUrl}/docs`);
     if (!demo) return;
@@ -83,8 +87,10 @@ async function main(): Promise<void> {
     clearInterval(upkeep);
     server.close(async () => {
       await workers?.stop();
+      // What it still held is free for the other processes at once.
+      await heartbeat.stop().catch(() => {});
       await metrics.close();
-      await releaseRateLimitLeases(store.db).catch(() => {});
+      await store.rateLimits.release().catch(() => {});
       await store.close();
       process.exit(0);
     });

@@ -11,7 +11,9 @@ import { WebhookDispatcher } from "./webhooks/dispatcher.js";
 /**
  * The background work of a server process: recurring billing, bank-payment settlement, receipts, webhook
  * delivery, and recovery of checkouts a dead process left half-done. Each is safe to run in several processes at once
- * (rows are claimed before they are worked on), so every server runs all of them.
+ * (rows are claimed before they are worked on, store/claim.ts), so every server runs all of them; the claims
+ * name this process (`deps.processId`), so when it dies the others take its work over within the liveness
+ * window of its heartbeat (store/processes.ts).
  */
 
 export interface BackgroundWorker {
@@ -31,6 +33,7 @@ export function startWorkers(deps: AppDeps, extra: BackgroundWorker[] = []): { s
     new MailWorker({
       store,
       now: deps.now,
+      processId: deps.processId,
       transport: createTransport({
         smtpUrl: config.smtpUrl,
         dataDir: config.dataDir,

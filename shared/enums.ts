@@ -21,7 +21,11 @@ export type AmountType = (typeof AMOUNT_TYPES)[number];
 export const STORED_FORM_TYPES = ["EMBED_FORM", "CROWDFUNDING_FORM", "PRODUCT", "EVENT"] as const;
 export type StoredFormType = (typeof STORED_FORM_TYPES)[number];
 
-/** Seed table 2.3: create takes friendly names, reads return the stored (legacy) names. */
+/**
+ * A form's stored (legacy) type from the friendly names create takes: an event is EVENT; otherwise giving
+ * levels are CROWDFUNDING_FORM, sponsorship is PRODUCT and a standard form is EMBED_FORM. Reads return
+ * the stored name.
+ */
 export function storedFormType(formType: InputFormType, amountType: AmountType): StoredFormType {
   if (formType === "event") return "EVENT";
   if (amountType === "giving_level") return "CROWDFUNDING_FORM";

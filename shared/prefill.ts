@@ -5,7 +5,7 @@ import type { FormConfig } from "./schemas/form.js";
 import type { GlobalCustomInput } from "./schemas/organization.js";
 
 /**
- * Checkout-link prefill (seed 4.2, contract 5): the rules for each key against the form it opens and the
+ * Checkout-link prefill: the rules for each key against the form it opens and the
  * organization's global inputs, and the donor-facing view of a stored prefill.
  */
 

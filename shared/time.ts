@@ -1,5 +1,5 @@
 /**
- * Times on the wire: ISO 8601 UTC to the second, as `2026-04-15T18:32:00Z` (contract 1). The database
+ * Times on the wire: ISO 8601 UTC to the second, as `2026-04-15T18:32:00Z`, in every answer. The database
  * keeps milliseconds, which order records created in the same second and back the pagination cursors;
  * only what a response shows is cut to the second.
  */

@@ -28,7 +28,7 @@ import { checkSubmissionOrigin, clientIp } from "./requestSource.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 
 /**
- * The donor checkout's public API (contract 10): no key. Reads (form view, quote) are open to any origin;
+ * The donor checkout's public API (under /api): no key. Reads (form view, quote) are open to any origin;
  * checkouts are accepted from the form host's own pages (hosted page, iframe, overlay iframe) or from
  * non-browser clients. The widget is built on exactly these three routes.
  */

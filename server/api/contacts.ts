@@ -16,18 +16,18 @@ import {
   createContact,
   findContact,
   listContacts,
-  presentContact,
   updateContact,
   withE164,
 } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import type { ContactsTable } from "../store/schema.js";
 import { emitEvent } from "../webhooks/events.js";
+import { presentContact } from "../wire/contact.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
-/** Contacts (seed 2.4, 4.3; contract 7). Derived fields come from the donor's payments and subscriptions. */
+/** Contacts. Derived fields come from the donor's payments and subscriptions. */
 
 const idParams = z.object({ id: pathId("The contact's id (UUID)") });
 const EMAIL_FILTER_MAX = 254;

@@ -23,7 +23,7 @@ import { loadCallerOrganization } from "./organization.js";
 import { cursorParam, decodeCursor, encodeCursor, limitParam } from "./pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
-/** Prefilled checkout links (seed 2.8, 4.2; contract 5). */
+/** Prefilled checkout links: named links that open a form's checkout with some fields filled in. */
 
 /** The writable fields of a link body. */
 const LINK_FIELDS = {

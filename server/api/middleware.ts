@@ -4,22 +4,16 @@ import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { prefixedId } from "../ids.js";
 import { type ApiKeyRecord, findKeyBySecretCached, peekKeyBySecret } from "../store/keys.js";
-import { hitRateLimit, type RateLimitResult } from "../store/rateLimits.js";
+import type { RateLimitResult } from "../store/rateLimits.js";
 import type { ApiMetricsTable } from "../store/schema.js";
 import type { AppDeps, AppEnv, AuthContext } from "./env.js";
 
 const KNOWN_PERMISSIONS: ReadonlySet<string> = new Set(PERMISSIONS);
-const auths = new WeakMap<ApiKeyRecord, AuthContext>();
 
-/** A key's auth context (its permissions as a set), made once per key record: cached records are shared. */
+/** A key's auth context: the organization, the key and its permissions as a set. */
 function authOf(key: ApiKeyRecord): AuthContext {
-  let auth = auths.get(key);
-  if (!auth) {
-    const permissions = new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p)));
-    auth = Object.freeze({ organizationId: key.organizationId, keyId: key.keyId, permissions });
-    auths.set(key, auth);
-  }
-  return auth;
+  const permissions = new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p)));
+  return Object.freeze({ organizationId: key.organizationId, keyId: key.keyId, permissions });
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -43,11 +37,15 @@ function addRateLimitHeaders(headers: Record<string, string>, result: RateLimitR
   headers["X-RateLimit-Reset"] = String(result.reset);
 }
 
-/** The api-metrics record of an authenticated request, `started` being its performance.now() on arrival. */
+/**
+ * The api-metrics record of an authenticated request, `started` being its performance.now() on arrival;
+ * `isoTime` writes its time (isoAt, or a memo of it: isoMemo).
+ */
 export function metricOf(
   deps: AppDeps,
   auth: { organizationId: string; keyId: string },
   request: { path: string; method: string; status: number; started: number },
+  isoTime: (ms: number) => string = isoAt,
 ): ApiMetricsTable {
   return {
     id: prefixedId("met"),
@@ -61,15 +59,17 @@ export function metricOf(
   };
 }
 
-let isoMs = Number.NaN;
-let iso = "";
-/** isoAt(ms), made once per millisecond (every API request needs one). */
-function isoTime(ms: number): string {
-  if (ms !== isoMs) {
-    isoMs = ms;
-    iso = isoAt(ms);
-  }
-  return iso;
+/** isoAt, remembering its last answer: requests of the same millisecond share one string. */
+function isoMemo(): (ms: number) => string {
+  let isoMs = Number.NaN;
+  let iso = "";
+  return (ms) => {
+    if (ms !== isoMs) {
+      isoMs = ms;
+      iso = isoAt(ms);
+    }
+    return iso;
+  };
 }
 
 declare module "hono" {
@@ -143,9 +143,17 @@ export function responseHeaders(config: { publicUrl: string }): MiddlewareHandle
  * on next()'s promise instead of awaiting it).
  */
 export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  // One auth context per key record, kept by this app: records from the read cache are shared, so a
+  // cached key costs no new context.
+  const auths = new WeakMap<ApiKeyRecord, AuthContext>();
   const admit = (c: Context<AppEnv>, next: Next, key: ApiKeyRecord | undefined) => {
     if (!key) throw new ApiError(401, "Invalid API key");
-    c.set("auth", authOf(key));
+    let auth = auths.get(key);
+    if (!auth) {
+      auth = authOf(key);
+      auths.set(key, auth);
+    }
+    c.set("auth", auth);
     return next();
   };
   return (c, next) => {
@@ -170,7 +178,7 @@ export function rateLimit(deps: AppDeps): MiddlewareHandler<AppEnv> {
     return next();
   };
   return (c, next) => {
-    const hit = hitRateLimit(deps.store.db, c.get("auth").keyId, deps.config.rateLimitPerHour, deps.now());
+    const hit = deps.store.rateLimits.hit(c.get("auth").keyId, deps.config.rateLimitPerHour, deps.now());
     // A place from this process's lease is at hand without waiting.
     if (hit instanceof Promise) return hit.then((result) => admit(c, next, result));
     return admit(c, next, hit);
@@ -179,13 +187,19 @@ export function rateLimit(deps: AppDeps): MiddlewareHandler<AppEnv> {
 
 /** Records each authenticated /v1 request for the api-metrics endpoint, after the response is built. */
 export function recordMetrics(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  const isoTime = isoMemo();
   return async (c, next) => {
     const started = performance.now();
     await next();
     const auth = c.get("auth");
     if (!auth) return;
     deps.metrics.record(
-      metricOf(deps, auth, { path: c.req.path, method: c.req.method, status: c.res.status, started }),
+      metricOf(
+        deps,
+        auth,
+        { path: c.req.path, method: c.req.method, status: c.res.status, started },
+        isoTime,
+      ),
     );
   };
 }

@@ -3,7 +3,7 @@ import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
 
 /**
- * The shared cursor pagination (seed 4.7, contract 3). A cursor is base64url JSON of a keyset position
+ * The cursor pagination every list shares. A cursor is base64url JSON of a keyset position
  * (sort value and id) bound to one list and one merchant, so deep pages cost what the first does and
  * records inserted meanwhile are neither repeated nor skipped.
  */

@@ -5,13 +5,14 @@ import { ApiError } from "../errors.js";
 import { refundPayment } from "../payments/refunds.js";
 import type { Db } from "../store/database.js";
 import { getOrganization } from "../store/organizations.js";
-import { findPayment, listPayments, PAYMENT_ID, presentPayment } from "../store/payments.js";
+import { findPayment, listPayments, PAYMENT_ID } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
+import { presentPayment } from "../wire/payment.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
-/** Payments (seed 2.5, 4.4; contract 7): one record per charge, newest first. */
+/** Payments: one record per charge, newest first; PROCESSING rows (a charge in flight) are never shown. */
 
 export { PAYMENT_ID } from "../store/payments.js";
 

@@ -241,7 +241,7 @@ function isKept(status: number): boolean {
   return status < 500 && status !== 429;
 }
 
-/** The contract's error body for an ApiError: `{"error"}`, plus `details` and any extra fields. */
+/** The API's error body for an ApiError: `{"error"}`, plus `details` and any extra fields. */
 export function renderApiError(c: Context<AppEnv>, err: ApiError): Response {
   const body: { error: string; details?: string[] } = { error: err.message };
   if (err.details) body.details = err.details;

@@ -15,15 +15,15 @@ import {
   cancelSubscription,
   findSubscription,
   listSubscriptions,
-  presentSubscription,
   setSubscriptionAmount,
 } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
+import { presentSubscription } from "../wire/subscription.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
-/** Subscriptions (seed 2.6, 4.5; contract 7): read, cancel, change the amount, send an update link. */
+/** Subscriptions: read, cancel, change the amount, send an update link. */
 
 const SUBSCRIPTION_ID = /^sub_[0-9a-z]{26}$/;
 

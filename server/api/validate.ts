@@ -10,7 +10,7 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.out
 }
 
 /**
- * A request body's text as a JSON object; anything else is the contract's "Invalid JSON body". With
+ * A request body's text as a JSON object; anything else is a 400 "Invalid JSON body". With
  * `emptyIsObject`, no body at all (or only whitespace) reads as `{}`.
  */
 export function parseJsonObject(

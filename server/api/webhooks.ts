@@ -22,7 +22,7 @@ import {
 import type { AppDeps } from "./env.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
-/** Webhooks (seed 2.7, 4.6, 6; contract 8). Delivery itself is server/webhooks/dispatcher.ts. */
+/** Webhook registrations. Delivery itself is server/webhooks/dispatcher.ts. */
 
 const WEBHOOK_ID = /^wh_[0-9a-z]{26}$/;
 const unixSeconds = (isoTime: string): number => Math.floor(Date.parse(isoTime) / 1000);
@@ -41,7 +41,7 @@ export function presentWebhook(hook: WebhookRecord): WebhookOut {
   };
 }
 
-/** The caller's live webhook, or the contract's 404 / 403 / 410. */
+/** The caller's live webhook: 404 if there is none, 403 if another organization's, 410 once deleted. */
 export async function loadOwnedWebhook(
   deps: AppDeps,
   organizationId: string,

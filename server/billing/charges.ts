@@ -13,8 +13,9 @@ import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
 import { type PaymentDetails, recordProcessorPaymentId } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
-import { findSubscription, presentSubscription } from "../store/subscriptions.js";
+import { findSubscription } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
+import { presentSubscription } from "../wire/subscription.js";
 import { parseInstant, type RecurringFrequency } from "./schedule.js";
 
 /**
@@ -61,7 +62,7 @@ export function chargeIsDue(sub: SubscriptionsTable, atMs: number): boolean {
 async function releaseClaim(db: Db, id: string, token: string): Promise<void> {
   await db
     .updateTable("subscriptions")
-    .set({ claim_token: null, claimed_until: null })
+    .set({ claim_token: null, claimed_until: null, claimed_by: null })
     .where("id", "=", id)
     .where("claim_token", "=", token)
     .execute();
@@ -162,6 +163,7 @@ async function endSubscription(db: Db, id: string, token: string, atMs: number):
         retry_at: null,
         claim_token: null,
         claimed_until: null,
+        claimed_by: null,
       })
       .where("id", "=", id)
       .where("status", "=", "ACTIVE")

@@ -22,7 +22,9 @@ import { Periodic } from "./periodic.js";
  * Several processes may run one. A worker takes a batch by moving the rows' `updated_at` to now with a
  * conditional UPDATE (on PostgreSQL over candidates locked `FOR UPDATE SKIP LOCKED` first), so a payment is polled
  * by one worker at a time and at most once per `repollMs`; the outcome is recorded by an update conditional
- * on the status still being PENDING, so it is recorded once whoever polls.
+ * on the status still being PENDING, so it is recorded once whoever polls. Nothing is held meanwhile (the
+ * claim is the poll's time, not a lease of store/claim.ts): a payment whose poller died is polled again by
+ * any process `repollMs` later, as every payment is.
  */
 
 export interface SettlementPassResult {

@@ -1,9 +1,8 @@
-import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
-import { claimRows } from "../store/claim.js";
+import { claimRows, newLease, RELEASED } from "../store/claim.js";
 import type { Database, SubscriptionsTable } from "../store/schema.js";
 import { type BillingTally, billSubscription, emptyTally } from "./charges.js";
 import { Periodic } from "./periodic.js";
@@ -11,8 +10,10 @@ import { Periodic } from "./periodic.js";
 /**
  * Recurring billing: charges every ACTIVE subscription whose billing date (or retry) has come, ends those
  * past their end date. Any number of processes may run one on the same database: a worker claims a batch
- * (a conditional UPDATE writes its token and a lease into due, unclaimed rows; on PostgreSQL over
- * candidates locked `FOR UPDATE SKIP LOCKED` first), then charges outside any transaction (`charges.ts`).
+ * (store/claim.ts: a conditional UPDATE writes its token, a lease and its process into due, free rows; on
+ * PostgreSQL over candidates locked `FOR UPDATE SKIP LOCKED` first), then charges outside any transaction
+ * (`charges.ts`). The rows of a process that dies mid-batch are free once its heartbeat lapses; a charge
+ * it left half-done is finished by the next claim, with the same idempotency key.
  *
  * Claims are about live processes, so leases run on the wall clock even when a pass bills "as of"
  * another moment (the CLI's `--as-of`, tests' fixed clocks). Billing dates, retries and records use
@@ -25,7 +26,10 @@ export interface BillingWorkerOptions {
   deps: AppDeps;
   /** Subscriptions claimed at a time. */
   batchSize?: number;
-  /** How long a claim holds its rows; a worker that dies mid-batch frees them after this. */
+  /**
+   * How long a claim holds its rows even while its process lives (the rows of a dead process are free as
+   * soon as its heartbeat lapses).
+   */
   leaseMs?: number;
   /** The clock of leases; default `Date.now`. */
   wallClock?: () => number;
@@ -35,12 +39,11 @@ export interface BillingWorkerOptions {
 /** A pass claims batch after batch while they come back full, up to this many (so stop() stays prompt). */
 const MAX_BATCHES_PER_PASS = 40;
 
-/** Due for a charge or a retry, or past its end date; and not held by a live claim. */
-function claimable(atIso: string, wallIso: string, skip: readonly string[]) {
+/** Due for a charge or a retry, or past its end date (claimRows adds: not held by a live claim). */
+function due(atIso: string, skip: readonly string[]) {
   return (eb: ExpressionBuilder<Database, "subscriptions">) =>
     eb.and([
       eb("status", "=", "ACTIVE"),
-      eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<=", wallIso)]),
       eb.or([
         eb.and([eb("retry_at", "is", null), eb("next_billing_at", "<=", atIso)]),
         eb("retry_at", "<=", atIso),
@@ -128,25 +131,21 @@ export class BillingWorker {
     atMs: number,
     skip: readonly string[],
   ): Promise<{ rows: SubscriptionsTable[]; token: string; claimedUntil: number }> {
-    const wallMs = this.wallClock();
-    const atIso = isoAt(atMs);
-    const wallIso = isoAt(wallMs);
-    const token = crypto.randomUUID();
-    const claimedUntil = wallMs + this.leaseMs;
+    const lease = newLease(this.deps.processId, this.wallClock(), this.leaseMs);
     const rows = await claimRows(this.deps.store, {
       table: "subscriptions",
-      where: claimable(atIso, wallIso, skip),
+      where: due(isoAt(atMs), skip),
       orderBy: "next_billing_at",
       limit: this.batchSize,
-      set: { claim_token: token, claimed_until: isoAt(claimedUntil) },
+      lease,
     });
-    return { rows, token, claimedUntil };
+    return { rows, token: lease.token, claimedUntil: lease.until };
   }
 
   private async release(rows: SubscriptionsTable[], token: string): Promise<void> {
     await this.deps.store.db
       .updateTable("subscriptions")
-      .set({ claim_token: null, claimed_until: null })
+      .set(RELEASED)
       .where(
         "id",
         "in",

@@ -32,6 +32,7 @@ import {
 } from "../store/payments.js";
 import { findProcessorCustomer, saveProcessorCustomer } from "../store/processorCustomers.js";
 import type { PaymentsTable } from "../store/schema.js";
+import { writeOne } from "../store/writeOne.js";
 import { checkAnswers } from "./answers.js";
 import { actionAnswer, checkoutAnswer, type FinalizedCheckout, finalizeCheckout } from "./finalize.js";
 import { checkFingerprint } from "./guards.js";
@@ -372,6 +373,8 @@ export async function runCheckout(
     details: JSON.stringify(paymentDetails),
     processor: charged ? processor.name : "none",
     dispute: null,
+    // The process charging it: should it die, recovery takes the payment over at once (recovery.ts).
+    claimed_by: deps.processId ?? null,
     created_at: nowIso,
     updated_at: nowIso,
   };
@@ -399,12 +402,7 @@ export async function runCheckout(
     // Refused by the processor before any payment was made (card testing looks like this): recorded as
     // a FAILED payment the organization sees, as a declined charge is.
     const failure = refused ?? { code: "processing_error", message: "The payment method was refused" };
-    const missing = await deps.store.transact(async (trx) => {
-      const short = await takeItems(trx, form.id, hold);
-      if (short) return short;
-      await insertPayment(trx, row);
-      return null;
-    });
+    const missing = await recordHeld(deps, form.id, hold, row);
     if (missing) refuseShort(form, missing);
     return finalizeCheckout(
       deps,
@@ -433,11 +431,9 @@ export async function runCheckout(
   // payment, with the processor's id, in one write. Sold out: the processor is stopped before it charges.
   let held = false;
   const takeStock = async (processorPaymentId: string | null) => {
-    const missing = await deps.store.transact(async (trx) => {
-      const short = await takeItems(trx, form.id, hold);
-      if (short) return short;
-      await insertPayment(trx, { ...row, processor_payment_id: processorPaymentId });
-      return null;
+    const missing = await recordHeld(deps, form.id, hold, {
+      ...row,
+      processor_payment_id: processorPaymentId,
     });
     if (missing) throw new SoldOut(missing);
     held = true;
@@ -475,6 +471,28 @@ export async function runCheckout(
   }
   if (charge.status === "requires_action") return actionAnswer(paymentId, charge.clientSecret);
   return finalizeCheckout(deps, paymentId, outcomeOfCharge(charge, customer) as PaymentOutcome, loaded);
+}
+
+/**
+ * Takes the order's stock and inserts its payment, in one transaction; an order without stock to take is
+ * the insert alone. Returns the item that ran out, or null.
+ */
+async function recordHeld(
+  deps: AppDeps,
+  formId: string,
+  hold: HeldItem[],
+  row: PaymentsTable,
+): Promise<HeldItem | null> {
+  if (hold.length === 0) {
+    await writeOne(deps.store, (db) => insertPayment(db, row));
+    return null;
+  }
+  return deps.store.transact(async (trx) => {
+    const short = await takeItems(trx, formId, hold);
+    if (short) return short;
+    await insertPayment(trx, row);
+    return null;
+  });
 }
 
 /** The stock an order needs ran out while the processor was making its payment. */

@@ -60,7 +60,7 @@ export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null)
   };
 }
 
-/** Records a checkout's outcome (see transition.ts) and answers the donor. */
+/** Records the outcome of a checkout's PROCESSING payment (see transition.ts) and answers the donor. */
 export async function finalizeCheckout(
   deps: AppDeps,
   paymentId: string,
@@ -68,7 +68,7 @@ export async function finalizeCheckout(
   loaded?: LoadedCheckout,
 ): Promise<FinalizedCheckout> {
   const settled = await deps.store.transact((trx) =>
-    settlePayment(trx, deps.now(), { id: paymentId }, outcome, loaded),
+    settlePayment(trx, deps.now(), { id: paymentId, expected: "PROCESSING" }, outcome, loaded),
   );
   return checkoutAnswer(settled);
 }

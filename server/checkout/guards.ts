@@ -2,7 +2,7 @@ import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import type { Db } from "../store/database.js";
 import { fixedQuery } from "../store/fixedQuery.js";
-import { countEvent, countInWindow, hitRateLimit } from "../store/rateLimits.js";
+import { countEvent, countInWindow } from "../store/rateLimits.js";
 
 /**
  * Defences of the public checkout against card testing (trying stolen card numbers through a donation
@@ -17,7 +17,7 @@ export function checkHoneypot(value: string | undefined): void {
 
 async function limit(deps: AppDeps, key: string, max: number, what: string): Promise<void> {
   if (max === 0) return;
-  const r = await hitRateLimit(deps.store.db, key, max, deps.now());
+  const r = await deps.store.rateLimits.hit(key, max, deps.now());
   if (!r.allowed)
     throw new ApiError(429, `Too many checkout attempts ${what}; try again in a few minutes`, undefined, {
       "Retry-After": String(r.retryAfterSeconds),
@@ -37,7 +37,7 @@ export async function checkAttemptLimits(deps: AppDeps, ip: string, formId: stri
   const max = deps.config.checkoutLimitPerForm;
   if (max === 0) return;
   const db = deps.store.db;
-  const form = await hitRateLimit(db, `checkout-form:${formId}`, max, deps.now());
+  const form = await deps.store.rateLimits.hit(`checkout-form:${formId}`, max, deps.now());
   if (form.allowed) return;
   const declined = await countInWindow(db, declineKey(ip, formId), deps.now());
   if (declined.count > 0)

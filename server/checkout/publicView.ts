@@ -10,7 +10,7 @@ import type { FormRecord } from "../store/forms.js";
 import type { Organization } from "../store/organizations.js";
 
 /**
- * What a donor may see of a form (contract 10): the form's own donor-facing settings, stock left, the
+ * What a donor may see of a form: the form's own donor-facing settings, stock left, the
  * fundraising bar and donor list when enabled, and the prefill of a checkout link. Never other records'
  * ids, costs, promo codes, processor ids or the organization's email settings.
  */

@@ -3,6 +3,7 @@ import type { AppDeps } from "../deps.js";
 import { CHECKOUT_CHARGE_PREFIX } from "../payments/chargeKey.js";
 import { INTERRUPTED_MESSAGE, outcomeOfCharge } from "../payments/outcome.js";
 import type { PaymentOutcome } from "../payments/transition.js";
+import { liveProcesses } from "../store/claim.js";
 import { getOrganizationCached } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import { finalizeCheckout } from "./finalize.js";
@@ -13,6 +14,11 @@ import { finalizeCheckout } from "./finalize.js";
  * the charge stands, by the id stored before it could move money (or the sandbox, by its key): one that
  * went through is recorded as it would have been; one that never did fails without charging and its stock
  * is returned. Never charges. Safe in several processes: recording claims the PROCESSING row first.
+ *
+ * A PROCESSING payment names the server process charging it (`claimed_by`): once that process is dead
+ * (its heartbeat row lapsed or gone, store/processes.ts) the payment is taken over on the next pass, so a
+ * crash holds the stock for well under a minute. One whose process lives on, or that names none (the
+ * process keeps no heartbeat), is taken after INTERRUPTED_AFTER_MS: its request has ended by then.
  */
 
 /** A checkout older than this is no longer running anywhere (requests time out long before). */
@@ -30,7 +36,8 @@ const ABANDONED: PaymentOutcome = {
 
 export async function recoverInterruptedCheckouts(deps: AppDeps, limit = 100): Promise<number> {
   const nowMs = deps.now();
-  const cutoff = new Date(nowMs - INTERRUPTED_AFTER_MS).toISOString();
+  const nowIso = isoAt(nowMs);
+  const cutoff = isoAt(nowMs - INTERRUPTED_AFTER_MS);
   const stale = await deps.store.db
     .selectFrom("payments")
     .select([
@@ -43,50 +50,77 @@ export async function recoverInterruptedCheckouts(deps: AppDeps, limit = 100): P
       "created_at",
     ])
     .where("status", "=", "PROCESSING")
-    .where("updated_at", "<", cutoff)
+    .where((eb) =>
+      eb.or([
+        eb("updated_at", "<", cutoff),
+        eb.and([eb("claimed_by", "is not", null), eb("claimed_by", "not in", liveProcesses(eb, nowIso))]),
+      ]),
+    )
     .where("charge_key", "like", `${CHECKOUT_CHARGE_PREFIX}%`)
     .orderBy("updated_at")
     .limit(limit)
     .execute();
+  let failure: unknown;
   for (const row of stale) {
-    const org = await getOrganizationCached(deps.store, row.organization_id);
-    if (!org) continue;
-    const processor = deps.processors.named(row.processor, org);
-    const charge = await processor.findCharge({
-      idempotencyKey: row.charge_key,
-      processorPaymentId: row.processor_payment_id,
-    });
-    if (charge?.status === "requires_action") {
-      const waiting = nowMs - Date.parse(row.created_at);
-      // Still within the time a donor may take: looked at again after another interval.
-      if (waiting < ACTION_ABANDONED_AFTER_MS || !processor.cancelPayment) {
-        await deps.store.db
-          .updateTable("payments")
-          .set({ updated_at: isoAt(nowMs) })
-          .where("id", "=", row.id)
-          .where("status", "=", "PROCESSING")
-          .execute();
-        continue;
-      }
-      // Cancelled unless it went through meanwhile: then it is recorded on the next pass.
-      if (!(await processor.cancelPayment(charge.processorPaymentId))) continue;
-      await finalizeCheckout(deps, row.id, { ...ABANDONED, processorPaymentId: charge.processorPaymentId });
-      continue;
+    try {
+      await recover(deps, row, nowMs);
+    } catch (err) {
+      // One payment the processor cannot answer for does not hold up the others; reported after them.
+      failure ??= err;
     }
-    const outcome = charge && outcomeOfCharge(charge, paymentDetails(row).processorCustomer ?? null);
-    if (!outcome && row.processor_payment_id && processor.cancelPayment)
-      // Made at the processor but never confirmed: cancelled so that it can never be.
-      await processor.cancelPayment(row.processor_payment_id);
-    await finalizeCheckout(
-      deps,
-      row.id,
-      outcome ?? {
-        to: "FAILED",
-        processorPaymentId: row.processor_payment_id,
-        code: "processing_error",
-        message: INTERRUPTED_MESSAGE,
-      },
-    );
   }
+  if (failure !== undefined) throw failure;
   return stale.length;
+}
+
+interface Interrupted {
+  id: string;
+  organization_id: string;
+  charge_key: string;
+  processor: string;
+  processor_payment_id: string | null;
+  details: string;
+  created_at: string;
+}
+
+async function recover(deps: AppDeps, row: Interrupted, nowMs: number): Promise<void> {
+  const org = await getOrganizationCached(deps.store, row.organization_id);
+  if (!org) return;
+  const processor = deps.processors.named(row.processor, org);
+  const charge = await processor.findCharge({
+    idempotencyKey: row.charge_key,
+    processorPaymentId: row.processor_payment_id,
+  });
+  if (charge?.status === "requires_action") {
+    const waiting = nowMs - Date.parse(row.created_at);
+    // Still within the time a donor may take: looked at again after another interval (no process is
+    // charging it any more, whichever made it: it waits for the donor).
+    if (waiting < ACTION_ABANDONED_AFTER_MS || !processor.cancelPayment) {
+      await deps.store.db
+        .updateTable("payments")
+        .set({ updated_at: isoAt(nowMs), claimed_by: null })
+        .where("id", "=", row.id)
+        .where("status", "=", "PROCESSING")
+        .execute();
+      return;
+    }
+    // Cancelled unless it went through meanwhile: then it is recorded on the next pass.
+    if (!(await processor.cancelPayment(charge.processorPaymentId))) return;
+    await finalizeCheckout(deps, row.id, { ...ABANDONED, processorPaymentId: charge.processorPaymentId });
+    return;
+  }
+  const outcome = charge && outcomeOfCharge(charge, paymentDetails(row).processorCustomer ?? null);
+  if (!outcome && row.processor_payment_id && processor.cancelPayment)
+    // Made at the processor but never confirmed: cancelled so that it can never be.
+    await processor.cancelPayment(row.processor_payment_id);
+  await finalizeCheckout(
+    deps,
+    row.id,
+    outcome ?? {
+      to: "FAILED",
+      processorPaymentId: row.processor_payment_id,
+      code: "processing_error",
+      message: INTERRUPTED_MESSAGE,
+    },
+  );
 }

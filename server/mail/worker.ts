@@ -1,17 +1,17 @@
-import crypto from "node:crypto";
 import type { ExpressionBuilder } from "kysely";
 import { isoAt } from "../../shared/time.js";
 import { Periodic } from "../billing/periodic.js";
 import { errorMessage } from "../errors.js";
-import { claimRows } from "../store/claim.js";
+import { claimRows, newLease, RELEASED } from "../store/claim.js";
 import type { Store } from "../store/database.js";
 import type { Database, EmailOutboxTable } from "../store/schema.js";
 import { type MailMessage, type MailTransport, UndeliverableError } from "./transport.js";
 
 /**
  * Drains the e-mail outbox. Any number of processes may run one on the same database: a worker first
- * claims a batch (one conditional UPDATE writes its token and a lease into due, unclaimed rows), then
- * sends outside any transaction, then settles each row only while its token is still on it.
+ * claims a batch (store/claim.ts: one conditional UPDATE writes its token, a lease and its process into
+ * due, free rows), then sends outside any transaction, then settles each row only while its token is still
+ * on it. A process that dies mid-batch leaves its rows to the others once its heartbeat lapses.
  */
 
 /** After the n-th failed attempt the next waits retryScheduleMs[n-1]; past the end the message is FAILED. */
@@ -23,8 +23,13 @@ export interface MailWorkerOptions {
   now: () => number;
   batchSize?: number;
   retryScheduleMs?: number[];
-  /** How long a claim holds its rows; a worker that dies mid-batch frees them after this. */
+  /**
+   * How long a claim holds its rows even while its process lives (the rows of a dead process are free as
+   * soon as its heartbeat lapses); no send starts that could outlast it.
+   */
   leaseMs?: number;
+  /** This process's heartbeat (store/processes.ts), named on its claims; none: they end with the lease. */
+  processId?: string;
   /** Longest one send may take before it counts as failed (and is abandoned). */
   sendTimeoutMs?: number;
   onError?: (err: unknown, context: string) => void;
@@ -41,11 +46,7 @@ const MAX_ERROR_LENGTH = 1000;
 
 function due(nowIso: string) {
   return (eb: ExpressionBuilder<Database, "email_outbox">) =>
-    eb.and([
-      eb("status", "=", "PENDING"),
-      eb("next_attempt_at", "<=", nowIso),
-      eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<=", nowIso)]),
-    ]);
+    eb.and([eb("status", "=", "PENDING"), eb("next_attempt_at", "<=", nowIso)]);
 }
 
 function toMessage(row: EmailOutboxTable): MailMessage {
@@ -91,6 +92,7 @@ export class MailWorker {
   private readonly schedule: number[];
   private readonly leaseMs: number;
   private readonly sendTimeoutMs: number;
+  private readonly processId: string | undefined;
   private readonly onError: (err: unknown, context: string) => void;
   private readonly loop: Periodic<PassResult>;
 
@@ -101,6 +103,7 @@ export class MailWorker {
     this.batchSize = opts.batchSize ?? 10;
     this.schedule = opts.retryScheduleMs ?? DEFAULT_RETRY_SCHEDULE_MS;
     this.sendTimeoutMs = opts.sendTimeoutMs ?? 60_000;
+    this.processId = opts.processId;
     // Long enough for a whole batch at the time limit, so a slow but live worker keeps its rows.
     this.leaseMs = opts.leaseMs ?? Math.max(5 * 60_000, this.batchSize * this.sendTimeoutMs + 60_000);
     if (this.leaseMs <= this.sendTimeoutMs) throw new RangeError("leaseMs must be longer than sendTimeoutMs");
@@ -148,17 +151,15 @@ export class MailWorker {
 
   private async claim(): Promise<{ rows: EmailOutboxTable[]; token: string; claimedUntil: number }> {
     const nowMs = this.now();
-    const nowIso = isoAt(nowMs);
-    const token = crypto.randomUUID();
-    const claimedUntil = nowMs + this.leaseMs;
+    const lease = newLease(this.processId, nowMs, this.leaseMs);
     const rows = await claimRows(this.store, {
       table: "email_outbox",
-      where: due(nowIso),
+      where: due(isoAt(nowMs)),
       orderBy: "next_attempt_at",
       limit: this.batchSize,
-      set: { claim_token: token, claimed_until: isoAt(claimedUntil) },
+      lease,
     });
-    return { rows, token, claimedUntil };
+    return { rows, token: lease.token, claimedUntil: lease.until };
   }
 
   /** Sends one message and records the outcome; true when it was sent. Never throws. */
@@ -187,8 +188,7 @@ export class MailWorker {
         sent_at: isoAt(this.now()),
         attempts: row.attempts + 1,
         last_error: null,
-        claim_token: null,
-        claimed_until: null,
+        ...RELEASED,
       })
       .where("id", "=", row.id)
       .where("claim_token", "=", token)
@@ -205,8 +205,7 @@ export class MailWorker {
         attempts,
         next_attempt_at: wait === undefined ? row.next_attempt_at : isoAt(this.now() + wait),
         last_error: describeError(err),
-        claim_token: null,
-        claimed_until: null,
+        ...RELEASED,
       })
       .where("id", "=", row.id)
       .where("claim_token", "=", token)
@@ -217,7 +216,7 @@ export class MailWorker {
     if (rows.length === 0) return;
     await this.store.db
       .updateTable("email_outbox")
-      .set({ claim_token: null, claimed_until: null })
+      .set(RELEASED)
       .where(
         "id",
         "in",

@@ -14,10 +14,10 @@ import {
   consumeUpdateLink,
   findSubscription,
   findUpdateLinkByHash,
-  presentSubscription,
   setSubscriptionPaymentMethod,
 } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
+import { presentSubscription } from "../wire/subscription.js";
 import { page } from "./layout.js";
 
 /**

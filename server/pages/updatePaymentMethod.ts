@@ -25,7 +25,7 @@ import {
 import { STRIPE_ACTIONS_SUFFIX, stripeAction, stripeFormPage, stripePageCsp } from "./updateWithStripe.js";
 
 /**
- * The hosted "update your payment method" page of a subscription (contract 7). The link's token is the
+ * The hosted "update your payment method" page of a subscription. The link's token is the
  * only credential, so the page shows nothing beyond what the donor needs to recognise the gift
  * (organization, amount, frequency, current method's brand and last 4). Card and bank details go to the
  * processor only; the subscription keeps the reusable token it returns. The link is single-use: using it

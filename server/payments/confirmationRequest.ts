@@ -62,6 +62,8 @@ export async function requestConfirmation(
       text: mail.text,
       html: mail.html,
     },
+    // Due on the wall clock even when the charge is dated later (`billing run --as-of`): the server's mail
+    // worker sends it at once.
     Math.min(nowMs, Date.now()),
   );
 }

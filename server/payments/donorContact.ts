@@ -1,10 +1,11 @@
 import { isoAt } from "../../shared/time.js";
 import type { ContactAddress } from "../store/contacts.js";
-import { contactTotals, findContact, insertContact, presentContact } from "../store/contacts.js";
+import { contactTotals, findContact, insertContact } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import type { PaymentDetails } from "../store/payments.js";
 import type { ConsentValue, PaymentsTable } from "../store/schema.js";
 import { emitEvent } from "../webhooks/events.js";
+import { presentContact } from "../wire/contact.js";
 
 /** The contact a checkout's payment belongs to: matched by e-mail, or made from what the donor entered. */
 

@@ -70,7 +70,8 @@ export async function queueReceipt(
       text: mail.text,
       html: mail.html,
     },
-    // A charge recorded "as of" a later moment (`billing run --as-of`) still mails its receipt now.
+    // A charge recorded "as of" a later moment (`billing run --as-of`, whose injected clock is that moment)
+    // still mails its receipt now: the wall clock caps when it is due.
     Math.min(nowMs, Date.now()),
   );
 }

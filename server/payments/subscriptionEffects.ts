@@ -11,10 +11,10 @@ import {
   cancelNeverPaidSubscription,
   findSubscription,
   insertSubscription,
-  presentSubscription,
   recordSuccessfulCharge,
 } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
+import { presentSubscription } from "../wire/subscription.js";
 import type { ChargeOrigin } from "./chargeKey.js";
 
 /**

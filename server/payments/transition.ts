@@ -1,14 +1,15 @@
 import { isoAt } from "../../shared/time.js";
 import type { DisputeState, PaymentMethod } from "../processors/port.js";
-import { findContactIdByEmail } from "../store/contacts.js";
+import { contactIdByEmailQuery, findContactIdByEmail } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
-import { insertPayment, paymentDetails, presentPayment } from "../store/payments.js";
+import { insertPayment, paymentDetails } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
+import { presentPayment } from "../wire/payment.js";
 import { chargeOrigin } from "./chargeKey.js";
 import { contactForPayment, emitContact } from "./donorContact.js";
 import { queueReceipt } from "./receipts.js";
@@ -77,7 +78,8 @@ const FROM: Record<PaymentOutcome["to"], readonly string[]> = {
 export async function settlePayment(
   trx: Db,
   nowMs: number,
-  target: { id: string } | { row: PaymentsTable },
+  /** The payment (and, when the caller knows it, the status it should be in now), or a new one to insert. */
+  target: { id: string; expected?: PaymentsTable["status"] } | { row: PaymentsTable },
   outcome: PaymentOutcome,
   loaded?: LoadedCheckout,
 ): Promise<Settled> {
@@ -89,13 +91,13 @@ export async function settlePayment(
     failure_message: failed ? outcome.message : null,
     updated_at: nowIso,
   };
-  // A known donor's contact is linked by the same write that records the outcome.
-  const known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
-
   let before: string;
   let row: PaymentsTable;
+  /** The contact the payment is linked to as stored by the write below. */
+  let known: string | null;
   if ("row" in target) {
     before = "PROCESSING";
+    known = loaded ? await findContactIdByEmail(trx, loaded.org.id, loaded.email) : null;
     row = {
       ...target.row,
       ...fields,
@@ -105,30 +107,46 @@ export async function settlePayment(
     };
     await insertPayment(trx, row);
   } else {
-    const current = await trx
-      .selectFrom("payments")
-      .select("status")
-      .where("id", "=", target.id)
-      .executeTakeFirst();
-    if (!current) throw new Error(`No payment ${target.id}`);
-    before = current.status;
-    const moved = FROM[outcome.to].includes(before)
-      ? await trx
-          .updateTable("payments")
-          .set({
-            ...fields,
-            ...(outcome.processorPaymentId !== null && { processor_payment_id: outcome.processorPaymentId }),
-            // A payment is listed from when it is first recorded: its `date` is that moment.
-            ...(before === "PROCESSING" && { created_at: nowIso }),
-            ...(before === "PROCESSING" && known !== null && { contact_id: known }),
-          })
-          .where("id", "=", target.id)
-          .where("status", "=", before)
-          .returningAll()
-          .executeTakeFirst()
-      : undefined;
+    const move = (from: string) =>
+      trx
+        .updateTable("payments")
+        .set((eb) => ({
+          ...fields,
+          ...(outcome.processorPaymentId !== null && { processor_payment_id: outcome.processorPaymentId }),
+          // A payment is listed from when it is first recorded: its `date` is that moment.
+          ...(from === "PROCESSING" && { created_at: nowIso }),
+          // A known donor's contact is linked by the same write that records the outcome.
+          ...(from === "PROCESSING" &&
+            loaded && {
+              contact_id: eb.fn.coalesce(
+                contactIdByEmailQuery(eb, loaded.org.id, loaded.email),
+                eb.ref("payments.contact_id"),
+              ),
+            }),
+        }))
+        .where("id", "=", target.id)
+        .where("status", "=", from)
+        .returningAll()
+        .executeTakeFirst();
+    // The status the caller expects is tried first: one statement instead of a read and a write.
+    let moved =
+      target.expected !== undefined && FROM[outcome.to].includes(target.expected)
+        ? await move(target.expected)
+        : undefined;
+    if (moved) before = target.expected as string;
+    else {
+      const current = await trx
+        .selectFrom("payments")
+        .select("status")
+        .where("id", "=", target.id)
+        .executeTakeFirst();
+      if (!current) throw new Error(`No payment ${target.id}`);
+      before = current.status;
+      moved = FROM[outcome.to].includes(before) ? await move(before) : undefined;
+    }
     if (!moved) return unchanged(trx, target.id);
     row = moved;
+    known = row.contact_id;
   }
 
   const origin = chargeOrigin(row.charge_key);

@@ -4,13 +4,14 @@ import type pg from "pg";
 
 /**
  * Tells in-process caches when the rows they copied may have changed. A table's version moves with every
- * write this process makes to it (SQLite: reported by the statement wrapper in dialect.ts as it runs;
- * PostgreSQL: by watchWrites once committed), and when another process sharing the database (another
- * server, the CLI) has committed a change to a cached table. On SQLite, triggers on those tables move a
- * counter (installSqliteChangeCounter) that is read to tell. That read is a read transaction, whose system
- * calls would cost a cached request a fifth of its time on the bench machine, so it is made at most once
- * per CHECK_EVERY_MS: another process's commit is seen by every request that starts more than that after
- * it, which is sooner than any client can learn of the commit and ask again.
+ * write this process makes to it through the query builder (the store's driver reads the table from the
+ * query's tree: drivers.ts, writes.ts; on SQLite as the statement runs, on PostgreSQL once it has
+ * committed), and when another process sharing the database (another server, the CLI) has committed a
+ * change to a cached table. On SQLite, triggers on those tables move a counter (installSqliteChangeCounter)
+ * that is read to tell. That read is a read transaction, too costly to make per request
+ * (docs/benchmarks.md), so it is made at most once per CHECK_EVERY_MS: another process's commit is seen by
+ * every request that starts more than that after it, which is sooner than any client can learn of the
+ * commit and ask again.
  *
  * On PostgreSQL (PgChangeFeed) other processes' commits are heard through LISTEN: a statement trigger on each
  * cached table sends a notification when a transaction that changed it commits, whatever wrote it (a
@@ -21,26 +22,20 @@ export interface ChangeFeed {
   version(table: string): number;
   /** Resolves once every change committed before the call shows in version(). */
   settled(): Promise<void>;
+  /** This process wrote `table` ("*": anything may have changed); told by the store's driver. */
+  wrote(table: string): void;
   close(): void;
 }
 
 /** How long a check for other processes' commits holds. */
 const CHECK_EVERY_MS = 1;
 
-const WRITE =
-  /^\s*(?:insert(?:\s+or\s+\w+)?\s+into|replace\s+into|update(?:\s+or\s+\w+)?|delete\s+from)\s+"?(\w+)"?/i;
-
-/** The table a statement writes, "*" for one that may change anything (DDL, pragmas), or null for a read. */
-export function writtenTable(text: string): string | null {
-  const match = WRITE.exec(text);
-  if (match) return match[1].toLowerCase();
-  return /^\s*(?:select|with|begin|start\s+transaction|commit|end|rollback|savepoint|release)\b/i.test(text)
-    ? null
-    : "*";
-}
-
-/** The tables whose rows processes keep in memory (readCache.ts users): PostgreSQL notifies changes to these. */
+/**
+ * The tables whose rows processes keep in memory (readCache.ts users): PostgreSQL notifies changes to these.
+ * Writes to them go through the query builder (writes.ts), so that this process hears of its own.
+ */
 export const CACHED_TABLES = ["api_keys", "forms", "organizations"] as const;
+export type CachedTable = (typeof CACHED_TABLES)[number];
 
 /**
  * Versions drawn from one counter that only counts up: a table's version is the tick of its last change
@@ -104,7 +99,7 @@ export class SqliteChangeFeed implements ChangeFeed {
     return this.versions.current(table);
   }
 
-  /** Called by the statement wrapper for every write statement, before it runs. */
+  /** A write statement of this process is about to run (the store's driver tells, drivers.ts). */
   wrote(table: string): void {
     this.versions.changed(table);
   }
@@ -160,9 +155,9 @@ export async function installChangeNotifications<DB>(db: Kysely<DB>): Promise<vo
 /**
  * PostgreSQL's change feed. Other processes' commits arrive as notifications on a connection of its own
  * that LISTENs (opened at the first question, so a CLI command that caches nothing never opens it); this
- * process's writes are reported by watchWrites once they are committed. Until the listening connection is
- * up, and whenever it drops (it is tried again after LISTEN_RETRY_MS), every version() answer is new, so
- * caches read the database and keep nothing.
+ * process's writes are reported by the store's driver once they are committed (drivers.ts). Until the
+ * listening connection is up, and whenever it drops (it is tried again after LISTEN_RETRY_MS), every
+ * version() answer is new, so caches read the database and keep nothing.
  */
 export class PgChangeFeed implements ChangeFeed {
   private readonly versions = new TableVersions();
@@ -287,47 +282,4 @@ export class PgChangeFeed implements ChangeFeed {
     for (const resolve of this.syncs.values()) resolve();
     this.syncs.clear();
   }
-}
-
-const TRANSACTION_START = /^\s*(?:begin|start\s+transaction)\b/i;
-const TRANSACTION_END = /^\s*(?:commit|end|rollback)\s*;?\s*$/i;
-
-/**
- * Reports a pool client's writes to the feed once they are committed: a statement outside a transaction
- * when it completes, a transaction's statements when its commit (or rollback) completes. A read that
- * started before then and kept its value keeps it under a version that this moves past.
- */
-export function watchWrites(client: pg.PoolClient, feed: PgChangeFeed): void {
-  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  let inTransaction = false;
-  const written = new Set<string>();
-  const settle = () => {
-    for (const table of written) feed.wrote(table);
-    written.clear();
-  };
-  const watched = (...args: unknown[]): unknown => {
-    const text = typeof args[0] === "string" ? args[0] : null;
-    if (text === null || typeof args[args.length - 1] === "function") return query(...args);
-    const table = writtenTable(text);
-    if (table !== null) written.add(table);
-    if (TRANSACTION_START.test(text)) inTransaction = true;
-    const ends = TRANSACTION_END.test(text);
-    const result = query(...args) as Promise<unknown>;
-    if (!ends && (inTransaction || table === null)) return result;
-    const after = () => {
-      if (ends) inTransaction = false;
-      if (!inTransaction) settle();
-    };
-    return result.then(
-      (value) => {
-        after();
-        return value;
-      },
-      (err: unknown) => {
-        after();
-        throw err;
-      },
-    );
-  };
-  client.query = watched as typeof client.query;
 }

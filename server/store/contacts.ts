@@ -1,11 +1,10 @@
-import { centsToDollars } from "../../shared/money.js";
+import type { ExpressionBuilder } from "kysely";
 import { DEFAULT_COUNTRY, phoneMatchKey, toE164 } from "../../shared/phone.js";
-import { wireTime } from "../../shared/time.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
 import { afterPosition } from "./keyset.js";
-import type { ConsentValue, ContactsTable } from "./schema.js";
+import type { ConsentValue, ContactsTable, Database } from "./schema.js";
 
 /**
  * Donor contacts. Each live contact's emails (lower-cased) and phones (E.164, or as typed) are also rows of
@@ -61,6 +60,23 @@ const contactIdByEmail = fixedQuery((db: Db, organizationId: string, key: string
     .where("contacts.status", "=", "ACTIVE")
     .limit(1),
 );
+
+/** The live contact holding this email, as a subquery of another statement (one row, or none). */
+export function contactIdByEmailQuery(
+  eb: ExpressionBuilder<Database, "payments">,
+  organizationId: string,
+  email: string,
+) {
+  return eb
+    .selectFrom("contact_keys")
+    .innerJoin("contacts", "contacts.id", "contact_keys.contact_id")
+    .select("contact_keys.contact_id")
+    .where("contact_keys.organization_id", "=", organizationId)
+    .where("contact_keys.kind", "=", "email")
+    .where("contact_keys.value_key", "=", emailKey(email))
+    .where("contacts.status", "=", "ACTIVE")
+    .limit(1);
+}
 
 export async function findContactIdByEmail(
   db: Db,
@@ -374,33 +390,3 @@ export async function contactTotals(db: Db, ids: string[]): Promise<Map<string, 
   }
   return out;
 }
-
-/** The contact as the API returns it (seed 2.4, contract 7). */
-export function presentContact(row: ContactsTable, totals: ContactTotals) {
-  return {
-    id: row.id,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    fullName: [row.first_name, row.last_name].filter((s) => s.trim() !== "").join(" "),
-    organizationName: row.organization_name,
-    emails: JSON.parse(row.emails) as ContactEmail[],
-    phones: (JSON.parse(row.phones) as ContactPhone[]).map((p) => ({
-      value: p.value,
-      isPrimary: p.isPrimary,
-      e164: p.e164 ?? null,
-    })),
-    addresses: JSON.parse(row.addresses) as ContactAddress[],
-    totalTransactionCount: totals.count,
-    totalTransactionValue: centsToDollars(totals.valueCents),
-    emailConsent: row.email_consent as ConsentValue,
-    smsConsent: row.sms_consent as ConsentValue,
-    communicationConsent: row.communication_consent as ConsentValue,
-    hasActiveSubscription: totals.activeSubscription,
-    firstDonationAt: wireTime(totals.first),
-    lastDonationAt: wireTime(totals.last),
-    createdAt: wireTime(row.created_at),
-    updatedAt: wireTime(row.updated_at),
-  };
-}
-
-export type ContactView = ReturnType<typeof presentContact>;

@@ -3,17 +3,30 @@ import { StartupError } from "../errors.js";
 import type { ChangeFeed } from "./changes.js";
 import { type BackgroundWrites, type DialectName, describeDatabaseError, openDialect } from "./dialect.js";
 import { migrate } from "./migrations.js";
+import { RateLimits } from "./rateLimits.js";
+import { ReadCaches } from "./readCache.js";
 import type { Database, Db } from "./schema.js";
 import { batchedTransactions, separateTransactions, type Transact } from "./writeBatch.js";
+import type { StoreWrites } from "./writes.js";
 
 export type { Db } from "./schema.js";
 
+/**
+ * One database and everything this process keeps about it: its caches, its rate-limit leases, the
+ * listeners to its writes. Nothing of it is shared with another store, even of the same database.
+ */
 export interface Store {
   db: Db;
   dialect: DialectName;
   describe: string;
   /** Writes that in-process caches must hear of (changes.ts). */
   changes: ChangeFeed;
+  /** This process's writes through the store's query builder, as they happen (writes.ts). */
+  writes: StoreWrites;
+  /** Rows of the cached tables kept in memory (readCache.ts). */
+  caches: ReadCaches;
+  /** The per-key request budgets and this process's leases of them (rateLimits.ts). */
+  rateLimits: RateLimits;
   /** Writes that may run off the serving thread (SQLite files: API metrics), or null. */
   background: BackgroundWrites | null;
   /**
@@ -41,6 +54,9 @@ export async function openStore(url: string, opts: { pgSchema?: string } = {}): 
     dialect: handle.name,
     describe: handle.describe,
     changes: handle.changes,
+    writes: handle.writes,
+    caches: new ReadCaches(handle.changes),
+    rateLimits: new RateLimits(db),
     background: handle.background,
     transact: handle.name === "sqlite" ? batchedTransactions(db) : separateTransactions(db),
     close: async () => {

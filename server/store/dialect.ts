@@ -1,5 +1,4 @@
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import path from "node:path";
 import { Worker } from "node:worker_threads";
 import SQLite from "better-sqlite3";
@@ -8,18 +7,27 @@ import {
   type Dialect,
   type Kysely,
   PostgresAdapter,
-  PostgresDialect,
-  SqliteDialect,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
   sql,
 } from "kysely";
 import pg from "pg";
 import { StartupError } from "../errors.js";
-import { type ChangeFeed, PgChangeFeed, SqliteChangeFeed, watchWrites, writtenTable } from "./changes.js";
+import { type ChangeFeed, PgChangeFeed, SqliteChangeFeed } from "./changes.js";
+import {
+  PostgresStoreAdapter,
+  PostgresStoreDriver,
+  SqliteStoreAdapter,
+  SqliteStoreDriver,
+} from "./drivers.js";
+import { StoreWrites } from "./writes.js";
 
 /**
  * Everything that differs between SQLite and PostgreSQL lives here: opening a connection, tuning it,
- * and recognising a unique-constraint violation (and, in changes.ts, hearing of writes). Queries elsewhere
- * are portable Kysely.
+ * and recognising a unique-constraint violation (and, in changes.ts and drivers.ts, hearing of writes).
+ * Queries elsewhere are portable Kysely.
  */
 
 export type DialectName = "sqlite" | "postgres";
@@ -31,6 +39,8 @@ export interface DialectHandle {
   describe: string;
   /** What lets in-process caches know of writes (see changes.ts). */
   changes: ChangeFeed;
+  /** This store's own writes through the query builder, as its driver sees them (writes.ts). */
+  writes: StoreWrites;
   /** Writes that may run off the serving thread (SQLite files), or null. */
   background: BackgroundWrites | null;
 }
@@ -60,11 +70,11 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     // Savepoint journals (each job of a group commit runs in a savepoint: writeBatch.ts) and temporary
-    // b-trees in memory: on disk, a savepoint's journal went to a temporary file once it passed 64 KB, which
-    // more than doubled the bytes a checkout writes (25 vs 11 pages' worth per checkout, bench machine).
+    // b-trees in memory: on disk, a large savepoint journal spills to a temporary file and multiplies the
+    // bytes a checkout writes (docs/benchmarks.md).
     db.pragma("temp_store = MEMORY");
-    // Checkpoint the WAL once a second instead of at every 1,000 pages: the same copying, but one fsync a
-    // second rather than one per few hundred writes (+35% checkouts per second on the bench machine).
+    // The WAL is checkpointed by a timer (CHECKPOINT_EVERY_MS) rather than by page count: the same copying
+    // with far fewer fsyncs (docs/benchmarks.md).
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
     const background = target === ":memory:" ? null : new BackgroundConnection(path.resolve(target));
@@ -73,17 +83,19 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
     const changes = new SqliteChangeFeed(db);
+    const writes = new StoreWrites();
+    writes.on((write) => changes.wrote(write.table));
     const onClose = () => {
       clearInterval(checkpoints);
       background?.close();
     };
-    return {
-      name,
-      dialect: new SqliteDialect({ database: withStatementCache(db, changes, onClose) }),
-      describe: `SQLite ${target}`,
-      changes,
-      background,
+    const dialect: Dialect = {
+      createAdapter: () => new SqliteStoreAdapter(),
+      createDriver: () => new SqliteStoreDriver(db, (write) => writes.report(write), onClose),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+      createIntrospector: (kysely) => new SqliteIntrospector(kysely),
     };
+    return { name, dialect, describe: `SQLite ${target}`, changes, writes, background };
   }
   // `?schema=name` picks the PostgreSQL schema (search_path) the tables live in.
   const parsedUrl = new URL(target);
@@ -110,10 +122,17 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
       },
     } as pg.CustomTypesConfig,
   });
-  pool.on("connect", (client) => watchWrites(client, changes));
+  const writes = new StoreWrites();
+  writes.on((write) => changes.wrote(write.table));
+  const dialect: Dialect = {
+    createAdapter: () => new PostgresStoreAdapter(),
+    createDriver: () => new PostgresStoreDriver(pool, (write) => writes.report(write)),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+    createIntrospector: (kysely) => new PostgresIntrospector(kysely),
+  };
   parsedUrl.password = "";
   const where = `PostgreSQL ${parsedUrl.host}${parsedUrl.pathname}${schema ? ` (schema ${schema})` : ""}`;
-  return { name, dialect: new PostgresDialect({ pool }), describe: where, changes, background: null };
+  return { name, dialect, describe: where, changes, writes, background: null };
 }
 
 export function isPostgres<DB>(db: Kysely<DB>): boolean {
@@ -137,49 +156,6 @@ export const BEGIN_WRITE = "begin immediate";
 const CHECKPOINT_EVERY_MS = 1000;
 /** SQLite's own checkpoint stays as a backstop, at a size the timer normally never lets the WAL reach. */
 const BACKSTOP_CHECKPOINT_PAGES = 20_000;
-
-/**
- * The background thread's script: its own connection; "close" ends it; null asks for one PASSIVE
- * checkpoint; { id, statements } runs write statements, each in a transaction of its own, and answers
- * with the id (and the error, if one failed: the ones before it are committed).
- */
-const BACKGROUND_WORKER = `
-const { parentPort, workerData } = require("node:worker_threads");
-const SQLite = require(workerData.driver);
-const db = new SQLite(workerData.file);
-db.pragma("busy_timeout = 5000");
-db.pragma("synchronous = NORMAL");
-const prepared = new Map();
-parentPort.on("message", (message) => {
-  if (message === "close") {
-    db.close();
-    process.exit(0);
-  }
-  if (message === null) {
-    try {
-      db.pragma("wal_checkpoint(PASSIVE)");
-      parentPort.postMessage({ checkpointed: null });
-    } catch (err) {
-      parentPort.postMessage({ checkpointed: err && err.code === "SQLITE_BUSY" ? null : String(err && err.message) });
-    }
-    return;
-  }
-  try {
-    for (const [text, params] of message.statements) {
-      let statement = prepared.get(text);
-      if (!statement) {
-        statement = db.prepare(text);
-        if (prepared.size >= 100) prepared.clear();
-        prepared.set(text, statement);
-      }
-      statement.run(params);
-    }
-    parentPort.postMessage({ id: message.id, error: null });
-  } catch (err) {
-    parentPort.postMessage({ id: message.id, error: String((err && err.message) || err) });
-  }
-});
-`;
 
 /** Write statements as [SQL text with ? placeholders, parameters]. */
 export type Statements = [string, unknown[]][];
@@ -256,8 +232,9 @@ class BackgroundConnection implements BackgroundWrites {
   }
 
   private start(): Worker {
-    const driver = createRequire(import.meta.url).resolve("better-sqlite3");
-    const worker = new Worker(BACKGROUND_WORKER, { eval: true, workerData: { driver, file: this.file } });
+    const worker = new Worker(new URL("./backgroundThread.mjs", import.meta.url), {
+      workerData: { file: this.file },
+    });
     worker.unref();
     worker.on("message", (message: { checkpointed?: string | null; id?: number; error?: string | null }) => {
       if (message.id === undefined) {
@@ -305,55 +282,6 @@ export function checkpoint(db: SQLite.Database, retries = 100): void {
     if (code !== "SQLITE_BUSY" && code !== "SQLITE_LOCKED" && db.open)
       console.error("SQLite checkpoint failed:", (err as Error).message);
   }
-}
-
-/**
- * Kysely prepares every query anew; better-sqlite3 statements can be reused, and preparing is a tenth of a
- * request's cost. Queries are built from a fixed set of shapes, so a bounded cache by SQL text suffices.
- */
-function withStatementCache(
-  db: SQLite.Database,
-  changes: SqliteChangeFeed,
-  onClose: () => void,
-): SQLite.Database {
-  const cache = new Map<string, SQLite.Statement>();
-  const prepare = db.prepare.bind(db);
-  const close = () => {
-    onClose();
-    return db.close();
-  };
-  return new Proxy(db, {
-    get(target, prop, receiver) {
-      if (prop === "close") return close;
-      if (prop !== "prepare") return Reflect.get(target, prop, receiver);
-      return (sql: string) => {
-        let statement = cache.get(sql);
-        if (!statement) {
-          statement = prepare(sql);
-          const table = writtenTable(sql);
-          if (table !== null) statement = announcingWrites(statement, () => changes.wrote(table));
-          if (cache.size >= 500) cache.clear();
-          cache.set(sql, statement);
-        }
-        return statement;
-      };
-    },
-  });
-}
-
-/** A write statement that tells the change feed each time it runs (a statement runs synchronously). */
-function announcingWrites(statement: SQLite.Statement, wrote: () => void): SQLite.Statement {
-  return new Proxy(statement, {
-    get(target, prop) {
-      const value = Reflect.get(target, prop, target);
-      if (typeof value !== "function") return value;
-      if (prop !== "run" && prop !== "all" && prop !== "get" && prop !== "iterate") return value.bind(target);
-      return (...args: unknown[]) => {
-        wrote();
-        return value.apply(target, args);
-      };
-    },
-  });
 }
 
 /** `(?, ?), (?, ?)` (SQLite) or `($1, $2), ($3, $4)` (PostgreSQL): the values of a many-row insert. */

@@ -1,12 +1,6 @@
-import {
-  type Compilable,
-  CompiledQuery,
-  type DialectAdapter,
-  type Insertable,
-  type QueryResult,
-} from "kysely";
-import type { Db } from "./database.js";
-import type { Database } from "./schema.js";
+import type { Compilable, CompiledQuery, Insertable, QueryResult, RootOperationNode } from "kysely";
+import type { CompiledShapes } from "./drivers.js";
+import type { Database, Db } from "./schema.js";
 
 /** Stands for an argument while a query's shape is compiled. */
 class Slot {
@@ -14,6 +8,9 @@ class Slot {
 }
 
 interface Template {
+  /** The query's tree, kept with its SQL: the store's driver reads from it what a run writes (writes.ts). */
+  query: RootOperationNode;
+  queryId: CompiledQuery["queryId"];
   sql: string;
   /** Per parameter: the argument it takes, or -1 for a value fixed in the shape. */
   from: number[];
@@ -22,28 +19,47 @@ interface Template {
 
 /**
  * A statement whose shape never changes, written with Kysely as usual (its SQL and types are checked the
- * same way), but built and compiled once per database: a run only binds its arguments. For the
- * statements of every checkout, where building and compiling the query costs more than running it.
+ * same way), but built and compiled once per store: a run only binds its arguments. For the statements of
+ * every checkout, where building and compiling the query costs more than running it. A run goes to the
+ * store's driver like any query, its tree with it, so its writes are heard as a builder query's are.
  *
- * `build` is called once per database with stand-ins for the arguments, so it must use each argument as
+ * `build` is called once per store with stand-ins for the arguments, so it must use each argument as
  * a plain value (never branch on it, spread it, or pass an array for `in`); compiling checks that each
  * argument became a parameter.
  */
 export function fixedQuery<A extends unknown[], R>(
   build: (db: Db, ...args: A) => Compilable<R>,
 ): (db: Db, ...args: A) => Promise<QueryResult<R>> {
-  const templates = new WeakMap<DialectAdapter, Template>();
+  // The key of this statement's template among the store's compiled shapes.
+  const shape = {};
   return async (db, ...args) => {
-    const adapter = db.getExecutor().adapter;
-    let template = templates.get(adapter);
-    if (!template) {
-      template = compileShape(db, build, args.length);
-      templates.set(adapter, template);
-    }
+    const template = templateOf(db, shape, () => compileShape(db, build, args.length));
     const { from, fixed } = template;
     const parameters = from.map((arg, i) => (arg < 0 ? fixed[i] : args[arg]));
-    return db.executeQuery<R>(CompiledQuery.raw(template.sql, parameters));
+    const compiled: CompiledQuery<R> = {
+      query: template.query,
+      queryId: template.queryId,
+      sql: template.sql,
+      parameters,
+    };
+    return db.executeQuery<R>(compiled);
   };
+}
+
+/**
+ * The template of `shape` for the store `db` belongs to, compiled at its first use there. Templates are
+ * kept on the store's dialect adapter (drivers.ts), shared by its transactions and by no other store; a
+ * Kysely instance not opened by openStore compiles every time.
+ */
+function templateOf(db: Db, shape: unknown, compile: () => Template): Template {
+  const shapes = (db.getExecutor().adapter as Partial<CompiledShapes>).compiledShapes;
+  if (!shapes) return compile();
+  let template = shapes.get(shape) as Template | undefined;
+  if (!template) {
+    template = compile();
+    shapes.set(shape, template);
+  }
+  return template;
 }
 
 function compileShape<A extends unknown[], R>(
@@ -58,14 +74,21 @@ function compileShape<A extends unknown[], R>(
     const uses = from.filter((arg) => arg === i).length;
     if (uses === 0) throw new Error(`fixedQuery: argument ${i} is not a parameter of the query`);
   }
-  return { sql: compiled.sql, from, fixed: compiled.parameters };
+  return {
+    query: compiled.query,
+    queryId: compiled.queryId,
+    sql: compiled.sql,
+    from,
+    fixed: compiled.parameters,
+  };
 }
 
-const inserts = new Map<string, (db: Db, ...values: unknown[]) => Promise<QueryResult<unknown>>>();
+type Insert = (db: Db, ...values: unknown[]) => Promise<QueryResult<unknown>>;
 
 /**
  * Inserts one row as a fixedQuery: one shape per table and set of columns (a row's defined keys, in
- * order), so the rows a piece of code writes share one compiled statement.
+ * order), so the rows a piece of code writes share one compiled statement. The insert of each shape is
+ * kept among the store's compiled shapes, as fixedQuery's templates are.
  */
 export function insertRow<T extends keyof Database & string>(
   db: Db,
@@ -74,13 +97,14 @@ export function insertRow<T extends keyof Database & string>(
 ): Promise<QueryResult<unknown>> {
   const values = row as Record<string, unknown>;
   const columns = Object.keys(values).filter((c) => values[c] !== undefined);
-  const shape = `${table}(${columns.join(",")})`;
-  let insert = inserts.get(shape);
+  const shape = `insertRow ${table}(${columns.join(",")})`;
+  const shapes = (db.getExecutor().adapter as Partial<CompiledShapes>).compiledShapes;
+  let insert = shapes?.get(shape) as Insert | undefined;
   if (!insert) {
     insert = fixedQuery((db: Db, ...args: unknown[]) =>
       db.insertInto(table).values(Object.fromEntries(columns.map((c, i) => [c, args[i]])) as never),
     );
-    inserts.set(shape, insert);
+    shapes?.set(shape, insert);
   }
   return insert(db, ...columns.map((c) => values[c]));
 }

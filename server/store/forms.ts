@@ -2,7 +2,6 @@ import type { FormConfig } from "../../shared/schemas/form.js";
 import { uuid } from "../ids.js";
 import type { Db, Store } from "./database.js";
 import { afterPosition } from "./keyset.js";
-import { cacheFor, ReadCache } from "./readCache.js";
 import type { FormsTable } from "./schema.js";
 
 export interface FormRecord {
@@ -56,11 +55,9 @@ export async function findForm(db: Db, id: string): Promise<FormRecord | undefin
   return row && fromRow(row);
 }
 
-const formCaches = new WeakMap<Store, ReadCache<FormRecord>>();
-
 /** The form's record if the read cache holds it (see findFormCached); never reads the database. */
 export function peekForm(store: Store, id: string): FormRecord | undefined {
-  return formCaches.get(store)?.peek(id);
+  return store.caches.of<FormRecord>("forms").peek(id);
 }
 
 /**
@@ -68,8 +65,7 @@ export function peekForm(store: Store, id: string): FormRecord | undefined {
  * is shared and never to be modified. Updates read with findForm.
  */
 export function findFormCached(store: Store, id: string): Promise<FormRecord | undefined> {
-  const cache = cacheFor(formCaches, store, () => new ReadCache<FormRecord>(store.changes, "forms"));
-  return cache.get(id, () => findForm(store.db, id));
+  return store.caches.of<FormRecord>("forms").get(id, () => findForm(store.db, id));
 }
 
 /** One page of a merchant's live forms, newest first, after the keyset position `after`. */

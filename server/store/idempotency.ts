@@ -3,7 +3,7 @@ import type { Db } from "./database.js";
 import { isUniqueViolation } from "./dialect.js";
 
 /**
- * Idempotency keys (contract 1): the answer of a POST that ran is kept for 24 hours and replayed to
+ * Idempotency keys: the answer of a POST that ran is kept for 24 hours and replayed to
  * any retry with the same key, by whichever process receives it. A request refused before it ran
  * (validation) keeps nothing; see server/api/route.ts for which answers are kept.
  */

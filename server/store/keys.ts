@@ -2,7 +2,6 @@ import crypto from "node:crypto";
 import { PERMISSIONS, type Permission } from "../../shared/enums.js";
 import { prefixedId, randomBase62, sha256Hex } from "../ids.js";
 import type { Db, Store } from "./database.js";
-import { cacheFor, ReadCache } from "./readCache.js";
 
 /** API keys: shown once at creation, stored only as a SHA-256 hash, looked up by that hash. */
 
@@ -65,12 +64,9 @@ export async function findKeyBySecret(db: Db, secret: string): Promise<ApiKeyRec
   };
 }
 
-const keyCaches = new WeakMap<Store, ReadCache<ApiKeyRecord>>();
-
 /** The key's record if the read cache holds it (see findKeyBySecretCached); never reads the database. */
 export function peekKeyBySecret(store: Store, secret: string): ApiKeyRecord | undefined {
-  const cache = keyCaches.get(store);
-  return cache?.peek(secret);
+  return store.caches.of<ApiKeyRecord>("api_keys").peek(secret);
 }
 
 /**
@@ -80,7 +76,7 @@ export function peekKeyBySecret(store: Store, secret: string): ApiKeyRecord | un
  */
 export function findKeyBySecretCached(store: Store, secret: string): Promise<ApiKeyRecord | undefined> {
   if (!KEY_SHAPE.test(secret)) return Promise.resolve(undefined);
-  const cache = cacheFor(keyCaches, store, () => new ReadCache<ApiKeyRecord>(store.changes, "api_keys"));
+  const cache = store.caches.of<ApiKeyRecord>("api_keys");
   // Keyed by the presented secret itself: a hit costs no hash. Only live keys are kept (see ReadCache).
   return cache.get(secret, () => findKeyBySecret(store.db, secret));
 }

@@ -12,6 +12,7 @@ import { sqliteApiMetricsInKeyOrder } from "./migrations/009-sqlite-api-metrics-
 import { sqliteChangeCounter } from "./migrations/010-sqlite-change-counter.js";
 import { paymentProcessors } from "./migrations/011-payment-processors.js";
 import { phonesE164 } from "./migrations/012-phones-e164.js";
+import { processLiveness } from "./migrations/013-process-liveness.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -33,6 +34,7 @@ export const MIGRATIONS: Migration[] = [
   sqliteChangeCounter,
   paymentProcessors,
   phonesE164,
+  processLiveness,
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

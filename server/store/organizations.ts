@@ -3,7 +3,6 @@ import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing/fees.js";
 import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
 import { prefixedId } from "../ids.js";
 import type { Db, Store } from "./database.js";
-import { cacheFor, ReadCache } from "./readCache.js";
 import type { OrganizationsTable } from "./schema.js";
 
 /** An organization's own Stripe account: what may be shown (never a secret). */
@@ -104,15 +103,12 @@ export async function getOrganization(db: Db, id: string): Promise<Organization 
   return row && fromRow(row);
 }
 
-const orgCaches = new WeakMap<Store, ReadCache<Organization>>();
-
 /**
  * getOrganization through the store's read cache (readCache.ts), for reads that only use the record (a
  * checkout's fee rate and custom inputs): it is shared and never to be modified.
  */
 export function getOrganizationCached(store: Store, id: string): Promise<Organization | undefined> {
-  const cache = cacheFor(orgCaches, store, () => new ReadCache<Organization>(store.changes, "organizations"));
-  return cache.get(id, () => getOrganization(store.db, id));
+  return store.caches.of<Organization>("organizations").get(id, () => getOrganization(store.db, id));
 }
 
 export async function listOrganizations(db: Db): Promise<Organization[]> {

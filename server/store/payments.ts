@@ -1,7 +1,4 @@
-import type { Frequency } from "../../shared/enums.js";
-import { centsToDollars } from "../../shared/money.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
-import { wireTime } from "../../shared/time.js";
 import type { Db } from "./database.js";
 import { insertRow } from "./fixedQuery.js";
 import type { HeldItem } from "./inventory.js";
@@ -118,87 +115,4 @@ export async function listPayments(
 
 export function paymentDetails(row: Pick<PaymentsTable, "details">): PaymentDetails {
   return JSON.parse(row.details) as PaymentDetails;
-}
-
-/** The payment as the API returns it (seed 2.5, contract 7); PROCESSING rows are never shown. */
-export function presentPayment(row: PaymentsTable) {
-  const d = paymentDetails(row);
-  const tickets = d.lines
-    .filter((l) => l.kind === "ticket")
-    .map((l) => ({ name: l.label, quantity: l.quantity, amount: centsToDollars(l.amountCents) }));
-  return {
-    paymentID: row.id,
-    email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    amount: centsToDollars(Number(row.amount_cents)),
-    currency: row.currency,
-    status: row.status as Exclude<PaymentStatus, "PROCESSING">,
-    fund: row.fund,
-    form: row.form_title,
-    formID: row.form_id,
-    frequency: row.frequency as Frequency,
-    date: wireTime(row.created_at),
-    paymentMethod: row.payment_method_type,
-    coverFees: row.cover_fees === 1,
-    anonymous: row.anonymous === 1,
-    contactId: row.contact_id,
-    subscriptionId: row.subscription_id,
-    feeAmount: centsToDollars(Number(row.fee_cents)),
-    refundedAmount: centsToDollars(Number(row.refunded_cents)),
-    card: row.card_brand ? { brand: row.card_brand, last4: row.last4 } : null,
-    bankLast4: row.payment_method_type === "bank" ? row.last4 : null,
-    tickets,
-    promoCode: d.promoCode,
-    discount: centsToDollars(d.discountCents),
-    customInputs: d.customInputs,
-    utm: d.utm,
-    failureMessage: row.failure_message,
-    dispute: presentDispute(row.dispute),
-  };
-}
-
-function presentDispute(stored: string | null) {
-  if (!stored) return null;
-  const d = JSON.parse(stored) as {
-    status: string;
-    reason: string;
-    amountCents: number;
-    fundsWithdrawn: boolean;
-    createdAt: string;
-    updatedAt: string;
-  };
-  return {
-    status: d.status,
-    reason: d.reason,
-    amount: centsToDollars(d.amountCents),
-    fundsWithdrawn: d.fundsWithdrawn,
-    createdAt: wireTime(d.createdAt),
-    updatedAt: wireTime(d.updatedAt),
-  };
-}
-
-export type PaymentView = ReturnType<typeof presentPayment>;
-
-/** The deprecated donation shape (seed 2.5 legacy names, contract 7). */
-export function presentDonation(row: PaymentsTable, merchantName: string) {
-  return {
-    donationID: row.id,
-    donorEmail: row.email,
-    donorFirstName: row.first_name,
-    donorLastName: row.last_name,
-    amount: centsToDollars(Number(row.amount_cents)),
-    currency: row.currency,
-    status: row.status as Exclude<PaymentStatus, "PROCESSING">,
-    fundName: row.fund,
-    formName: row.form_title,
-    frequency: row.frequency as Frequency,
-    donationDate: wireTime(row.created_at),
-    paymentMethod: row.payment_method_type,
-    coverFees: row.cover_fees === 1,
-    anonymous: row.anonymous === 1,
-    merchantName,
-    tipAmount: 0,
-    transactionID: row.processor_payment_id,
-  };
 }

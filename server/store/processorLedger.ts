@@ -1,5 +1,6 @@
 import type { Db, Store } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
+import { writeOne } from "./writeOne.js";
 
 /**
  * The sandbox processor's memory (idempotency keys, refunds) in the database, so that every server process
@@ -31,7 +32,7 @@ const putUnlessLive = fixedQuery((db: Db, key: string, value: string, expiresAt:
 
 export class DatabaseLedger {
   constructor(
-    private readonly store: Pick<Store, "db" | "transact">,
+    private readonly store: Pick<Store, "db" | "dialect" | "transact">,
     private readonly now: () => number,
   ) {}
 
@@ -48,25 +49,23 @@ export class DatabaseLedger {
   async putIfAbsent(key: string, value: string, ttlMs?: number): Promise<string> {
     if (ttlMs !== undefined && !(ttlMs >= 0))
       throw new RangeError(`ttlMs must be a non-negative number, not ${ttlMs}`);
-    // A write of every charge: grouped with the checkouts' own (Store.transact).
-    return this.store.transact(async (trx) => {
-      for (;;) {
-        const nowMs = this.now();
-        const nowIso = iso(nowMs);
-        const expires = ttlMs === undefined ? iso(FOREVER_MS) : iso(nowMs + ttlMs);
-        const {
-          rows: [written],
-        } = await putUnlessLive(trx, key, value, expires, nowIso);
-        if (written) return written.value;
-        const kept = await trx
-          .selectFrom("processor_ledger")
-          .select("value")
-          .where("key", "=", key)
-          .executeTakeFirst();
-        // Gone already (it expired and was pruned in between): try again.
-        if (kept) return kept.value;
-      }
-    });
+    // Each attempt is one statement (grouped with the checkouts' own writes on SQLite); a live entry found
+    // instead is read after it, and one pruned in between is simply tried again.
+    for (;;) {
+      const nowMs = this.now();
+      const nowIso = iso(nowMs);
+      const expires = ttlMs === undefined ? iso(FOREVER_MS) : iso(nowMs + ttlMs);
+      const {
+        rows: [written],
+      } = await writeOne(this.store, (db) => putUnlessLive(db, key, value, expires, nowIso));
+      if (written) return written.value;
+      const kept = await this.store.db
+        .selectFrom("processor_ledger")
+        .select("value")
+        .where("key", "=", key)
+        .executeTakeFirst();
+      if (kept) return kept.value;
+    }
   }
 }
 

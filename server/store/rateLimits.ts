@@ -1,6 +1,6 @@
 import { sql } from "kysely";
-import type { Db } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
+import type { Db } from "./schema.js";
 
 /**
  * A rolling one-hour request budget per API key, kept in the database so that every server process
@@ -29,12 +29,19 @@ interface PastBuckets {
  * Sums of past buckets stop changing a few seconds into the next minute (once every process has given
  * back its leases of the minute before, see Lease), so each process may remember them from then on.
  */
-const pastCache = new Map<string, PastBuckets>();
 const PAST_SETTLED_MS = 5000;
+/** Remembered sums at most (per store). */
+const MAX_PAST = 10_000;
 
-async function pastBuckets(db: Db, keyId: string, bucket: number, nowMs: number): Promise<PastBuckets> {
+async function pastBuckets(
+  db: Db,
+  remembered: Map<string, PastBuckets>,
+  keyId: string,
+  bucket: number,
+  nowMs: number,
+): Promise<PastBuckets> {
   const cacheKey = `${keyId}:${bucket}`;
-  const cached = pastCache.get(cacheKey);
+  const cached = remembered.get(cacheKey);
   if (cached) return cached;
   const row = await db
     .selectFrom("rate_limit_buckets")
@@ -46,8 +53,8 @@ async function pastBuckets(db: Db, keyId: string, bucket: number, nowMs: number)
     .executeTakeFirst();
   const value = { total: Number(row?.total ?? 0), oldest: row?.oldest == null ? null : Number(row.oldest) };
   if (nowMs - bucket * 60_000 < PAST_SETTLED_MS) return value;
-  if (pastCache.size > 10_000) pastCache.clear();
-  pastCache.set(cacheKey, value);
+  if (remembered.size > MAX_PAST) remembered.clear();
+  remembered.set(cacheKey, value);
   return value;
 }
 
@@ -104,13 +111,13 @@ function resultAt(position: number, limit: number, reset: number, nowMs: number)
 const leftIn = (lease: Lease) => lease.ranges.reduce((n, [from, to]) => n + to - from, 0);
 
 /**
- * Counts requests in groups: every hit that arrives before the event loop next gets round to it joins one
- * write per key and minute (`count + n`), instead of one write each, and that write may also lease places
- * for the key's next requests. The database stays the only tally, so processes sharing it still share
- * one budget; the n hits of a group take the n positions the write returned, in arrival order, exactly
- * as n single writes would have.
+ * A store's rate limits (the store owns one: database.ts), counting requests in groups: every hit that
+ * arrives before the event loop next gets round to it joins one write per key and minute (`count + n`),
+ * instead of one write each, and that write may also lease places for the key's next requests. The
+ * database stays the only tally, so processes sharing it still share one budget; the n hits of a group
+ * take the n positions the write returned, in arrival order, exactly as n single writes would have.
  */
-class RateLimitBatcher {
+export class RateLimits {
   private pending = new Map<string, Group>();
   private scheduled = false;
   private flushing = false;
@@ -123,9 +130,15 @@ class RateLimitBatcher {
   private sweeper: NodeJS.Timeout | null = null;
   /** Set by release(): no more leases (the store is closing). */
   private releasing = false;
+  /** Sums of settled past minutes (see PAST_SETTLED_MS). */
+  private readonly past = new Map<string, PastBuckets>();
 
   constructor(private readonly db: Db) {}
 
+  /**
+   * Counts one request against `keyId`'s rolling hour and says whether it is within `limit`: at once when
+   * a lease of this process covers it, else once the database has counted it.
+   */
   hit(keyId: string, limit: number, nowMs: number): RateLimitResult | Promise<RateLimitResult> {
     const leased = this.fromLease(keyId, limit, nowMs);
     if (leased) return leased;
@@ -250,7 +263,7 @@ class RateLimitBatcher {
       // fails at once (SQLITE_BUSY) when another process has written meanwhile, without waiting its turn.
       const pasts: PastBuckets[] = [];
       for (const group of groups)
-        pasts.push(await pastBuckets(this.db, group.keyId, group.bucket, group.nowMs));
+        pasts.push(await pastBuckets(this.db, this.past, group.keyId, group.bucket, group.nowMs));
       const extras = groups.map((group) => this.leaseSize(group));
       const write = async (db: Db) => {
         const out: Counted[] = [];
@@ -358,31 +371,6 @@ async function countGroup(db: Db, group: Group, past: PastBuckets, extra: number
     reset,
     remaining: kept > 0 ? limit - (first + kept - 1) : 0,
   };
-}
-
-const batchers = new WeakMap<Db, RateLimitBatcher>();
-
-/**
- * Counts one request against `keyId`'s rolling hour and says whether it is within `limit`: at once when
- * a lease of this process covers it, else once the database has counted it.
- */
-export function hitRateLimit(
-  db: Db,
-  keyId: string,
-  limit: number,
-  nowMs: number,
-): RateLimitResult | Promise<RateLimitResult> {
-  let batcher = batchers.get(db);
-  if (!batcher) {
-    batcher = new RateLimitBatcher(db);
-    batchers.set(db, batcher);
-  }
-  return batcher.hit(keyId, limit, nowMs);
-}
-
-/** Gives back the unused places of this process's leases (before the store closes). */
-export async function releaseRateLimitLeases(db: Db): Promise<void> {
-  await batchers.get(db)?.release();
 }
 
 export async function pruneRateLimits(db: Db, nowMs: number): Promise<void> {

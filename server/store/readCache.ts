@@ -1,4 +1,4 @@
-import type { ChangeFeed } from "./changes.js";
+import type { CachedTable, ChangeFeed } from "./changes.js";
 
 /**
  * Copies of rows one table holds, kept while the change feed says the table has not changed. A value is
@@ -47,16 +47,22 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** One cache per store and purpose, made on first use. */
-export function cacheFor<S extends object, V>(
-  caches: WeakMap<S, ReadCache<V>>,
-  store: S,
-  make: () => ReadCache<V>,
-): ReadCache<V> {
-  let cache = caches.get(store);
-  if (!cache) {
-    cache = make();
-    caches.set(store, cache);
+/**
+ * A store's read caches, one per cached table, made on first use. Owned by the store (database.ts), so
+ * that two stores in one process never share a kept row.
+ */
+export class ReadCaches {
+  private readonly caches = new Map<CachedTable, ReadCache<unknown>>();
+
+  constructor(private readonly changes: ChangeFeed) {}
+
+  /** The cache of `table`'s rows; every caller of one table keeps the same kind of value. */
+  of<V>(table: CachedTable): ReadCache<V> {
+    let cache = this.caches.get(table);
+    if (!cache) {
+      cache = new ReadCache<unknown>(this.changes, table);
+      this.caches.set(table, cache);
+    }
+    return cache as ReadCache<V>;
   }
-  return cache;
 }

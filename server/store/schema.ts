@@ -161,6 +161,8 @@ export interface SubscriptionsTable {
   retry_at: string | null;
   claimed_until: string | null;
   claim_token: string | null;
+  /** The process holding the claim (processes.ts); null or left out: the claim ends with its lease only. */
+  claimed_by?: string | null;
   /** JSON: what later charges repeat (custom answers, UTM, cover-fee rate at sign-up, and so on). */
   details: string;
   created_at: string;
@@ -224,6 +226,11 @@ export interface PaymentsTable {
   processor: string;
   /** JSON PaymentDispute of the latest dispute (or bank return), or null. */
   dispute: string | null;
+  /**
+   * While a checkout payment is PROCESSING: the server process charging it (processes.ts), whose death
+   * lets recovery finish it at once; null (or left out) when none keeps a heartbeat.
+   */
+  claimed_by?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -280,6 +287,8 @@ export interface WebhookDeliveriesTable {
   next_attempt_at: string;
   claimed_until: string | null;
   claim_token: string | null;
+  /** The process holding the claim (processes.ts); null or left out: the claim ends with its lease only. */
+  claimed_by?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -317,6 +326,8 @@ export interface EmailOutboxTable {
   next_attempt_at: string;
   claimed_until: string | null;
   claim_token: string | null;
+  /** The process holding the claim (processes.ts); null or left out: the claim ends with its lease only. */
+  claimed_by?: string | null;
   last_error: string | null;
   created_at: string;
   sent_at: string | null;
@@ -358,6 +369,18 @@ export interface SchemaMigrationsTable {
   applied_at: string;
 }
 
+/** One running server process (processes.ts): its claims hold while `alive_until` is ahead. */
+export interface ProcessesTable {
+  id: string;
+  host: string;
+  pid: number;
+  /** Host boot and pid namespace: processes with the same value can check each other's pids. */
+  machine: string | null;
+  started_at: string;
+  heartbeat_at: string;
+  alive_until: string;
+}
+
 export interface SchemaLockTable {
   id: number;
   holder: string | null;
@@ -386,6 +409,7 @@ export interface Database {
   processor_customers: ProcessorCustomersTable;
   processor_events: ProcessorEventsTable;
   instance_settings: InstanceSettingsTable;
+  processes: ProcessesTable;
   almoner_migrations: SchemaMigrationsTable;
   almoner_schema_lock: SchemaLockTable;
 }

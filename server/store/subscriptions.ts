@@ -1,6 +1,3 @@
-import type { Frequency } from "../../shared/enums.js";
-import { centsToDollars } from "../../shared/money.js";
-import { wireTime } from "../../shared/time.js";
 import type { Db } from "./database.js";
 import { afterPosition } from "./keyset.js";
 import type { PaymentMethodUpdateLinksTable, SubscriptionsTable } from "./schema.js";
@@ -55,7 +52,7 @@ export async function cancelSubscription(
 }
 
 /**
- * Records a successful charge made at `chargedAtIso` (seed 2.6: `lastBillingDate` is the last successful
+ * Records a successful charge made at `chargedAtIso` (the API's `lastBillingDate` is the last successful
  * charge): a card charge when it is recorded, a bank debit once it settles. An older charge settling after
  * a newer one leaves the date alone. Whatever the status: a charge that succeeded did so. Undefined when
  * nothing changed.
@@ -181,31 +178,3 @@ export async function countUpdateLinkFailure(db: Db, id: string): Promise<void> 
     .where("id", "=", id)
     .execute();
 }
-
-/** The subscription as the API returns it (seed 2.6, contract 7). */
-export function presentSubscription(row: SubscriptionsTable) {
-  return {
-    id: row.id,
-    status: row.status as "ACTIVE" | "CANCELLED",
-    amount: centsToDollars(Number(row.amount_cents)),
-    currency: row.currency,
-    frequency: row.frequency as Exclude<Frequency, "ONE_TIME">,
-    nextBillingDate: row.status === "ACTIVE" ? wireTime(row.next_billing_at) : null,
-    lastBillingDate: wireTime(row.last_billing_at),
-    endBillingDate: wireTime(row.end_billing_at),
-    coveredFee: row.cover_fees === 1,
-    formID: row.form_id,
-    contactId: row.contact_id,
-    email: row.email,
-    fund: row.fund,
-    paymentMethod: {
-      type: row.payment_method_type,
-      brand: row.card_brand,
-      last4: row.last4,
-    },
-    createdAt: wireTime(row.created_at),
-    cancelledAt: wireTime(row.cancelled_at),
-  };
-}
-
-export type SubscriptionView = ReturnType<typeof presentSubscription>;

@@ -1,10 +1,10 @@
-import crypto from "node:crypto";
 import { type ExpressionBuilder, sql, type Transaction } from "kysely";
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
 import { ulid } from "../ids.js";
+import { leaseColumns, newLease, RELEASED, unclaimed } from "../store/claim.js";
 import type { Db } from "../store/database.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import type { WebhookBody, WebhookHeaders } from "./eventSchemas.js";
@@ -15,15 +15,17 @@ import { pruneWebhookHistory } from "./store.js";
 import { onDeliveriesQueued } from "./wake.js";
 
 /**
- * Delivers queued webhook events (contract 8). Any number of processes may run one on the same database.
+ * Delivers queued webhook events: each is POSTed, signed, to its webhook's URL and retried on the configured
+ * schedule until a 2xx answer or the schedule ends. Any number of processes may run one on the same database.
  *
  * A pass claims due deliveries (one short transaction: the rows get this pass's token and a lease, their
  * attempt counter goes up, and each attempt gets a PENDING log row), then posts them concurrently outside
  * any transaction; outcomes are written in batches (one transaction per batch, the next batch gathering
  * while the previous one commits). A claim takes at most `perWebhook` rows of any one webhook, and skips
  * webhooks that already have that many attempts in flight here, so one slow receiver cannot take every
- * slot. A process that dies mid-attempt leaves its rows claimed until the lease ends; the next claim
- * marks the interrupted attempt FAILED and tries again: delivery is at least once.
+ * slot. Claims are those of every worker (store/claim.ts): a process that dies mid-attempt leaves its rows
+ * to the others once its heartbeat lapses (or its lease ends, if sooner); the next claim marks the
+ * interrupted attempt FAILED and tries again: delivery is at least once.
  *
  * Polls every second (or the worker interval, if shorter) and at once when this process queues a
  * delivery, then briefly every few milliseconds, since the queuing transaction may commit a moment later.
@@ -130,7 +132,7 @@ export class WebhookDispatcher {
     if (!this.stopped) return;
     this.stopped = false;
     this.intervalMs = Math.min(intervalMs, this.pollMs);
-    this.unsubscribe = onDeliveriesQueued(() => {
+    this.unsubscribe = onDeliveriesQueued(this.deps.store, () => {
       this.hotUntil = this.wallClock() + HOT_WINDOW_MS;
       this.kick(0);
     });
@@ -236,7 +238,7 @@ export class WebhookDispatcher {
       eb.and([
         eb("status", "=", "PENDING"),
         eb("next_attempt_at", "<=", nowIso),
-        eb.or([eb("claimed_until", "is", null), eb("claimed_until", "<=", nowIso)]),
+        unclaimed(eb, nowIso),
         eb(
           "webhook_id",
           "in",
@@ -250,12 +252,12 @@ export class WebhookDispatcher {
     const db = this.deps.store.db;
     const nowMs = this.wallClock();
     const nowIso = isoAt(nowMs);
-    const token = crypto.randomUUID();
+    const lease = newLease(this.deps.processId, nowMs, this.leaseMs);
+    const { token } = lease;
     const busy = [...this.perHook].filter(([, n]) => n >= this.perWebhook).map(([id]) => id);
     const due = this.due(nowIso, busy);
     const set = {
-      claim_token: token,
-      claimed_until: isoAt(nowMs + this.leaseMs),
+      ...leaseColumns(lease),
       attempts: sql<number>`attempts + 1`,
       updated_at: nowIso,
     };
@@ -466,8 +468,7 @@ export class WebhookDispatcher {
           .updateTable("webhook_deliveries")
           .set({
             status: "SUCCESS",
-            claim_token: null,
-            claimed_until: null,
+            ...RELEASED,
             updated_at: isoAt(this.wallClock()),
           })
           .where((eb) =>
@@ -488,8 +489,7 @@ export class WebhookDispatcher {
           .set({
             status: wait === undefined ? "FAILED" : "PENDING",
             next_attempt_at: wait === undefined ? delivery.next_attempt_at : isoAt(at + jittered(wait)),
-            claim_token: null,
-            claimed_until: null,
+            ...RELEASED,
             updated_at: isoAt(at),
           })
           .where("id", "=", delivery.id)

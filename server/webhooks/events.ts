@@ -2,11 +2,10 @@ import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
-import { insertRow } from "../store/fixedQuery.js";
-import { fanOut } from "./fanout.js";
+import { fanOut, insertEvent } from "./fanout.js";
 
 /**
- * The webhook outbox (contract 8): each event is written in the same transaction as the change that
+ * The webhook outbox: each event is written in the same transaction as the change that
  * causes it, with the resource as the API returns it, so nothing is lost if the process dies. In the same
  * write it is queued for each of the organization's ACTIVE webhooks subscribed to its kind (so a webhook
  * never receives events from before it was registered or from while it was disabled).
@@ -23,7 +22,7 @@ export async function emitEvent(
   nowMs: number,
 ): Promise<string> {
   const id = `evt_${ulid(nowMs)}`;
-  await insertRow(trx, "outbox_events", {
+  const hooks = await insertEvent(trx, {
     id,
     organization_id: organizationId,
     type,
@@ -31,6 +30,6 @@ export async function emitEvent(
     data: JSON.stringify(data),
     created_at: isoAt(nowMs),
   });
-  await fanOut(trx, organizationId, type, id, nowMs);
+  await fanOut(trx, hooks, organizationId, type, id, nowMs);
   return id;
 }

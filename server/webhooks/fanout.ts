@@ -2,8 +2,9 @@ import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
-import { fixedQuery } from "../store/fixedQuery.js";
-import { deliveriesQueued } from "./wake.js";
+import { isPostgres } from "../store/dialect.js";
+import { fixedQuery, insertRow } from "../store/fixedQuery.js";
+import type { OutboxEventsTable } from "../store/schema.js";
 
 const activeWebhooks = fixedQuery((db: Db, organizationId: string) =>
   db
@@ -13,24 +14,70 @@ const activeWebhooks = fixedQuery((db: Db, organizationId: string) =>
     .where("status", "=", "ACTIVE"),
 );
 
+/** PostgreSQL: the event's insert rides along in the read of the webhooks (a data-modifying WITH). */
+const insertThenActiveWebhooks = fixedQuery(
+  (db: Db, id: string, organizationId: string, type: string, subjectId: string, data: string, at: string) =>
+    db
+      .with("event", (qc) =>
+        qc.insertInto("outbox_events").values({
+          id,
+          organization_id: organizationId,
+          type,
+          subject_id: subjectId,
+          data,
+          created_at: at,
+        }),
+      )
+      .selectFrom("webhooks")
+      .select(["id", "events"])
+      .where("organization_id", "=", organizationId)
+      .where("status", "=", "ACTIVE"),
+);
+
+type Hook = { id: string; events: string };
+
 /**
- * Queues an event for every ACTIVE webhook of the organization subscribed to its kind, inside the
- * transaction that writes the event: a webhook gets exactly the events emitted while it was active and
- * subscribed, never older ones, and a queued delivery cannot be lost apart from its event.
+ * Writes the event to the outbox and answers the organization's ACTIVE webhooks, as seen by the same
+ * transaction. On PostgreSQL that is one statement, a round trip fewer on every write that emits one.
+ */
+export async function insertEvent(trx: Db, event: OutboxEventsTable): Promise<Hook[]> {
+  if (isPostgres(trx)) {
+    const { rows } = await insertThenActiveWebhooks(
+      trx,
+      event.id,
+      event.organization_id,
+      event.type,
+      event.subject_id,
+      event.data,
+      event.created_at,
+    );
+    return rows;
+  }
+  await insertRow(trx, "outbox_events", event);
+  return (await activeWebhooks(trx, event.organization_id)).rows;
+}
+
+/**
+ * Queues an event for every ACTIVE webhook of the organization subscribed to its kind (`hooks`, read by
+ * insertEvent), inside the transaction that writes the event: a webhook gets exactly the events emitted
+ * while it was active and subscribed, never older ones, and a queued delivery cannot be lost apart from
+ * its event.
  */
 export async function fanOut(
   trx: Db,
+  hooks: Hook[],
   organizationId: string,
   type: EventType,
   eventId: string,
   nowMs: number,
 ): Promise<void> {
-  const { rows: hooks } = await activeWebhooks(trx, organizationId);
   const targets = hooks.filter((h) => (JSON.parse(h.events) as string[]).includes(type));
   if (targets.length === 0) return;
+  // Deliveries are the dispatcher's records, kept on its wall clock (WebhookDispatcher's `wallClock`, the real
+  // time), not on the injected clock that dated the event (a `billing run --as-of` dates it later). Due at
+  // once, even when the cause is dated otherwise.
   const wallMs = Date.now();
   const createdIso = isoAt(wallMs);
-  // Due at once, on the wall clock, even when the cause is dated otherwise (billing "as of" a later day).
   const dueIso = new Date(Math.min(nowMs, wallMs)).toISOString();
   await trx
     .insertInto("webhook_deliveries")
@@ -51,5 +98,4 @@ export async function fanOut(
       })),
     )
     .execute();
-  deliveriesQueued();
 }

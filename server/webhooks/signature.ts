@@ -1,7 +1,7 @@
 import crypto from "node:crypto";
 
 /**
- * Webhook signatures (contract 8): `X-Webhook-Signature: sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`
+ * Webhook signatures: `X-Webhook-Signature: sha256=<hex HMAC-SHA256(secret, timestamp + "." + body)>`
  * with `X-Webhook-Timestamp` in Unix seconds. The key is the whole secret string as registration returned it
  * (`whsec_...`, UTF-8). Receivers refuse timestamps more than five minutes off, which limits replays.
  */

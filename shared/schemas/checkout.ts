@@ -6,7 +6,7 @@ import type { OrderInput } from "../pricing/order.js";
 import { boundedString, requiredString } from "./common.js";
 
 /**
- * The donor checkout's requests (public API under /api, contract 10), shared by the server and the widget.
+ * The donor checkout's requests (the public API under /api, no key), shared by the server and the widget.
  * Money arrives in dollars (at most 2 decimals) and leaves these schemas in integer cents; ranges and the
  * rules of each form type are `priceOrder`'s job, so that every pricing problem is reported in one place.
  */

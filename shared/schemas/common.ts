@@ -23,7 +23,7 @@ function describeType(value: unknown): string {
 
 const ARTICLE: Record<string, string> = { array: "an array", object: "an object" };
 
-/** Turns zod issues into the contract's `details`: one "<field> <problem>" line per problem. */
+/** Turns zod issues into an error body's `details`: one "<field> <problem>" line per problem. */
 export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?: unknown): string[] {
   const details: string[] = [];
   // zod measures the length of any value that has one, even after its type check failed: a string sent

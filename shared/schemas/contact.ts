@@ -4,7 +4,7 @@ import { boundedString, NOT_BLANK, readOnlyFields, requiredString } from "./comm
 import { count, dollars, time, uuid } from "./wire.js";
 
 /**
- * Contacts through the API (seed 2.4, 4.3; contract 7). Input takes `value` or `email` for an address and
+ * Contacts through the API. Input takes `value` or `email` for an address and
  * `isPrimary` or `is_primary` for the primary flag; output always uses `value` and `isPrimary`.
  */
 

@@ -16,7 +16,7 @@ import { dollarsToCents } from "../money.js";
 import { boundedString, HTTPS_URL, money, readOnlyFields, requiredString } from "./common.js";
 
 /**
- * The rules of a donation or event form (seed 2.2, 4.1, 7; contract 4), as one zod schema.
+ * The rules of a donation or event form, as one zod schema.
  * Parsing yields the stored configuration, with every amount in integer cents.
  */
 
@@ -216,7 +216,7 @@ const FORM_FIELDS = {
   color: z.string().regex(HEX_COLOR, { message: "must be a hex color like #3B82F6" }).default("#3B82F6"),
   active: z.boolean().default(true),
   headerImage: z.string().trim().max(2048).meta(HTTPS_URL).nullable().optional(),
-  // 0 or null is "no goal"; a goal above 0 is required only with the fundraising bar (seed 4.1, 7).
+  // 0 or null is "no goal"; a goal above 0 is required only with the fundraising bar.
   goal: money({ min: 0, max: 1_000_000_000 }).nullable().optional(),
 
   // zod defaults are output values: cents.

@@ -3,7 +3,7 @@ import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
 import { readOnlyFields, requiredString } from "./common.js";
 import { dropdownOptionProblems, dropdownRule, inputOptionsSchema } from "./form.js";
 
-/** Organization settings (seed 2.9, contract 6). */
+/** Organization settings: name, sites' base URLs (overlay links), phone country, global custom inputs. */
 
 export const GLOBAL_INPUT_TYPES = [
   "SHORT_TEXT_INPUT",

@@ -3,7 +3,7 @@ import { FREQUENCIES } from "../enums.js";
 import { money, requiredString } from "./common.js";
 import { count, currency, dollars, time, ulidId, uuid } from "./wire.js";
 
-/** Payments and the deprecated donations view (seed 2.5, 4.4, 9; contract 7): response shapes. */
+/** Payments and the deprecated donations view (the same records, legacy field names): response shapes. */
 
 export const PAYMENT_STATUSES = ["COMPLETED", "PENDING", "FAILED", "REFUNDED"] as const;
 

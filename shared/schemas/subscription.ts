@@ -3,7 +3,7 @@ import { HTTPS_URL, money } from "./common.js";
 import { CARD_BRANDS } from "./payment.js";
 import { currency, dollars, time, ulidId, uuid } from "./wire.js";
 
-/** Subscriptions (seed 2.6, 4.5; contract 7): the update body, the update-link body, response shapes. */
+/** Subscriptions: the update body, the update-link body, response shapes. */
 
 export const SUBSCRIPTION_STATUSES = ["ACTIVE", "CANCELLED"] as const;
 export const UPDATE_LINK_METHODS = ["CARD", "PAY_BY_BANK"] as const;

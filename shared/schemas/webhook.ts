@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { HTTPS_URL, readOnlyFields } from "./common.js";
 
-/** Webhooks (seed 2.7, 4.6, 6; contract 8) and their delivery log (contract 9). */
+/** Webhook registrations, their event types and their delivery log. */
 
 export const EVENT_TYPES = [
   "donation.created",

@@ -5,7 +5,7 @@ import { type RowCounts, rowCounts } from "../support/race.js";
 import { setupTestApp, type TestApp, type TestResponse } from "../support/testApp.js";
 
 /**
- * Generated bad checkouts against each kind of form (contract 10 with contract 1's error shape). Every
+ * Generated bad checkouts against each kind of form (answered with the API's 400 error body). Every
  * body starts as a checkout the form accepts and gets one to three changes, each of which alone makes it
  * unacceptable: wrong types, a missing donor, unknown keys, fields of another form type, unknown funds,
  * disabled frequencies, amounts out of range, unknown, exhausted or inapplicable promo codes, sold-out

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { setupTestApp, type TestApp, type TestResponse } from "../support/testApp.js";
 
 /**
- * Generated bad bodies against POST /v1/contacts and PUT /v1/contacts/{id} (contract 1, 7): valid fields
+ * Generated bad bodies against POST /v1/contacts and PUT /v1/contacts/{id}: valid fields
  * mixed with at least one field that breaks a rule, random JSON values, unknown keys and non-JSON text.
  * Each must be a 4xx JSON error (never a 5xx), and must leave contacts, their keys and the event outbox
  * exactly as they were.
@@ -21,7 +21,7 @@ const okFields: Record<string, fc.Arbitrary<unknown>> = {
   addresses: fc.constant([{ line1: "1 Main St", city: "Springfield", isPrimary: true }]),
 };
 
-/** Values each field must refuse (with the contract's 400), whatever else the body holds. */
+/** Values each field must refuse (with a 400 and details), whatever else the body holds. */
 const badValues: Record<string, unknown[]> = {
   firstName: ["", "   ", 5, null, true, [], {}, long(101)],
   lastName: ["", 0, null, false, ["Ada"], long(101)],

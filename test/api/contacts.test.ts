@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
-/** Contacts through /v1 (seed 2.4, 4.3; contract 2, 3, 7), from records the real checkout made. */
+/** Contacts through /v1 (made by checkouts, read, create, update), from records the real checkout made. */
 
 type Json = Record<string, unknown>;
 interface Contact extends Json {
@@ -230,7 +230,7 @@ describe("GET /v1/contacts", () => {
 });
 
 describe("POST /v1/contacts", () => {
-  it("creates a contact with synonyms normalised, emits contact.created, and answers the contract's shape", async () => {
+  it("creates a contact with synonyms normalised, emits contact.created, and answers the documented shape", async () => {
     const res = await create({
       firstName: " Ada ",
       lastName: "Lovelace",

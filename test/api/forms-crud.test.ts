@@ -4,7 +4,7 @@ import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from ".
 
 /**
  * Forms after creation: list, get, partial update (PUT and its PATCH alias), soft delete, tenant
- * isolation, permissions, and the hosted donor pages (seed 2.1-2.3, 3, 4.1, 7; contract 1 and 4).
+ * isolation, permissions, and the hosted donor pages.
  */
 
 type Json = Record<string, unknown>;

@@ -11,7 +11,7 @@ import {
 } from "../support/testApp.js";
 
 /**
- * Generated bad bodies against the write endpoints (contract 1: JSON-only bodies, 400 with details,
+ * Generated bad bodies against the write endpoints (JSON-only bodies, 400 with details,
  * never a 5xx for a client mistake). Every body here is invalid by construction, so each must be
  * answered with a 4xx JSON error, and must leave the database as it was.
  */
@@ -216,7 +216,7 @@ const badFormValues: Record<string, fc.Arbitrary<unknown>> = {
     ),
     notString,
   ),
-  // 0 is "no goal" on a form without the fundraising bar (seed 4.1: > 0 only with the bar), so not here.
+  // 0 is "no goal" on a form without the fundraising bar (a goal > 0 is required only with it), so not here.
   goal: fc.oneof(
     fc.constantFrom(-5, -0.01, "1000", true, 1.234, 2e9),
     fc.double({ max: -0.01, noNaN: true, noDefaultInfinity: true }),

@@ -4,12 +4,11 @@ import { PREFILL_KEYS } from "../../shared/prefill.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
- * Generated bad prefill objects against POST /v1/forms/{formID}/links on every kind of form (seed 4.2,
- * contract 1 and 5). Each generated prefill is a random selection of values the form accepts plus at least
+ * Generated bad prefill objects against POST /v1/forms/{formID}/links on every kind of form. Each generated prefill is a random selection of values the form accepts plus at least
  * one problem (unknown key, wrong type, amount out of range or not matching the form, bad custom input
  * answer, key of another form type). Every one must be a 400 JSON with details, never a 5xx, and must not
  * create a link. With a bad top-level field added as well, the details are that field's problem followed by
- * exactly the details the prefill gets alone (every problem at once, contract 1).
+ * exactly the details the prefill gets alone (every problem is reported at once).
  */
 
 type Json = Record<string, unknown>;

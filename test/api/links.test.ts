@@ -4,7 +4,7 @@ import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from ".
 
 /**
  * Prefilled checkout links: create, list, get, full replace, activate/deactivate, delete, prefill
- * validation, URL shapes, the parent form's lifecycle and permissions (seed 2.8, 3, 4.2; contract 1, 3, 5, 6).
+ * validation, URL shapes, the parent form's lifecycle and permissions.
  */
 
 type Json = Record<string, unknown>;

@@ -6,9 +6,6 @@ import type { z } from "zod";
 import type { FormFull } from "../../server/api/forms/present.js";
 import { recordDispute } from "../../server/payments/transition.js";
 import type { CardBrand } from "../../server/processors/port.js";
-import type { ContactView } from "../../server/store/contacts.js";
-import type { PaymentView } from "../../server/store/payments.js";
-import type { SubscriptionView } from "../../server/store/subscriptions.js";
 import type {
   CARD_BRANDS,
   contactEventData,
@@ -18,6 +15,9 @@ import type {
   WebhookEventData,
 } from "../../server/webhooks/eventSchemas.js";
 import { SIGNATURE_TOLERANCE_SECONDS, verifyWebhookSignature } from "../../server/webhooks/signature.js";
+import type { ContactView } from "../../server/wire/contact.js";
+import type { PaymentView } from "../../server/wire/payment.js";
+import type { SubscriptionView } from "../../server/wire/subscription.js";
 import { EVENT_TYPES, type EventType } from "../../shared/schemas/webhook.js";
 import { bank, CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, type TestApp, validForms } from "../support/testApp.js";

@@ -3,8 +3,7 @@ import { createApiKey } from "../../server/store/keys.js";
 import { dialect, setupTestApp, type TestApp, type TestOrg } from "../support/testApp.js";
 
 /**
- * GET and PUT /v1/organization: name, base URLs for overlay links, and organization-wide custom inputs
- * (seed 2.9, 4.6; contract 1, 2, 6).
+ * GET and PUT /v1/organization: name, base URLs for overlay links, and organization-wide custom inputs.
  */
 
 interface ErrorBody {

@@ -6,7 +6,7 @@ import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing/fees.js";
 import { bank, CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
-/** Payments through /v1 (seed 2.5, 4.4, 4.7; contract 2, 3, 7), from records the real checkout made. */
+/** Payments through /v1 (list, get, pagination, permissions), from records the real checkout made. */
 
 type Json = Record<string, unknown>;
 interface PaymentPage {
@@ -100,7 +100,7 @@ async function walk(path: string, limit: number, between?: (page: number) => Pro
 }
 
 describe("GET /v1/payments", () => {
-  it("lists every kind of checkout newest first with the contract's fields, and never a charge in flight", async () => {
+  it("lists every kind of checkout newest first with every documented field, and never a charge in flight", async () => {
     const formId = await createForm(t, {
       ...validForms.standard(),
       title: "Spring appeal",

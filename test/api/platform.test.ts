@@ -12,7 +12,7 @@ import {
 /**
  * What every /v1 endpoint shares: authentication and permissions, request ids, routing (404, 405),
  * JSON bodies and their size limit, the per-key rate limit, Idempotency-Key, the organization
- * settings, the api-metrics log and cursor pagination (seed 4.7, 5, 8; contract 1, 2, 3, 6, 9).
+ * settings, the api-metrics log and cursor pagination.
  */
 
 type Json = Record<string, unknown>;

@@ -3,7 +3,7 @@ import { resolveElementPrefill } from "../../server/checkout/prefill.js";
 import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from "../support/testApp.js";
 
 /**
- * What a donor opening `?elementid=<linkID>` starts from (seed 2.8, contract 5): the prefill of an active
+ * What a donor opening `?elementid=<linkID>` starts from: the prefill of an active
  * link of that very form, reduced to what the form shows and still accepts; nothing for an inactive,
  * deleted or foreign link; and the form's own absence or deletion.
  */

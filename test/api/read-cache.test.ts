@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { PgChangeFeed, writtenTable } from "../../server/store/changes.js";
+import { PgChangeFeed } from "../../server/store/changes.js";
 import type { Db, Store } from "../../server/store/database.js";
 import { peekForm } from "../../server/store/forms.js";
 import { revokeApiKey } from "../../server/store/keys.js";
@@ -13,21 +13,6 @@ import { dialect, setupTestApp, type TestApp, validForms } from "../support/test
  * starts once the change feed has heard of the commit (SQLite: CHECK_EVERY_MS after it; PostgreSQL: when
  * its notification arrives, which `settled()` waits for), and nothing stale is kept.
  */
-
-describe("writtenTable", () => {
-  it("names the table a write statement changes, null for reads, * for anything else", () => {
-    expect(writtenTable('insert into "forms" ("id") values (?)')).toBe("forms");
-    expect(writtenTable('update "api_keys" set "revoked_at" = ? where "id" = ?')).toBe("api_keys");
-    expect(writtenTable('delete from "forms" where "id" = ?')).toBe("forms");
-    expect(writtenTable("INSERT OR REPLACE INTO forms (id) VALUES (1)")).toBe("forms");
-    expect(writtenTable('select * from "forms" where "id" = ?')).toBeNull();
-    expect(writtenTable("with x as (select 1) select * from x")).toBeNull();
-    expect(writtenTable("begin")).toBeNull();
-    expect(writtenTable("start transaction isolation level serializable")).toBeNull();
-    expect(writtenTable("commit")).toBeNull();
-    expect(writtenTable('create index "x" on "forms" ("id")')).toBe("*");
-  });
-});
 
 // One app and a second connection to its database ("another process") for every test below.
 let t: TestApp;

@@ -3,7 +3,7 @@ import { recurringForm, subscribe } from "../billing/support.js";
 import { countForms, dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
- * What every /v1 request goes through, as a client meets it (contract 1–3): Idempotency-Key replays the
+ * What every /v1 request goes through, as a client meets it: Idempotency-Key replays the
  * answer of a request that ran (a refusal by validation keeps nothing, as at Stripe), the body-size limit answers after the key is checked, pagination reports
  * every bad parameter at once, and a route whose body fields are all optional takes no body at all.
  */

@@ -4,7 +4,7 @@ import { recurringForm, subscribe } from "../billing/support.js";
 import { setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
- * Generated bad bodies against PUT /v1/subscriptions/{id} (contract 1, 7): every one must be a 4xx JSON
+ * Generated bad bodies against PUT /v1/subscriptions/{id}: every one must be a 4xx JSON
  * error, never a 5xx, and must leave the subscription and the event outbox as they were.
  */
 

@@ -15,7 +15,7 @@ import {
 import { setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
- * Subscriptions through /v1 (seed 2.6, 3, 4.5; contract 2, 3, 7), made by real recurring checkouts and
+ * Subscriptions through /v1 (reads, cancel, amount changes, permissions), made by real recurring checkouts and
  * billed by the real BillingWorker.
  */
 
@@ -48,7 +48,7 @@ const put = (id: string, body: unknown, key?: string) =>
   t.request<Json>("PUT", `/v1/subscriptions/${id}`, { body, key });
 
 describe("GET /v1/subscriptions", () => {
-  it("lists newest first, filters by status, and gets one with the contract's fields", async () => {
+  it("lists newest first, filters by status, and gets one with every documented field", async () => {
     const formId = await recurringForm(t, { title: "Monthly club", funds: ["Club", "Other"] });
     const a = await subscribe(t, formId, { amount: 10, fund: "Club", coverFees: true });
     clock += 1000;

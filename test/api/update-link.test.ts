@@ -14,7 +14,7 @@ import {
 import { setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
- * The payment-method update link (contract 7): created through /v1, used by the donor on its hosted page,
+ * The payment-method update link: created through /v1, used by the donor on its hosted page,
  * and the next charge by the real BillingWorker made with the new method.
  */
 
@@ -52,7 +52,7 @@ async function submit(url: unknown, fields: Record<string, string>) {
 const mastercard = { method: "card", cardNumber: "5555 5555 5555 4444", expiry: "12/34", cvc: "123" };
 
 describe("POST /v1/subscriptions/{id}/payment-method-update-link", () => {
-  it("creates a one-hour link by default, answers the contract's shape, and stores only the token's hash", async () => {
+  it("creates a one-hour link by default, answers the documented shape, and stores only the token's hash", async () => {
     const formId = await recurringForm(t);
     const sub = await subscribe(t, formId, { amount: 25 });
     const res = await newLink(sub.id);

@@ -12,6 +12,7 @@ import {
   startServer,
   stopAllServers,
 } from "./processes.js";
+import { checkoutRoundTrips } from "./roundTrips.js";
 import { type Seeded, seedDatabase } from "./seed.js";
 
 /**
@@ -83,6 +84,8 @@ const scenarios: ScenarioResult[] = [];
 const pairs = new Map<DbName, PairedRound[]>();
 let interrupted = false;
 const skipped: string[] = [];
+/** Counted in process after the PostgreSQL checkout scenario (roundTrips.ts). */
+let pgCheckoutRoundTrips: number | null = null;
 const cleanups: (() => Promise<void>)[] = [];
 
 async function runCleanups(): Promise<void> {
@@ -431,6 +434,10 @@ async function benchPostgres(): Promise<void> {
   try {
     await apiScenarios("postgres", first, seeded);
     await checkoutScenario("postgres", first, seeded);
+    const counted = await checkoutRoundTrips(url, seeded.formIds[seeded.formIds.length - 1]);
+    pgCheckoutRoundTrips = counted.perCheckout;
+    console.log(`  round trips to PostgreSQL per completed checkout: ${fmt(counted.perCheckout, 1)}`);
+    for (const statement of counted.statements) console.log(`    ${statement.slice(0, 110)}`);
 
     console.log("\nPostgreSQL, two server processes on the same schema (single-form GET)");
     second = await startServer("Almoner (PostgreSQL) #2", "server/index.ts", env);
@@ -573,6 +580,23 @@ function computeRatios(): Ratio[] {
           : undefined,
     });
   }
+  const sqliteCheckouts = find("sqlite-checkout");
+  const pgCheckouts = find("postgres-checkout");
+  const checkoutRatio =
+    sqliteCheckouts && pgCheckouts ? pgCheckouts.figures.rps / sqliteCheckouts.figures.rps : null;
+  ratios.push({
+    id: "postgres-vs-sqlite-checkouts",
+    label: "PostgreSQL vs SQLite: completed checkouts",
+    basis: "per second",
+    value: checkoutRatio,
+    display: checkoutRatio === null ? "skipped" : `${fmt(checkoutRatio)}×`,
+    target: "≥ 0.5×",
+    met: checkoutRatio === null ? null : checkoutRatio >= 0.5,
+    note:
+      pgCheckoutRoundTrips === null
+        ? undefined
+        : `${fmt(pgCheckoutRoundTrips, 1)} round trips to PostgreSQL per checkout`,
+  });
   const one = find("postgres-form-1proc-split");
   const two = find("postgres-form-2proc");
   const value = one && two ? two.figures.rps / one.figures.rps : null;

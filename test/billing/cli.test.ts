@@ -26,7 +26,7 @@ function ok(result: CliResult): RunJson {
   return result.json as RunJson;
 }
 
-describe(`billing run on the command line (${dialect})`, () => {
+describe(`billing run on the command line (${dialect})`, { timeout: 120_000 }, () => {
   let temp: TempDir;
   let t: TestApp;
   let env: Env;

@@ -1,6 +1,6 @@
 import type { TestApp, TestResponse } from "./testApp.js";
 
-/** Test payment details of the sandbox processor (contract 10). */
+/** Test payment details of the sandbox processor: the card numbers it accepts or declines, and why. */
 export const CARDS = {
   visa: "4242424242424242",
   declined: "4000000000000002",

@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../server/store/database.js";
-import { hitRateLimit, releaseRateLimitLeases } from "../../server/store/rateLimits.js";
 import { freshStoreForEachTest } from "../support/freshStore.js";
 import type { TestDatabase } from "../support/testApp.js";
 
@@ -27,10 +26,10 @@ async function storedCount(keyId: string): Promise<number> {
   return rows.reduce((n, r) => n + Number(r.count), 0);
 }
 
-describe("hitRateLimit, many hits at once", () => {
+describe("rate limits, many hits at once", () => {
   it("admits exactly the limit out of 30 simultaneous hits, each with its own Remaining, and stores only those", async () => {
     const results = await Promise.all(
-      Array.from({ length: 30 }, () => hitRateLimit(store.db, "key_a", 20, NOW)),
+      Array.from({ length: 30 }, () => store.rateLimits.hit("key_a", 20, NOW)),
     );
     const allowed = results.filter((r) => r.allowed);
     expect(allowed).toHaveLength(20);
@@ -43,14 +42,14 @@ describe("hitRateLimit, many hits at once", () => {
     }
     expect(await storedCount("key_a")).toBe(20);
     // The budget is spent: a later hit is refused, and still not counted.
-    expect((await hitRateLimit(store.db, "key_a", 20, NOW + 1000)).allowed).toBe(false);
+    expect((await store.rateLimits.hit("key_a", 20, NOW + 1000)).allowed).toBe(false);
     expect(await storedCount("key_a")).toBe(20);
   });
 
   it("keeps keys apart when their hits arrive together", async () => {
     const keys = ["key_b", "key_c", "key_d"];
     const results = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => hitRateLimit(store.db, keys[i % 3], 3, NOW)),
+      Array.from({ length: 12 }, (_, i) => store.rateLimits.hit(keys[i % 3], 3, NOW)),
     );
     for (const [k, key] of keys.entries()) {
       const mine = results.filter((_, i) => i % 3 === k);
@@ -61,9 +60,9 @@ describe("hitRateLimit, many hits at once", () => {
   });
 
   it("counts hits of earlier minutes of the hour in each hit's place", async () => {
-    await Promise.all(Array.from({ length: 4 }, () => hitRateLimit(store.db, "key_e", 10, NOW - 120_000)));
+    await Promise.all(Array.from({ length: 4 }, () => store.rateLimits.hit("key_e", 10, NOW - 120_000)));
     const results = await Promise.all(
-      Array.from({ length: 8 }, () => hitRateLimit(store.db, "key_e", 10, NOW)),
+      Array.from({ length: 8 }, () => store.rateLimits.hit("key_e", 10, NOW)),
     );
     expect(results.map((r) => r.remaining)).toEqual([5, 4, 3, 2, 1, 0, 0, 0]);
     expect(results.map((r) => r.allowed)).toEqual([true, true, true, true, true, true, false, false]);
@@ -73,23 +72,23 @@ describe("hitRateLimit, many hits at once", () => {
   });
 });
 
-describe("hitRateLimit, leases far from the limit", () => {
-  async function hits(db: Store["db"], keyId: string, limit: number, n: number) {
+describe("rate limits, leases far from the limit", () => {
+  async function hits(on: Store, keyId: string, limit: number, n: number) {
     const out = [];
-    for (let i = 0; i < n; i++) out.push(await hitRateLimit(db, keyId, limit, NOW));
+    for (let i = 0; i < n; i++) out.push(await on.rateLimits.hit(keyId, limit, NOW));
     return out;
   }
 
   it("counts down one by one while most hits are answered from a lease, and stores exactly the hits once released", async () => {
-    const results = await hits(store.db, "key_l", 1000, 200);
+    const results = await hits(store, "key_l", 1000, 200);
     expect(results.every((r) => r.allowed)).toBe(true);
     expect(results.map((r) => r.remaining)).toEqual(Array.from({ length: 200 }, (_, i) => 999 - i));
     // The tally includes the places leased ahead of use...
     expect(await storedCount("key_l")).toBeGreaterThan(200);
     // ...and only the used ones once the lease is given back.
-    await releaseRateLimitLeases(store.db);
+    await store.rateLimits.release();
     expect(await storedCount("key_l")).toBe(200);
-    expect((await hitRateLimit(store.db, "key_l", 1000, NOW)).remaining).toBe(799);
+    expect((await store.rateLimits.hit("key_l", 1000, NOW)).remaining).toBe(799);
   });
 
   it("hands out places in order while more are being leased: one after another, Remaining falls by one", async () => {
@@ -97,14 +96,14 @@ describe("hitRateLimit, leases far from the limit", () => {
     // being written (on PostgreSQL, where writes take a round trip).
     const remaining: number[] = [];
     for (let i = 0; i < 150; i++) {
-      remaining.push((await hitRateLimit(store.db, "key_p", 200, NOW)).remaining);
+      remaining.push((await store.rateLimits.hit("key_p", 200, NOW)).remaining);
       await new Promise((r) => setImmediate(r));
     }
     expect(remaining).toEqual(Array.from({ length: 150 }, (_, i) => 199 - i));
   });
 
   it("admits exactly the limit, one after another, and never leases past it", async () => {
-    const results = await hits(store.db, "key_m", 300, 320);
+    const results = await hits(store, "key_m", 300, 320);
     expect(results.filter((r) => r.allowed)).toHaveLength(300);
     expect(results.slice(0, 300).every((r) => r.allowed)).toBe(true);
     expect(await storedCount("key_m")).toBe(300);
@@ -115,8 +114,8 @@ describe("hitRateLimit, leases far from the limit", () => {
     try {
       let admitted = 0;
       for (let i = 0; i < 260; i++) {
-        const db = i % 2 === 0 ? store.db : other.db;
-        if ((await hitRateLimit(db, "key_n", 240, NOW)).allowed) admitted++;
+        const on = i % 2 === 0 ? store : other;
+        if ((await on.rateLimits.hit("key_n", 240, NOW)).allowed) admitted++;
       }
       expect(admitted).toBe(240);
       expect(await storedCount("key_n")).toBe(240);
@@ -126,7 +125,7 @@ describe("hitRateLimit, leases far from the limit", () => {
   });
 
   it("gives a lease's unused places back about a second after it was taken, without further hits", async () => {
-    await hits(store.db, "key_o", 1000, 5);
+    await hits(store, "key_o", 1000, 5);
     expect(await storedCount("key_o")).toBeGreaterThan(5);
     // A second and a bit; a busy machine may run the sweep late, so look a few times.
     let count = 0;

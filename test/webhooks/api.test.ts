@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createForm } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
-/** The webhooks API as contract 8 and seed 4.6 describe it, and the form events of the forms API. */
+/** The webhooks API (registration, listing, update, deletion, the delivery log), and the forms API's form events. */
 
 type Json = Record<string, unknown>;
 

@@ -7,8 +7,8 @@ import { type Receiver, sleep, startReceiver } from "./receiver.js";
 import { allLogs, register, settled, setupWebhookTest, type WebhookTest } from "./support.js";
 
 /**
- * Delivery to real HTTP receivers on 127.0.0.1 (contract 8): events caused through the API and the donor
- * checkout arrive signed, retried, paused, stopped and filtered as the contract says.
+ * Delivery to real HTTP receivers on 127.0.0.1: events caused through the API and the donor checkout
+ * arrive signed, retried, paused, stopped and filtered as docs/webhooks.md says.
  */
 
 describe(`webhook delivery (${dialect})`, () => {

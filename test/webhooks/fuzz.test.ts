@@ -4,7 +4,7 @@ import { EVENT_TYPES } from "../../shared/schemas/webhook.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
- * Generated bad bodies for POST /v1/webhooks and PUT /v1/webhooks/{id} (contract 1 and 8): a selection of
+ * Generated bad bodies for POST /v1/webhooks and PUT /v1/webhooks/{id}: a selection of
  * good fields plus at least one problem (a bad URL, unknown or empty events, a wrong type, an unknown
  * field, a bad status; for PUT also a body without any valid field). Every one must be a 400 JSON with
  * details, never a 5xx, and must change nothing: no webhook created, the updated one exactly as before.

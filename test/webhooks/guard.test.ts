@@ -7,7 +7,7 @@ import { dialect, validForms } from "../support/testApp.js";
 import { type Receiver, sleep, startReceiver } from "./receiver.js";
 import { settled, setupWebhookTest, type WebhookTest } from "./support.js";
 
-/** The SSRF guard on its own (contract 8: https only, no private addresses outside development). */
+/** The SSRF guard on its own: https only, no private addresses outside development. */
 
 describe("webhook target guard: addresses", () => {
   it("forbids loopback, private, link-local, metadata, CGNAT, multicast and reserved addresses", () => {

@@ -148,19 +148,25 @@ export interface FormSales {
 
 const NO_SALES: FormSales = { ticketsSold: {}, promoRedemptions: {} };
 
-const answers = new WeakMap<FormRecord, { publicUrl: string; json: string }>();
-
 /**
- * The JSON body of GET /v1/forms/{id} for a form without sales figures (no tickets or promo codes), whose
+ * The JSON bodies of GET /v1/forms/{id} for forms without sales figures (no tickets or promo codes), whose
  * answer depends on the record alone: serialized once per record and kept with it (the read cache shares a
- * record until the form changes), so that a read sends it without serializing it again.
+ * record until the form changes), so that a read sends it without serializing it again. One per app (its
+ * routes make it), for the app's public URL.
  */
-export function formAnswerJson(publicUrl: string, form: FormRecord): string {
-  const made = answers.get(form);
-  if (made?.publicUrl === publicUrl) return made.json;
-  const json = JSON.stringify(toFull(publicUrl, form));
-  answers.set(form, { publicUrl, json });
-  return json;
+export class FormAnswers {
+  private readonly answers = new WeakMap<FormRecord, string>();
+
+  constructor(private readonly publicUrl: string) {}
+
+  json(form: FormRecord): string {
+    let json = this.answers.get(form);
+    if (json === undefined) {
+      json = JSON.stringify(toFull(this.publicUrl, form));
+      this.answers.set(form, json);
+    }
+    return json;
+  }
 }
 
 export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = NO_SALES): FormFull {

@@ -26,8 +26,8 @@ import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from ".
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
 import {
+  FormAnswers,
   type FormSales,
-  formAnswerJson,
   formFullSchema,
   formSummarySchema,
   toFull,
@@ -121,6 +121,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
   const { config } = deps;
   const schema = formSchema({ allowHttpImages: !config.production });
   const nowIso = () => isoAt(deps.now());
+  const answers = new FormAnswers(config.publicUrl);
 
   return [
     defineRoute({
@@ -232,7 +233,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           : await loadOwnedForm(deps, orgId, params.id, { cached: true });
         if (answerNeedsSales(form))
           return c.json(toFull(config.publicUrl, form, await salesOf(deps.store.db, form)));
-        return answer(c, 200, formAnswerJson(config.publicUrl, form), JSON_TYPE);
+        return answer(c, 200, answers.json(form), JSON_TYPE);
       },
     }),
 

@@ -39,9 +39,9 @@ export function stripeClient(secretKey: string, apiUrl: string | undefined): Str
 
 /**
  * Runs a call of the package without the caller's stack trace that it captures on every request (for its
- * own error messages, which are not shown here): with source maps on, as under tsx, capturing one costs
- * about as much as the rest of the request's preparation. The capture happens before the call's first
- * await, so the limit is back in place before anything else runs.
+ * own error messages, which are not shown here): with source maps on, as under tsx, capturing one is
+ * costly (docs/benchmarks.md). The capture happens before the call's first await, so the limit is back in
+ * place before anything else runs.
  */
 export function withoutCallSite<T>(call: () => T): T {
   const limit = Error.stackTraceLimit;

@@ -177,12 +177,15 @@ export class StripeProcessor implements PaymentProcessor {
   readonly account: string;
   private readonly client: Stripe;
   private readonly currency: string;
+  /** The app's clock (AppDeps.now), milliseconds. */
+  private readonly now: () => number;
 
   constructor(
     connection: StripeConnection,
     private readonly secrets: StripeSecrets,
-    opts: { apiUrl: string | undefined; client?: Stripe },
+    opts: { apiUrl: string | undefined; now: () => number; client?: Stripe },
   ) {
+    this.now = opts.now;
     this.livemode = connection.mode === "live";
     this.account = connection.accountId;
     this.currency = connection.currency || "usd";
@@ -203,7 +206,7 @@ export class StripeProcessor implements PaymentProcessor {
       if (token.startsWith("ctoken_")) {
         const ct = await withoutCallSite(() => this.client.confirmationTokens.retrieve(token));
         const preview = ct.payment_method_preview;
-        if (!preview || (ct.expires_at && ct.expires_at * 1000 <= Date.now())) return null;
+        if (!preview || (ct.expires_at && ct.expires_at * 1000 <= this.now())) return null;
         return describeMethod(token, preview, false);
       }
       if (token.startsWith("pm_")) {

@@ -1,0 +1,274 @@
+import type SQLite from "better-sqlite3";
+import {
+  type CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
+  PostgresAdapter,
+  PostgresDriver,
+  type QueryCompiler,
+  type QueryResult,
+  SelectQueryNode,
+  SqliteAdapter,
+  SqliteDriver,
+  type TransactionSettings,
+} from "kysely";
+import type pg from "pg";
+import { type Write, writesOf } from "./writes.js";
+
+/**
+ * The store's Kysely drivers: Kysely's own for SQLite and PostgreSQL, with what the store adds around
+ * them. Both tell the store's listeners (writes.ts) of every write made through the query builder, read
+ * from the query's tree; the SQLite one also keeps its prepared statements.
+ */
+
+/**
+ * Per-store compiled shapes of fixedQuery and insertRow (fixedQuery.ts), kept on the store's dialect
+ * adapter, which every Kysely instance and transaction of the store shares and no other store has.
+ */
+export interface CompiledShapes {
+  readonly compiledShapes: Map<unknown, unknown>;
+}
+
+export class SqliteStoreAdapter extends SqliteAdapter implements CompiledShapes {
+  readonly compiledShapes = new Map<unknown, unknown>();
+}
+
+export class PostgresStoreAdapter extends PostgresAdapter implements CompiledShapes {
+  readonly compiledShapes = new Map<unknown, unknown>();
+}
+
+/** Prepared statements kept per connection at most; queries come in a fixed set of shapes. */
+const MAX_STATEMENTS = 500;
+
+/**
+ * SQLite's one connection, with its prepared statements kept by SQL text: Kysely prepares every query
+ * anew, and preparing is a good part of a request's cost (docs/benchmarks.md). Writes are reported as
+ * each statement runs (before it does): the connection is one, held by a transaction from its begin to
+ * its end, so no read of this process runs between a write and its commit or rollback, and a read that
+ * began before the report keeps nothing (ReadCache compares versions before and after it reads).
+ */
+class SqliteStatementConnection implements DatabaseConnection {
+  private readonly statements = new Map<string, SQLite.Statement>();
+
+  constructor(
+    private readonly db: SQLite.Database,
+    private readonly wrote: (write: Write) => void,
+  ) {}
+
+  executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    try {
+      for (const write of writesOf(compiled.query)) this.wrote(write);
+      const statement = this.prepare(compiled.sql);
+      if (statement.reader) return Promise.resolve({ rows: statement.all(compiled.parameters) as R[] });
+      const { changes, lastInsertRowid } = statement.run(compiled.parameters);
+      return Promise.resolve({
+        numAffectedRows: changes == null ? undefined : BigInt(changes),
+        insertId: lastInsertRowid == null ? undefined : BigInt(lastInsertRowid),
+        rows: [],
+      });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  async *streamQuery<R>(compiled: CompiledQuery): AsyncIterableIterator<QueryResult<R>> {
+    if (!SelectQueryNode.is(compiled.query)) throw new Error("SQLite streams select queries only");
+    for (const row of this.prepare(compiled.sql).iterate(compiled.parameters)) yield { rows: [row as R] };
+  }
+
+  private prepare(text: string): SQLite.Statement {
+    let statement = this.statements.get(text);
+    if (!statement) {
+      statement = this.db.prepare(text);
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.clear();
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+}
+
+/**
+ * Kysely's SQLite driver (its connection lock, transactions and savepoints) over the store's own
+ * connection (SqliteStatementConnection). `onDestroy` runs as the store closes, before the database does.
+ */
+export class SqliteStoreDriver implements Driver {
+  private readonly inner: SqliteDriver;
+  private readonly connection: SqliteStatementConnection;
+
+  constructor(
+    db: SQLite.Database,
+    wrote: (write: Write) => void,
+    private readonly onDestroy: () => void,
+  ) {
+    this.inner = new SqliteDriver({ database: db });
+    this.connection = new SqliteStatementConnection(db, wrote);
+  }
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    await this.inner.acquireConnection();
+    return this.connection;
+  }
+
+  /** SQLite has no isolation levels or access modes to set: the settings are Kysely's to refuse. */
+  beginTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.beginTransaction(connection);
+  }
+
+  commitTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.commitTransaction(connection);
+  }
+
+  rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    return this.inner.rollbackTransaction(connection);
+  }
+
+  savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
+    return this.inner.savepoint(connection, name, compile);
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
+    return this.inner.rollbackToSavepoint(connection, name, compile);
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
+    return this.inner.releaseSavepoint(connection, name, compile);
+  }
+
+  releaseConnection(): Promise<void> {
+    return this.inner.releaseConnection();
+  }
+
+  async destroy(): Promise<void> {
+    this.onDestroy();
+    await this.inner.destroy();
+  }
+}
+
+/**
+ * A pool connection that reports its writes once they have ended: a statement outside a transaction when
+ * it completes, a transaction's statements when its commit (or rollback) completes (PostgresStoreDriver
+ * tells it where transactions begin and end). A read that started before then and kept its value keeps
+ * it under a version that the report moves past, so it is not served again.
+ */
+class WatchedConnection implements DatabaseConnection {
+  private inTransaction = false;
+  private readonly pending = new Map<string, Write>();
+
+  constructor(
+    readonly inner: PostgresConnection,
+    private readonly wrote: (write: Write) => void,
+  ) {}
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const writes = writesOf(compiled.query);
+    if (writes.length === 0) return this.inner.executeQuery<R>(compiled);
+    if (this.inTransaction) {
+      for (const write of writes) this.pending.set(`${write.kind} ${write.table}`, write);
+      return this.inner.executeQuery<R>(compiled);
+    }
+    try {
+      return await this.inner.executeQuery<R>(compiled);
+    } finally {
+      for (const write of writes) this.wrote(write);
+    }
+  }
+
+  streamQuery<R>(compiled: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
+    return this.inner.streamQuery<R>(compiled, chunkSize);
+  }
+
+  began(): void {
+    this.inTransaction = true;
+    this.pending.clear();
+  }
+
+  ended(): void {
+    this.inTransaction = false;
+    const writes = [...this.pending.values()];
+    this.pending.clear();
+    for (const write of writes) this.wrote(write);
+  }
+}
+
+/** Kysely's PostgreSQL driver, its connections watched for writes (WatchedConnection). */
+export class PostgresStoreDriver implements Driver {
+  private readonly inner: PostgresDriver;
+  private readonly watched = new WeakMap<DatabaseConnection, WatchedConnection>();
+
+  constructor(
+    pool: pg.Pool,
+    private readonly wrote: (write: Write) => void,
+  ) {
+    this.inner = new PostgresDriver({ pool });
+  }
+
+  init(): Promise<void> {
+    return this.inner.init();
+  }
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    const inner = (await this.inner.acquireConnection()) as PostgresConnection;
+    let connection = this.watched.get(inner);
+    if (!connection) {
+      connection = new WatchedConnection(inner, this.wrote);
+      this.watched.set(inner, connection);
+    }
+    return connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
+    const watched = asWatched(connection);
+    await this.inner.beginTransaction(watched.inner, settings);
+    watched.began();
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    const watched = asWatched(connection);
+    try {
+      await this.inner.commitTransaction(watched.inner);
+    } finally {
+      watched.ended();
+    }
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    const watched = asWatched(connection);
+    try {
+      await this.inner.rollbackTransaction(watched.inner);
+    } finally {
+      watched.ended();
+    }
+  }
+
+  savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
+    return this.inner.savepoint(asWatched(connection).inner, name, compile);
+  }
+
+  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
+    return this.inner.rollbackToSavepoint(asWatched(connection).inner, name, compile);
+  }
+
+  releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
+    return this.inner.releaseSavepoint(asWatched(connection).inner, name, compile);
+  }
+
+  releaseConnection(connection: DatabaseConnection): Promise<void> {
+    return this.inner.releaseConnection(asWatched(connection).inner);
+  }
+
+  destroy(): Promise<void> {
+    return this.inner.destroy();
+  }
+}
+
+/** Kysely's own PostgreSQL connection, which its driver's rollback and release take. */
+type PostgresConnection = Parameters<PostgresDriver["releaseConnection"]>[0];
+
+function asWatched(connection: DatabaseConnection): WatchedConnection {
+  if (!(connection instanceof WatchedConnection)) throw new Error("not a connection of this driver");
+  return connection;
+}

@@ -1,0 +1,69 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { card, checkout, createForm } from "../support/checkout.js";
+import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
+
+/**
+ * Each statement sent to PostgreSQL is a round trip (node-pg does not pipeline), and on a busy server the
+ * round trips are most of a checkout's cost. These pin how many a completed checkout takes, so that a
+ * change adding one is a decision, not an accident.
+ */
+describe.skipIf(dialect !== "postgres")("round trips of a checkout on PostgreSQL", () => {
+  let t: TestApp;
+  let sent: string[] = [];
+  const query = pg.Client.prototype.query;
+
+  beforeAll(async () => {
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" } });
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string } | null)?.text;
+      sent.push(String(text));
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+  });
+  afterAll(async () => {
+    pg.Client.prototype.query = query;
+    await t.close();
+  });
+
+  async function counted(formId: string, email: string): Promise<string[]> {
+    sent = [];
+    const res = await checkout(t, formId, {
+      amount: 25,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Ada", lastName: "Donor", email },
+      paymentMethod: card(),
+    });
+    expect(res.status).toBe(201);
+    // Reads of the cached records (form, organization) happen only while the change feed's listening
+    // connection is not up yet (a busy machine), and the feed's own queries are on a connection of its
+    // own: neither is the checkout's.
+    return sent.filter(
+      (s) => !/^\s*select \* from "(forms|organizations)"|pg_notify|^\s*listen\b|current_schema/i.test(s),
+    );
+  }
+
+  it("a returning donor's card gift: a guard read, the payment, the charge, then one transaction of five", async () => {
+    const formId = await createForm(t, { title: "Round trips", funds: ["General"] });
+    // The first warm the read caches (form, organization) and make the contact.
+    for (let i = 0; i < 3; i++) await counted(formId, "returning@example.org");
+    const statements = await counted(formId, "returning@example.org");
+    expect(statements.map((s) => s.trim().split(/\s+/)[0].toLowerCase())).toEqual([
+      "select", // the card-testing guard
+      "insert", // the PROCESSING payment (no stock to take: no transaction)
+      "insert", // the sandbox processor's ledger entry for the charge
+      "begin",
+      "update", // the outcome, with the donor's contact found by the same statement
+      "with", // the webhook event, with the organization's webhooks read by the same statement
+      "insert", // the receipt
+      "commit",
+    ]);
+  });
+
+  it("the outcome's update does not read the payment's status first", async () => {
+    const formId = await createForm(t, { title: "Round trips 2", funds: ["General"] });
+    for (let i = 0; i < 3; i++) await counted(formId, "again@example.org");
+    const statements = await counted(formId, "again@example.org");
+    expect(statements.filter((s) => /^\s*select\b.*\bfrom "payments" where "id"/i.test(s))).toEqual([]);
+  });
+});
