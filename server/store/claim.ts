@@ -13,9 +13,9 @@ import type { Database, ProcessesTable } from "./schema.js";
  * A row is free (`unclaimed`) when it was never claimed or was released, when its lease has ended, or as
  * soon as the process that claimed it is no longer alive: its heartbeat row (processes.ts) is gone or has
  * lapsed. The last is the normal way a dead process's work is taken over, within the liveness window
- * (30 s); the lease is the backstop, for claims made by processes that keep no heartbeat (the command
- * line, tests) and for a live process whose work hangs. A slow but live process keeps its rows until its
- * lease ends, whatever the others do.
+ * (30 s); the lease is the backstop, for claims made by processes that keep no heartbeat (tests,
+ * scripts) and for a live process whose work hangs. A slow but live process keeps its rows until its lease
+ * ends, whatever the others do.
  *
  * `claimRows` claims a batch safely when several processes run the same worker: the rows matching
  * `where` (and, with a lease, free), first by `orderBy` then id, at most `limit`, are updated and returned.

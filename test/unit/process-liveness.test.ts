@@ -114,7 +114,7 @@ describe("claims and process liveness", () => {
     expect((await claim(a, pa.id)).map((r) => r.id)).toEqual([id]);
   });
 
-  it("a claim without a process (the command line) ends with its lease only", async () => {
+  it("a claim without a process ends with its lease only", async () => {
     const [a, b] = await twoStores();
     await queue(a);
     const lease = newLease(undefined, Date.now(), 400);
