@@ -1,6 +1,6 @@
 import { isoAt } from "../../shared/time.js";
 import type { DisputeState, PaymentMethod } from "../processors/port.js";
-import { contactIdByEmailQuery, findContactIdByEmail } from "../store/contacts.js";
+import { contactIdByEmailKey, emailKey, findContactIdByEmail } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
@@ -119,7 +119,7 @@ export async function settlePayment(
           ...(from === "PROCESSING" &&
             loaded && {
               contact_id: eb.fn.coalesce(
-                contactIdByEmailQuery(eb, loaded.org.id, loaded.email),
+                contactIdByEmailKey(trx, loaded.org.id, emailKey(loaded.email)),
                 eb.ref("payments.contact_id"),
               ),
             }),

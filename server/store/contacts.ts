@@ -1,10 +1,9 @@
-import type { ExpressionBuilder } from "kysely";
 import { DEFAULT_COUNTRY, phoneMatchKey, toE164 } from "../../shared/phone.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
 import { afterPosition } from "./keyset.js";
-import type { ConsentValue, ContactsTable, Database } from "./schema.js";
+import type { ConsentValue, ContactsTable } from "./schema.js";
 
 /**
  * Donor contacts. Each live contact's emails (lower-cased) and phones (E.164, or as typed) are also rows of
@@ -48,9 +47,12 @@ export interface NewContact {
   communicationConsent: ConsentValue;
 }
 
-/** The live contact holding this email (keys of deleted or merged contacts are free to be taken). */
-const contactIdByEmail = fixedQuery((db: Db, organizationId: string, key: string) =>
-  db
+/**
+ * The live contact holding an email's key (keys of deleted or merged contacts are free to be taken): a
+ * query of its own, or a subquery of another statement (the payment's update that links its donor).
+ */
+export function contactIdByEmailKey(db: Db, organizationId: string, key: string) {
+  return db
     .selectFrom("contact_keys")
     .innerJoin("contacts", "contacts.id", "contact_keys.contact_id")
     .select("contact_keys.contact_id")
@@ -58,25 +60,10 @@ const contactIdByEmail = fixedQuery((db: Db, organizationId: string, key: string
     .where("contact_keys.kind", "=", "email")
     .where("contact_keys.value_key", "=", key)
     .where("contacts.status", "=", "ACTIVE")
-    .limit(1),
-);
-
-/** The live contact holding this email, as a subquery of another statement (one row, or none). */
-export function contactIdByEmailQuery(
-  eb: ExpressionBuilder<Database, "payments">,
-  organizationId: string,
-  email: string,
-) {
-  return eb
-    .selectFrom("contact_keys")
-    .innerJoin("contacts", "contacts.id", "contact_keys.contact_id")
-    .select("contact_keys.contact_id")
-    .where("contact_keys.organization_id", "=", organizationId)
-    .where("contact_keys.kind", "=", "email")
-    .where("contact_keys.value_key", "=", emailKey(email))
-    .where("contacts.status", "=", "ACTIVE")
     .limit(1);
 }
+
+const contactIdByEmail = fixedQuery(contactIdByEmailKey);
 
 export async function findContactIdByEmail(
   db: Db,

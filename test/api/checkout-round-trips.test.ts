@@ -1,6 +1,6 @@
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { card, checkout, createForm } from "../support/checkout.js";
+import { recordPgQueries } from "../support/pgQueries.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
@@ -10,31 +10,24 @@ import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
  */
 describe.skipIf(dialect !== "postgres")("round trips of a checkout on PostgreSQL", () => {
   let t: TestApp;
-  let sent: string[] = [];
-  const query = pg.Client.prototype.query;
 
   beforeAll(async () => {
     t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" } });
-    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string } | null)?.text;
-      sent.push(String(text));
-      return (query as (...a: unknown[]) => unknown).apply(this, args);
-    } as typeof query;
   });
   afterAll(async () => {
-    pg.Client.prototype.query = query;
     await t.close();
   });
 
   async function counted(formId: string, email: string): Promise<string[]> {
-    sent = [];
+    const recording = recordPgQueries();
     const res = await checkout(t, formId, {
       amount: 25,
       frequency: "ONE_TIME",
       donor: { firstName: "Ada", lastName: "Donor", email },
       paymentMethod: card(),
-    });
+    }).finally(recording.stop);
     expect(res.status).toBe(201);
+    const { sent } = recording;
     // Reads of the cached records (form, organization) happen only while the change feed's listening
     // connection is not up yet (a busy machine), and the feed's own queries are on a connection of its
     // own: neither is the checkout's.

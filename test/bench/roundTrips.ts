@@ -1,9 +1,9 @@
 import os from "node:os";
-import pg from "pg";
 import { createApp } from "../../server/app.js";
 import { composeDeps } from "../../server/compose.js";
 import { loadConfig } from "../../server/config.js";
 import { openStore } from "../../server/store/database.js";
+import { recordPgQueries } from "../support/pgQueries.js";
 
 /**
  * Round trips to PostgreSQL per completed checkout: the app is run in this process on the bench's
@@ -25,16 +25,6 @@ export async function checkoutRoundTrips(
   });
   const deps = await composeDeps(store, config);
   const app = createApp(deps);
-  const sent: string[] = [];
-  const query = pg.Client.prototype.query;
-  let counting = false;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (counting) {
-      const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string } | null)?.text;
-      sent.push(String(text).replace(/\s+/g, " "));
-    }
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
   const checkout = async (i: number) => {
     const res = await app.request(`/api/forms/${formId}/checkout`, {
       method: "POST",
@@ -51,17 +41,19 @@ export async function checkoutRoundTrips(
   try {
     // The first ones warm the caches (form, organization) and make the two donors' contacts.
     for (let i = 0; i < 4; i++) await checkout(i);
+    const recording = recordPgQueries();
     let statements: string[] = [];
-    counting = true;
-    for (let i = 0; i < checkouts; i++) {
-      const before = sent.length;
-      await checkout(i);
-      if (i === 0) statements = sent.slice(before);
+    try {
+      for (let i = 0; i < checkouts; i++) {
+        const before = recording.sent.length;
+        await checkout(i);
+        if (i === 0) statements = recording.sent.slice(before).map((q) => q.replace(/\s+/g, " "));
+      }
+    } finally {
+      recording.stop();
     }
-    counting = false;
-    return { perCheckout: sent.length / checkouts, statements };
+    return { perCheckout: recording.sent.length / checkouts, statements };
   } finally {
-    pg.Client.prototype.query = query;
     await deps.metrics.close();
     await store.close();
   }
