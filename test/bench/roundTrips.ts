@@ -47,7 +47,7 @@ export async function checkoutRoundTrips(
       for (let i = 0; i < checkouts; i++) {
         const before = recording.sent.length;
         await checkout(i);
-        if (i === 0) statements = recording.sent.slice(before).map((q) => q.replace(/\s+/g, " "));
+        if (i === 0) statements = recording.sent.slice(before).map((q) => q.text.replace(/\s+/g, " "));
       }
     } finally {
       recording.stop();

@@ -1,19 +1,49 @@
 import pg from "pg";
 
+/** One query as sent: its text and the connection that sent it. */
+export interface SentQuery {
+  text: string;
+  client: pg.Client;
+}
+
 /**
- * Records the text of every query a pg client sends from now until `stop()`: each is one round trip to
- * PostgreSQL (node-pg does not pipeline).
+ * Records every query a pg client sends from now until `stop()`: each is one round trip to PostgreSQL
+ * (node-pg does not pipeline).
  */
-export function recordPgQueries(): { sent: string[]; stop(): void } {
-  const sent: string[] = [];
+export function recordPgQueries(): { sent: SentQuery[]; stop(): void } {
+  const sent: SentQuery[] = [];
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string } | null)?.text;
-    sent.push(String(text));
+    sent.push({ text: String(text), client: this });
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   const stop = () => {
     pg.Client.prototype.query = query;
   };
   return { sent, stop };
+}
+
+/**
+ * The queries left once every transaction matching `isOther` is taken out whole (its `begin`, its
+ * statements and its `commit`, all on one connection): the work of a timer that ran meanwhile (the API
+ * metrics' flush) is not the request's.
+ */
+export function withoutTransactions(sent: SentQuery[], isOther: (text: string) => boolean): SentQuery[] {
+  const dropped = new Set<number>();
+  sent.forEach((q, i) => {
+    if (!isOther(q.text)) return;
+    dropped.add(i);
+    for (let j = i - 1; j >= 0; j--) {
+      if (sent[j].client !== q.client) continue;
+      if (/^\s*begin\b/i.test(sent[j].text)) dropped.add(j);
+      if (!isOther(sent[j].text)) break;
+    }
+    for (let j = i + 1; j < sent.length; j++) {
+      if (sent[j].client !== q.client) continue;
+      if (/^\s*commit\b/i.test(sent[j].text)) dropped.add(j);
+      if (!isOther(sent[j].text)) break;
+    }
+  });
+  return sent.filter((_, i) => !dropped.has(i));
 }
