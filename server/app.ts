@@ -10,7 +10,7 @@ import { donationRoutes, donationsGate } from "./api/donations.js";
 import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
 import { linkRoutes } from "./api/links.js";
-import { authenticate, rateLimit, recordMetrics, responseHeaders } from "./api/middleware.js";
+import { apiGate, requestFrame } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
 import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
@@ -33,7 +33,7 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>();
   const patterns: MountedPattern[] = [];
 
-  app.use("*", responseHeaders(deps.config));
+  app.use("*", requestFrame(deps));
   app.onError((err, c) => renderError(err, c));
   app.notFound((c) => {
     const path = c.req.path;
@@ -73,10 +73,7 @@ export function createApp(deps: AppDeps) {
     return next();
   };
   app.use("/api/*", limitBodies);
-  app.use("/v1/*", recordMetrics(deps));
-  app.use("/v1/*", authenticate(deps));
-  app.use("/v1/*", rateLimit(deps));
-  app.use("/v1/*", limitBodies);
+  app.use("/v1/*", apiGate(deps, limitBodies));
   app.use("/v1/donations", donationsGate(deps));
   app.use("/v1/donations/*", donationsGate(deps));
 

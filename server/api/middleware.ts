@@ -110,20 +110,34 @@ export function answer(c: Context, status: number, body: string, headers: Record
 const HSTS = "max-age=31536000; includeSubDomains";
 
 /**
- * Headers of every answer: its request id (the caller's own X-Request-Id when it sent a sane one, else a
- * new one), `X-Content-Type-Options: nosniff` (no answer is ever read as another type than it says), HSTS
- * when the instance is served over https (PUBLIC_URL), and what later middleware adds (X-RateLimit-*).
- * An answer's own headers win. Mounted first, on every path.
+ * The frame of every answer, mounted first on every path. Before: the request's id (the caller's own
+ * X-Request-Id when it sent a sane one, else a new one). After, once the answer is known (errors included,
+ * rendered by the app's one handler): its headers, being `X-Request-Id`, `X-Content-Type-Options: nosniff`
+ * (no answer is ever read as another type than it says), HSTS when the instance is served over https
+ * (PUBLIC_URL) and what the pipeline added (X-RateLimit-*), an answer's own headers winning; and, for an
+ * authenticated /v1 request, its record for the api-metrics endpoint.
  */
-export function responseHeaders(config: { publicUrl: string }): MiddlewareHandler<AppEnv> {
-  const hsts = config.publicUrl.startsWith("https:");
+export function requestFrame(deps: AppDeps): MiddlewareHandler<AppEnv> {
+  const hsts = deps.config.publicUrl.startsWith("https:");
+  const isoTime = isoMemo();
   return async (c, next) => {
+    const started = performance.now();
     const id = requestIdFor(c.req.header("X-Request-Id"));
     c.set("requestId", id);
     const headers: Record<string, string> = { "X-Request-Id": id, "X-Content-Type-Options": "nosniff" };
     if (hsts) headers["Strict-Transport-Security"] = HSTS;
     c.set("answerHeaders", headers);
     await next();
+    const auth = c.get("auth");
+    if (auth)
+      deps.metrics.record(
+        metricOf(
+          deps,
+          auth,
+          { path: c.req.path, method: c.req.method, status: c.res.status, started },
+          isoTime,
+        ),
+      );
     if (c.get("answered") === c.res) return;
     for (const name in headers) {
       if (c.res.headers.has(name)) continue;
@@ -138,11 +152,22 @@ export function responseHeaders(config: { publicUrl: string }): MiddlewareHandle
 }
 
 /**
+ * The gate of /v1: the API key (401 without a valid one), then the key's rate limit (429 past it, and
+ * X-RateLimit-* on every answer), then `guardBody` (the body size limit). One middleware calling the next
+ * step itself, without a pipeline level (an async step of Hono's) per step: nothing here waits unless the
+ * key or the rate limit is not at hand in memory.
+ */
+export function apiGate(deps: AppDeps, guardBody: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+  const limited = rateLimit(deps, guardBody);
+  return authenticate(deps, limited);
+}
+
+/**
  * Bearer API key → the organization and its permissions; 401 otherwise. A key in the read cache is taken
  * without waiting (this middleware and the rate limit have nothing to do after the route, so they hand
  * on next()'s promise instead of awaiting it).
  */
-export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
+function authenticate(deps: AppDeps, then: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
   // One auth context per key record, kept by this app: records from the read cache are shared, so a
   // cached key costs no new context.
   const auths = new WeakMap<ApiKeyRecord, AuthContext>();
@@ -154,7 +179,7 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
       auths.set(key, auth);
     }
     c.set("auth", auth);
-    return next();
+    return then(c, next);
   };
   return (c, next) => {
     const header = c.req.header("Authorization");
@@ -168,38 +193,19 @@ export function authenticate(deps: AppDeps): MiddlewareHandler<AppEnv> {
 }
 
 /** The per-key rolling-hour budget, with X-RateLimit-* on every authenticated response. */
-export function rateLimit(deps: AppDeps): MiddlewareHandler<AppEnv> {
+function rateLimit(deps: AppDeps, then: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
   const admit = (c: Context<AppEnv>, next: Next, result: RateLimitResult) => {
     addRateLimitHeaders(headersOf(c), result);
     if (!result.allowed)
       throw new ApiError(429, "Rate limit exceeded", undefined, {
         "Retry-After": String(result.retryAfterSeconds),
       });
-    return next();
+    return then(c, next);
   };
   return (c, next) => {
     const hit = deps.store.rateLimits.hit(c.get("auth").keyId, deps.config.rateLimitPerHour, deps.now());
     // A place from this process's lease is at hand without waiting.
     if (hit instanceof Promise) return hit.then((result) => admit(c, next, result));
     return admit(c, next, hit);
-  };
-}
-
-/** Records each authenticated /v1 request for the api-metrics endpoint, after the response is built. */
-export function recordMetrics(deps: AppDeps): MiddlewareHandler<AppEnv> {
-  const isoTime = isoMemo();
-  return async (c, next) => {
-    const started = performance.now();
-    await next();
-    const auth = c.get("auth");
-    if (!auth) return;
-    deps.metrics.record(
-      metricOf(
-        deps,
-        auth,
-        { path: c.req.path, method: c.req.method, status: c.res.status, started },
-        isoTime,
-      ),
-    );
   };
 }

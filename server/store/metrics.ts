@@ -18,14 +18,17 @@ const ROWS_PER_STATEMENT = 100;
 
 /**
  * API request metrics. Requests add to an in-memory batch that is written every 250 ms (or at 1,000
- * records), so recording never waits on the database; a read of the metrics flushes first. On a SQLite
+ * records), so recording never waits on the database. The batch is one flat array of the rows' values in
+ * column order, the insert's parameters as they are sent: a request leaves no object behind to outlive a
+ * few garbage collections, and nothing is copied again to write it (docs/benchmarks.md); a read of the metrics flushes first. On a SQLite
  * file the rows are written by the store's background thread (dialect.ts), so that the serving thread
  * spends no time on them; elsewhere, or if that thread is unavailable, in one transaction here. Every
  * request of the API makes a record, so the insert skips Kysely's query building: its text is made once
  * per row count, with the dialect's placeholders.
  */
 export class MetricsRecorder {
-  private batch: ApiMetricsTable[] = [];
+  /** The recorded rows' values, COLUMNS.length per row. */
+  private values: unknown[] = [];
   private writing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
 
@@ -41,23 +44,22 @@ export class MetricsRecorder {
   }
 
   record(metric: ApiMetricsTable): void {
-    this.batch.push(metric);
-    if (this.batch.length >= 1000) void this.flush();
+    const values = this.values;
+    for (const column of COLUMNS) values.push(metric[column]);
+    if (values.length >= 1000 * COLUMNS.length) void this.flush();
   }
 
   /** Writes everything recorded so far; resolves when it is stored. */
   flush(): Promise<void> {
-    const rows = this.batch;
-    this.batch = [];
+    const values = this.values;
+    this.values = [];
     this.writing = this.writing.then(async () => {
-      if (rows.length === 0) return;
+      if (values.length === 0) return;
       const statements: Statements = [];
-      for (let i = 0; i < rows.length; i += ROWS_PER_STATEMENT) {
-        const chunk = rows.slice(i, i + ROWS_PER_STATEMENT);
-        statements.push([
-          this.insertText(chunk.length),
-          chunk.flatMap((row) => COLUMNS.map((column) => row[column])),
-        ]);
+      const perStatement = ROWS_PER_STATEMENT * COLUMNS.length;
+      for (let i = 0; i < values.length; i += perStatement) {
+        const params = values.slice(i, i + perStatement);
+        statements.push([this.insertText(params.length / COLUMNS.length), params]);
       }
       const background = this.store.background;
       if (background) {

@@ -637,6 +637,23 @@ describe(`platform (${dialect})`, () => {
       ]);
     });
 
+    it("records what the API gate refuses for a known key (413), and nothing for a request without a valid key", async () => {
+      const org = await t.newOrg();
+      const tooLarge = `{"title":"${"x".repeat(t.config.maxBodyBytes)}"}`;
+      const refused = await t.request("POST", "/v1/forms", {
+        key: org.key,
+        rawBody: tooLarge,
+        headers: { "Content-Type": "application/json" },
+      });
+      expect(refused.status, refused.text).toBe(413);
+      expect(refused.headers.get("X-RateLimit-Limit")).toBe(String(t.config.rateLimitPerHour));
+      expect((await t.request("GET", "/v1/forms", { key: `${org.key}x` })).status).toBe(401);
+      const res = await t.request<MetricListBody>("GET", "/v1/analytics/api-metrics", { key: org.key });
+      expect(res.body.metrics.map((m) => [m.method, m.endpoint, m.statusCode])).toEqual([
+        ["POST", "/v1/forms", 413],
+      ]);
+    });
+
     it("pages through the metrics with limit and lastEvaluatedKey, each record once", async () => {
       const org = await t.newOrg();
       for (let i = 0; i < 5; i++) {
