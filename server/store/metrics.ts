@@ -18,13 +18,13 @@ const ROWS_PER_STATEMENT = 100;
 
 /**
  * API request metrics. Requests add to an in-memory batch that is written every 250 ms (or at 1,000
- * records), so recording never waits on the database. The batch is one flat array of the rows' values in
- * column order, the insert's parameters as they are sent: a request leaves no object behind to outlive a
- * few garbage collections, and nothing is copied again to write it (docs/benchmarks.md); a read of the metrics flushes first. On a SQLite
- * file the rows are written by the store's background thread (dialect.ts), so that the serving thread
- * spends no time on them; elsewhere, or if that thread is unavailable, in one transaction here. Every
- * request of the API makes a record, so the insert skips Kysely's query building: its text is made once
- * per row count, with the dialect's placeholders.
+ * records), so recording never waits on the database; a read of the metrics flushes first. The batch is
+ * one flat array of the rows' values in column order, the insert's parameters as they are sent: a request
+ * leaves no object behind to outlive a few garbage collections, and nothing is copied again to write it
+ * (docs/benchmarks.md). On a SQLite file the rows are written by the store's background thread
+ * (dialect.ts), so that the serving thread spends no time on them; elsewhere, or if that thread is
+ * unavailable, in one transaction here. Every request of the API makes a record, so the insert skips
+ * Kysely's query building: its text is made once per row count, with the dialect's placeholders.
  */
 export class MetricsRecorder {
   /** The recorded rows' values, COLUMNS.length per row. */
