@@ -1,7 +1,12 @@
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
+import { type OutgoingMail, queueEmail } from "../../server/mail/outbox.js";
+import type { Db } from "../../server/store/schema.js";
 
-/** A real SMTP server on 127.0.0.1 (port 0) that records what it accepts, and a small RFC 5322 reader. */
+/**
+ * A real SMTP server on 127.0.0.1 (port 0) that records what it accepts, a small RFC 5322 reader, and a
+ * message queued in the outbox.
+ */
 
 export interface ReceivedMail {
   mailFrom: string;
@@ -144,4 +149,28 @@ export function parseMail(raw: string): ParsedMail {
     contentType: contentType.split(";")[0].trim().toLowerCase(),
     parts,
   };
+}
+
+/**
+ * Queues one receipt-like message in the outbox, due at `nowMs`, in a transaction of its own (as the
+ * checkout queues it); resolves to its id. Fields left out or undefined take a plain thank-you to
+ * ada@example.org.
+ */
+export function queueTestEmail(db: Db, nowMs: number, mail: Partial<OutgoingMail> = {}): Promise<string> {
+  return db.transaction().execute((trx) =>
+    queueEmail(
+      trx,
+      {
+        organizationId: "org_test",
+        paymentId: "pay_test",
+        to: "ada@example.org",
+        fromName: "Acme Food Bank",
+        subject: "Thank you",
+        text: "Thank you.",
+        html: "<p>Thank you.</p>",
+        ...Object.fromEntries(Object.entries(mail).filter(([, value]) => value !== undefined)),
+      },
+      nowMs,
+    ),
+  );
 }

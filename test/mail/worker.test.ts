@@ -1,11 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { queueEmail } from "../../server/mail/outbox.js";
 import { renderReceipt } from "../../server/mail/receipt.js";
 import { createTransport, type MailMessage, type MailTransport } from "../../server/mail/transport.js";
 import { MailWorker } from "../../server/mail/worker.js";
 import type { Store } from "../../server/store/database.js";
 import { freshDatabase, type TestDatabase } from "../support/testApp.js";
-import { startSmtp, type TestSmtp } from "./support.js";
+import { queueTestEmail, startSmtp, type TestSmtp } from "./support.js";
 
 const START = Date.UTC(2026, 3, 15, 18, 32, 0);
 const PUBLIC_URL = "https://give.example.org";
@@ -47,22 +46,13 @@ function queue(
   to = "ada@example.org",
   extra: { replyTo?: string; subject?: string; text?: string; html?: string } = {},
 ): Promise<string> {
-  return store.db.transaction().execute((trx) =>
-    queueEmail(
-      trx,
-      {
-        organizationId: "org_test",
-        paymentId: "pay_test",
-        to,
-        fromName: "Acme Food Bank",
-        replyTo: extra.replyTo,
-        subject: extra.subject ?? "Thank you for your gift to Acme Food Bank",
-        text: extra.text ?? "Thank you.",
-        html: extra.html ?? "<p>Thank you.</p>",
-      },
-      clock,
-    ),
-  );
+  return queueTestEmail(store.db, clock, {
+    to,
+    replyTo: extra.replyTo,
+    subject: extra.subject ?? "Thank you for your gift to Acme Food Bank",
+    text: extra.text,
+    html: extra.html,
+  });
 }
 
 const row = (id: string) =>

@@ -1,8 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { SMTPServer } from "smtp-server";
 import { afterEach, describe, expect, it } from "vitest";
-import { queueEmail } from "../../server/mail/outbox.js";
-import { startSmtp, type TestSmtp } from "../mail/support.js";
+import { queueTestEmail, startSmtp, type TestSmtp } from "../mail/support.js";
 import { createForm, donor } from "../support/checkout.js";
 import {
   databaseUrlOf,
@@ -102,20 +101,12 @@ async function takeOver(signal: "SIGKILL" | "SIGSTOP"): Promise<void> {
   const receipts: string[] = [];
   for (const to of ["ada@example.org", "grace@example.org", "alan@example.org"])
     receipts.push(
-      await db.transaction().execute((trx) =>
-        queueEmail(
-          trx,
-          {
-            organizationId: s.t.org.id,
-            to,
-            fromName: "Acme",
-            subject: "Thank you",
-            text: "Thank you.",
-            html: "<p>Thank you.</p>",
-          },
-          Date.now(),
-        ),
-      ),
+      await queueTestEmail(db, Date.now(), {
+        organizationId: s.t.org.id,
+        paymentId: undefined,
+        to,
+        fromName: "Acme",
+      }),
     );
   const outbox = () => db.selectFrom("email_outbox").select(["id", "status", "claimed_by"]).execute();
   await until(

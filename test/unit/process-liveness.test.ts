@@ -1,13 +1,13 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { recoverInterruptedCheckouts } from "../../server/checkout/recovery.js";
-import { queueEmail } from "../../server/mail/outbox.js";
 import type { MailMessage, MailTransport } from "../../server/mail/transport.js";
 import { MailWorker } from "../../server/mail/worker.js";
 import { claimRows, newLease } from "../../server/store/claim.js";
 import type { Store } from "../../server/store/database.js";
 import { ProcessHeartbeat } from "../../server/store/processes.js";
 import { at, recurringForm, subscribe, subscription, worker } from "../billing/support.js";
+import { queueTestEmail } from "../mail/support.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { freshDatabase, setupTestApp, type TestDatabase, validForms } from "../support/testApp.js";
 import { startReceiver } from "../webhooks/receiver.js";
@@ -58,23 +58,7 @@ async function twoStores(): Promise<[Store, Store]> {
   return [a, b];
 }
 
-function queue(store: Store, to = "ada@example.org"): Promise<string> {
-  return store.db.transaction().execute((trx) =>
-    queueEmail(
-      trx,
-      {
-        organizationId: "org_test",
-        paymentId: "pay_test",
-        to,
-        fromName: "Acme Food Bank",
-        subject: "Thank you",
-        text: "Thank you.",
-        html: "<p>Thank you.</p>",
-      },
-      Date.now(),
-    ),
-  );
-}
+const queue = (store: Store, to = "ada@example.org") => queueTestEmail(store.db, Date.now(), { to });
 
 const outbox = (store: Store, id: string) =>
   store.db.selectFrom("email_outbox").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
