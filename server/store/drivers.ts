@@ -13,6 +13,7 @@ import {
   type TransactionSettings,
 } from "kysely";
 import type pg from "pg";
+import { namingPool } from "./pgStatements.js";
 import { type Write, writesOf } from "./writes.js";
 
 /**
@@ -194,7 +195,10 @@ class WatchedConnection implements DatabaseConnection {
   }
 }
 
-/** Kysely's PostgreSQL driver, its connections watched for writes (WatchedConnection). */
+/**
+ * Kysely's PostgreSQL driver, its statements named (pgStatements.ts), its connections watched for writes
+ * (WatchedConnection).
+ */
 export class PostgresStoreDriver implements Driver {
   private readonly inner: PostgresDriver;
   private readonly watched = new WeakMap<DatabaseConnection, WatchedConnection>();
@@ -203,7 +207,7 @@ export class PostgresStoreDriver implements Driver {
     pool: pg.Pool,
     private readonly wrote: (write: Write) => void,
   ) {
-    this.inner = new PostgresDriver({ pool });
+    this.inner = new PostgresDriver({ pool: namingPool(pool) });
   }
 
   init(): Promise<void> {

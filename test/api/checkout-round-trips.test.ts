@@ -78,4 +78,26 @@ describe.skipIf(dialect !== "postgres")("round trips of a checkout on PostgreSQL
     expect(statements.filter((s) => /^\s*(begin|commit)\b/i.test(s))).toEqual(["begin", "commit"]);
     expect(statements.some((s) => /api_metrics/i.test(s))).toBe(false);
   });
+
+  it("runs the checkout's data statements as prepared statements, each parsed once per connection", async () => {
+    const formId = await createForm(t, { title: "Round trips 4", funds: ["General"] });
+    for (let i = 0; i < 3; i++) await counted(formId, "prepared@example.org");
+    const recording = recordPgQueries();
+    const res = await checkout(t, formId, {
+      amount: 25,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Ada", lastName: "Donor", email: "prepared@example.org" },
+      paymentMethod: card(),
+    }).finally(recording.stop);
+    expect(res.status).toBe(201);
+    const data = recording.sent.filter((q) => /^\s*(select|insert|update|with)\b/i.test(q.text));
+    expect(data.length).toBeGreaterThanOrEqual(5);
+    for (const q of data) expect(q.name, q.text).toMatch(/^almoner_\d+$/);
+    // One name per text, whichever connection runs it.
+    const byName = new Map(data.map((q) => [q.name, q.text]));
+    for (const q of data) expect(byName.get(q.name)).toBe(q.text);
+    expect(recording.sent.filter((q) => /^\s*(begin|commit)\b/i.test(q.text)).every((q) => !q.name)).toBe(
+      true,
+    );
+  });
 });

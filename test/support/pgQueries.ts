@@ -1,8 +1,9 @@
 import pg from "pg";
 
-/** One query as sent: its text and the connection that sent it. */
+/** One query as sent: its text, its prepared statement's name when it has one, and its connection. */
 export interface SentQuery {
   text: string;
+  name?: string;
   client: pg.Client;
 }
 
@@ -14,8 +15,9 @@ export function recordPgQueries(): { sent: SentQuery[]; stop(): void } {
   const sent: SentQuery[] = [];
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const text = typeof args[0] === "string" ? args[0] : (args[0] as { text?: string } | null)?.text;
-    sent.push({ text: String(text), client: this });
+    const config =
+      typeof args[0] === "string" ? { text: args[0] } : (args[0] as { text?: string; name?: string });
+    sent.push({ text: String(config?.text), name: config?.name, client: this });
     return (query as (...a: unknown[]) => unknown).apply(this, args);
   } as typeof query;
   const stop = () => {

@@ -1,0 +1,116 @@
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from "kysely";
+import type pg from "pg";
+
+/**
+ * PostgreSQL prepared statements for the store's queries. node-pg sends a query without a name as an
+ * unnamed statement, which PostgreSQL parses and plans again on every run; a named one is parsed once per
+ * connection and then only bound and run. Queries come in a fixed set of shapes (the query builder's, with
+ * parameters for every value), so each distinct data statement's text gets a name, the first time this
+ * pool sees it, up to MAX_NAMED texts (beyond them, statements run unnamed as before). Transaction control
+ * and schema changes always run unnamed. On the bench machine this took a PostgreSQL checkout from
+ * 607–684 to 809–894 a second (docs/benchmarks.md).
+ *
+ * A prepared statement whose result's columns change under it (another process's migration adds one to a
+ * table it reads with `*`) fails with "cached plan must not change result type". Its text then gets a new
+ * name, prepared afresh on its next run; outside a transaction that run is made at once, so the caller
+ * never sees the failure (inside one the transaction has failed already, and the caller's error stands).
+ */
+
+/** Distinct texts named at most per pool: each connection keeps each one it runs, on both sides. */
+const MAX_NAMED = 1000;
+
+const DATA_STATEMENT = /^\s*(select|insert|update|delete|with)\b/i;
+
+/** The names given to statement texts: one per text, the same on every connection of the pool. */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+
+  constructor(private readonly max = MAX_NAMED) {}
+
+  private given = 0;
+
+  /** The statement's name, or undefined when it runs unnamed. */
+  of(text: string): string | undefined {
+    let name = this.names.get(text);
+    if (name === undefined && this.names.size < this.max && DATA_STATEMENT.test(text)) {
+      name = `almoner_${this.given++}`;
+      this.names.set(text, name);
+    }
+    return name;
+  }
+
+  /** A new name for a text whose prepared statement went stale (its result's columns changed). */
+  renew(text: string): string | undefined {
+    if (!this.names.has(text)) return undefined;
+    const name = `almoner_${this.given++}`;
+    this.names.set(text, name);
+    return name;
+  }
+}
+
+/** PostgreSQL's answer to a prepared statement whose result's columns changed since it was prepared. */
+function isStalePlan(err: unknown): boolean {
+  const e = err as { code?: string; message?: string } | null;
+  return e?.code === "0A000" && /cached plan must not change result type/i.test(e.message ?? "");
+}
+
+const BEGINS = /^\s*(begin|start\s+transaction)\b/i;
+const ENDS = /^\s*(commit|rollback|end|abort)\b(?!\s+to\b)/i;
+
+/** A pool client whose data statements run as named statements (StatementNames). */
+class NamingClient implements PostgresPoolClient {
+  /** Whether a transaction is open on the connection (every statement passes here). */
+  private inTransaction = false;
+
+  constructor(
+    private readonly client: pg.PoolClient,
+    private readonly names: StatementNames,
+  ) {}
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(
+    what: string | PostgresCursor<R>,
+    parameters?: ReadonlyArray<unknown>,
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    if (typeof what !== "string") throw new Error("the store does not stream PostgreSQL queries");
+    const text = what;
+    const values = [...(parameters ?? [])];
+    if (BEGINS.test(text)) this.inTransaction = true;
+    else if (ENDS.test(text)) this.inTransaction = false;
+    const run = (name: string | undefined) =>
+      (name
+        ? this.client.query({ name, text, values })
+        : this.client.query({ text, values })) as unknown as Promise<PostgresQueryResult<R>>;
+    const name = this.names.of(text);
+    if (name === undefined) return run(undefined);
+    const inTransaction = this.inTransaction;
+    return run(name).catch((err: unknown) => {
+      if (!isStalePlan(err)) throw err;
+      const renewed = this.names.renew(text);
+      if (inTransaction) throw err;
+      return run(renewed);
+    });
+  }
+
+  release(destroy?: boolean): void {
+    this.client.release(destroy);
+  }
+}
+
+/** `pool` as Kysely's PostgreSQL driver takes it, its clients naming their statements. */
+export function namingPool(pool: pg.Pool, names = new StatementNames()): PostgresPool {
+  const clients = new WeakMap<pg.PoolClient, NamingClient>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      let naming = clients.get(client);
+      if (!naming) {
+        naming = new NamingClient(client, names);
+        clients.set(client, naming);
+      }
+      return naming;
+    },
+    end: () => pool.end(),
+  };
+}
