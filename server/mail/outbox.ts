@@ -2,7 +2,7 @@ import type { Kysely, Transaction } from "kysely";
 import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import { insertRow } from "../store/fixedQuery.js";
-import type { Database } from "../store/schema.js";
+import type { Database, EmailOutboxTable } from "../store/schema.js";
 
 /**
  * The e-mail outbox: a receipt is written in the same transaction as the payment it describes, so it is
@@ -21,16 +21,11 @@ export interface OutgoingMail {
   html: string;
 }
 
-/** Queues one message, due at once; returns its id (`eml_…`). */
-export async function queueEmail(
-  db: Kysely<Database> | Transaction<Database>,
-  mail: OutgoingMail,
-  nowMs: number,
-): Promise<string> {
-  const id = `eml_${ulid(nowMs)}`;
+/** The outbox row of one message, due at once (`nowMs`). */
+export function outboxRow(mail: OutgoingMail, nowMs: number): EmailOutboxTable {
   const now = isoAt(nowMs);
-  await insertRow(db, "email_outbox", {
-    id,
+  return {
+    id: `eml_${ulid(nowMs)}`,
     organization_id: mail.organizationId,
     payment_id: mail.paymentId ?? null,
     to_address: mail.to,
@@ -47,6 +42,16 @@ export async function queueEmail(
     last_error: null,
     created_at: now,
     sent_at: null,
-  });
-  return id;
+  };
+}
+
+/** Queues one message, due at once; returns its id (`eml_…`). */
+export async function queueEmail(
+  db: Kysely<Database> | Transaction<Database>,
+  mail: OutgoingMail,
+  nowMs: number,
+): Promise<string> {
+  const row = outboxRow(mail, nowMs);
+  await insertRow(db, "email_outbox", row);
+  return row.id;
 }

@@ -1,28 +1,29 @@
 import type { Frequency } from "../../shared/enums.js";
-import { queueEmail } from "../mail/outbox.js";
+import { outboxRow } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import type { Db } from "../store/database.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
-import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
 /**
- * Queues the thank-you email of a completed payment (a checkout, a settled bank payment, or a recurring
- * charge) in the same transaction that records it; the mail worker sends it later (SMTP or .eml files).
+ * The outbox row of the thank-you email of a completed payment (a checkout, a settled bank payment, or a
+ * recurring charge), to be written in the same transaction that records it (with its event: emitEvent);
+ * the mail worker sends it later (SMTP or .eml files). Null when the form or organization is gone.
  */
-export async function queueReceipt(
+export async function receiptOutboxRow(
   trx: Db,
   row: PaymentsTable,
   sub: SubscriptionsTable | null,
   nowMs: number,
   /** The payment's form and organization when the caller has them already (a checkout does). */
   loaded?: { form: FormRecord; org: Organization },
-): Promise<void> {
+): Promise<EmailOutboxTable | null> {
   const [form, org] = loaded
     ? [loaded.form, loaded.org]
     : await Promise.all([findForm(trx, row.form_id), getOrganization(trx, row.organization_id)]);
-  if (!form || !org) return;
+  if (!form || !org) return null;
   const c = form.config;
   const d = paymentDetails(row);
   const mail = renderReceipt({
@@ -58,8 +59,7 @@ export async function queueReceipt(
     nextBillingDate: sub && sub.status === "ACTIVE" ? sub.next_billing_at : null,
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
   });
-  await queueEmail(
-    trx,
+  return outboxRow(
     {
       organizationId: row.organization_id,
       paymentId: row.id,

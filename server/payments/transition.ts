@@ -6,13 +6,13 @@ import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
 import { insertPayment, paymentDetails } from "../store/payments.js";
-import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
 import { presentPayment } from "../wire/payment.js";
 import { chargeOrigin } from "./chargeKey.js";
 import { contactForPayment, emitContact } from "./donorContact.js";
-import { queueReceipt } from "./receipts.js";
+import { receiptOutboxRow } from "./receipts.js";
 import {
   afterRecurringCharge,
   afterSettled,
@@ -194,14 +194,16 @@ export async function settlePayment(
   }
 
   const type = before === "PROCESSING" ? "donation.created" : "donation.updated";
-  await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs);
+  let receipt: EmailOutboxTable | null = null;
   if (row.status === "COMPLETED") {
     const sub =
       effect.sub ??
       (row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null);
     effect = { ...effect, sub };
-    await queueReceipt(trx, row, sub, nowMs, loaded);
+    receipt = await receiptOutboxRow(trx, row, sub, nowMs, loaded);
   }
+  // The receipt is written with the payment's event (on PostgreSQL by the same statement).
+  await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs, receipt ?? undefined);
   return { row, changed: true, ...effect };
 }
 

@@ -2,6 +2,7 @@ import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
+import type { EmailOutboxTable } from "../store/schema.js";
 import { fanOut, insertEvent } from "./fanout.js";
 
 /**
@@ -20,16 +21,19 @@ export async function emitEvent(
   subjectId: string,
   data: unknown,
   nowMs: number,
+  /** A message for the e-mail outbox caused by the same change (a receipt), written with the event. */
+  mail?: EmailOutboxTable,
 ): Promise<string> {
   const id = `evt_${ulid(nowMs)}`;
-  const hooks = await insertEvent(trx, {
+  const event = {
     id,
     organization_id: organizationId,
     type,
     subject_id: subjectId,
     data: JSON.stringify(data),
     created_at: isoAt(nowMs),
-  });
+  };
+  const hooks = await insertEvent(trx, event, mail);
   await fanOut(trx, hooks, organizationId, type, id, nowMs);
   return id;
 }
