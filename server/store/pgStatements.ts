@@ -7,8 +7,8 @@ import type pg from "pg";
  * connection and then only bound and run. Queries come in a fixed set of shapes (the query builder's, with
  * parameters for every value), so each distinct data statement's text gets a name, the first time this
  * pool sees it, up to MAX_NAMED texts (beyond them, statements run unnamed as before). Transaction control
- * and schema changes always run unnamed. On the bench machine this took a PostgreSQL checkout from
- * 607–684 to 809–894 a second (docs/benchmarks.md).
+ * and schema changes always run unnamed. PostgreSQL's backends had been spending a good part of every
+ * checkout parsing and planning (docs/benchmarks.md).
  *
  * A prepared statement whose result's columns change under it (another process's migration adds one to a
  * table it reads with `*`) fails with "cached plan must not change result type". Its text then gets a new
@@ -24,10 +24,10 @@ const DATA_STATEMENT = /^\s*(select|insert|update|delete|with)\b/i;
 /** The names given to statement texts: one per text, the same on every connection of the pool. */
 export class StatementNames {
   private readonly names = new Map<string, string>();
+  /** Names given so far: a renewed text never takes a name back. */
+  private given = 0;
 
   constructor(private readonly max = MAX_NAMED) {}
-
-  private given = 0;
 
   /** The statement's name, or undefined when it runs unnamed. */
   of(text: string): string | undefined {
