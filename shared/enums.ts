@@ -68,3 +68,7 @@ export const PERMISSIONS = [
   "organization:write",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
+
+/** A dedication's kind: the gift is made in honor (HONOR) or in memory (MEMORY) of someone. */
+export const TRIBUTE_KINDS = ["HONOR", "MEMORY"] as const;
+export type TributeKind = (typeof TRIBUTE_KINDS)[number];

@@ -69,6 +69,7 @@ const CHECKOUT_RULES: BodyRule[] = [
     rule: "donor.phone, donor.organizationName and donor.address only where the form collects them",
   },
   { fields: ["anonymous"], rule: "anonymous only where the form offers it" },
+  { fields: ["tribute"], rule: "tribute only where the form takes dedications (enableTribute)" },
   {
     fields: ["customInputs"],
     rule: "customInputs: an answer to each required input of the form (and the organization), each by its id or title, options from its list",

@@ -199,6 +199,7 @@ function checkDonor(form: FormRecord, req: CheckoutRequest, details: string[]): 
   const c = form.config;
   const d = req.donor;
   const out: PaymentDetails["donor"] = {};
+  if (req.tribute && c.enableTribute !== true) details.push("tribute is not taken on this form: it takes no dedication");
   if (d.phone) {
     if (!c.enablePhone) details.push("donor.phone is not collected on this form");
     else out.phone = d.phone;
@@ -342,6 +343,7 @@ export async function runCheckout(
     ...(req.elementId ? { elementId: req.elementId } : {}),
     ...(req.emailOptIn !== undefined ? { emailOptIn: req.emailOptIn } : {}),
     ...(customer ? { processorCustomer: customer } : {}),
+    ...(req.tribute && form.config.enableTribute === true ? { tribute: req.tribute } : {}),
   };
   const row: PaymentsTable = {
     id: paymentId,

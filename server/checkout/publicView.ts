@@ -173,6 +173,7 @@ export async function publicFormView(
       billingAddress: c.enableBillingAddress,
       country: c.enableCountryDropdown,
       phone: c.enablePhone,
+      tribute: c.enableTribute === true,
     },
     feeRate: { percent: org.feeRate.percentBps / 100, fixed: centsToDollars(org.feeRate.fixedCents) },
     payment,

@@ -175,7 +175,7 @@ function htmlTable(rows: [string, string][], boldLast: boolean): string {
 }
 
 /** Blank lines separate paragraphs; single newlines are kept as line breaks. */
-function htmlParagraphs(text: string): string {
+export function htmlParagraphs(text: string): string {
   return text
     .split(/\r?\n\s*\r?\n/)
     .map((p) => `<p style="margin:0 0 12px">${escapeHtml(p.trim()).replace(/\r?\n/g, "<br>")}</p>`)

@@ -1,6 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
-import { outboxRow } from "../mail/outbox.js";
+import { outboxRow, queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
+import { renderTributeNotice } from "../mail/tribute.js";
 import type { Db } from "../store/database.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
@@ -72,6 +73,42 @@ export async function receiptOutboxRow(
     },
     // A charge recorded "as of" a later moment (`billing run --as-of`, whose injected clock is that moment)
     // still mails its receipt now: the wall clock caps when it is due.
+    Math.min(nowMs, Date.now()),
+  );
+}
+
+/**
+ * Queues the notice of a dedicated gift to the address its donor gave for it, in the same transaction
+ * that records the gift as completed; nothing when the gift has no dedication or no address for it.
+ */
+export async function queueTributeNotice(
+  trx: Db,
+  row: PaymentsTable,
+  nowMs: number,
+  loaded?: { org: Organization },
+): Promise<void> {
+  const tribute = paymentDetails(row).tribute;
+  if (!tribute?.notifyEmail) return;
+  const org = loaded ? loaded.org : await getOrganization(trx, row.organization_id);
+  if (!org) return;
+  const notice = renderTributeNotice({
+    organizationName: org.name,
+    donorName: row.anonymous === 1 ? null : `${row.first_name} ${row.last_name}`.trim(),
+    kind: tribute.kind,
+    honoreeName: tribute.honoreeName,
+    message: tribute.message,
+  });
+  await queueEmail(
+    trx,
+    {
+      organizationId: row.organization_id,
+      paymentId: row.id,
+      to: tribute.notifyEmail,
+      fromName: org.name,
+      subject: notice.subject,
+      text: notice.text,
+      html: notice.html,
+    },
     Math.min(nowMs, Date.now()),
   );
 }

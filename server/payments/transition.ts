@@ -12,7 +12,7 @@ import { emitEvent } from "../webhooks/events.js";
 import { presentPayment } from "../wire/payment.js";
 import { chargeOrigin } from "./chargeKey.js";
 import { contactForPayment, emitContact } from "./donorContact.js";
-import { receiptOutboxRow } from "./receipts.js";
+import { queueTributeNotice, receiptOutboxRow } from "./receipts.js";
 import {
   afterRecurringCharge,
   afterSettled,
@@ -204,6 +204,9 @@ export async function settlePayment(
   }
   // The receipt is written with the payment's event (on PostgreSQL by the same statement).
   await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs, receipt ?? undefined);
+  // A dedicated gift's notice, once: when the checkout's payment completes.
+  if (row.status === "COMPLETED" && origin.kind === "checkout" && details.tribute)
+    await queueTributeNotice(trx, row, nowMs, loaded);
   return { row, changed: true, ...effect };
 }
 

@@ -1,3 +1,4 @@
+import type { TributeKind } from "../../shared/enums.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
 import type { Db } from "./database.js";
 import { insertRow } from "./fixedQuery.js";
@@ -37,6 +38,16 @@ export interface PaymentDetails {
   emailOptIn?: boolean;
   /** The donor's customer at the processor (Stripe `cus_…`), kept with a recurring gift's saved method. */
   processorCustomer?: string;
+  /** The gift's dedication, on forms that take one. */
+  tribute?: Tribute;
+}
+
+/** A gift's dedication, as the donor gave it. */
+export interface Tribute {
+  kind: TributeKind;
+  honoreeName: string;
+  notifyEmail?: string;
+  message?: string;
 }
 
 /** A payment's id: `pay_` and 26 lower-case letters and digits. */

@@ -40,6 +40,7 @@ export function presentPayment(row: PaymentsTable) {
     promoCode: d.promoCode,
     discount: centsToDollars(d.discountCents),
     customInputs: d.customInputs,
+    tribute: d.tribute ?? null,
     utm: d.utm,
     failureMessage: row.failure_message,
     dispute: presentDispute(row.dispute),

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
-import { FREQUENCIES } from "../enums.js";
+import { FREQUENCIES, TRIBUTE_KINDS } from "../enums.js";
 import { dollarsToCents } from "../money.js";
 import type { OrderInput } from "../pricing/order.js";
 import { boundedString, requiredString } from "./common.js";
@@ -57,19 +57,22 @@ export const quoteRequestSchema = z.strictObject(orderFields);
 
 const name = requiredString(100);
 
+/** An e-mail address as a donor gives it: trimmed, at most 254 characters. */
+const emailAddress = z
+  .string()
+  .trim()
+  .max(254)
+  .meta(EMAIL_ADDRESS)
+  .check(
+    z.superRefine((v, ctx) => {
+      if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
+    }),
+  );
+
 export const donorSchema = z.strictObject({
   firstName: name,
   lastName: name,
-  email: z
-    .string()
-    .trim()
-    .max(254)
-    .meta(EMAIL_ADDRESS)
-    .check(
-      z.superRefine((v, ctx) => {
-        if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
-      }),
-    ),
+  email: emailAddress,
   phone: boundedString(40).optional(),
   organizationName: boundedString(200).optional(),
   address: z
@@ -124,6 +127,19 @@ export const paymentMethodSchema = z.discriminatedUnion("type", [
   }),
 ]);
 
+/** A dedication: the gift is made in honor or in memory of someone, who may be told of it by e-mail. */
+export const tributeSchema = z
+  .strictObject({
+    kind: z.enum(TRIBUTE_KINDS).meta({ description: "In honor of (HONOR) or in memory of (MEMORY)" }),
+    honoreeName: requiredString(200).meta({ description: "The person the gift honors or remembers" }),
+    notifyEmail: emailAddress.optional().meta({
+      description:
+        "Where to send the notice of the gift (the honoree, or their family); no notice without it",
+    }),
+    message: boundedString(1000).optional().meta({ description: "The donor's words, shown in the notice" }),
+  })
+  .meta({ description: "On forms with enableTribute: the gift is dedicated to someone" });
+
 export const checkoutRequestSchema = z.strictObject({
   ...orderFields,
   donor: donorSchema,
@@ -131,6 +147,7 @@ export const checkoutRequestSchema = z.strictObject({
     .optional()
     .meta({ description: "Required unless the order is free (total 0)" }),
   anonymous: z.boolean().optional(),
+  tribute: tributeSchema.optional(),
   emailOptIn: z.boolean().optional().meta({ description: "The donor's opt-in box: email consent" }),
   customInputs: z
     .record(z.string().max(300), z.union([z.string().max(2000), z.array(z.string().max(200)).max(100)]))

@@ -243,6 +243,10 @@ const FORM_FIELDS = {
   enableBillingAddress: z.boolean().default(false),
   enableCountryDropdown: z.boolean().default(false),
   enablePhone: z.boolean().default(false),
+  enableTribute: z.boolean().default(false).meta({
+    description:
+      "Offer donors a dedication: a gift in honor or in memory of someone, who may be told of it by e-mail (donation forms)",
+  }),
 
   enableCustomEmail: z.boolean().default(false),
   replyToAddress: z.string().trim().max(320).meta(EMAIL_ADDRESS).nullable().optional(),
@@ -318,6 +322,9 @@ function crossFieldRules(allowHttpImages: boolean) {
       !isEmailAddress(form.replyToAddress)
     )
       issue("replyToAddress", "must be a valid email address");
+
+    if (form.enableTribute === true && isEvent)
+      issue("enableTribute", "is for donation forms: an event form takes no dedication");
 
     if (form.enableTimeAndLocation === true) {
       for (const key of ["eventDate", "startTime"])
@@ -565,6 +572,7 @@ function normalize(input: ParsedInput) {
     enableBillingAddress: input.enableBillingAddress,
     enableCountryDropdown: input.enableCountryDropdown,
     enablePhone: input.enablePhone,
+    enableTribute: input.enableTribute,
     enableCustomEmail: input.enableCustomEmail,
     replyToAddress: input.replyToAddress || null,
     emailSubject: input.emailSubject || null,

@@ -121,6 +121,7 @@ export const formRecordSchema = z.strictObject({
   enableBillingAddress: z.boolean(),
   enableCountryDropdown: z.boolean(),
   enablePhone: z.boolean(),
+  enableTribute: z.boolean(),
   enableCustomEmail: z.boolean(),
   replyToAddress: z.string().nullable(),
   emailSubject: z.string().nullable(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { FREQUENCIES } from "../enums.js";
+import { FREQUENCIES, TRIBUTE_KINDS } from "../enums.js";
 import { money, requiredString } from "./common.js";
 import { count, currency, dollars, time, ulidId, uuid } from "./wire.js";
 
@@ -50,6 +50,15 @@ export const paymentFields = {
       value: z.union([z.string(), z.array(z.string())]).meta({ description: "A list for multi_select" }),
     }),
   ),
+  tribute: z
+    .strictObject({
+      kind: z.enum(TRIBUTE_KINDS),
+      honoreeName: z.string(),
+      notifyEmail: z.string().optional(),
+      message: z.string().optional(),
+    })
+    .nullable()
+    .meta({ description: "The gift's dedication (in honor or in memory of someone), or null" }),
   utm: z
     .strictObject({
       source: z.string().optional(),

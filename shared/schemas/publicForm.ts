@@ -149,6 +149,7 @@ export const publicFormViewSchema = z.strictObject({
     billingAddress: z.boolean(),
     country: z.boolean(),
     phone: z.boolean(),
+    tribute: z.boolean(),
   }),
   feeRate: z.strictObject({ percent: z.number().min(0), fixed: dollars }),
   payment: paymentOptionsSchema,

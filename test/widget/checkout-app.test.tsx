@@ -541,6 +541,7 @@ describe("questions and choices", () => {
       billingAddress: false,
       country: false,
       phone: false,
+      tribute: false,
     };
     const { api } = renderCheckout(formView({ options: on, defaultAmount: 100 }));
     expect(byLabel(/Add \$3\.30 so all of my gift goes to Green Org/)).toBeTruthy();
@@ -556,6 +557,41 @@ describe("questions and choices", () => {
     renderCheckout(formView());
     expect(screen.queryByLabelText(/so all of my gift/)).toBeNull();
     expect(screen.queryByLabelText(/anonymous/)).toBeNull();
+  });
+
+  it("offers a dedication only where the form takes one, needs the honoree's name, and sends the tribute", async () => {
+    const options = { ...formView().options, tribute: true };
+    const { api } = renderCheckout(formView({ options, defaultAmount: 50 }));
+    expect(screen.queryByLabelText(/Their name/)).toBeNull();
+    fireEvent.click(byLabel("Dedicate my gift to someone"));
+    fireEvent.click(byLabel("In memory of"));
+    fillDonor();
+    fillCard();
+    submit();
+    const name = byLabel("Their name");
+    await waitFor(() => expect(name.getAttribute("aria-invalid")).toBe("true"));
+    expect(api.checkouts()).toHaveLength(0);
+
+    type("Their name", "Grace Hopper");
+    type(/Email someone about it/, "family@example.org");
+    type(/Your message/, "For Grace.");
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.tribute).toEqual({
+      kind: "MEMORY",
+      honoreeName: "Grace Hopper",
+      notifyEmail: "family@example.org",
+      message: "For Grace.",
+    });
+    cleanup();
+
+    const plain = renderCheckout(formView({ defaultAmount: 50 }));
+    expect(screen.queryByLabelText("Dedicate my gift to someone")).toBeNull();
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(plain.api.checkouts()).toHaveLength(1));
+    expect(plain.api.checkouts()[0].body.tribute).toBeUndefined();
   });
 
   it("sends the donor's email opt-in", async () => {
@@ -582,6 +618,7 @@ describe("questions and choices", () => {
           billingAddress: true,
           country: true,
           phone: true,
+          tribute: false,
         },
       }),
     );

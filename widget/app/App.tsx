@@ -9,7 +9,7 @@ import {
   PromoCode,
   TicketPicker,
 } from "./choices.js";
-import { Choices, CustomInputs, DonorDetails, Payment } from "./donor.js";
+import { Choices, CustomInputs, Dedication, DonorDetails, Payment } from "./donor.js";
 import type { Checkout } from "./store.js";
 import { clock, FREQUENCY_NAMES, longDate, money } from "./view.js";
 
@@ -172,6 +172,7 @@ function CheckoutForm({ c }: { c: Checkout }) {
         )}
         <FundPicker c={c} />
         <Choices c={c} />
+        <Dedication c={c} />
       </section>
       <CustomInputs c={c} />
       <DonorDetails c={c} />

@@ -168,6 +168,48 @@ export function Choices({ c }: { c: Checkout }) {
   );
 }
 
+/** A dedication, where the form takes one: in honor or in memory of someone, who may be told by e-mail. */
+export function Dedication({ c }: { c: Checkout }) {
+  if (!c.view.options.tribute || c.kind === "EVENT") return null;
+  const kinds = [
+    ["HONOR", "In honor of"],
+    ["MEMORY", "In memory of"],
+  ] as const;
+  return (
+    <div class="alm-options">
+      <Check id={fieldId("dedicate")} checked={c.dedicate.value} onChange={(v) => (c.dedicate.value = v)}>
+        Dedicate my gift to someone
+      </Check>
+      {c.dedicate.value && (
+        <Group c={c} name="tributeKind" legend="Dedication">
+          {kinds.map(([value, label], i) => (
+            <Radio
+              key={value}
+              name="tributeKind"
+              value={value}
+              index={i}
+              checked={c.tributeKind.value === value}
+              onSelect={() => (c.tributeKind.value = value)}
+            >
+              {label}
+            </Radio>
+          ))}
+          <TextInput c={c} name="honoreeName" label="Their name" required maxLength={200} />
+          <TextInput
+            c={c}
+            name="tributeEmail"
+            type="email"
+            label="Email someone about it (optional)"
+            hint="We tell them of your gift, never its amount."
+            maxLength={254}
+          />
+          <TextInput c={c} name="tributeMessage" label="Your message (optional)" maxLength={1000} />
+        </Group>
+      )}
+    </div>
+  );
+}
+
 let countries: [string, string][] | undefined;
 /** ISO 3166 codes named by the browser's (or Node's) own Intl data: no list of names in the bundle. */
 function countryList(): [string, string][] {

@@ -1,11 +1,13 @@
 import { signal } from "@preact/signals";
 import { isEmailAddress } from "../../shared/email.js";
+import type { TributeKind } from "../../shared/enums.js";
 import { type TextFields, trimmedText } from "./textFields.js";
 import type { FormView } from "./view.js";
 
 /**
  * Who the donor is (name, email, phone, organization, address, in the text fields) and what else they tell
- * the form: anonymity, the email opt-in and the answers to its own questions.
+ * the form: anonymity, the email opt-in, the answers to its own questions, and a dedication where the form
+ * takes one.
  */
 export function createDonorModel(
   view: FormView,
@@ -14,6 +16,9 @@ export function createDonorModel(
 ) {
   const anonymous = signal(false);
   const emailOptIn = signal(false);
+  /** The donor dedicates the gift (the form offers it: `options.tribute`), in honor or in memory. */
+  const dedicate = signal(false);
+  const tributeKind = signal<TributeKind>("HONOR");
   const answers = signal<Record<string, string | string[]>>(initialAnswers);
   const t = trimmedText(text);
 
@@ -32,6 +37,11 @@ export function createDonorModel(
     if (!t("firstName")) e.firstName = "Enter your first name.";
     if (!t("lastName")) e.lastName = "Enter your last name.";
     if (!isEmailAddress(t("email"))) e.email = "Enter a valid email address, like name@example.org.";
+    if (view.options.tribute && dedicate.value) {
+      if (!t("honoreeName")) e.honoreeName = "Enter the name of the person this gift is for.";
+      if (t("tributeEmail") && !isEmailAddress(t("tributeEmail")))
+        e.tributeEmail = "Enter a valid email address, or leave it empty.";
+    }
     return e;
   }
 
@@ -53,7 +63,10 @@ export function createDonorModel(
     return donor;
   }
 
-  /** The checkout's `anonymous` (when the form offers it), `emailOptIn` and `customInputs` (those answered). */
+  /**
+   * The checkout's `anonymous` (when the form offers it), `emailOptIn`, `customInputs` (those answered) and
+   * `tribute` (when the donor dedicates the gift).
+   */
   function answersBody(): Record<string, unknown> {
     const body: Record<string, unknown> = {};
     if (view.options.anonymous && anonymous.value) body.anonymous = true;
@@ -64,10 +77,26 @@ export function createDonorModel(
       ),
     );
     if (Object.keys(given).length) body.customInputs = given;
+    if (view.options.tribute && dedicate.value) {
+      const tribute: Record<string, string> = { kind: tributeKind.value, honoreeName: t("honoreeName") };
+      if (t("tributeEmail")) tribute.notifyEmail = t("tributeEmail");
+      if (t("tributeMessage")) tribute.message = t("tributeMessage");
+      body.tribute = tribute;
+    }
     return body;
   }
 
-  return { anonymous, emailOptIn, answers, setAnswer, problems, donorBody, answersBody };
+  return {
+    anonymous,
+    emailOptIn,
+    dedicate,
+    tributeKind,
+    answers,
+    setAnswer,
+    problems,
+    donorBody,
+    answersBody,
+  };
 }
 
 export type DonorModel = ReturnType<typeof createDonorModel>;

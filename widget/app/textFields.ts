@@ -25,6 +25,9 @@ export const TEXT_FIELDS = [
   "accountNumber",
   "accountHolder",
   "website",
+  "honoreeName",
+  "tributeEmail",
+  "tributeMessage",
 ] as const;
 export type TextField = (typeof TEXT_FIELDS)[number];
 export type TextFields = Record<TextField, Signal<string>>;

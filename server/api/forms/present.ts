@@ -211,6 +211,8 @@ export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = N
     enableBillingAddress: c.enableBillingAddress,
     enableCountryDropdown: c.enableCountryDropdown,
     enablePhone: c.enablePhone,
+    // Forms stored before the setting existed have none: off.
+    enableTribute: c.enableTribute === true,
     enableCustomEmail: c.enableCustomEmail,
     replyToAddress: c.replyToAddress,
     emailSubject: c.emailSubject,

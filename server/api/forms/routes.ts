@@ -71,6 +71,7 @@ const FORM_RULES: BodyRule[] = [
     rule: "no group title, option title, ticket name, promo code (any case), custom input id or title twice; maxPerOrder at most the ticket's quantity; a promo code's applicableTickets name tickets of the form",
   },
   { fields: ["customInputs"], rule: "a custom input's title and question match when both are sent" },
+  { fields: ["enableTribute", "formType"], rule: "enableTribute only on donation forms, not on event forms" },
 ];
 
 const notFound = { description: "No form with this id", schema: errorSchema };

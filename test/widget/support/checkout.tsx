@@ -45,6 +45,7 @@ export function formView(overrides: Partial<FormView> = {}): FormView {
       billingAddress: false,
       country: false,
       phone: false,
+      tribute: false,
     },
     feeRate: { percent: 2.9, fixed: 0.3 },
     payment: { tokenization: "server", methods: ["card", "bank"] },
