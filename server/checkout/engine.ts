@@ -199,7 +199,8 @@ function checkDonor(form: FormRecord, req: CheckoutRequest, details: string[]): 
   const c = form.config;
   const d = req.donor;
   const out: PaymentDetails["donor"] = {};
-  if (req.tribute && c.enableTribute !== true) details.push("tribute is not taken on this form: it takes no dedication");
+  if (req.tribute && c.enableTribute !== true)
+    details.push("tribute is not taken on this form: it takes no dedication");
   if (d.phone) {
     if (!c.enablePhone) details.push("donor.phone is not collected on this form");
     else out.phone = d.phone;

@@ -165,6 +165,49 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
     }
   });
 
+  it("a gift in memory of someone: the dedication is recorded, its notice queued, and the open form stays axe clean", async () => {
+    const { formID, formUrl } = await createForm(served, {
+      title: "Remember with us",
+      funds: ["General Fund"],
+      enableTribute: true,
+    });
+    const { page, problems } = await open(formUrl);
+    try {
+      await page.getByRole("radio", { name: "$50", exact: true }).check();
+      await page.getByLabel("Dedicate my gift to someone").check();
+      await page.getByLabel("In memory of").check();
+      await page.getByLabel("Their name").fill("Grace Hopper");
+      await page.getByLabel("Email someone about it (optional)").fill("family@example.org");
+      await page.getByLabel("Your message (optional)").fill("For Grace, who taught us.");
+      expect(await seriousAxeIssues(page)).toEqual([]);
+      const email = uniqueEmail("tribute");
+      await fillDonor(page, email);
+      await fillCard(page);
+      await pay(page, "Donate $50");
+      await page.getByRole("heading", { name: "Thank you!" }).waitFor();
+      const payment = (await paymentsOf(served, formID)).find((p) => p.email === email);
+      expect(payment?.status).toBe("COMPLETED");
+      expect(JSON.parse(payment?.details ?? "{}").tribute).toEqual({
+        kind: "MEMORY",
+        honoreeName: "Grace Hopper",
+        notifyEmail: "family@example.org",
+        message: "For Grace, who taught us.",
+      });
+      const notices = await served.t.store.db
+        .selectFrom("email_outbox")
+        .select(["to_address", "subject"])
+        .where("payment_id", "=", payment?.id ?? "")
+        .execute();
+      expect(notices).toContainEqual({
+        to_address: "family@example.org",
+        subject: "A gift in memory of Grace Hopper",
+      });
+      expect(problems).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it("a monthly gift starts a subscription", async () => {
     const { formID, formUrl } = ids.standard;
     const { page, problems } = await open(formUrl);

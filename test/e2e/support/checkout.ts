@@ -38,7 +38,8 @@ export async function createLink(
 export async function fillDonor(page: Page | Frame, email: string): Promise<void> {
   await page.getByLabel("First name").fill("Ada");
   await page.getByLabel("Last name").fill("Lovelace");
-  await page.getByLabel("Email").fill(email);
+  // The donor's own address (a dedication's notice address has "email" in its label too).
+  await page.getByLabel(/^Email( \*)?$/).fill(email);
 }
 
 export async function fillCard(page: Page, number = "4242 4242 4242 4242"): Promise<void> {
