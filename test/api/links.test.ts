@@ -178,8 +178,10 @@ describe(`checkout links (${dialect})`, () => {
           utmCampaign: "hiddencampaign",
         },
       });
+      // The ids are random and may hold "777" by chance: the rest of the URL is what must not.
+      const rest = link.url.replace(formID, "").replace(link.linkID, "");
       for (const value of ["secret", "example.org", "Zebulon", "777", "hiddencampaign", "utm", "amount"])
-        expect(link.url).not.toContain(value);
+        expect(rest).not.toContain(value);
       expect(link.url).toBe(`${BASE}/donate/${formID}?elementid=${link.linkID}`);
       const again = await getLink(formID, link.linkID);
       expect(again.url).toBe(link.url);
