@@ -344,7 +344,8 @@ export async function runCheckout(
     ...(req.elementId ? { elementId: req.elementId } : {}),
     ...(req.emailOptIn !== undefined ? { emailOptIn: req.emailOptIn } : {}),
     ...(customer ? { processorCustomer: customer } : {}),
-    ...(req.tribute && form.config.enableTribute === true ? { tribute: req.tribute } : {}),
+    // Refused above unless the form takes dedications.
+    ...(req.tribute ? { tribute: req.tribute } : {}),
   };
   const row: PaymentsTable = {
     id: paymentId,

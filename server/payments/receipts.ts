@@ -5,7 +5,7 @@ import { renderTributeNotice } from "../mail/tribute.js";
 import type { Db } from "../store/database.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
-import { paymentDetails } from "../store/payments.js";
+import { paymentDetails, type Tribute } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
 /**
@@ -84,11 +84,11 @@ export async function receiptOutboxRow(
 export async function queueTributeNotice(
   trx: Db,
   row: PaymentsTable,
+  tribute: Tribute,
   nowMs: number,
   loaded?: { org: Organization },
 ): Promise<void> {
-  const tribute = paymentDetails(row).tribute;
-  if (!tribute?.notifyEmail) return;
+  if (!tribute.notifyEmail) return;
   const org = loaded ? loaded.org : await getOrganization(trx, row.organization_id);
   if (!org) return;
   const notice = renderTributeNotice({

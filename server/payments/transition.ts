@@ -206,7 +206,7 @@ export async function settlePayment(
   await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs, receipt ?? undefined);
   // A dedicated gift's notice, once: when the checkout's payment completes.
   if (row.status === "COMPLETED" && origin.kind === "checkout" && details.tribute)
-    await queueTributeNotice(trx, row, nowMs, loaded);
+    await queueTributeNotice(trx, row, details.tribute, nowMs, loaded);
   return { row, changed: true, ...effect };
 }
 

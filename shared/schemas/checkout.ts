@@ -1,9 +1,8 @@
 import { z } from "zod";
-import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { FREQUENCIES, TRIBUTE_KINDS } from "../enums.js";
 import { dollarsToCents } from "../money.js";
 import type { OrderInput } from "../pricing/order.js";
-import { boundedString, requiredString } from "./common.js";
+import { boundedString, emailAddress, requiredString } from "./common.js";
 
 /**
  * The donor checkout's requests (the public API under /api, no key), shared by the server and the widget.
@@ -56,18 +55,6 @@ export const orderFields = {
 export const quoteRequestSchema = z.strictObject(orderFields);
 
 const name = requiredString(100);
-
-/** An e-mail address as a donor gives it: trimmed, at most 254 characters. */
-const emailAddress = z
-  .string()
-  .trim()
-  .max(254)
-  .meta(EMAIL_ADDRESS)
-  .check(
-    z.superRefine((v, ctx) => {
-      if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
-    }),
-  );
 
 export const donorSchema = z.strictObject({
   firstName: name,

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { dollarsToCents } from "../money.js";
 
 /** "tickets[0].name" for a zod issue path. */
@@ -190,3 +191,15 @@ export function readOnlyFields<const K extends string>(
     .meta({ description: "Read-only (returned by reads); ignored on input", readOnly: true });
   return Object.fromEntries(names.map((name) => [name, field])) as Record<K, z.ZodOptional<z.ZodUnknown>>;
 }
+
+/** One e-mail address as people give it: trimmed, at most 254 characters, the rule of shared/email.ts. */
+export const emailAddress = z
+  .string()
+  .trim()
+  .max(254)
+  .meta(EMAIL_ADDRESS)
+  .check(
+    z.superRefine((v, ctx) => {
+      if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
+    }),
+  );

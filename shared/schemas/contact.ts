@@ -1,6 +1,5 @@
 import { z } from "zod";
-import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
-import { boundedString, NOT_BLANK, readOnlyFields, requiredString } from "./common.js";
+import { boundedString, emailAddress, NOT_BLANK, readOnlyFields, requiredString } from "./common.js";
 import { count, dollars, time, uuid } from "./wire.js";
 
 /**
@@ -11,17 +10,6 @@ import { count, dollars, time, uuid } from "./wire.js";
 export const CONSENT_VALUES = ["OPTED_IN", "OPTED_OUT", "UNKNOWN"] as const;
 
 const MAX_ITEMS = 20;
-
-const emailText = z
-  .string()
-  .trim()
-  .max(254)
-  .meta(EMAIL_ADDRESS)
-  .check(
-    z.superRefine((v, ctx) => {
-      if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
-    }),
-  );
 
 /**
  * A phone number as typed. Formats are not validated: a valid number is matched by its E.164 form (read in
@@ -60,8 +48,8 @@ function synonym(value: unknown, alias: unknown, names: [string, string], ctx: z
 
 const emailItem = z
   .strictObject({
-    value: emailText.optional(),
-    email: emailText.optional(),
+    value: emailAddress.optional(),
+    email: emailAddress.optional(),
     isPrimary: z.boolean().optional(),
     is_primary: z.boolean().optional(),
     isVerified: z.boolean().optional(),
@@ -156,7 +144,7 @@ const fields = {
   phones: z.array(phoneItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
   addresses: z.array(addressItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
   /** Shorthand for one primary email / phone. */
-  email: emailText.optional().meta({ description: "Shorthand for one primary email (not with `emails`)" }),
+  email: emailAddress.optional().meta({ description: "Shorthand for one primary email (not with `emails`)" }),
   phone: phoneText.optional().meta({ description: "Shorthand for one primary phone (not with `phones`)" }),
 };
 
