@@ -6,7 +6,7 @@
  */
 /** Every layer above the store: the domain, HTTP and the composition root. */
 const ABOVE_THE_STORE =
-  "^server/(api|pages|checkout|payments|processors|billing|webhooks|mail)/|^server/(app|workers|compose|index)\\.ts$";
+  "^server/(api|pages|checkout|payments|processors|billing|webhooks|mail|portal|documents)/|^server/(app|workers|compose|index)\\.ts$";
 
 module.exports = {
   forbidden: [
@@ -42,7 +42,9 @@ module.exports = {
       name: "domain-imports-no-http",
       comment: "Checkout, payments, billing, webhooks and mail know nothing of HTTP requests.",
       severity: "error",
-      from: { path: "^server/(checkout|payments|processors|billing|webhooks|mail)/|^server/workers\\.ts$" },
+      from: {
+        path: "^server/(checkout|payments|processors|billing|webhooks|mail|portal|documents)/|^server/workers\\.ts$",
+      },
       to: { path: "^server/(api|pages)/|^server/app\\.ts$" },
     },
     {

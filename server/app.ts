@@ -10,6 +10,7 @@ import { donationRoutes, donationsGate } from "./api/donations.js";
 import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
 import { linkRoutes } from "./api/links.js";
+import { manageRoutes } from "./api/manage.js";
 import { apiGate, requestFrame } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
 import { paymentRoutes } from "./api/payments.js";
@@ -91,6 +92,7 @@ export function createApp(deps: AppDeps) {
       ...paymentRoutes(deps),
       ...donationRoutes(deps),
       ...subscriptionRoutes(deps),
+      ...manageRoutes(deps),
     ],
     patterns,
   );

@@ -45,6 +45,12 @@ export const organizationSchema = z.object({
     description:
       "ISO 3166-1 alpha-2 (default US): the country of phone numbers typed without a country code (contacts are matched by E.164)",
   }),
+  legalName: z
+    .string()
+    .nullable()
+    .meta({ description: "Shown on receipts and statements; null: organizationName" }),
+  legalAddress: z.string().nullable(),
+  taxId: z.string().nullable(),
   paymentProcessor: paymentProcessorSchema,
 });
 
@@ -58,6 +64,9 @@ export function presentOrganization(
     organizationBaseURLs: org.baseUrls,
     globalCustomInputs: org.globalCustomInputs,
     country: org.country,
+    legalName: org.legal.name,
+    legalAddress: org.legal.address,
+    taxId: org.legal.taxId,
     paymentProcessor: {
       name: processorName,
       mode: stripe?.mode ?? "test",
@@ -97,9 +106,9 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       path: "/v1/organization",
       permission: "organization:write",
       tags: ["Organization"],
-      summary: "Change the organization's name, base URLs, global custom inputs or country",
+      summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one.",
       body: organizationUpdateSchema,
       rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }],
       responses: {
@@ -115,6 +124,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
             ? assignGlobalInputIds(body.globalCustomInputs, org.globalCustomInputs, uuid)
             : undefined,
           country: body.country,
+          legal: { name: body.legalName, address: body.legalAddress, taxId: body.taxId },
         });
         const now = updated ?? org;
         return c.json(presentOrganization(now, deps.processors.nameFor(now)));

@@ -25,20 +25,37 @@ export function clientIp(c: Context, hops: number): string {
   }
 }
 
+type PublicUrl = { publicUrl: string; publicUrlSet: boolean };
+
 /**
- * Submissions come from the form host's own pages (hosted page, iframe, overlay iframe) or from no browser.
- * The host is PUBLIC_URL; only when it is not set does the address a request was sent to (its Host header,
- * which the sender writes) stand for it.
+ * Whether `origin` is this instance's own: PUBLIC_URL's; only when it is not set does the address a
+ * request was sent to (its Host header, which the sender writes) stand for it.
  */
-export function checkSubmissionOrigin(
-  c: Context,
-  config: { publicUrl: string; publicUrlSet: boolean },
-): void {
+function isOwnOrigin(c: Context, config: PublicUrl, origin: string): boolean {
+  if (origin === new URL(config.publicUrl).origin) return true;
+  return !config.publicUrlSet && origin === new URL(c.req.url).origin;
+}
+
+/** Submissions come from the form host's own pages (hosted page, iframe, overlay iframe) or from no browser. */
+export function checkSubmissionOrigin(c: Context, config: PublicUrl): void {
   const origin = c.req.header("Origin");
   const site = c.req.header("Sec-Fetch-Site");
   if (site === "cross-site") throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
   if (!origin) return;
-  if (origin === new URL(config.publicUrl).origin) return;
-  if (!config.publicUrlSet && origin === new URL(c.req.url).origin) return;
+  if (isOwnOrigin(c, config, origin)) return;
   throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
+}
+
+/**
+ * A change made with a session cookie must say it comes from this instance's own pages: its `Origin` is
+ * PUBLIC_URL's. With a SameSite=Strict cookie, that is the defence against another site's page posting
+ * with the visitor's cookie (CSRF).
+ */
+export function checkOwnOrigin(c: Context, config: PublicUrl): void {
+  const origin = c.req.header("Origin");
+  if (origin && isOwnOrigin(c, config, origin) && c.req.header("Sec-Fetch-Site") !== "cross-site") return;
+  throw new ApiError(
+    403,
+    `Changes are accepted only from this site's own pages: the request's Origin must be ${new URL(config.publicUrl).origin}`,
+  );
 }

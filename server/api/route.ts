@@ -59,6 +59,11 @@ export interface RouteSpec<
   responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string> }>;
   /** An empty request body stands for `{}` (every field of the body is optional). */
   bodyOptional?: boolean;
+  /**
+   * false: an Idempotency-Key is not taken (an answer that is more than its body, such as a session's
+   * cookie, cannot be replayed).
+   */
+  idempotent?: false;
   /** Whose Idempotency-Keys these are; default the caller's organization. Public routes name their own scope. */
   idempotencyScope?: (c: Context<AppEnv>) => string;
   /** Checks that come before anything else, a replayed answer included (who may send this at all). */
@@ -157,7 +162,8 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
     }
   }
 
-  const idemKey = route.method === "post" ? c.req.header("Idempotency-Key") : undefined;
+  const idemKey =
+    route.method === "post" && route.idempotent !== false ? c.req.header("Idempotency-Key") : undefined;
   if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError));
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);

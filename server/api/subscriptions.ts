@@ -6,18 +6,18 @@ import {
   updateLinkBodySchema,
   updateLinkResponseSchema,
 } from "../../shared/schemas/subscription.js";
-import { isoAt, wireTime } from "../../shared/time.js";
+import { wireTime } from "../../shared/time.js";
+import {
+  changeSubscription,
+  type SubscriptionChange,
+  SubscriptionChangeRefused,
+} from "../billing/subscriptionChanges.js";
 import { ApiError } from "../errors.js";
 import { createUpdateLink, UPDATE_PAGE_PATH } from "../payments/updateLink.js";
+import type { AuditActor } from "../store/auditLog.js";
 import type { Db } from "../store/database.js";
 import type { SubscriptionsTable } from "../store/schema.js";
-import {
-  cancelSubscription,
-  findSubscription,
-  listSubscriptions,
-  setSubscriptionAmount,
-} from "../store/subscriptions.js";
-import { emitEvent } from "../webhooks/events.js";
+import { findSubscription, listSubscriptions } from "../store/subscriptions.js";
 import { presentSubscription } from "../wire/subscription.js";
 import type { AppDeps } from "./env.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
@@ -43,6 +43,21 @@ async function loadOwnedSubscription(
 }
 
 const cancelled = () => new ApiError(409, "Subscription is cancelled");
+
+/** A change to a recurring gift, from the API or the donor portal; a refusal is a 409. */
+export async function applySubscriptionChange(
+  deps: AppDeps,
+  sub: SubscriptionsTable,
+  change: SubscriptionChange,
+  actor: AuditActor,
+): Promise<SubscriptionsTable> {
+  try {
+    return await changeSubscription(deps.store, sub, change, actor, deps.now());
+  } catch (err) {
+    if (err instanceof SubscriptionChangeRefused) throw new ApiError(409, err.message);
+    throw err;
+  }
+}
 
 export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
   const db = deps.store.db;
@@ -115,25 +130,15 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
         409: { description: "The subscription is cancelled", schema: errorSchema },
       },
       handler: async (c, { params, body }) => {
-        const orgId = c.get("auth").organizationId;
-        const sub = await loadOwnedSubscription(db, orgId, params.id);
-        if (sub.status !== "ACTIVE") throw cancelled();
-        const nowMs = deps.now();
-        const nowIso = isoAt(nowMs);
-        const result = await db.transaction().execute(async (trx) => {
-          const amountChanged = body.amount !== undefined && body.amount !== Number(sub.amount_cents);
-          const cancelling = body.status === "CANCELLED";
-          const row = cancelling
-            ? await cancelSubscription(trx, sub.id, body.amount, nowIso)
-            : await setSubscriptionAmount(trx, sub.id, body.amount as number, nowIso);
-          if (!row) throw cancelled();
-          if (amountChanged)
-            await emitEvent(trx, orgId, "subscription.updated", row.id, presentSubscription(row), nowMs);
-          if (cancelling)
-            await emitEvent(trx, orgId, "subscription.cancelled", row.id, presentSubscription(row), nowMs);
-          return row;
-        });
-        return c.json(presentSubscription(result));
+        const auth = c.get("auth");
+        const sub = await loadOwnedSubscription(db, auth.organizationId, params.id);
+        const row = await applySubscriptionChange(
+          deps,
+          sub,
+          { amountCents: body.amount, cancel: body.status === "CANCELLED" },
+          { type: "key", id: auth.keyId },
+        );
+        return c.json(presentSubscription(row));
       },
     }),
 

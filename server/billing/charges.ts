@@ -115,7 +115,12 @@ export async function billSubscription(
     ));
   const outcome = recurringOutcome(charge);
   const settled = await deps.store.transact(async (trx) => {
-    const done = await settlePayment(trx, atMs, { id: payment.id }, outcome);
+    const done = await settlePayment(
+      trx,
+      { nowMs: atMs, publicUrl: deps.config.publicUrl },
+      { id: payment.id },
+      outcome,
+    );
     if (done.changed && outcome.to === "PENDING" && outcome.awaiting === AWAITING_AUTHENTICATION)
       await requestConfirmation(trx, done.row, org.name, deps.config.publicUrl, atMs);
     return done;

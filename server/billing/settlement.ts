@@ -149,7 +149,7 @@ export class SettlementWorker {
     const settled = await this.deps.store.transact((trx) =>
       settlePayment(
         trx,
-        nowMs,
+        { nowMs, publicUrl: this.deps.config.publicUrl },
         { id: row.id },
         {
           to: "FAILED",
@@ -167,7 +167,12 @@ export class SettlementWorker {
     const outcome = outcomeOfLookup(lookup, paymentDetails(pending).processorCustomer ?? null);
     if (!outcome) return false;
     const settled = await this.deps.store.transact((trx) =>
-      settlePayment(trx, this.deps.now(), { id: pending.id }, outcome),
+      settlePayment(
+        trx,
+        { nowMs: this.deps.now(), publicUrl: this.deps.config.publicUrl },
+        { id: pending.id },
+        outcome,
+      ),
     );
     return settled.changed;
   }

@@ -391,7 +391,7 @@ export async function runCheckout(
       if (missing) return { short: missing } as const;
       const settled = await settlePayment(
         trx,
-        deps.now(),
+        { nowMs: deps.now(), publicUrl: deps.config.publicUrl },
         { row },
         { to: "COMPLETED", processorPaymentId: null },
         loaded,

@@ -68,7 +68,13 @@ export async function finalizeCheckout(
   loaded?: LoadedCheckout,
 ): Promise<FinalizedCheckout> {
   const settled = await deps.store.transact((trx) =>
-    settlePayment(trx, deps.now(), { id: paymentId, expected: "PROCESSING" }, outcome, loaded),
+    settlePayment(
+      trx,
+      { nowMs: deps.now(), publicUrl: deps.config.publicUrl },
+      { id: paymentId, expected: "PROCESSING" },
+      outcome,
+      loaded,
+    ),
   );
   return checkoutAnswer(settled);
 }

@@ -33,6 +33,8 @@ export interface ReceiptInput {
   nextBillingDate: string | null;
   /** A later charge of a subscription rather than the checkout that started it. */
   recurringCharge: boolean;
+  /** The donor portal of the organization, where the donor finds their gifts and receipts. */
+  portalUrl?: string;
 }
 
 export interface RenderedReceipt {
@@ -142,6 +144,9 @@ function compose(input: ReceiptInput) {
   if (items.length > 0) items.push(["Total", formatDollars(input.amountCents)]);
 
   const closing = ["This receipt is for your records."];
+  const portal = input.portalUrl
+    ? `To see your gifts, download receipts or change a recurring gift, visit ${input.portalUrl}`
+    : null;
   if (nonEmpty(custom?.replyToAddress)) closing.push("If you have any questions, reply to this e-mail.");
 
   const firstName = input.donor.firstName.trim();
@@ -153,6 +158,7 @@ function compose(input: ReceiptInput) {
     summary,
     items,
     closing: closing.join(" "),
+    portal,
     signature: org,
     replyTo: nonEmpty(custom?.replyToAddress),
   };
@@ -192,6 +198,7 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
     `Receipt\n${textTable(r.summary)}`,
     ...(r.items.length > 0 ? [`Details\n${textTable(r.items)}`] : []),
     r.closing,
+    ...(r.portal ? [r.portal] : []),
     r.signature,
   ].join("\n\n");
 
@@ -211,6 +218,9 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
       ? `<h2 style="font-size:16px;margin:20px 0 8px">Details</h2>${htmlTable(r.items, true)}`
       : "",
     htmlParagraphs(r.closing),
+    input.portalUrl
+      ? `<p style="margin:0 0 12px">To see your gifts, download receipts or change a recurring gift, visit <a href="${escapeHtml(input.portalUrl)}">your giving page</a>.</p>`
+      : "",
     `<p style="margin:0">${escapeHtml(r.signature)}</p>`,
     "</div></body></html>",
   ].join("\n");

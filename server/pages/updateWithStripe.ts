@@ -201,8 +201,16 @@ async function recordHeld(deps: AppDeps, loaded: Loaded, processor: PaymentProce
     const outcome = lookup && outcomeOfLookup(lookup, null);
     if (!outcome)
       return refused("The payment was not confirmed. Try again, or use another payment method below.");
-    row = (await deps.store.transact((trx) => settlePayment(trx, deps.now(), { id: payment.id }, outcome)))
-      .row;
+    row = (
+      await deps.store.transact((trx) =>
+        settlePayment(
+          trx,
+          { nowMs: deps.now(), publicUrl: deps.config.publicUrl },
+          { id: payment.id },
+          outcome,
+        ),
+      )
+    ).row;
   }
   if (row.status === "FAILED") return refused(row.failure_message ?? "The payment failed.");
   return {

@@ -5,7 +5,7 @@ import type { Db } from "../store/database.js";
 import type { Organization } from "../store/organizations.js";
 import { findPaymentByProcessorId, paymentDetails } from "../store/payments.js";
 import { outcomeOfLookup } from "./outcome.js";
-import { recordDispute, recordRefund, settlePayment } from "./transition.js";
+import { recordDispute, recordRefund, type SettleAt, settlePayment } from "./transition.js";
 
 /**
  * What a processor tells us on its own (Stripe's webhooks): a payment that cleared or bounced days later,
@@ -65,11 +65,13 @@ export async function applyProcessorEvent(
   const nowMs = deps.now();
   return deps.store.transact(async (trx) => {
     if (!(await remember(trx, org.id, event, isoAt(nowMs)))) return "duplicate";
-    return (await apply(trx, nowMs, org, meaning)) ? "applied" : "ignored";
+    const at = { nowMs, publicUrl: deps.config.publicUrl };
+    return (await apply(trx, at, org, meaning)) ? "applied" : "ignored";
   });
 }
 
-async function apply(trx: Db, nowMs: number, org: Organization, meaning: ProcessorEvent): Promise<boolean> {
+async function apply(trx: Db, at: SettleAt, org: Organization, meaning: ProcessorEvent): Promise<boolean> {
+  const nowMs = at.nowMs;
   switch (meaning.kind) {
     case "payment": {
       const { lookup } = meaning;
@@ -78,7 +80,7 @@ async function apply(trx: Db, nowMs: number, org: Organization, meaning: Process
       let changed = false;
       if (row.status === "PROCESSING" || row.status === "PENDING") {
         const outcome = outcomeOfLookup(lookup, paymentDetails(row).processorCustomer ?? null);
-        if (outcome) changed = (await settlePayment(trx, nowMs, { id: row.id }, outcome)).changed;
+        if (outcome) changed = (await settlePayment(trx, at, { id: row.id }, outcome)).changed;
       }
       if (lookup.status === "succeeded" && lookup.refundedCents !== Number(row.refunded_cents))
         changed =

@@ -7,6 +7,7 @@ import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
 import { paymentDetails, type Tribute } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import { portalUrl } from "./portalUrl.js";
 
 /**
  * The outbox row of the thank-you email of a completed payment (a checkout, a settled bank payment, or a
@@ -17,7 +18,7 @@ export async function receiptOutboxRow(
   trx: Db,
   row: PaymentsTable,
   sub: SubscriptionsTable | null,
-  nowMs: number,
+  at: { nowMs: number; publicUrl: string },
   /** The payment's form and organization when the caller has them already (a checkout does). */
   loaded?: { form: FormRecord; org: Organization },
 ): Promise<EmailOutboxTable | null> {
@@ -59,6 +60,7 @@ export async function receiptOutboxRow(
     },
     nextBillingDate: sub && sub.status === "ACTIVE" ? sub.next_billing_at : null,
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
+    portalUrl: portalUrl(at.publicUrl, row.organization_id),
   });
   return outboxRow(
     {
@@ -73,7 +75,7 @@ export async function receiptOutboxRow(
     },
     // A charge recorded "as of" a later moment (`billing run --as-of`, whose injected clock is that moment)
     // still mails its receipt now: the wall clock caps when it is due.
-    Math.min(nowMs, Date.now()),
+    Math.min(at.nowMs, Date.now()),
   );
 }
 

@@ -170,7 +170,7 @@ export async function afterRecurringCharge(
         next_billing_at: billingDate(
           current.anchor_at,
           current.frequency as RecurringFrequency,
-          origin.cycle + 1,
+          origin.cycle + 1 - (current.anchor_cycle ?? 0),
         ),
         failed_attempts: 0,
         retry_at: null,

@@ -64,6 +64,11 @@ export interface Settled {
   billing: BillingEffect;
 }
 
+export interface SettleAt {
+  nowMs: number;
+  publicUrl: string;
+}
+
 const FROM: Record<PaymentOutcome["to"], readonly string[]> = {
   COMPLETED: ["PROCESSING", "PENDING"],
   PENDING: ["PROCESSING"],
@@ -77,12 +82,14 @@ const FROM: Record<PaymentOutcome["to"], readonly string[]> = {
  */
 export async function settlePayment(
   trx: Db,
-  nowMs: number,
+  /** When, and the instance's public URL (the receipt links to the donor portal). */
+  at: SettleAt,
   /** The payment (and, when the caller knows it, the status it should be in now), or a new one to insert. */
   target: { id: string; expected?: PaymentsTable["status"] } | { row: PaymentsTable },
   outcome: PaymentOutcome,
   loaded?: LoadedCheckout,
 ): Promise<Settled> {
+  const nowMs = at.nowMs;
   const nowIso = isoAt(nowMs);
   const failed = outcome.to === "FAILED";
   const fields = {
@@ -200,7 +207,7 @@ export async function settlePayment(
       effect.sub ??
       (row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null);
     effect = { ...effect, sub };
-    receipt = await receiptOutboxRow(trx, row, sub, nowMs, loaded);
+    receipt = await receiptOutboxRow(trx, row, sub, at, loaded);
   }
   // The receipt is written with the payment's event (on PostgreSQL by the same statement).
   await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs, receipt ?? undefined);

@@ -7,7 +7,7 @@ const METRICS_RETENTION_MS = 90 * 24 * 60 * 60 * 1000;
 
 /**
  * Deletes what has expired: old rate-limit buckets, idempotency keys past 24 h, the processor ledger's
- * expired entries, metrics past 90 days.
+ * expired entries, metrics past 90 days, the donor portal's expired sign-in links and sessions.
  */
 export async function pruneExpired(db: Db, nowMs: number): Promise<void> {
   await pruneRateLimits(db, nowMs);
@@ -17,4 +17,7 @@ export async function pruneExpired(db: Db, nowMs: number): Promise<void> {
     .deleteFrom("api_metrics")
     .where("created_at", "<", new Date(nowMs - METRICS_RETENTION_MS).toISOString())
     .execute();
+  const now = new Date(nowMs).toISOString();
+  await db.deleteFrom("donor_links").where("expires_at", "<=", now).execute();
+  await db.deleteFrom("donor_sessions").where("expires_at", "<=", now).execute();
 }

@@ -13,6 +13,7 @@ import { sqliteChangeCounter } from "./migrations/010-sqlite-change-counter.js";
 import { paymentProcessors } from "./migrations/011-payment-processors.js";
 import { phonesE164 } from "./migrations/012-phones-e164.js";
 import { processLiveness } from "./migrations/013-process-liveness.js";
+import { donorPortal } from "./migrations/014-donor-portal.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -35,6 +36,7 @@ export const MIGRATIONS: Migration[] = [
   paymentProcessors,
   phonesE164,
   processLiveness,
+  donorPortal,
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -21,6 +21,15 @@ export interface StripeConnection {
   connectedAt: string;
 }
 
+export interface OrganizationLegal {
+  /** The registered name (receipts fall back to `name`). */
+  name: string | null;
+  /** The postal address, lines separated by newlines. */
+  address: string | null;
+  /** The tax id (an EIN, a charity number). */
+  taxId: string | null;
+}
+
 export interface Organization {
   id: string;
   name: string;
@@ -34,6 +43,8 @@ export interface Organization {
   processorSecrets: string | null;
   /** ISO 3166-1 alpha-2 (default US): the country of phone numbers typed without a country code. */
   country: string;
+  /** What receipts and statements name the organization by, and its tax id; null until set. */
+  legal: OrganizationLegal;
   createdAt: string;
   updatedAt: string;
 }
@@ -69,6 +80,7 @@ function fromRow(row: OrganizationsTable): Organization {
         : null,
     processorSecrets: row.processor_secrets,
     country: row.country,
+    legal: { name: row.legal_name ?? null, address: row.legal_address ?? null, taxId: row.tax_id ?? null },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -133,6 +145,7 @@ export async function updateOrganization(
     globalCustomInputs?: GlobalCustomInput[];
     feeRate?: FeeRate;
     country?: string;
+    legal?: Partial<OrganizationLegal>;
   },
 ): Promise<Organization | undefined> {
   const set: Partial<OrganizationsTable> = { updated_at: new Date().toISOString() };
@@ -141,6 +154,10 @@ export async function updateOrganization(
   if (changes.globalCustomInputs !== undefined)
     set.global_custom_inputs = JSON.stringify(changes.globalCustomInputs);
   if (changes.country !== undefined) set.country = changes.country;
+  const legal = changes.legal;
+  if (legal?.name !== undefined) set.legal_name = legal.name;
+  if (legal?.address !== undefined) set.legal_address = legal.address;
+  if (legal?.taxId !== undefined) set.tax_id = legal.taxId;
   if (changes.feeRate !== undefined) {
     set.fee_percent_bps = changes.feeRate.percentBps;
     set.fee_fixed_cents = changes.feeRate.fixedCents;

@@ -22,6 +22,10 @@ export interface OrganizationsTable {
   processor_secrets: string | null;
   /** ISO 3166-1 alpha-2: reads phone numbers typed without a country code. */
   country: string;
+  /** For receipts and statements: the legal name, postal address and tax id; null until set. */
+  legal_name?: string | null;
+  legal_address?: string | null;
+  tax_id?: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -153,6 +157,11 @@ export interface SubscriptionsTable {
   anchor_at: string;
   /** Periods billed so far; the first charge (at checkout) is cycle 0. */
   cycle: number;
+  /**
+   * The cycle whose billing date `anchor_at` is: 0, or the cycle at which the frequency last changed.
+   * Cycle n bills at anchor + (n - anchor_cycle) periods. Left out: 0.
+   */
+  anchor_cycle?: number;
   next_billing_at: string;
   last_billing_at: string | null;
   end_billing_at: string | null;
@@ -386,6 +395,42 @@ export interface SchemaLockTable {
   holder: string | null;
 }
 
+/** A mailed, single-use sign-in link to the donor portal (only the token's hash is kept). */
+export interface DonorLinksTable {
+  token_hash: string;
+  organization_id: string;
+  /** The donor's e-mail address, lower-cased. */
+  email_key: string;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+/** A donor's session in the portal: the cookie's token, hashed. */
+export interface DonorSessionsTable {
+  token_hash: string;
+  organization_id: string;
+  email_key: string;
+  expires_at: string;
+  created_at: string;
+}
+
+/** Who changed what, with the values before and after (JSON objects of the changed fields). */
+export interface AuditLogTable {
+  id: string;
+  organization_id: string;
+  /** "key" (an API key's id), "donor" (the donor's e-mail address), "system". */
+  actor_type: string;
+  actor: string;
+  /** What was done, `subject.verb` (`subscription.updated`, `subscription.cancelled`). */
+  action: string;
+  subject_type: string;
+  subject_id: string;
+  old_values: string;
+  new_values: string;
+  created_at: string;
+}
+
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -410,6 +455,9 @@ export interface Database {
   processor_events: ProcessorEventsTable;
   instance_settings: InstanceSettingsTable;
   processes: ProcessesTable;
+  donor_links: DonorLinksTable;
+  donor_sessions: DonorSessionsTable;
+  audit_log: AuditLogTable;
   almoner_migrations: SchemaMigrationsTable;
   almoner_schema_lock: SchemaLockTable;
 }

@@ -27,31 +27,6 @@ export async function listSubscriptions(
 }
 
 /**
- * Cancels an ACTIVE subscription; null when it is not ACTIVE (any more). The conditional update is
- * ordered with billing's own (see billing/charges.ts): once it commits no new charge starts.
- */
-export async function cancelSubscription(
-  trx: Db,
-  id: string,
-  amountCents: number | undefined,
-  nowIso: string,
-): Promise<SubscriptionsTable | undefined> {
-  return trx
-    .updateTable("subscriptions")
-    .set({
-      status: "CANCELLED",
-      cancelled_at: nowIso,
-      updated_at: nowIso,
-      retry_at: null,
-      ...(amountCents !== undefined ? { amount_cents: amountCents } : {}),
-    })
-    .where("id", "=", id)
-    .where("status", "=", "ACTIVE")
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/**
  * Records a successful charge made at `chargedAtIso` (the API's `lastBillingDate` is the last successful
  * charge): a card charge when it is recorded, a bank debit once it settles. An older charge settling after
  * a newer one leaves the date alone. Whatever the status: a charge that succeeded did so. Undefined when
@@ -101,22 +76,6 @@ export async function cancelNeverPaidSubscription(
         ),
       ),
     )
-    .returningAll()
-    .executeTakeFirst();
-}
-
-/** Sets the recurring amount of an ACTIVE subscription (the next charge uses it). */
-export async function setSubscriptionAmount(
-  trx: Db,
-  id: string,
-  amountCents: number,
-  nowIso: string,
-): Promise<SubscriptionsTable | undefined> {
-  return trx
-    .updateTable("subscriptions")
-    .set({ amount_cents: amountCents, updated_at: nowIso })
-    .where("id", "=", id)
-    .where("status", "=", "ACTIVE")
     .returningAll()
     .executeTakeFirst();
 }

@@ -105,6 +105,7 @@ export function eventLines(
       quantity,
       amountCents: ticket.price * quantity,
       admits: quantity * (ticket.groupSize ?? 1),
+      ...(ticket.fairMarketValue != null && { fairMarketCents: ticket.fairMarketValue * quantity }),
     });
 
   const { discountCents, promoCode } = ticketPromo(

@@ -11,6 +11,8 @@ export interface QuoteLine {
   amountCents: number;
   /** Ticket lines only: the people this line admits in all (quantity × groupSize; groupSize is 1 for INDIVIDUAL). */
   admits?: number;
+  /** Ticket lines with a stated fair-market value: that value × quantity (the part that is no gift). */
+  fairMarketCents?: number;
 }
 
 export interface Quote {

@@ -84,6 +84,10 @@ export const ticketSchema = z
     groupSize: z.number().int().min(1).max(1000).nullable().optional(),
     description: boundedString(1000).default(""),
     maxPerOrder: positiveInt.nullable().optional(),
+    fairMarketValue: price.nullable().optional().meta({
+      description:
+        "What one ticket is worth to its buyer (a dinner's cost), in dollars: the part of its price that is not a deductible gift; statements show the rest as deductible. Null or left out: not stated.",
+    }),
     ...readOnly,
   })
   .meta({
@@ -547,6 +551,7 @@ function normalize(input: ParsedInput) {
       groupSize: t.ticketType === "GROUP" ? (t.groupSize ?? 2) : 1,
       description: t.description,
       maxPerOrder: t.maxPerOrder ?? null,
+      fairMarketValue: t.fairMarketValue ?? null,
     })),
     promoCodes: input.promoCodes.map((p) => ({
       code: p.code,

@@ -89,6 +89,7 @@ export const formRecordSchema = z.strictObject({
       groupSize: z.int().min(1).meta({ description: "Attendees per ticket (1 unless GROUP)" }),
       description: z.string(),
       maxPerOrder: z.int().min(1).nullable(),
+      fairMarketValue: dollars("What one ticket is worth to its buyer (not a deductible gift)").nullable(),
       quantitySold: count("Tickets sold so far"),
     }),
   ),

@@ -69,7 +69,26 @@ const baseUrl = z
   )
   .transform((value) => value.replace(/\/+$/, ""));
 
-const UPDATABLE = ["organizationName", "organizationBaseURLs", "globalCustomInputs", "country"];
+const UPDATABLE = [
+  "organizationName",
+  "organizationBaseURLs",
+  "globalCustomInputs",
+  "country",
+  "legalName",
+  "legalAddress",
+  "taxId",
+];
+
+/** A legal detail: text, or null (or "") to clear it. */
+const legalText = (max: number, description: string) =>
+  z
+    .string()
+    .trim()
+    .max(max)
+    .nullable()
+    .transform((value) => (value === "" ? null : value))
+    .optional()
+    .meta({ description });
 
 export const organizationUpdateSchema = z
   .strictObject({
@@ -95,6 +114,12 @@ export const organizationUpdateSchema = z
         }),
       )
       .optional(),
+    legalName: legalText(200, "The registered name receipts and statements show (default: organizationName)"),
+    legalAddress: legalText(
+      500,
+      "The postal address receipts and statements show; lines separated by newlines",
+    ),
+    taxId: legalText(50, "The tax id receipts and statements show (an EIN, a charity number)"),
     // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
     ...readOnlyFields("paymentProcessor"),
   })
@@ -107,12 +132,15 @@ export const organizationUpdateSchema = z
           body.organizationName === undefined &&
           body.organizationBaseURLs === undefined &&
           body.globalCustomInputs === undefined &&
-          body.country === undefined
+          body.country === undefined &&
+          body.legalName === undefined &&
+          body.legalAddress === undefined &&
+          body.taxId === undefined
         )
           ctx.addIssue({
             code: "custom",
             message:
-              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country",
+              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId",
             path: [],
           });
         const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];

@@ -79,6 +79,9 @@ describe(`organization settings (${dialect})`, () => {
       organizationBaseURLs: [],
       globalCustomInputs: [],
       country: "US",
+      legalName: null,
+      legalAddress: null,
+      taxId: null,
       paymentProcessor: SANDBOX_PROCESSOR,
     });
   });
@@ -92,6 +95,9 @@ describe(`organization settings (${dialect})`, () => {
         organizationBaseURLs: [],
         globalCustomInputs: [],
         country: "US",
+        legalName: null,
+        legalAddress: null,
+        taxId: null,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
       expect((await get(org)).organizationName).toBe("New Name");
@@ -127,6 +133,9 @@ describe(`organization settings (${dialect})`, () => {
         organizationBaseURLs: [],
         globalCustomInputs: [],
         country: "US",
+        legalName: null,
+        legalAddress: null,
+        taxId: null,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
@@ -523,6 +532,9 @@ describe(`organization settings (${dialect})`, () => {
         organizationBaseURLs: [],
         globalCustomInputs: [],
         country: "US",
+        legalName: null,
+        legalAddress: null,
+        taxId: null,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });

@@ -193,7 +193,12 @@ export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = N
       extend(g, { options: g.options.map((o) => extend(o, { amount: centsToDollars(o.amount) })) }),
     ),
     tickets: c.tickets.map((t) =>
-      extend(t, { price: centsToDollars(t.price), quantitySold: sales.ticketsSold[t.name] ?? 0 }),
+      extend(t, {
+        price: centsToDollars(t.price),
+        // Forms saved before the field existed have none.
+        fairMarketValue: t.fairMarketValue == null ? null : centsToDollars(t.fairMarketValue),
+        quantitySold: sales.ticketsSold[t.name] ?? 0,
+      }),
     ),
     promoCodes: c.promoCodes.map((p) =>
       extend(p, {

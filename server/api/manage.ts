@@ -1,0 +1,364 @@
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { z } from "zod";
+import { paymentSchema } from "../../shared/schemas/payment.js";
+import {
+  portalLinkBodySchema,
+  portalSessionBodySchema,
+  portalStatementQuerySchema,
+  portalSubscriptionChangeSchema,
+} from "../../shared/schemas/portal.js";
+import { subscriptionSchema, updateLinkResponseSchema } from "../../shared/schemas/subscription.js";
+import { wireTime } from "../../shared/time.js";
+import { receiptPdf, statementPdf } from "../documents/givingDocuments.js";
+import { ApiError } from "../errors.js";
+import { createUpdateLink } from "../payments/updateLink.js";
+import {
+  emailKey,
+  endDonorSession,
+  exchangeLinkToken,
+  findDonorSession,
+  requestSignInLink,
+  SESSION_HOURS,
+} from "../portal/access.js";
+import {
+  donorPayment,
+  donorPayments,
+  donorPaymentsOfYear,
+  donorSubscription,
+  donorSubscriptions,
+} from "../portal/gifts.js";
+import { getOrganization, type Organization } from "../store/organizations.js";
+import { presentPayment } from "../wire/payment.js";
+import { presentSubscription } from "../wire/subscription.js";
+import type { AppDeps, AppEnv } from "./env.js";
+import { checkOwnOrigin, checkSubmissionOrigin, clientIp } from "./requestSource.js";
+import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
+import { applySubscriptionChange } from "./subscriptions.js";
+
+/**
+ * The donor portal's API (`/api/manage/{organizationId}/…`), called by the portal page: a donor signs in
+ * with a mailed single-use link, and with the session cookie sees and manages their own gifts only.
+ * Changes must come from this instance's own pages (Origin), which with the SameSite=Strict cookie is the
+ * CSRF defence.
+ */
+
+const COOKIE = "almoner_donor";
+const LINKS_PER_ADDRESS_PER_HOUR = 5;
+const LINKS_PER_IP_PER_HOUR = 20;
+const SESSIONS_PER_IP_PER_HOUR = 30;
+
+const orgParams = z.object({ organizationId: pathId("The organization's id (`org_…`)") });
+const subscriptionParams = orgParams.extend({ id: pathId("The recurring gift's id (`sub_…`)") });
+const receiptParams = orgParams.extend({ paymentID: pathId("The payment's id (`pay_…`)") });
+
+const e = (description: string) => ({ description, schema: errorSchema });
+const invalid = e("Validation failed or invalid JSON body");
+const noSession = e("Not signed in, or the session has expired: ask for a new link");
+const notOwnOrigin = e("Not sent from this instance's own pages (Origin)");
+const noOrg = e("No such organization");
+const tooMany = e("Too many requests (see Retry-After)");
+
+const tags = ["Donor portal"];
+
+export function manageRoutes(deps: AppDeps): RouteSpec[] {
+  const store = deps.store;
+  const secure = deps.config.publicUrl.startsWith("https:");
+
+  async function organization(id: string): Promise<Organization> {
+    const org = /^org_[0-9a-z]{26}$/.test(id) ? await getOrganization(store.db, id) : undefined;
+    if (!org) throw new ApiError(404, "Organization not found");
+    return org;
+  }
+
+  /** The signed-in donor's address key, or a 401. */
+  async function donor(c: Context<AppEnv>, organizationId: string): Promise<string> {
+    const token = getCookie(c, COOKIE);
+    const session = token ? await findDonorSession(store, organizationId, token, deps.now()) : undefined;
+    if (!session) throw new ApiError(401, "Sign in to manage your giving: ask for a link by e-mail");
+    return session.emailKey;
+  }
+
+  async function limit(key: string, max: number, what: string): Promise<void> {
+    const r = await store.rateLimits.hit(key, max, deps.now());
+    if (!r.allowed)
+      throw new ApiError(429, `Too many requests ${what}; try again later`, undefined, {
+        "Retry-After": String(r.retryAfterSeconds),
+      });
+  }
+
+  const cookiePath = (organizationId: string) => `/api/manage/${organizationId}`;
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/api/manage/{organizationId}/link",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Mail a donor a sign-in link",
+      description: `Answers 202 whether or not the address has given to the organization, so that no address can be probed. When it has, a single-use link to \`/manage/{organizationId}?token=…\` valid 30 minutes is mailed to it. At most ${LINKS_PER_ADDRESS_PER_HOUR} per address and ${LINKS_PER_IP_PER_HOUR} per client address an hour (429). Accepted from this instance's own pages or from clients that send no Origin.`,
+      params: orgParams,
+      body: portalLinkBodySchema,
+      before: (c) => checkSubmissionOrigin(c, deps.config),
+      responses: {
+        202: { description: "Sent if the address is known", schema: z.object({ message: z.string() }) },
+        400: invalid,
+        403: notOwnOrigin,
+        404: noOrg,
+        429: tooMany,
+      },
+      handler: async (c, { params, body }) => {
+        const org = await organization(params.organizationId);
+        const ip = clientIp(c, deps.config.trustProxyHops);
+        await limit(`portal-link-ip:${ip}`, LINKS_PER_IP_PER_HOUR, "from this address");
+        await limit(
+          `portal-link-email:${org.id}:${emailKey(body.email)}`,
+          LINKS_PER_ADDRESS_PER_HOUR,
+          "for this e-mail address",
+        );
+        await requestSignInLink(store, org, body.email, deps.config.publicUrl, deps.now());
+        return c.json(
+          {
+            message:
+              "If this address has given to us, a sign-in link is on its way to it. It works for 30 minutes.",
+          },
+          202,
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/api/manage/{organizationId}/session",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Exchange a mailed link's token for a session",
+      description: `Uses the token up and sets the session cookie (\`${COOKIE}\`: HttpOnly, SameSite=Strict, Secure behind https, ${SESSION_HOURS} hours). A used, expired or unknown token: 401.`,
+      params: orgParams,
+      body: portalSessionBodySchema,
+      before: (c) => checkSubmissionOrigin(c, deps.config),
+      responses: {
+        200: { description: "Signed in", schema: z.object({ expiresAt: z.string() }) },
+        400: invalid,
+        401: e("The token is unknown, used or expired"),
+        403: notOwnOrigin,
+        404: noOrg,
+        429: tooMany,
+      },
+      handler: async (c, { params, body }) => {
+        const org = await organization(params.organizationId);
+        await limit(
+          `portal-session-ip:${clientIp(c, deps.config.trustProxyHops)}`,
+          SESSIONS_PER_IP_PER_HOUR,
+          "from this address",
+        );
+        const session = await exchangeLinkToken(store, org.id, body.token, deps.now());
+        if (!session) throw new ApiError(401, "This link has been used or has expired: ask for a new one");
+        setCookie(c, COOKIE, session.token, {
+          httpOnly: true,
+          secure,
+          sameSite: "Strict",
+          path: cookiePath(org.id),
+          maxAge: SESSION_HOURS * 3600,
+        });
+        return c.json({ expiresAt: wireTime(session.expiresAt) as string }, 200, {
+          "Cache-Control": "no-store",
+        });
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/api/manage/{organizationId}/logout",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Sign out",
+      params: orgParams,
+      before: (c) => checkOwnOrigin(c, deps.config),
+      responses: { 204: { description: "Signed out" }, 403: notOwnOrigin },
+      handler: async (c, { params }) => {
+        const token = getCookie(c, COOKIE);
+        if (token) await endDonorSession(store, token);
+        deleteCookie(c, COOKIE, { path: cookiePath(params.organizationId), secure });
+        return c.body(null, 204);
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/api/manage/{organizationId}/gifts",
+      auth: false,
+      tags,
+      summary: "The signed-in donor's gifts and recurring gifts",
+      description:
+        "The donor's own only (given with their e-mail address), newest first, in the `/v1` shapes.",
+      params: orgParams,
+      responses: {
+        200: {
+          description: "The donor's gifts",
+          schema: z.object({ payments: z.array(paymentSchema), subscriptions: z.array(subscriptionSchema) }),
+        },
+        401: noSession,
+        404: noOrg,
+      },
+      handler: async (c, { params }) => {
+        const org = await organization(params.organizationId);
+        const key = await donor(c, org.id);
+        const [payments, subscriptions] = await Promise.all([
+          donorPayments(store.db, org.id, key),
+          donorSubscriptions(store.db, org.id, key),
+        ]);
+        return c.json(
+          { payments: payments.map(presentPayment), subscriptions: subscriptions.map(presentSubscription) },
+          200,
+          { "Cache-Control": "no-store" },
+        );
+      },
+    }),
+
+    defineRoute({
+      method: "put",
+      path: "/api/manage/{organizationId}/subscriptions/{id}",
+      auth: false,
+      tags,
+      summary: "Change, skip or cancel one of the donor's recurring gifts",
+      description:
+        "Any of `amount` (dollars), `frequency`, `skipNext: true` (the next billing date moves one period on) and `status: \"CANCELLED\"`. Fires the same `subscription.*` webhooks as the API and is written to the audit log with the donor's address. Another donor's recurring gift: 404; a cancelled one: 409; a schedule change while a charge is being made: 409.",
+      params: subscriptionParams,
+      body: portalSubscriptionChangeSchema,
+      responses: {
+        200: { description: "The recurring gift", schema: subscriptionSchema },
+        400: invalid,
+        401: noSession,
+        403: notOwnOrigin,
+        404: e("No such recurring gift of this donor"),
+        409: e("Cancelled, or being charged right now"),
+      },
+      handler: async (c, { params, body }) => {
+        // After the body's validation (a bad body is a 400 wherever it comes from), before anything else.
+        checkOwnOrigin(c, deps.config);
+        const org = await organization(params.organizationId);
+        const key = await donor(c, org.id);
+        const sub = await donorSubscription(store.db, org.id, key, params.id);
+        if (!sub) throw new ApiError(404, "Recurring gift not found");
+        const row = await applySubscriptionChange(
+          deps,
+          sub,
+          {
+            amountCents: body.amount,
+            frequency: body.frequency,
+            skipNext: body.skipNext === true,
+            cancel: body.status === "CANCELLED",
+          },
+          { type: "donor", email: key },
+        );
+        return c.json(presentSubscription(row));
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/api/manage/{organizationId}/subscriptions/{id}/payment-method-update-link",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Open the page where the donor replaces a recurring gift's payment method",
+      description:
+        "A single-use link to the hosted update page, valid 30 minutes, for the donor's own ACTIVE recurring gift.",
+      params: subscriptionParams,
+      before: (c) => checkOwnOrigin(c, deps.config),
+      responses: {
+        201: {
+          description: "The link",
+          schema: updateLinkResponseSchema.pick({ url: true, expiresAt: true }),
+        },
+        401: noSession,
+        403: notOwnOrigin,
+        404: e("No such recurring gift of this donor"),
+        409: e("The recurring gift is cancelled"),
+      },
+      handler: async (c, { params }) => {
+        const org = await organization(params.organizationId);
+        const key = await donor(c, org.id);
+        const sub = await donorSubscription(store.db, org.id, key, params.id);
+        if (!sub) throw new ApiError(404, "Recurring gift not found");
+        if (sub.status !== "ACTIVE") throw new ApiError(409, "Subscription is cancelled");
+        const nowMs = deps.now();
+        const link = await createUpdateLink(
+          store.db,
+          {
+            organizationId: org.id,
+            subscriptionId: sub.id,
+            allowedMethods: ["CARD", "PAY_BY_BANK"],
+            returnUrl: null,
+            expiresAtMs: nowMs + 30 * 60_000,
+          },
+          deps.config.publicUrl,
+          nowMs,
+        );
+        return c.json({ url: link.url, expiresAt: wireTime(link.expiresAt) as string }, 201);
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/api/manage/{organizationId}/receipts/{paymentID}",
+      auth: false,
+      tags,
+      summary: "Download the receipt of one of the donor's payments (PDF)",
+      params: receiptParams,
+      responses: {
+        200: { description: "The receipt, `application/pdf`" },
+        401: noSession,
+        404: e("No such payment of this donor"),
+      },
+      handler: async (c, { params }) => {
+        const org = await organization(params.organizationId);
+        const key = await donor(c, org.id);
+        const payment = await donorPayment(store.db, org.id, key, params.paymentID);
+        if (!payment) throw new ApiError(404, "Payment not found");
+        return pdf(c, await receiptPdf(org, payment, deps.now()), `receipt-${payment.id}.pdf`);
+      },
+    }),
+
+    defineRoute({
+      method: "get",
+      path: "/api/manage/{organizationId}/statement",
+      auth: false,
+      tags,
+      summary: "Download the donor's year-end giving statement (PDF)",
+      params: orgParams,
+      query: portalStatementQuerySchema,
+      responses: {
+        200: { description: "The statement, `application/pdf`" },
+        400: invalid,
+        401: noSession,
+        404: noOrg,
+      },
+      handler: async (c, { params, query }) => {
+        const org = await organization(params.organizationId);
+        const key = await donor(c, org.id);
+        const nowMs = deps.now();
+        const year = query.year ?? new Date(nowMs).getUTCFullYear();
+        const payments = await donorPaymentsOfYear(store.db, org.id, key, year);
+        return pdf(
+          c,
+          await statementPdf(org, year, payments, { email: key }, nowMs),
+          `statement-${year}.pdf`,
+        );
+      },
+    }),
+  ];
+}
+
+function pdf(c: Context<AppEnv>, bytes: Buffer, name: string): Response {
+  return c.body(new Uint8Array(bytes), 200, {
+    "Content-Type": "application/pdf",
+    "Content-Disposition": `attachment; filename="${name}"`,
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+  });
+}

@@ -1,0 +1,153 @@
+import { isoAt } from "../../shared/time.js";
+import { type AuditActor, recordAudit } from "../store/auditLog.js";
+import type { Store } from "../store/database.js";
+import type { SubscriptionsTable } from "../store/schema.js";
+import { findSubscription } from "../store/subscriptions.js";
+import { emitEvent } from "../webhooks/events.js";
+import { presentSubscription } from "../wire/subscription.js";
+import { billingDate, type RecurringFrequency } from "./schedule.js";
+
+/**
+ * Changes to a recurring gift asked for by the organization (the API) or by the donor (the portal): the
+ * amount, the frequency, skipping the next charge, cancelling. Each is one conditional update of the ACTIVE
+ * subscription, with its `subscription.*` event and an audit-log entry naming who asked, in one
+ * transaction.
+ *
+ * The amount applies from the next charge that starts (a charge already begun keeps its amount). A
+ * frequency change keeps the next billing date and bills at the new period from there; skipping moves the
+ * next billing date one period on (the skipped cycle is counted, never charged). Both move the schedule,
+ * so they are refused (409) while a billing pass is charging the gift, and a pass that starts after them
+ * finds the schedule moved and charges nothing early.
+ */
+
+export interface SubscriptionChange {
+  amountCents?: number;
+  frequency?: RecurringFrequency;
+  skipNext?: boolean;
+  cancel?: boolean;
+}
+
+export class SubscriptionChangeRefused extends Error {
+  constructor(
+    readonly reason: "cancelled" | "charging",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const cancelledRefusal = () => new SubscriptionChangeRefused("cancelled", "Subscription is cancelled");
+
+/** The fields a change may touch, as the API shows them (for the audit log). */
+function shown(row: SubscriptionsTable) {
+  const view = presentSubscription(row);
+  return {
+    status: view.status,
+    amount: view.amount,
+    frequency: view.frequency,
+    nextBillingDate: view.nextBillingDate,
+  };
+}
+
+function changedFields(before: Record<string, unknown>, after: Record<string, unknown>) {
+  const old: Record<string, unknown> = {};
+  const now: Record<string, unknown> = {};
+  for (const key of Object.keys(after))
+    if (before[key] !== after[key]) {
+      old[key] = before[key];
+      now[key] = after[key];
+    }
+  return { old, now };
+}
+
+/**
+ * Applies `change` to the ACTIVE subscription `sub` (as read by the caller); returns the subscription
+ * after it. Throws SubscriptionChangeRefused when it is cancelled, or for a schedule change while it is
+ * being charged.
+ */
+export async function changeSubscription(
+  store: Store,
+  sub: SubscriptionsTable,
+  change: SubscriptionChange,
+  actor: AuditActor,
+  nowMs: number,
+): Promise<SubscriptionsTable> {
+  if (sub.status !== "ACTIVE") throw cancelledRefusal();
+  const nowIso = isoAt(nowMs);
+  const movesSchedule =
+    !change.cancel &&
+    (change.skipNext === true || (change.frequency !== undefined && change.frequency !== sub.frequency));
+
+  const set: Partial<SubscriptionsTable> = { updated_at: nowIso };
+  if (change.amountCents !== undefined) set.amount_cents = change.amountCents;
+  if (change.cancel) Object.assign(set, { status: "CANCELLED", cancelled_at: nowIso, retry_at: null });
+  else if (movesSchedule) {
+    const frequency = change.frequency ?? (sub.frequency as RecurringFrequency);
+    let cycle = sub.cycle;
+    let anchorAt = sub.anchor_at;
+    let anchorCycle = sub.anchor_cycle ?? 0;
+    if (frequency !== sub.frequency) {
+      // The next charge keeps its date and becomes the anchor of the new period.
+      anchorAt = sub.next_billing_at;
+      anchorCycle = cycle + 1;
+    }
+    if (change.skipNext) cycle += 1;
+    Object.assign(set, {
+      frequency,
+      cycle,
+      anchor_at: anchorAt,
+      anchor_cycle: anchorCycle,
+      next_billing_at: billingDate(anchorAt, frequency, cycle + 1 - anchorCycle),
+      failed_attempts: 0,
+      retry_at: null,
+    });
+  }
+
+  return store.db.transaction().execute(async (trx) => {
+    let update = trx
+      .updateTable("subscriptions")
+      .set(set)
+      .where("id", "=", sub.id)
+      .where("status", "=", "ACTIVE");
+    if (movesSchedule)
+      // Computed from the schedule read: only while it is still that schedule, and no pass is charging it.
+      update = update
+        .where("cycle", "=", sub.cycle)
+        .where("frequency", "=", sub.frequency)
+        .where("anchor_at", "=", sub.anchor_at)
+        .where((eb) => eb.or([eb("claim_token", "is", null), eb("claimed_until", "<", nowIso)]));
+    const row = await update.returningAll().executeTakeFirst();
+    if (!row) {
+      const now = await findSubscription(trx, sub.id);
+      if (now?.status !== "ACTIVE") throw cancelledRefusal();
+      throw new SubscriptionChangeRefused(
+        "charging",
+        "This recurring gift is being charged right now; try again in a minute",
+      );
+    }
+    const { old, now } = changedFields(shown(sub), shown(row));
+    // A cancel's own effects (the status, no next billing date) are its event; anything else is an update.
+    const updated = Object.keys(now).some(
+      (field) => field !== "status" && !(change.cancel && field === "nextBillingDate"),
+    );
+    const view = presentSubscription(row);
+    if (updated) await emitEvent(trx, row.organization_id, "subscription.updated", row.id, view, nowMs);
+    if (change.cancel)
+      await emitEvent(trx, row.organization_id, "subscription.cancelled", row.id, view, nowMs);
+    if (Object.keys(now).length > 0)
+      await recordAudit(
+        trx,
+        {
+          organizationId: row.organization_id,
+          actor,
+          action: change.cancel ? "subscription.cancelled" : "subscription.updated",
+          subjectType: "subscription",
+          subjectId: row.id,
+          before: old,
+          after: now,
+        },
+        nowMs,
+      );
+    return row;
+  });
+}

@@ -1,0 +1,162 @@
+import crypto from "node:crypto";
+import { isoAt } from "../../shared/time.js";
+import { sha256Hex } from "../ids.js";
+import { outboxRow } from "../mail/outbox.js";
+import { renderPortalLink } from "../mail/portalLink.js";
+import { portalUrl } from "../payments/portalUrl.js";
+import type { Store } from "../store/database.js";
+import { insertRow } from "../store/fixedQuery.js";
+import type { Organization } from "../store/organizations.js";
+
+/**
+ * Signing in to the donor portal without a password: the donor asks for a link by e-mail address; when
+ * the organization has gifts from that address, a single-use link (30 minutes) is mailed to it; the link's
+ * token is exchanged once for a session (24 hours). Only tokens' hashes are kept. A donor is an e-mail
+ * address: the session sees the gifts given with that address, in any case.
+ */
+
+export const LINK_MINUTES = 30;
+export const SESSION_HOURS = 24;
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/** The key a donor's gifts are found by: the address, trimmed and lower-cased. */
+export const emailKey = (email: string): string => email.trim().toLowerCase();
+
+const newToken = (): string => crypto.randomBytes(32).toString("base64url");
+
+/** Whether the organization has any gift (or recurring gift) from this address. */
+async function knownDonor(store: Store, organizationId: string, key: string): Promise<boolean> {
+  const db = store.db;
+  const payment = await db
+    .selectFrom("payments")
+    .select("id")
+    .where("organization_id", "=", organizationId)
+    .where((eb) => eb(eb.fn("lower", ["email"]), "=", key))
+    .where("status", "!=", "PROCESSING")
+    .limit(1)
+    .executeTakeFirst();
+  return payment !== undefined;
+}
+
+/**
+ * Mails a sign-in link when the address has given to the organization; does nothing otherwise (the caller
+ * answers the same either way). Returns whether one was queued.
+ */
+export async function requestSignInLink(
+  store: Store,
+  org: Organization,
+  email: string,
+  publicUrl: string,
+  nowMs: number,
+): Promise<boolean> {
+  const key = emailKey(email);
+  if (!(await knownDonor(store, org.id, key))) return false;
+  const token = newToken();
+  const url = `${portalUrl(publicUrl, org.id)}?token=${token}`;
+  const mail = renderPortalLink({ organizationName: org.name, url, minutes: LINK_MINUTES });
+  const now = isoAt(nowMs);
+  await store.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("donor_links")
+      .values({
+        token_hash: sha256Hex(token),
+        organization_id: org.id,
+        email_key: key,
+        expires_at: isoAt(nowMs + LINK_MINUTES * 60_000),
+        used_at: null,
+        created_at: now,
+      })
+      .execute();
+    await insertRow(
+      trx,
+      "email_outbox",
+      outboxRow(
+        {
+          organizationId: org.id,
+          to: email.trim(),
+          fromName: org.name,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        },
+        nowMs,
+      ),
+    );
+  });
+  return true;
+}
+
+export interface DonorSession {
+  token: string;
+  organizationId: string;
+  emailKey: string;
+  expiresAt: string;
+}
+
+/**
+ * Uses a mailed link's token up and opens a session: undefined when the token is unknown, of another
+ * organization, used or expired. Two exchanges of one token open one session (a conditional update).
+ */
+export async function exchangeLinkToken(
+  store: Store,
+  organizationId: string,
+  token: string,
+  nowMs: number,
+): Promise<DonorSession | undefined> {
+  if (!TOKEN.test(token)) return undefined;
+  const now = isoAt(nowMs);
+  const hash = sha256Hex(token);
+  return store.db.transaction().execute(async (trx) => {
+    const link = await trx
+      .updateTable("donor_links")
+      .set({ used_at: now })
+      .where("token_hash", "=", hash)
+      .where("organization_id", "=", organizationId)
+      .where("used_at", "is", null)
+      .where("expires_at", ">", now)
+      .returning(["email_key"])
+      .executeTakeFirst();
+    if (!link) return undefined;
+    const session: DonorSession = {
+      token: newToken(),
+      organizationId,
+      emailKey: link.email_key,
+      expiresAt: isoAt(nowMs + SESSION_HOURS * 3_600_000),
+    };
+    await trx
+      .insertInto("donor_sessions")
+      .values({
+        token_hash: sha256Hex(session.token),
+        organization_id: organizationId,
+        email_key: session.emailKey,
+        expires_at: session.expiresAt,
+        created_at: now,
+      })
+      .execute();
+    return session;
+  });
+}
+
+/** The donor signed in with this session token at this organization, or undefined. */
+export async function findDonorSession(
+  store: Store,
+  organizationId: string,
+  token: string,
+  nowMs: number,
+): Promise<{ emailKey: string } | undefined> {
+  if (!TOKEN.test(token)) return undefined;
+  const row = await store.db
+    .selectFrom("donor_sessions")
+    .select(["email_key"])
+    .where("token_hash", "=", sha256Hex(token))
+    .where("organization_id", "=", organizationId)
+    .where("expires_at", ">", isoAt(nowMs))
+    .executeTakeFirst();
+  return row && { emailKey: row.email_key };
+}
+
+/** Ends a session (signing out). */
+export async function endDonorSession(store: Store, token: string): Promise<void> {
+  if (!TOKEN.test(token)) return;
+  await store.db.deleteFrom("donor_sessions").where("token_hash", "=", sha256Hex(token)).execute();
+}

@@ -1,0 +1,56 @@
+import { z } from "zod";
+import { FREQUENCIES } from "../enums.js";
+import { emailAddress, money } from "./common.js";
+
+/** The donor portal's request bodies. */
+
+export const RECURRING_FREQUENCIES = FREQUENCIES.filter(
+  (f): f is Exclude<(typeof FREQUENCIES)[number], "ONE_TIME"> => f !== "ONE_TIME",
+);
+
+export const portalLinkBodySchema = z.strictObject({
+  email: emailAddress.meta({ description: "The address the donor gave with their gifts" }),
+});
+
+export const portalSessionBodySchema = z.strictObject({
+  token: z.string().min(1).max(200).meta({ description: "The `token` of the mailed link" }),
+});
+
+export const portalSubscriptionChangeSchema = z
+  .strictObject({
+    amount: money({ min: 1, max: 1_000_000 })
+      .optional()
+      .meta({ description: "New recurring amount in dollars, from the next charge on" }),
+    frequency: z.enum(RECURRING_FREQUENCIES).optional().meta({
+      description: "New frequency: the next charge keeps its date, later ones follow the new period",
+    }),
+    skipNext: z.boolean().optional().meta({
+      description: "true: the next charge is skipped and the next billing date moves one period on",
+    }),
+    status: z
+      .literal("CANCELLED", { error: "must be CANCELLED (the only status change accepted)" })
+      .optional()
+      .meta({ description: "Cancels the recurring gift for good" }),
+  })
+  .meta({ minProperties: 1, description: "Any of amount, frequency, skipNext, status" })
+  .check(
+    z.superRefine((body, ctx) => {
+      if (
+        body.amount === undefined &&
+        body.frequency === undefined &&
+        body.skipNext === undefined &&
+        body.status === undefined
+      )
+        ctx.addIssue({ code: "custom", message: "needs amount, frequency, skipNext or status", path: [] });
+    }),
+  );
+
+export const portalStatementQuerySchema = z.object({
+  year: z.coerce
+    .number()
+    .int()
+    .min(2000)
+    .max(2100)
+    .optional()
+    .meta({ description: "The calendar year (UTC); default the current one" }),
+});

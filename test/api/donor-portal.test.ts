@@ -1,0 +1,320 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { auditTrail } from "../../server/store/auditLog.js";
+import { eventsOf, JAN_31, paymentsOf, recurringForm, subscription, worker } from "../billing/support.js";
+import { card, checkout, createForm } from "../support/checkout.js";
+import { pdfText } from "../support/pdfText.js";
+import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/**
+ * The donor portal: a donor asks for a link by e-mail, exchanges its token for a session, and with the
+ * session sees, changes and downloads only their own gifts.
+ */
+
+const ORIGIN = "http://forms.test";
+let clock = JAN_31;
+let t: TestApp;
+
+beforeEach(async () => {
+  clock = JAN_31;
+  t = await setupTestApp({
+    now: () => clock,
+    env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" },
+  });
+});
+afterEach(async () => {
+  await t.close();
+});
+
+const person = (email: string) => ({ firstName: "Ada", lastName: "Lovelace", email });
+
+async function give(formId: string, email: string, body: Record<string, unknown> = {}) {
+  const res = await checkout(t, formId, {
+    amount: 25,
+    frequency: "ONE_TIME",
+    donor: person(email),
+    paymentMethod: card(),
+    ...body,
+  });
+  expect(res.status, res.text).toBe(201);
+  return res.body.payment as { paymentID: string; subscription: { id: string } | null };
+}
+
+const base = () => `/api/manage/${t.org.id}`;
+
+function linkRequest(email: string, headers: Record<string, string> = {}) {
+  return t.request<{ message: string }>("POST", `${base()}/link`, { key: null, body: { email }, headers });
+}
+
+/** The token of the latest sign-in link mailed to `email`. */
+async function mailedToken(email: string): Promise<string | undefined> {
+  const rows = await t.store.db
+    .selectFrom("email_outbox")
+    .selectAll()
+    .where("to_address", "=", email)
+    .orderBy("id", "desc")
+    .execute();
+  const link = rows.find((r) => r.subject.startsWith("Your link"));
+  return link?.text_body.match(/\/manage\/org_[0-9a-z]+\?token=([A-Za-z0-9_-]+)/)?.[1];
+}
+
+async function signIn(email: string): Promise<string> {
+  expect((await linkRequest(email)).status).toBe(202);
+  const token = await mailedToken(email);
+  expect(token).toBeDefined();
+  const res = await t.request("POST", `${base()}/session`, { key: null, body: { token } });
+  expect(res.status, res.text).toBe(200);
+  const cookie = res.headers.get("Set-Cookie") ?? "";
+  return cookie.split(";")[0];
+}
+
+const asDonor = (cookie: string, extra: Record<string, string> = {}) => ({
+  key: null,
+  headers: { Cookie: cookie, Origin: ORIGIN, ...extra },
+});
+
+describe(`donor portal (${dialect})`, () => {
+  it("answers 202 for any address and mails a single-use link only to an address that has given", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await give(formId, "Known@Example.org");
+    const unknown = await linkRequest("stranger@example.org");
+    const known = await linkRequest("known@example.org");
+    expect(unknown.status).toBe(202);
+    expect(known.status).toBe(202);
+    expect(known.body).toEqual(unknown.body);
+    expect(await mailedToken("stranger@example.org")).toBeUndefined();
+    const token = await mailedToken("known@example.org");
+    expect(token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const first = await t.request("POST", `${base()}/session`, { key: null, body: { token } });
+    expect(first.status, first.text).toBe(200);
+    const cookie = first.headers.get("Set-Cookie") ?? "";
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Strict/i);
+    expect(cookie).toMatch(/Max-Age=86400/);
+    const again = await t.request("POST", `${base()}/session`, { key: null, body: { token } });
+    expect(again.status).toBe(401);
+  });
+
+  it("refuses an expired link and an expired session with 401", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await give(formId, "late@example.org");
+    await linkRequest("late@example.org");
+    const token = await mailedToken("late@example.org");
+    clock += 31 * 60_000;
+    const late = await t.request("POST", `${base()}/session`, { key: null, body: { token } });
+    expect(late.status).toBe(401);
+
+    const cookie = await signIn("late@example.org");
+    expect((await t.request("GET", `${base()}/gifts`, asDonor(cookie))).status).toBe(200);
+    clock += 24 * 3_600_000 + 1000;
+    expect((await t.request("GET", `${base()}/gifts`, asDonor(cookie))).status).toBe(401);
+  });
+
+  it("rate-limits link requests per address", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await linkRequest("flood@example.org")).status);
+    expect(statuses.slice(0, 5)).toEqual([202, 202, 202, 202, 202]);
+    const refused = await linkRequest("flood@example.org");
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get("Retry-After")).toMatch(/^\d+$/);
+  });
+
+  it("lists the donor's own gifts and recurring gifts only, in the /v1 shapes", async () => {
+    const formId = await recurringForm(t);
+    const mine = await give(formId, "ada@example.org");
+    const monthly = await give(formId, "ADA@example.org", { frequency: "MONTHLY" });
+    const theirs = await give(formId, "bob@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("ada@example.org");
+    const gifts = await t.request<{
+      payments: { paymentID: string }[];
+      subscriptions: { id: string }[];
+    }>("GET", `${base()}/gifts`, asDonor(cookie));
+    expect(gifts.status, gifts.text).toBe(200);
+    expect(Object.keys(gifts.body).sort()).toEqual(["payments", "subscriptions"]);
+    expect(gifts.body.payments.map((p) => p.paymentID).sort()).toEqual(
+      [mine.paymentID, monthly.paymentID].sort(),
+    );
+    expect(gifts.body.subscriptions.map((s) => s.id)).toEqual([monthly.subscription?.id]);
+    const v1 = await t.request("GET", `/v1/payments/${mine.paymentID}`);
+    expect(gifts.body.payments.find((p) => p.paymentID === mine.paymentID)).toEqual(v1.body);
+    expect(JSON.stringify(gifts.body)).not.toContain(theirs.paymentID);
+  });
+
+  it("changes the amount, skips the next charge, changes the frequency and cancels, with webhooks and the audit log", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const subId = gift.subscription?.id as string;
+    let cookie = await signIn("ada@example.org");
+    const put = (body: unknown, headers: Record<string, string> = {}) => {
+      clock += 1000; // each change at its own time, so the audit log and the events have an order
+      return t.request<{ amount: number; frequency: string; nextBillingDate: string | null; status: string }>(
+        "PUT",
+        `${base()}/subscriptions/${subId}`,
+        { ...asDonor(cookie, headers), body },
+      );
+    };
+
+    const amount = await put({ amount: 30 });
+    expect(amount.status, amount.text).toBe(200);
+    expect(amount.body.amount).toBe(30);
+    expect(amount.body.nextBillingDate).toBe("2026-02-28T10:00:00Z");
+
+    const skipped = await put({ skipNext: true });
+    expect(skipped.status, skipped.text).toBe(200);
+    expect(skipped.body.nextBillingDate).toBe("2026-03-31T10:00:00Z");
+
+    const yearly = await put({ frequency: "ANNUALLY" });
+    expect(yearly.body.frequency).toBe("ANNUALLY");
+    expect(yearly.body.nextBillingDate).toBe("2026-03-31T10:00:00Z");
+
+    // The next charge comes on the kept date, at the new amount; the one after a year later.
+    clock = Date.parse("2026-03-31T10:00:01Z");
+    expect((await worker(t.deps).runOnce()).charged).toBe(1);
+    const charges = await paymentsOf(t.store.db, subId);
+    expect(charges.map((p) => Number(p.amount_cents))).toEqual([2500, 3000]);
+    expect((await subscription(t.store.db, subId)).next_billing_at).toBe("2027-03-31T10:00:00.000Z");
+
+    clock += 60_000;
+    cookie = await signIn("ada@example.org"); // two months on: the first session has ended
+    const cancelled = await put({ status: "CANCELLED" });
+    expect(cancelled.body.status).toBe("CANCELLED");
+    expect((await put({ amount: 10 })).status).toBe(409);
+
+    const events = await eventsOf(t.store.db, subId);
+    expect(events.filter((e) => e === "subscription.updated").length).toBeGreaterThanOrEqual(3);
+    expect(events.at(-1)).toBe("subscription.cancelled");
+    const trail = await auditTrail(t.store.db, t.org.id, "subscription", subId);
+    expect(trail.map((e) => [e.actor_type, e.actor, e.action])).toEqual([
+      ["donor", "ada@example.org", "subscription.updated"],
+      ["donor", "ada@example.org", "subscription.updated"],
+      ["donor", "ada@example.org", "subscription.updated"],
+      ["donor", "ada@example.org", "subscription.cancelled"],
+    ]);
+    expect(JSON.parse(trail[0].old_values)).toEqual({ amount: 25 });
+    expect(JSON.parse(trail[0].new_values)).toEqual({ amount: 30 });
+  });
+
+  it("refuses another donor's records (404), changes without this site's Origin (403) and requests without a session (401)", async () => {
+    const formId = await recurringForm(t);
+    const theirs = await give(formId, "bob@example.org", { frequency: "MONTHLY" });
+    const mine = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("ada@example.org");
+    const other = `${base()}/subscriptions/${theirs.subscription?.id}`;
+    expect((await t.request("PUT", other, { ...asDonor(cookie), body: { amount: 1 } })).status).toBe(404);
+    expect((await t.request("GET", `${base()}/receipts/${theirs.paymentID}`, asDonor(cookie))).status).toBe(
+      404,
+    );
+    expect((await subscription(t.store.db, theirs.subscription?.id as string)).amount_cents).toBe(2500);
+
+    const own = `${base()}/subscriptions/${mine.subscription?.id}`;
+    const foreign = await t.request("PUT", own, {
+      ...asDonor(cookie, { Origin: "https://evil.example" }),
+      body: { amount: 1 },
+    });
+    expect(foreign.status).toBe(403);
+    const none = await t.request("PUT", own, { key: null, headers: { Cookie: cookie }, body: { amount: 1 } });
+    expect(none.status).toBe(403);
+    const anonymous = await t.request("PUT", own, {
+      key: null,
+      headers: { Origin: ORIGIN },
+      body: { amount: 1 },
+    });
+    expect(anonymous.status).toBe(401);
+    expect((await t.request("GET", `${base()}/gifts`, { key: null })).status).toBe(401);
+    expect((await subscription(t.store.db, mine.subscription?.id as string)).amount_cents).toBe(2500);
+
+    // A session is the organization's own: another organization's portal does not know it.
+    const elsewhere = await t.newOrg();
+    const there = await t.request("GET", `/api/manage/${elsewhere.id}/gifts`, asDonor(cookie));
+    expect(there.status).toBe(401);
+  });
+
+  it("downloads a receipt and a year-end statement as PDF, with the legal details and the deductible part of tickets", async () => {
+    const legal = await t.request("PUT", "/v1/organization", {
+      body: {
+        legalName: "Friends of the Library Inc.",
+        legalAddress: "1 Main St\nSpringfield",
+        taxId: "12-3456789",
+      },
+    });
+    expect(legal.status, legal.text).toBe(200);
+    expect(legal.body).toMatchObject({ legalName: "Friends of the Library Inc.", taxId: "12-3456789" });
+    const gala = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "Dinner", price: 100, fairMarketValue: 40 }],
+    });
+    const shown = await t.request<{ tickets: { fairMarketValue: number | null }[] }>(
+      "GET",
+      `/v1/forms/${gala}`,
+    );
+    expect(shown.body.tickets[0].fairMarketValue).toBe(40);
+    const gifts = await createForm(t, validForms.standard());
+    const dinner = await checkout(t, gala, {
+      tickets: [{ name: "Dinner", quantity: 2 }],
+      donor: person("ada@example.org"),
+      paymentMethod: card(),
+    });
+    expect(dinner.status, dinner.text).toBe(201);
+    const dinnerId = (dinner.body.payment as { paymentID: string }).paymentID;
+    await give(gifts, "ada@example.org", { amount: 50 });
+    const cookie = await signIn("ada@example.org");
+
+    const receipt = await t.request("GET", `${base()}/receipts/${dinnerId}`, asDonor(cookie));
+    expect(receipt.status).toBe(200);
+    expect(receipt.headers.get("Content-Type")).toBe("application/pdf");
+    const receiptRes = await t.app.request(`${base()}/receipts/${dinnerId}`, { headers: { Cookie: cookie } });
+    const receiptText = pdfText(Buffer.from(await receiptRes.arrayBuffer()));
+    expect(receiptText).toContain("Friends of the Library Inc.");
+    expect(receiptText).toContain("Tax id: 12-3456789");
+    expect(receiptText).toContain(dinnerId);
+    expect(receiptText).toContain("$200");
+    expect(receiptText).toContain("-$80");
+    expect(receiptText).toMatch(/Deductible amount\n\$120/);
+
+    const statement = await t.app.request(`${base()}/statement?year=2026`, { headers: { Cookie: cookie } });
+    expect(statement.status).toBe(200);
+    const text = pdfText(Buffer.from(await statement.arrayBuffer()));
+    expect(text).toContain("Giving statement 2026");
+    expect(text).toContain("$200 / $120");
+    expect(text).toContain("$50 / $50");
+    expect(text).toMatch(/Total given in 2026 \(2 gifts\)\n\$250/);
+    expect(text).toMatch(/Total deductible\n\$170/);
+
+    const empty = pdfText(
+      Buffer.from(
+        await (
+          await t.app.request(`${base()}/statement?year=2025`, { headers: { Cookie: cookie } })
+        ).arrayBuffer(),
+      ),
+    );
+    expect(empty).toContain("No gifts were received from you in 2025.");
+    expect((await t.request("GET", `${base()}/statement?year=20x6`, asDonor(cookie))).status).toBe(400);
+  });
+
+  it("the receipt e-mail links to the organization's portal", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const gift = await give(formId, "ada@example.org");
+    const [receipt] = await t.store.db
+      .selectFrom("email_outbox")
+      .selectAll()
+      .where("payment_id", "=", gift.paymentID)
+      .execute();
+    expect(receipt.text_body).toContain(`http://forms.test/manage/${t.org.id}`);
+    expect(receipt.html_body).toContain(`href="http://forms.test/manage/${t.org.id}"`);
+  });
+
+  it("opens the payment-method update page for the donor's own recurring gift", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("ada@example.org");
+    const res = await t.request<{ url: string }>(
+      "POST",
+      `${base()}/subscriptions/${gift.subscription?.id}/payment-method-update-link`,
+      asDonor(cookie),
+    );
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.url).toMatch(/^http:\/\/forms\.test\/update-payment-method\/[A-Za-z0-9_-]{43}$/);
+    const page = await t.app.request(new URL(res.body.url).pathname);
+    expect(page.status).toBe(200);
+  });
+});
