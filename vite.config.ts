@@ -68,6 +68,8 @@ const widgetEnvironments: Record<string, EnvironmentOptions> = {
   app: appEnvironment("widget/app/main.tsx"),
   stripe: appEnvironment("widget/stripe/main.ts", "stripe.js"),
   overlay: scriptEnvironment("widget/overlay/main.ts", "overlay.js"),
+  // The donor portal's page (/manage/<organizationId>): its own module, loaded by that page only.
+  portal: appEnvironment("widget/portal/main.tsx", "portal.js"),
 };
 
 export default defineConfig({

@@ -21,7 +21,9 @@ import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
 import { serveWidgetAsset } from "./pages/assets.js";
 import { hostedFormPage } from "./pages/hosted.js";
+import { portalPage } from "./pages/portal.js";
 import { mountUpdatePaymentMethodPages } from "./pages/updatePaymentMethod.js";
+import { PORTAL_PAGE_PATH } from "./payments/portalUrl.js";
 import { ProcessorError } from "./processors/port.js";
 import { webhookOperations } from "./webhooks/eventSchemas.js";
 
@@ -114,7 +116,7 @@ export function createApp(deps: AppDeps) {
   }
 
   // The checkout app (hosted pages, iframe and overlay); pages name it with ?v=<content hash>.
-  for (const name of ["app.js", "app.css", "stripe.js"] as const) {
+  for (const name of ["app.js", "app.css", "stripe.js", "portal.js"] as const) {
     app.get(`/checkout/${name}`, (c) => {
       const asset = serveWidgetAsset(name);
       if (!asset) return c.text(`/* ${name} is not built: run npm run build */`, 404);
@@ -132,6 +134,7 @@ export function createApp(deps: AppDeps) {
   app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   app.get("/attend/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   mountUpdatePaymentMethodPages(app, deps);
+  app.get(`${PORTAL_PAGE_PATH}/:organizationId`, (c) => portalPage(c, deps, c.req.param("organizationId")));
   mountProcessorWebhooks(app, deps);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {

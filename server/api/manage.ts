@@ -12,6 +12,7 @@ import { subscriptionSchema, updateLinkResponseSchema } from "../../shared/schem
 import { wireTime } from "../../shared/time.js";
 import { receiptPdf, statementPdf } from "../documents/givingDocuments.js";
 import { ApiError } from "../errors.js";
+import { portalUrl } from "../payments/portalUrl.js";
 import { createUpdateLink } from "../payments/updateLink.js";
 import {
   emailKey,
@@ -293,7 +294,8 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
             organizationId: org.id,
             subscriptionId: sub.id,
             allowedMethods: ["CARD", "PAY_BY_BANK"],
-            returnUrl: null,
+            // The update page offers the way back to the portal afterwards.
+            returnUrl: portalUrl(deps.config.publicUrl, org.id),
             expiresAtMs: nowMs + 30 * 60_000,
           },
           deps.config.publicUrl,

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
  * building while the server runs is enough.
  */
 
-export type WidgetAsset = "embed.js" | "overlay.js" | "app.js" | "app.css" | "stripe.js";
+export type WidgetAsset = "embed.js" | "overlay.js" | "app.js" | "app.css" | "stripe.js" | "portal.js";
 
 const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
   "embed.js",
@@ -15,6 +15,7 @@ const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
   "app.js",
   "app.css",
   "stripe.js",
+  "portal.js",
 ]);
 const widgetDir = new URL("../../dist/widget/", import.meta.url);
 const cache = new Map<WidgetAsset, { body: string; etag: string }>();
@@ -38,7 +39,7 @@ export function serveWidgetAsset(name: WidgetAsset): { body: string; etag: strin
 }
 
 /** The path pages name a checkout asset by: its content hash makes it cacheable for good. */
-export function checkoutAssetUrl(name: "app.js" | "app.css" | "stripe.js"): string {
+export function checkoutAssetUrl(name: "app.js" | "app.css" | "stripe.js" | "portal.js"): string {
   const asset = serveWidgetAsset(name);
   return `/checkout/${name}${asset ? `?v=${encodeURIComponent(asset.etag.slice(1, 13))}` : ""}`;
 }
