@@ -194,6 +194,27 @@ describe(`donor portal (${dialect})`, () => {
     expect(JSON.parse(trail[0].new_values)).toEqual({ amount: 30 });
   });
 
+  it("refuses to move the schedule while a billing pass is charging the gift (409), and changes nothing", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const subId = gift.subscription?.id as string;
+    await t.store.db
+      .updateTable("subscriptions")
+      .set({ claim_token: "pass", claimed_until: new Date(clock + 60_000).toISOString() })
+      .where("id", "=", subId)
+      .execute();
+    const cookie = await signIn("ada@example.org");
+    const path = `${base()}/subscriptions/${subId}`;
+    const skip = await t.request("PUT", path, { ...asDonor(cookie), body: { skipNext: true } });
+    expect(skip.status).toBe(409);
+    expect(skip.body).toEqual({ error: expect.stringMatching(/being charged/) });
+    const before = await subscription(t.store.db, subId);
+    expect(before.cycle).toBe(0);
+    expect(before.next_billing_at).toBe("2026-02-28T10:00:00.000Z");
+    // An amount change applies to this charge or the next, so it is taken meanwhile.
+    expect((await t.request("PUT", path, { ...asDonor(cookie), body: { amount: 40 } })).status).toBe(200);
+  });
+
   it("refuses another donor's records (404), changes without this site's Origin (403) and requests without a session (401)", async () => {
     const formId = await recurringForm(t);
     const theirs = await give(formId, "bob@example.org", { frequency: "MONTHLY" });
