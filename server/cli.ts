@@ -351,6 +351,10 @@ async function orgStripe(values: Values, store: Store, config: Config): Promise<
       throw new UsageError(
         "Set SECRETS_KEY (32 random bytes: openssl rand -hex 32) before storing Stripe keys: they are kept sealed with it",
       );
+    if (org.currency !== "USD")
+      throw new UsageError(
+        `Almoner charges through Stripe in USD only for now, and ${org.name} takes gifts in ${org.currency}: set its currency to USD first (PUT /v1/organization)`,
+      );
     let connected: Awaited<ReturnType<typeof connectStripe>>;
     try {
       connected = await connectStripe({

@@ -81,7 +81,7 @@ const CHECKOUT_RULES: BodyRule[] = [
 ];
 
 const quoteSchema = z.object({
-  currency: z.literal("USD"),
+  currency: z.string().meta({ description: "ISO 4217: the organization's currency" }),
   frequency: z.string(),
   fund: z.string(),
   lines: z.array(

@@ -230,6 +230,12 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         "Any of `amount` (dollars), `frequency`, `skipNext: true` (the next billing date moves one period on) and `status: \"CANCELLED\"`. Fires the same `subscription.*` webhooks as the API and is written to the audit log with the donor's address. Another donor's recurring gift: 404; a cancelled one: 409; a schedule change while a charge is being made: 409.",
       params: subscriptionParams,
       body: portalSubscriptionChangeSchema,
+      rules: [
+        {
+          fields: ["amount"],
+          rule: "a whole amount when the recurring gift's currency has no decimals (JPY)",
+        },
+      ],
       responses: {
         200: { description: "The recurring gift", schema: subscriptionSchema },
         400: invalid,

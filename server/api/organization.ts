@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { LANGUAGES } from "../../shared/languages.js";
 import {
   assignGlobalInputIds,
   GLOBAL_INPUT_TYPES,
@@ -45,6 +46,8 @@ export const organizationSchema = z.object({
     description:
       "ISO 3166-1 alpha-2 (default US): the country of phone numbers typed without a country code (contacts are matched by E.164)",
   }),
+  currency: z.string().meta({ description: "ISO 4217, upper case: what new gifts are taken in" }),
+  language: z.enum(LANGUAGES).meta({ description: "The donors' default language" }),
   legalName: z
     .string()
     .nullable()
@@ -64,6 +67,8 @@ export function presentOrganization(
     organizationBaseURLs: org.baseUrls,
     globalCustomInputs: org.globalCustomInputs,
     country: org.country,
+    currency: org.currency,
+    language: org.language,
     legalName: org.legal.name,
     legalAddress: org.legal.address,
     taxId: org.legal.taxId,
@@ -73,7 +78,7 @@ export function presentOrganization(
       accountId: stripe?.accountId ?? null,
       accountName: stripe?.accountName ?? null,
       publishableKey: stripe?.publishableKey ?? null,
-      currency: (stripe?.currency ?? "usd").toUpperCase(),
+      currency: (stripe?.currency ?? org.currency).toUpperCase(),
       walletDomains: stripe?.domains ?? [],
     },
   };
@@ -108,15 +113,26 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe charges in its account's currency, so it cannot choose another. `language` is the donors' pages' default language.",
       body: organizationUpdateSchema,
-      rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }],
+      rules: [
+        { fields: ["globalCustomInputs"], rule: "no custom input id or title twice" },
+        {
+          fields: ["currency"],
+          rule: "an organization on Stripe takes gifts in its Stripe account's currency",
+        },
+      ],
       responses: {
         200: { description: "The new configuration", schema: organizationSchema },
         ...standardErrors,
       },
       handler: async (c, { body }) => {
         const org = await load(c.get("auth").organizationId);
+        const account = org.processor?.currency.toUpperCase();
+        if (body.currency !== undefined && account !== undefined && body.currency !== account)
+          throw ApiError.validation([
+            `currency must be ${account}: the organization's Stripe account charges in ${account}`,
+          ]);
         const updated = await updateOrganization(deps.store.db, org.id, {
           name: body.organizationName,
           baseUrls: body.organizationBaseURLs,
@@ -125,6 +141,8 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
             : undefined,
           country: body.country,
           legal: { name: body.legalName, address: body.legalAddress, taxId: body.taxId },
+          currency: body.currency,
+          language: body.language,
         });
         const now = updated ?? org;
         return c.json(presentOrganization(now, deps.processors.nameFor(now)));

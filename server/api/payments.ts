@@ -107,7 +107,10 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
         'Refunds through the processor that made the payment. Without a body (or without `amount`) all that is left is refunded; `{ "amount": 15 }` refunds $15. A payment refunded in full is `REFUNDED` (its tickets and promo-code uses are given back); a partial refund raises `refundedAmount`. Fires `donation.updated`. Send an `Idempotency-Key` so that a retried request never refunds twice. 409 when the payment cannot be refunded (not completed, already refunded in full, or nothing was charged).',
       params: paymentIdParams,
       body: refundRequestSchema,
-      rules: [{ fields: ["amount"], rule: "amount at most what is left of the payment to refund" }],
+      rules: [
+        { fields: ["amount"], rule: "amount at most what is left of the payment to refund" },
+        { fields: ["amount"], rule: "a whole amount when the payment's currency has no decimals (JPY)" },
+      ],
       bodyOptional: true,
       responses: {
         200: { description: "Refunded (a bank refund may still be pending)", schema: refundAnswerSchema },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isExpressible } from "../../shared/currency.js";
 import {
   SUBSCRIPTION_STATUSES,
   subscriptionSchema,
@@ -51,6 +52,8 @@ export async function applySubscriptionChange(
   change: SubscriptionChange,
   actor: AuditActor,
 ): Promise<SubscriptionsTable> {
+  if (change.amountCents !== undefined && !isExpressible(change.amountCents, sub.currency))
+    throw ApiError.validation([`amount must be a whole number of ${sub.currency}, which has no decimals`]);
   try {
     return await changeSubscription(deps.store, sub, change, actor, deps.now());
   } catch (err) {
@@ -123,6 +126,9 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
         '`status: "CANCELLED"` cancels for good: no charge starts after the cancel (a charge a billing pass had already begun completes, but the schedule does not move on). `amount` (dollars, > 0, ≤ 1,000,000, 2 decimals) is the recurring gift from the next charge on; a covered fee is recomputed on it. Send either or both; neither is a 400. A cancelled subscription is a 409. Emits `subscription.updated` for an amount change and `subscription.cancelled` for a cancel.',
       params: idParams,
       body: subscriptionUpdateSchema,
+      rules: [
+        { fields: ["amount"], rule: "a whole amount when the subscription's currency has no decimals (JPY)" },
+      ],
       responses: {
         200: { description: "The subscription", schema: subscriptionSchema },
         ...standardErrors,

@@ -98,7 +98,7 @@ export async function billSubscription(
     (await processor.charge(
       {
         amountCents: Number(payment.amount_cents),
-        currency: "USD",
+        currency: payment.currency,
         paymentMethod: sub.payment_method_token,
         idempotencyKey: payment.charge_key,
         description: `Donation: ${payment.form_title}`,

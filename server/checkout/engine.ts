@@ -83,9 +83,9 @@ async function loadSubmittableForm(store: Store, formId: string): Promise<Loaded
   return loaded;
 }
 
-export function presentQuote(q: Quote) {
+export function presentQuote(q: Quote, currency: string) {
   return {
-    currency: "USD",
+    currency,
     frequency: q.frequency,
     fund: q.fund,
     lines: q.lines.map((l) => ({
@@ -114,6 +114,7 @@ function pricingErrors(form: FormRecord, org: Organization, req: QuoteRequest, a
     toOrderInput(req, form.config.defaultFrequency),
     availability,
     org.feeRate,
+    org.currency,
   );
   return result;
 }
@@ -147,7 +148,7 @@ export async function quoteOrder(deps: AppDeps, formId: string, req: QuoteReques
       result.errors.every((e) => isStockError(e.code)),
       refusesPromo(result.errors),
     );
-  return presentQuote(result.quote);
+  return presentQuote(result.quote, org.currency);
 }
 
 /** The stock an order takes, with each item's limit from the form. */
@@ -357,7 +358,7 @@ export async function runCheckout(
     amount_cents: quote.totalCents,
     fee_cents: quote.feeCents,
     refunded_cents: 0,
-    currency: "USD",
+    currency: org.currency,
     fund: quote.fund,
     form_title: form.config.title,
     frequency: quote.frequency,
@@ -418,7 +419,7 @@ export async function runCheckout(
 
   const input: ChargeInput = {
     amountCents: quote.totalCents,
-    currency: "USD",
+    currency: org.currency,
     paymentMethod: method.token,
     idempotencyKey: row.charge_key,
     description: `${form.config.formType === "EVENT" ? "Order" : "Donation"}: ${form.config.title}`,

@@ -99,6 +99,7 @@ export async function publicFormView(
     headerImage: c.headerImage,
     active: c.active,
     organization: { name: org.name },
+    currency: org.currency,
     funds: c.funds,
     frequencies: c.frequencies,
     defaultFrequency: c.defaultFrequency,

@@ -1,4 +1,4 @@
-import { formatDollars } from "../../shared/money.js";
+import { formatMoney } from "../../shared/currency.js";
 import type { Organization } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -66,6 +66,7 @@ export function receiptPdf(org: Organization, p: PaymentsTable, nowMs: number): 
   return renderPdf(
     { title: `Receipt ${p.id}`, author: org.legal.name ?? org.name, createdAt: new Date(nowMs) },
     (doc) => {
+      const money = (cents: number) => formatMoney(cents, p.currency);
       header(doc, org, "Receipt");
       donorBlock(doc, p);
       const details = paymentDetails(p);
@@ -83,21 +84,21 @@ export function receiptPdf(org: Organization, p: PaymentsTable, nowMs: number): 
         row(
           doc,
           line.quantity > 1 ? `${line.label} x ${line.quantity}` : line.label,
-          formatDollars(line.amountCents),
+          money(line.amountCents),
         );
       if (details.discountCents > 0)
         row(
           doc,
           `Discount${details.promoCode ? ` (${details.promoCode})` : ""}`,
-          `-${formatDollars(details.discountCents)}`,
+          `-${money(details.discountCents)}`,
         );
-      if (Number(p.fee_cents) > 0) row(doc, "Processing fee covered", formatDollars(Number(p.fee_cents)));
+      if (Number(p.fee_cents) > 0) row(doc, "Processing fee covered", money(Number(p.fee_cents)));
       rule(doc);
-      row(doc, "Total paid", formatDollars(Number(p.amount_cents)), { bold: true });
-      if (Number(p.refunded_cents) > 0) row(doc, "Refunded", `-${formatDollars(Number(p.refunded_cents))}`);
+      row(doc, "Total paid", money(Number(p.amount_cents)), { bold: true });
+      if (Number(p.refunded_cents) > 0) row(doc, "Refunded", `-${money(Number(p.refunded_cents))}`);
       const fmv = fairMarketCents(p);
-      if (fmv > 0) row(doc, "Fair-market value of goods and services received", `-${formatDollars(fmv)}`);
-      row(doc, "Deductible amount", formatDollars(deductibleCents(p)), { bold: true });
+      if (fmv > 0) row(doc, "Fair-market value of goods and services received", `-${money(fmv)}`);
+      row(doc, "Deductible amount", money(deductibleCents(p)), { bold: true });
       doc.moveDown(1.5);
       doc
         .font("Helvetica")
@@ -140,20 +141,20 @@ export function statementPdf(
         row(
           doc,
           `${day(p.created_at)}  ${p.id}  ${p.form_title}${p.fund ? ` (${p.fund})` : ""}`,
-          `${formatDollars(keptCents(p))} / ${formatDollars(deductibleCents(p))}`,
+          `${formatMoney(keptCents(p), p.currency)} / ${formatMoney(deductibleCents(p), p.currency)}`,
         );
       rule(doc);
-      const total = kept.reduce((sum, p) => sum + keptCents(p), 0);
-      const deductible = kept.reduce((sum, p) => sum + deductibleCents(p), 0);
-      row(
-        doc,
-        `Total given in ${year} (${kept.length} ${kept.length === 1 ? "gift" : "gifts"})`,
-        formatDollars(total),
-        {
-          bold: true,
-        },
-      );
-      row(doc, "Total deductible", formatDollars(deductible), { bold: true });
+      // Totals per currency (an organization that changed its currency in the year has two).
+      const currencies = [...new Set(kept.map((p) => p.currency))];
+      for (const currency of currencies) {
+        const mine = kept.filter((p) => p.currency === currency);
+        const total = mine.reduce((sum, p) => sum + keptCents(p), 0);
+        const deductible = mine.reduce((sum, p) => sum + deductibleCents(p), 0);
+        const gifts = `${mine.length} ${mine.length === 1 ? "gift" : "gifts"}`;
+        const label = currencies.length > 1 ? `${year}, ${currency}` : year;
+        row(doc, `Total given in ${label} (${gifts})`, formatMoney(total, currency), { bold: true });
+        row(doc, "Total deductible", formatMoney(deductible, currency), { bold: true });
+      }
       doc.moveDown(1.5);
       doc
         .font("Helvetica")

@@ -1,5 +1,5 @@
+import { formatMoney } from "../../shared/currency.js";
 import { escapeHtml } from "../../shared/html.js";
-import { formatDollars } from "../../shared/money.js";
 
 /** The e-mail asking a donor to confirm a recurring charge their bank held for authentication. */
 
@@ -9,6 +9,8 @@ export interface ConfirmationRequestInput {
   amountCents: number;
   /** "monthly", "yearly", … */
   cadence: string;
+  /** ISO 4217 of the amount (default USD). */
+  currency?: string;
   url: string;
   expiresOn: string;
 }
@@ -18,7 +20,7 @@ export function renderConfirmationRequest(input: ConfirmationRequestInput): {
   text: string;
   html: string;
 } {
-  const amount = formatDollars(input.amountCents);
+  const amount = formatMoney(input.amountCents, input.currency ?? "USD");
   const subject = `Please confirm your ${input.cadence} gift to ${input.organizationName}`;
   const lines = [
     `Dear ${input.firstName},`,

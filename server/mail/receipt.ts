@@ -1,6 +1,6 @@
+import { formatMoney } from "../../shared/currency.js";
 import type { Frequency } from "../../shared/enums.js";
 import { escapeHtml } from "../../shared/html.js";
-import { formatDollars } from "../../shared/money.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
 
 /**
@@ -33,6 +33,8 @@ export interface ReceiptInput {
   nextBillingDate: string | null;
   /** A later charge of a subscription rather than the checkout that started it. */
   recurringCharge: boolean;
+  /** ISO 4217 of the amounts (default USD). */
+  currency?: string;
   /** The donor portal of the organization, where the donor finds their gifts and receipts. */
   portalUrl?: string;
 }
@@ -95,6 +97,7 @@ function capitalize(word: string): string {
 
 /** The receipt as labelled rows and sentences, shared by the text and HTML parts so they never disagree. */
 function compose(input: ReceiptInput) {
+  const money = (cents: number) => formatMoney(cents, input.currency ?? "USD");
   const org = input.organizationName;
   const isEvent = input.lines.some((l) => l.kind === "ticket");
   const recurring = input.frequency !== "ONE_TIME";
@@ -123,7 +126,7 @@ function compose(input: ReceiptInput) {
   const summary: [string, string][] = [
     ["Receipt number", input.paymentId],
     ["Date", formatDate(input.date)],
-    ["Amount", formatDollars(input.amountCents)],
+    ["Amount", money(input.amountCents)],
   ];
   if (!isEvent) summary.push(["Frequency", capitalize(freq)]);
   summary.push(["Fund", input.fund], [isEvent ? "Event" : "Form", input.formTitle]);
@@ -133,15 +136,15 @@ function compose(input: ReceiptInput) {
 
   const items: [string, string][] = input.lines.map((l) => [
     l.quantity > 1 ? `${l.label} × ${l.quantity}` : l.label,
-    formatDollars(l.amountCents),
+    money(l.amountCents),
   ]);
   if (input.discountCents > 0)
     items.push([
       input.promoCode ? `Discount (${input.promoCode})` : "Discount",
-      `-${formatDollars(input.discountCents)}`,
+      `-${money(input.discountCents)}`,
     ]);
-  if (input.feeCents > 0) items.push(["Processing fee you covered", formatDollars(input.feeCents)]);
-  if (items.length > 0) items.push(["Total", formatDollars(input.amountCents)]);
+  if (input.feeCents > 0) items.push(["Processing fee you covered", money(input.feeCents)]);
+  if (items.length > 0) items.push(["Total", money(input.amountCents)]);
 
   const closing = ["This receipt is for your records."];
   const portal = input.portalUrl

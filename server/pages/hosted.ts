@@ -5,6 +5,7 @@ import { renderToString } from "preact-render-to-string";
 import { escapeHtml } from "../../shared/html.js";
 import { quoteRequestSchema } from "../../shared/schemas/checkout.js";
 import { App } from "../../widget/app/App.js";
+import { setLocale } from "../../widget/app/locale.js";
 import { createCheckout } from "../../widget/app/store.js";
 import type { Boot, Quote } from "../../widget/app/view.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
@@ -113,6 +114,8 @@ interface CheckoutPage {
 function checkoutHtml(p: CheckoutPage): string {
   const { view } = p;
   const c = createCheckout({ view, quote: p.quote });
+  // The render is synchronous: the page's locale holds for exactly this page.
+  setLocale({ language: "en", currency: view.currency });
   const body = renderToString(h(App, { c, embedded: p.embed }));
   const verb = view.formType === "EVENT" ? "Register" : "Donate";
   const description = describe(view.description || `${verb}: ${view.title}, ${view.organization.name}`);

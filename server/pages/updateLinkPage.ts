@@ -1,6 +1,6 @@
 import type { Context } from "hono";
+import { formatMoney } from "../../shared/currency.js";
 import { escapeHtml } from "../../shared/html.js";
-import { formatDollars } from "../../shared/money.js";
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { ApiError } from "../errors.js";
@@ -118,7 +118,7 @@ function describeMethod(
 
 export function summary(loaded: Loaded): string {
   const { sub, orgName } = loaded;
-  const amount = formatDollars(Number(sub.amount_cents));
+  const amount = formatMoney(Number(sub.amount_cents), sub.currency);
   const every = FREQUENCY_WORDS[sub.frequency] ?? sub.frequency.toLowerCase();
   return `<dl class="summary">
 <dt>Organization</dt><dd>${escapeHtml(orgName)}</dd>

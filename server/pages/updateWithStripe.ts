@@ -1,6 +1,6 @@
 import type { Context } from "hono";
+import { formatMoney } from "../../shared/currency.js";
 import { escapeHtml } from "../../shared/html.js";
-import { formatDollars } from "../../shared/money.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { checkSubmissionOrigin } from "../api/requestSource.js";
 import { ApiError } from "../errors.js";
@@ -53,12 +53,14 @@ export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): st
     publishableKey: stripe?.publishableKey ?? "",
     ...(deps.config.stripeJsUrl ? { jsUrl: deps.config.stripeJsUrl } : {}),
     actionUrl: `${UPDATE_PAGE_PATH}/${token}${STRIPE_ACTIONS_SUFFIX}`,
-    held: loaded.held ? { amount: formatDollars(Number(loaded.held.amount_cents)) } : null,
+    held: loaded.held
+      ? { amount: formatMoney(Number(loaded.held.amount_cents), loaded.held.currency) }
+      : null,
   };
   const held = loaded.held
     ? `<section aria-labelledby="held-h"><h2 id="held-h">Confirm your payment</h2>
-<p>Your bank asked you to confirm this payment of ${escapeHtml(formatDollars(Number(loaded.held.amount_cents)))} before it goes through.</p>
-<button type="button" id="almoner-confirm-payment">Confirm ${escapeHtml(formatDollars(Number(loaded.held.amount_cents)))}</button>
+<p>Your bank asked you to confirm this payment of ${escapeHtml(formatMoney(Number(loaded.held.amount_cents), loaded.held.currency))} before it goes through.</p>
+<button type="button" id="almoner-confirm-payment">Confirm ${escapeHtml(formatMoney(Number(loaded.held.amount_cents), loaded.held.currency))}</button>
 <p id="almoner-confirm-status" role="status"></p></section><h2>Or use another payment method</h2>`
     : "";
   return page({
@@ -219,7 +221,7 @@ async function recordHeld(deps: AppDeps, loaded: Loaded, processor: PaymentProce
       status: "paid",
       message:
         row.status === "COMPLETED" || row.status === "REFUNDED"
-          ? `Thank you! Your payment of ${formatDollars(Number(row.amount_cents))} went through; a receipt is on its way.`
+          ? `Thank you! Your payment of ${formatMoney(Number(row.amount_cents), row.currency)} went through; a receipt is on its way.`
           : "Thank you! Your payment is processing.",
     },
   };

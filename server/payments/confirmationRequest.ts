@@ -48,6 +48,7 @@ export async function requestConfirmation(
     organizationName,
     firstName: row.first_name,
     amountCents: Number(row.amount_cents),
+    currency: row.currency,
     cadence: CADENCE[row.frequency] ?? "recurring",
     url: link.url,
     expiresOn: new Date(expiresAtMs).toUTCString().replace(/ \d\d:\d\d:\d\d GMT$/, ""),

@@ -61,6 +61,7 @@ export async function receiptOutboxRow(
     nextBillingDate: sub && sub.status === "ACTIVE" ? sub.next_billing_at : null,
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
     portalUrl: portalUrl(at.publicUrl, row.organization_id),
+    currency: row.currency,
   });
   return outboxRow(
     {

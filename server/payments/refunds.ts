@@ -1,4 +1,4 @@
-import { formatDollars } from "../../shared/money.js";
+import { formatMoney, isExpressible } from "../../shared/currency.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import type { Organization } from "../store/organizations.js";
@@ -46,8 +46,10 @@ export async function refundPayment(
   const left = amount - refunded;
   if (request.amountCents !== undefined && request.amountCents > left)
     throw ApiError.validation([
-      `amount must be at most ${formatDollars(left)}, what is left of the payment (${formatDollars(refunded)} of ${formatDollars(amount)} is refunded already)`,
+      `amount must be at most ${formatMoney(left, row.currency)}, what is left of the payment (${formatMoney(refunded, row.currency)} of ${formatMoney(amount, row.currency)} is refunded already)`,
     ]);
+  if (request.amountCents !== undefined && !isExpressible(request.amountCents, row.currency))
+    throw ApiError.validation([`amount must be a whole number of ${row.currency}, which has no decimals`]);
 
   const processor = deps.processors.named(row.processor, org);
   const result = await processor.refund({

@@ -30,7 +30,8 @@
  */
 
 export type ProcessorName = "sandbox" | "stripe";
-export type Currency = "USD";
+/** ISO 4217, upper case (shared/currency.ts lists those taken). */
+export type Currency = string;
 export type PaymentMethodType = "card" | "bank";
 export type CardBrand = "visa" | "mastercard" | "amex" | "discover" | "unknown";
 export type Wallet = "apple_pay" | "google_pay" | "link";

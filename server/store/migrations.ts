@@ -14,6 +14,7 @@ import { paymentProcessors } from "./migrations/011-payment-processors.js";
 import { phonesE164 } from "./migrations/012-phones-e164.js";
 import { processLiveness } from "./migrations/013-process-liveness.js";
 import { donorPortal } from "./migrations/014-donor-portal.js";
+import { organizationCurrencyLanguage } from "./migrations/015-organization-currency-language.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -37,6 +38,7 @@ export const MIGRATIONS: Migration[] = [
   phonesE164,
   processLiveness,
   donorPortal,
+  organizationCurrencyLanguage,
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

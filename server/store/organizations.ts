@@ -1,3 +1,5 @@
+import { DEFAULT_CURRENCY } from "../../shared/currency.js";
+import { DEFAULT_LANGUAGE, isLanguage, type Language } from "../../shared/languages.js";
 import { DEFAULT_COUNTRY } from "../../shared/phone.js";
 import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing/fees.js";
 import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
@@ -45,6 +47,10 @@ export interface Organization {
   country: string;
   /** What receipts and statements name the organization by, and its tax id; null until set. */
   legal: OrganizationLegal;
+  /** ISO 4217, upper case: what new gifts are taken in. */
+  currency: string;
+  /** The language donors' pages speak unless the donor asks for another. */
+  language: Language;
   createdAt: string;
   updatedAt: string;
 }
@@ -81,6 +87,8 @@ function fromRow(row: OrganizationsTable): Organization {
     processorSecrets: row.processor_secrets,
     country: row.country,
     legal: { name: row.legal_name ?? null, address: row.legal_address ?? null, taxId: row.tax_id ?? null },
+    currency: row.currency ?? DEFAULT_CURRENCY,
+    language: row.language && isLanguage(row.language) ? row.language : DEFAULT_LANGUAGE,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -146,6 +154,8 @@ export async function updateOrganization(
     feeRate?: FeeRate;
     country?: string;
     legal?: Partial<OrganizationLegal>;
+    currency?: string;
+    language?: Language;
   },
 ): Promise<Organization | undefined> {
   const set: Partial<OrganizationsTable> = { updated_at: new Date().toISOString() };
@@ -154,6 +164,8 @@ export async function updateOrganization(
   if (changes.globalCustomInputs !== undefined)
     set.global_custom_inputs = JSON.stringify(changes.globalCustomInputs);
   if (changes.country !== undefined) set.country = changes.country;
+  if (changes.currency !== undefined) set.currency = changes.currency;
+  if (changes.language !== undefined) set.language = changes.language;
   const legal = changes.legal;
   if (legal?.name !== undefined) set.legal_name = legal.name;
   if (legal?.address !== undefined) set.legal_address = legal.address;

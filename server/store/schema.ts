@@ -26,6 +26,10 @@ export interface OrganizationsTable {
   legal_name?: string | null;
   legal_address?: string | null;
   tax_id?: string | null;
+  /** ISO 4217 (default USD): what new gifts are taken in. Left out: USD. */
+  currency?: string;
+  /** The donors' default language (default en). Left out: en. */
+  language?: string;
   created_at: string;
   updated_at: string;
 }

@@ -1,5 +1,12 @@
+import {
+  DEFAULT_CURRENCY,
+  decimalsOf,
+  formatMoney,
+  isExpressible,
+  roundDownTo,
+  roundUpTo,
+} from "../currency.js";
 import { FREQUENCIES, type Frequency } from "../enums.js";
-import { formatDollars } from "../money.js";
 import type { FormConfig } from "../schemas/form.js";
 import { type Availability, NO_SALES } from "./availability.js";
 import { crowdfundingLine, embedLine } from "./donationLine.js";
@@ -39,6 +46,8 @@ export function priceOrder(
   input: OrderInput,
   availability: Availability = NO_SALES,
   feeRate: FeeRate = DEFAULT_FEE_RATE,
+  /** The organization's currency: one without decimals (JPY) takes whole amounts only. */
+  currency: string = DEFAULT_CURRENCY,
 ): PricingResult {
   assertFeeRate(feeRate);
   const errors: PricingError[] = [];
@@ -152,11 +161,23 @@ export function priceOrder(
   else if (coverFees === true && !form.enableCoverFees)
     fail("coverFees", "not_allowed", "coverFees is not enabled on this form");
 
+  // A currency without decimals: what the donor typed, and what the form asks, in whole units only.
+  if (decimalsOf(currency) === 0) {
+    for (const field of ["amount", "extraDonation"] as const) {
+      const value = input[field];
+      if (typeof value === "number" && Number.isSafeInteger(value) && !isExpressible(value, currency))
+        fail(field, "invalid", `${field} must be a whole number of ${currency}, which has no decimals`);
+    }
+    if (errors.length === 0 && lines.some((l) => !isExpressible(l.amountCents, currency)))
+      fail("total", "invalid", `This form's amounts have decimals, which ${currency} does not have`);
+    discountCents = roundDownTo(discountCents, currency);
+  }
+
   if (errors.length > 0) return { ok: false, errors };
 
   const subtotalCents = lines.reduce((sum, l) => sum + l.amountCents, 0);
   const netIntendedCents = subtotalCents - discountCents;
-  const feeCents = coverFees === true ? coverFeeCents(netIntendedCents, feeRate) : 0;
+  const feeCents = coverFees === true ? roundUpTo(coverFeeCents(netIntendedCents, feeRate), currency) : 0;
   const totalCents = netIntendedCents + feeCents;
   if (totalCents > MAX_ORDER_TOTAL_CENTS)
     return {
@@ -165,7 +186,7 @@ export function priceOrder(
         {
           field: "total",
           code: "limit_exceeded",
-          message: `The order total ${formatDollars(totalCents)} is above the ${formatDollars(MAX_ORDER_TOTAL_CENTS)} limit for one order`,
+          message: `The order total ${formatMoney(totalCents, currency)} is above the ${formatMoney(MAX_ORDER_TOTAL_CENTS, currency)} limit for one order`,
         },
       ],
     };

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { CURRENCIES, isCurrency } from "../currency.js";
+import { LANGUAGES } from "../languages.js";
 import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
 import { readOnlyFields, requiredString } from "./common.js";
 import { dropdownOptionProblems, dropdownRule, inputOptionsSchema } from "./form.js";
@@ -77,6 +79,8 @@ const UPDATABLE = [
   "legalName",
   "legalAddress",
   "taxId",
+  "currency",
+  "language",
 ];
 
 /** A legal detail: text, or null (or "") to clear it. */
@@ -120,6 +124,29 @@ export const organizationUpdateSchema = z
       "The postal address receipts and statements show; lines separated by newlines",
     ),
     taxId: legalText(50, "The tax id receipts and statements show (an EIN, a charity number)"),
+    currency: z
+      .string()
+      .trim()
+      .toUpperCase()
+      .meta({
+        enum: CURRENCIES,
+        description:
+          "ISO 4217 code (any case) new gifts are taken in; gifts already made keep theirs. Amounts keep the currency's decimals (none for JPY)",
+      })
+      .check(
+        z.superRefine((code, ctx) => {
+          if (!isCurrency(code))
+            ctx.addIssue({
+              code: "custom",
+              message: `must be a supported ISO 4217 currency code such as USD, EUR or JPY (one of ${CURRENCIES.join(", ")})`,
+            });
+        }),
+      )
+      .optional(),
+    language: z.enum(LANGUAGES).optional().meta({
+      description:
+        "The language donors' pages speak unless the donor asks for another (?lang=, Accept-Language)",
+    }),
     // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
     ...readOnlyFields("paymentProcessor"),
   })
@@ -135,12 +162,14 @@ export const organizationUpdateSchema = z
           body.country === undefined &&
           body.legalName === undefined &&
           body.legalAddress === undefined &&
-          body.taxId === undefined
+          body.taxId === undefined &&
+          body.currency === undefined &&
+          body.language === undefined
         )
           ctx.addIssue({
             code: "custom",
             message:
-              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId",
+              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId, currency, language",
             path: [],
           });
         const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];

@@ -66,6 +66,7 @@ export const publicFormViewSchema = z.strictObject({
   headerImage: text.nullable(),
   active: z.boolean(),
   organization: z.strictObject({ name: text }),
+  currency: text.meta({ description: "ISO 4217: the currency of every amount here (the organization's)" }),
   funds: z.array(text),
   frequencies: z.array(z.enum(FREQUENCIES)),
   defaultFrequency: z.enum(FREQUENCIES),

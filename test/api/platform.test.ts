@@ -445,6 +445,11 @@ describe(`platform (${dialect})`, () => {
         organizationBaseURLs: [],
         globalCustomInputs: [],
         country: "US",
+        currency: "USD",
+        language: "en",
+        legalName: null,
+        legalAddress: null,
+        taxId: null,
         paymentProcessor: expect.objectContaining({ name: "sandbox", mode: "test", accountId: null }),
       });
     });
@@ -463,6 +468,11 @@ describe(`platform (${dialect})`, () => {
         organizationBaseURLs: ["https://library.example.org", "https://www.example.com/give"],
         globalCustomInputs: [],
         country: "US",
+        currency: "USD",
+        language: "en",
+        legalName: null,
+        legalAddress: null,
+        taxId: null,
         paymentProcessor: expect.objectContaining({ name: "sandbox" }),
       });
       const got = await t.request("GET", "/v1/organization", { key: org.key });

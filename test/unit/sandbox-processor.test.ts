@@ -336,7 +336,7 @@ describe("idempotency", () => {
       { amountCents: 0 },
       { amountCents: -5 },
       { amountCents: 12.5 },
-      { currency: "EUR" as "USD" },
+      { currency: "XYZ" }, // not a currency the sandbox takes
       { idempotencyKey: "" },
       { idempotencyKey: "k".repeat(256) },
     ]) {

@@ -3,6 +3,7 @@ import { EMBED_ID_PARAM, EMBED_ID_PATTERN } from "../../shared/messages.js";
 import { connectToHost, hostMessenger } from "../embed/iframe-side.js";
 import type { Utm } from "./checkoutEnv.js";
 import { takeOver } from "./hydrate.js";
+import { setLocale } from "./locale.js";
 import { createCheckout } from "./store.js";
 import type { Boot } from "./view.js";
 
@@ -17,6 +18,7 @@ const root = document.getElementById("almoner-app");
 const data = document.getElementById("almoner-boot");
 if (root && data) {
   const boot = JSON.parse(data.textContent ?? "{}") as Boot;
+  setLocale({ language: document.documentElement.lang || "en", currency: boot.view.currency });
   const params = new URLSearchParams(location.search);
   const utm: Utm = {};
   for (const key of ["source", "medium", "campaign", "term", "content"] as const) {

@@ -57,15 +57,7 @@ export const FREQUENCY_NAMES: Record<Frequency, { label: string; adverb: string;
   ANNUALLY: { label: "Yearly", adverb: "yearly", per: "/year" },
 };
 
-/** $25, $25.50, $1,000: whole dollars without cents. Deterministic on server and browser. */
-export function money(dollars: number): string {
-  const cents = Math.round(dollars * 100);
-  const whole = Math.trunc(cents / 100)
-    .toString()
-    .replace(/\B(?=(\d{3})+(?!\d))/g, ",");
-  const rest = Math.abs(cents % 100);
-  return `$${whole}${rest ? `.${String(rest).padStart(2, "0")}` : ""}`;
-}
+export { money } from "./locale.js";
 
 const MONTHS = "January February March April May June July August September October November December".split(
   " ",

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { decimalsOf } from "../../../shared/currency.js";
 import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
 import { isoAt } from "../../../shared/time.js";
 import { ApiError } from "../../errors.js";
@@ -34,11 +35,22 @@ import {
   toInput,
   toSummary,
 } from "./present.js";
+import { amountsWithDecimals } from "./wholeAmounts.js";
 
 /** Refuses a form whose hosted page would outgrow the page budget (see pages/hosted.ts). */
 async function checkPageSize(deps: AppDeps, orgId: string, formId: string, config: FormRecord["config"]) {
   const org = await getOrganization(deps.store.db, orgId);
   if (!org) return;
+  // In a currency without decimals (JPY), every amount of the form is whole.
+  if (decimalsOf(org.currency) === 0) {
+    const fractional = amountsWithDecimals(config, org.currency);
+    if (fractional.length)
+      throw ApiError.validation(
+        fractional.map(
+          (field) => `${field} must be a whole number of ${org.currency}, which has no decimals`,
+        ),
+      );
+  }
   const bytes = await formPageBytes(deps, org, formId, config);
   if (bytes > FORM_PAGE_LIMIT_BYTES)
     throw ApiError.validation([
@@ -52,6 +64,22 @@ const idParams = z.object({ id: pathId("The form's formID (UUID)") });
 
 /** The rules of a form between its fields (and, on an update, with the stored form the body changes). */
 const FORM_RULES: BodyRule[] = [
+  {
+    fields: [
+      "oneTimeAmounts",
+      "dailyAmounts",
+      "weeklyAmounts",
+      "monthlyAmounts",
+      "annuallyAmounts",
+      "defaultAmount",
+      "goal",
+      "givingLevels",
+      "sponsorshipGroups",
+      "tickets",
+      "promoCodes",
+    ],
+    rule: "whole amounts when the organization's currency has no decimals (JPY)",
+  },
   { fields: ["goal"], rule: "goal above 0 when enableFundraisingBar is true" },
   {
     fields: ["replyToAddress", "emailSubject", "customMessage"],

@@ -27,7 +27,9 @@
  *   Bank: routing 110000000, account 000123456789 pending, then succeeds when it settles; account
  *   000111111116 pending, then fails with insufficient_funds. Other accounts: invalid_account.
  */
+
 import crypto from "node:crypto";
+import { isCurrency } from "../../../shared/currency.js";
 import { randomBytesPooled } from "../../ids.js";
 import {
   type CardBrand,
@@ -195,7 +197,7 @@ interface PaymentPayload {
   id: string;
   k: "card" | "bank";
   a: number;
-  c: "USD";
+  c: string;
   t: number;
   /** Bank payments: when they leave PENDING. */
   s?: number;
@@ -550,7 +552,8 @@ export class SandboxProcessor implements PaymentProcessor {
   private checkCharge(input: ChargeInput): void {
     if (!Number.isSafeInteger(input.amountCents) || input.amountCents <= 0)
       throw new ProcessorError("invalid_request", "amountCents must be a positive integer");
-    if (input.currency !== "USD") throw new ProcessorError("invalid_request", "Only USD is supported");
+    if (!isCurrency(input.currency))
+      throw new ProcessorError("invalid_request", `${input.currency} is not a currency the sandbox takes`);
     this.checkKey(input.idempotencyKey);
     if (typeof input.description !== "string")
       throw new ProcessorError("invalid_request", "description must be a string");

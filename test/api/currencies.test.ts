@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { card, checkout, createForm } from "../support/checkout.js";
+import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from "../support/testApp.js";
+
+/** The organization's currency: new gifts are taken in it, with its decimals (none for JPY). */
+describe(`organization currency (${dialect})`, () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const as = (org: TestOrg) => ({ key: org.key });
+  /** The test app acting with `org`'s key. */
+  const actingAs = (org: TestOrg): TestApp => ({
+    ...t,
+    request: (method, path, opts = {}) => t.request(method, path, { ...as(org), ...opts }),
+  });
+  const donor = { firstName: "Ada", lastName: "Lovelace", email: "ada@example.org" };
+
+  async function orgIn(currency: string): Promise<TestOrg> {
+    const org = await t.newOrg();
+    const res = await t.request("PUT", "/v1/organization", { ...as(org), body: { currency } });
+    expect(res.status, res.text).toBe(200);
+    return org;
+  }
+
+  it("is USD by default, changes with PUT /v1/organization, and refuses codes it does not take", async () => {
+    const org = await t.newOrg();
+    const got = await t.request<{ currency: string; language: string }>("GET", "/v1/organization", as(org));
+    expect(got.body.currency).toBe("USD");
+    expect(got.body.language).toBe("en");
+    const changed = await t.request<{ currency: string }>("PUT", "/v1/organization", {
+      ...as(org),
+      body: { currency: "eur" },
+    });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.body.currency).toBe("EUR");
+    for (const bad of ["XYZ", "KWD", "US", 12]) {
+      const refused = await t.request<{ details: string[] }>("PUT", "/v1/organization", {
+        ...as(org),
+        body: { currency: bad },
+      });
+      expect(refused.status, String(bad)).toBe(400);
+      expect(refused.body.details.join(" ")).toMatch(/^currency/);
+    }
+  });
+
+  it("takes a EUR gift in EUR: the quote, the payment, the webhook event and the receipt say so", async () => {
+    const org = await orgIn("EUR");
+    const formId = await createForm(actingAs(org), validForms.standard());
+    const quote = await t.request<{ currency: string; total: number }>("POST", `/api/forms/${formId}/quote`, {
+      key: null,
+      body: { amount: 1234.5, frequency: "ONE_TIME" },
+    });
+    expect(quote.status, quote.text).toBe(200);
+    expect(quote.body).toMatchObject({ currency: "EUR", total: 1234.5 });
+    const res = await checkout(t, formId, {
+      amount: 1234.5,
+      frequency: "ONE_TIME",
+      donor,
+      paymentMethod: card(),
+    });
+    expect(res.status, res.text).toBe(201);
+    const id = (res.body.payment as { paymentID: string }).paymentID;
+    const payment = await t.request<{ currency: string; amount: number }>(
+      "GET",
+      `/v1/payments/${id}`,
+      as(org),
+    );
+    expect(payment.body).toMatchObject({ currency: "EUR", amount: 1234.5 });
+    const event = await t.store.db
+      .selectFrom("outbox_events")
+      .select("data")
+      .where("subject_id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(event.data)).toMatchObject({ currency: "EUR", amount: 1234.5 });
+    const receipt = await t.store.db
+      .selectFrom("email_outbox")
+      .select("text_body")
+      .where("payment_id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(receipt.text_body).toContain("€1,234.50");
+    const view = await t.request<{ currency: string }>("GET", `/api/forms/${formId}`, { key: null });
+    expect(view.body.currency).toBe("EUR");
+  });
+
+  it("takes JPY in whole yen: decimals are a 400 in forms, checkouts and subscription changes", async () => {
+    const org = await orgIn("JPY");
+    const asOrg = actingAs(org);
+    const fractional = await t.request<{ details: string[] }>("POST", "/v1/forms", {
+      ...as(org),
+      body: { ...validForms.standard(), oneTimeAmounts: [1000, 2500.5] },
+    });
+    expect(fractional.status).toBe(400);
+    expect(fractional.body.details).toEqual([
+      "oneTimeAmounts[1] must be a whole number of JPY, which has no decimals",
+    ]);
+    const formId = await createForm(asOrg, {
+      ...validForms.standard(),
+      oneTimeAmounts: [1000, 3000],
+      monthlyAmounts: [500],
+      frequencies: ["ONE_TIME", "MONTHLY"],
+      enableCoverFees: true,
+    });
+    const refused = await checkout(t, formId, {
+      amount: 1000.5,
+      frequency: "ONE_TIME",
+      donor,
+      paymentMethod: card(),
+    });
+    expect(refused.status).toBe(400);
+    expect(JSON.stringify(refused.body)).toMatch(/amount must be a whole number of JPY/);
+
+    const res = await checkout(t, formId, {
+      amount: 1000,
+      frequency: "MONTHLY",
+      coverFees: true,
+      donor,
+      paymentMethod: card(),
+    });
+    expect(res.status, res.text).toBe(201);
+    const paid = res.body.payment as { paymentID: string; subscription: { id: string } };
+    const payment = await t.request<{ currency: string; amount: number; feeAmount: number }>(
+      "GET",
+      `/v1/payments/${paid.paymentID}`,
+      as(org),
+    );
+    expect(payment.body.currency).toBe("JPY");
+    // The covered fee is rounded up to whole yen.
+    expect(Number.isInteger(payment.body.feeAmount)).toBe(true);
+    expect(payment.body.amount).toBe(1000 + payment.body.feeAmount);
+    const sub = `/v1/subscriptions/${paid.subscription.id}`;
+    expect((await t.request("PUT", sub, { ...as(org), body: { amount: 1500.25 } })).status).toBe(400);
+    const changed = await t.request<{ amount: number; currency: string }>("PUT", sub, {
+      ...as(org),
+      body: { amount: 1500 },
+    });
+    expect(changed.body).toMatchObject({ amount: 1500, currency: "JPY" });
+  });
+
+  it("keeps the currency of gifts already made when the organization changes its own", async () => {
+    const org = await t.newOrg();
+    const asOrg = actingAs(org);
+    const formId = await createForm(asOrg, validForms.standard());
+    const before = await checkout(t, formId, {
+      amount: 20,
+      frequency: "ONE_TIME",
+      donor,
+      paymentMethod: card(),
+    });
+    await t.request("PUT", "/v1/organization", { ...as(org), body: { currency: "GBP" } });
+    const after = await checkout(t, formId, {
+      amount: 20,
+      frequency: "ONE_TIME",
+      donor,
+      paymentMethod: card(),
+    });
+    const currencyOf = async (r: typeof before) =>
+      (
+        await t.request<{ currency: string }>(
+          "GET",
+          `/v1/payments/${(r.body.payment as { paymentID: string }).paymentID}`,
+          as(org),
+        )
+      ).body.currency;
+    expect(await currencyOf(before)).toBe("USD");
+    expect(await currencyOf(after)).toBe("GBP");
+  });
+});
