@@ -2,7 +2,8 @@
  * The currencies an organization may take gifts in (ISO 4217) and their minor units: two decimals, or none
  * (JPY, KRW, …). Amounts are kept as integers in hundredths of the major unit everywhere (cents for USD;
  * for a currency without decimals every amount is a whole number of units, a multiple of 100 there), and
- * become the currency's own minor units only where they leave for a processor (`toMinorUnits`).
+ * become the currency's own minor units only where they leave for Stripe (`toMinorUnits`; the sandbox takes
+ * hundredths as they are).
  */
 
 /** Currencies without a minor unit (Stripe's zero-decimal list, those in use for giving). */

@@ -1,4 +1,5 @@
 import type Stripe from "stripe";
+import { fromMinorUnits, toMinorUnits } from "../../../shared/currency.js";
 import type { StripeConnection } from "../../store/organizations.js";
 import type {
   CardBrand,
@@ -298,7 +299,7 @@ export class StripeProcessor implements PaymentProcessor {
       intent = await withoutCallSite(() =>
         this.client.paymentIntents.create(
           {
-            amount: input.amountCents,
+            amount: toMinorUnits(input.amountCents, this.currency),
             currency: this.currency,
             description: input.description,
             metadata: input.metadata ?? {},
@@ -491,9 +492,9 @@ export class StripeProcessor implements PaymentProcessor {
     const lookup: PaymentLookup = {
       processorPaymentId: intent.id,
       status: result.status,
-      amountCents: intent.amount,
-      currency: "USD",
-      refundedCents: charge?.amount_refunded ?? 0,
+      amountCents: fromMinorUnits(intent.amount, intent.currency),
+      currency: intent.currency.toUpperCase(),
+      refundedCents: fromMinorUnits(charge?.amount_refunded ?? 0, intent.currency),
       createdAt: intent.created * 1000,
     };
     if (result.method) lookup.method = result.method;
@@ -530,7 +531,7 @@ export class StripeProcessor implements PaymentProcessor {
       const refund = await this.client.refunds.create(
         {
           payment_intent: input.processorPaymentId,
-          ...(input.amountCents !== undefined && { amount: input.amountCents }),
+          ...(input.amountCents !== undefined && { amount: toMinorUnits(input.amountCents, this.currency) }),
           ...(input.reason && { metadata: { reason: input.reason.slice(0, 500) } }),
         },
         input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : undefined,
@@ -548,8 +549,8 @@ export class StripeProcessor implements PaymentProcessor {
       return {
         ok: true,
         refundId: refund.id,
-        amountCents: refund.amount,
-        refundedTotalCents: charge?.amount_refunded ?? -1,
+        amountCents: fromMinorUnits(refund.amount, refund.currency),
+        refundedTotalCents: charge ? fromMinorUnits(charge.amount_refunded, refund.currency) : -1,
         status: refund.status === "succeeded" ? "succeeded" : "pending",
       };
     } catch (err) {
