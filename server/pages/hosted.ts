@@ -3,6 +3,13 @@ import type { Context } from "hono";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 import { escapeHtml } from "../../shared/html.js";
+import {
+  DEFAULT_LANGUAGE,
+  directionOf,
+  LANGUAGE_NAMES,
+  LANGUAGES,
+  type Language,
+} from "../../shared/languages.js";
 import { quoteRequestSchema } from "../../shared/schemas/checkout.js";
 import { App } from "../../widget/app/App.js";
 import { setLocale } from "../../widget/app/locale.js";
@@ -13,6 +20,7 @@ import { quoteOrder } from "../checkout/engine.js";
 import { resolveElementPrefill } from "../checkout/prefill.js";
 import { type PaymentOptions, paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
+import { chooseLanguage, messagesFor, translator } from "../i18n.js";
 import { isUuid } from "../ids.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { formAvailability } from "../store/inventory.js";
@@ -48,6 +56,7 @@ export type Framing = "none" | "any" | readonly string[];
 type Html = {
   status: 200 | 404 | 410;
   html: string;
+  language: Language;
   payment?: PaymentOptions | null;
   /** The origins of the form's organization's sites (where its overlay may frame the page). */
   sites?: readonly string[];
@@ -104,6 +113,9 @@ function describe(text: string): string {
 
 interface CheckoutPage {
   view: Boot["view"];
+  /** The page's language, and the query string its language links keep (embed, UTM, elementid). */
+  language: Language;
+  query: string;
   quote: Boot["quote"];
   url: string;
   embed: boolean;
@@ -113,9 +125,10 @@ interface CheckoutPage {
 
 function checkoutHtml(p: CheckoutPage): string {
   const { view } = p;
-  const c = createCheckout({ view, quote: p.quote });
+  const messages = messagesFor(p.language, "checkout.");
   // The render is synchronous: the page's locale holds for exactly this page.
-  setLocale({ language: "en", currency: view.currency });
+  setLocale({ language: p.language, currency: view.currency, messages });
+  const c = createCheckout({ view, quote: p.quote });
   const body = renderToString(h(App, { c, embedded: p.embed }));
   const verb = view.formType === "EVENT" ? "Register" : "Donate";
   const description = describe(view.description || `${verb}: ${view.title}, ${view.organization.name}`);
@@ -135,7 +148,7 @@ function checkoutHtml(p: CheckoutPage): string {
   ];
   const accent = readableAccent(p.brand);
   return `<!doctype html>
-<html lang="en">
+<html lang="${p.language}" dir="${directionOf(p.language)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -149,10 +162,26 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 </head>
 <body>
 <noscript><p class="alm-noscript">This checkout needs JavaScript: turn it on to give.</p></noscript>
+${languageSwitcher(p.language, p.query)}
 <main id="almoner-app">${body}</main>
-<script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote } satisfies Boot)}</script>
+<script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote, language: p.language, messages } satisfies Boot)}</script>
 </body>
 </html>`;
+}
+
+/**
+ * Links to the page in each language (`?lang=`), keeping the rest of its query; the current one marked.
+ * Plain links: they work before (and without) the script.
+ */
+function languageSwitcher(current: Language, query: string): string {
+  const links = LANGUAGES.map((language) => {
+    const params = new URLSearchParams(query);
+    params.set("lang", language);
+    const here = language === current ? ' aria-current="true"' : "";
+    return `<a href="?${escapeHtml(params.toString())}" hreflang="${language}" lang="${language}"${here}>${escapeHtml(LANGUAGE_NAMES[language])}</a>`;
+  });
+  const label = escapeHtml(translator(current)("page.lang"));
+  return `<nav class="alm-langs" aria-label="${label}">${links.join(" ")}</nav>`;
 }
 
 /**
@@ -191,6 +220,8 @@ export async function formPageBytes(
   const html = checkoutHtml({
     view,
     quote: null,
+    language: org.language,
+    query: "",
     url: `${deps.config.publicUrl}/${config.formType === "EVENT" ? "attend" : "donate"}/${formId}`,
     embed: false,
     nonce: "0".repeat(24),
@@ -223,25 +254,35 @@ async function render(
   const db = deps.store.db;
   const form = isUuid(formId) ? await findForm(db, formId.toLowerCase()) : undefined;
   const org = form ? await getOrganization(db, form.organizationId) : undefined;
+  const language = chooseLanguage(
+    c.req.query("lang"),
+    c.req.header("Accept-Language"),
+    org?.language ?? DEFAULT_LANGUAGE,
+  );
+  const tr = translator(language);
   if (!form || !org)
     return {
       status: 404,
+      language,
       html: page({
-        title: "Form not found",
-        heading: "Form not found",
-        body: "<p>There is no form at this address. Check the link you followed.</p>",
+        title: tr("page.notFound.title"),
+        heading: tr("page.notFound.title"),
+        body: `<p>${escapeHtml(tr("page.notFound.body"))}</p>`,
         nonce,
+        language,
       }),
     };
   if (form.deletedAt)
     return {
       status: 410,
+      language,
       sites: siteOrigins(org),
       html: page({
-        title: "Form no longer available",
-        heading: "This form is no longer available",
-        body: "<p>The organization has removed this form. Contact them for other ways to give.</p>",
+        title: tr("page.gone.title"),
+        heading: tr("page.gone.title"),
+        body: `<p>${escapeHtml(tr("page.gone.body"))}</p>`,
         nonce,
+        language,
       }),
     };
   const { config } = form;
@@ -249,28 +290,32 @@ async function render(
     const description = config.description ? `<p>${escapeHtml(config.description)}</p>` : "";
     return {
       status: 200,
+      language,
       sites: siteOrigins(org),
       html: page({
         title: config.title,
         heading: config.title,
         color: config.color,
         description: config.description,
-        body: `${description}<p role="status"><strong>This form is not accepting ${config.formType === "EVENT" ? "registrations" : "donations"} right now.</strong></p>`,
+        body: `${description}<p role="status"><strong>${escapeHtml(tr("page.inactive", { kind: config.formType }))}</strong></p>`,
         nonce,
+        language,
       }),
     };
   }
   if (!deps.processors.forOrganization(org)) {
     return {
       status: 200,
+      language,
       sites: siteOrigins(org),
       html: page({
         title: config.title,
         heading: config.title,
         color: config.color,
         description: config.description,
-        body: `<p role="status"><strong>This form is not accepting ${config.formType === "EVENT" ? "registrations" : "gifts"} yet.</strong> The organization is still setting up its payments; please come back soon.</p>`,
+        body: `<p role="status"><strong>${escapeHtml(tr("page.notReady", { kind: config.formType }))}</strong></p>`,
         nonce,
+        language,
       }),
     };
   }
@@ -288,11 +333,14 @@ async function render(
   const path = config.formType === "EVENT" ? "attend" : "donate";
   return {
     status: 200,
+    language,
     sites: siteOrigins(org),
     payment: view.payment,
     html: checkoutHtml({
       view,
       quote: await initialQuote(deps, view),
+      language,
+      query: new URL(c.req.url).search,
       url: `${deps.config.publicUrl}/${path}/${form.id}`,
       embed,
       nonce,
@@ -307,13 +355,15 @@ export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: 
   const nonce = randomBytes(16).toString("base64");
   const overlay = EXPLICITLY_ON.has(c.req.query("overlay") ?? "");
   const embed = overlay || EXPLICITLY_ON.has(c.req.query("embed") ?? "");
-  const { status, html, payment, sites } = await render(c, deps, formId, nonce, embed);
+  const { status, html, payment, sites, language } = await render(c, deps, formId, nonce, embed);
   const framing: Framing = overlay ? (sites ?? "none") : embed ? "any" : "none";
   const headers: Record<string, string> = {
     "Content-Security-Policy": contentSecurityPolicy(nonce, framing, deps.config.production, payment),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "strict-origin-when-cross-origin",
     "Cache-Control": "no-store",
+    "Content-Language": language,
+    Vary: "Accept-Language",
   };
   if (framing === "none" || (framing !== "any" && framing.length === 0)) headers["X-Frame-Options"] = "DENY";
   return c.html(html, status, headers);

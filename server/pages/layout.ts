@@ -1,4 +1,5 @@
 import { escapeHtml } from "../../shared/html.js";
+import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
 
 /** A small, self-contained HTML page (no external assets) for the server's human-facing answers. */
 export function page(opts: {
@@ -9,10 +10,13 @@ export function page(opts: {
   description?: string;
   /** The response's CSP nonce for the inline <style>. */
   nonce?: string;
+  /** The page's language (default English). */
+  language?: Language;
 }): string {
+  const language = opts.language ?? DEFAULT_LANGUAGE;
   const color = opts.color && /^#[0-9A-Fa-f]{6}$/.test(opts.color) ? opts.color : "#3B82F6";
   return `<!doctype html>
-<html lang="en">
+<html lang="${language}" dir="${directionOf(language)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">

@@ -10,8 +10,9 @@ import {
   TicketPicker,
 } from "./choices.js";
 import { Choices, CustomInputs, Dedication, DonorDetails, Payment } from "./donor.js";
+import { t } from "./locale.js";
 import type { Checkout } from "./store.js";
-import { clock, FREQUENCY_NAMES, longDate, money } from "./view.js";
+import { adverbOf, clock, longDate, money, perPeriod } from "./view.js";
 
 /**
  * The checkout as one tree, rendered to HTML on the server (hosted page) and hydrated in the browser.
@@ -31,12 +32,15 @@ function FundraisingBar({ c }: { c: Checkout }) {
   return (
     <section class="alm-bar" aria-labelledby="alm-h-bar">
       <h2 id="alm-h-bar" class="alm-sr">
-        Progress toward the goal
+        {t("checkout.bar.heading")}
       </h2>
-      <progress max={100} value={pct} aria-label={`${pct}% of the ${money(bar.goal)} goal raised`} />
+      <progress
+        max={100}
+        value={pct}
+        aria-label={t("checkout.bar.label", { percent: pct, goal: money(bar.goal) })}
+      />
       <p>
-        <strong>{money(bar.raised)}</strong> raised of {money(bar.goal)} goal · {bar.donors}{" "}
-        {bar.donors === 1 ? "donor" : "donors"}
+        {t("checkout.bar.raised", { raised: money(bar.raised), goal: money(bar.goal), donors: bar.donors })}
       </p>
     </section>
   );
@@ -47,17 +51,17 @@ function EventDetails({ c }: { c: Checkout }) {
   if (!e) return null;
   return (
     <section class="alm-event" aria-labelledby="alm-h-event">
-      <h2 id="alm-h-event">When and where</h2>
+      <h2 id="alm-h-event">{t("checkout.event.heading")}</h2>
       <dl>
         {e.date && (
           <>
-            <dt>Date</dt>
+            <dt>{t("checkout.event.date")}</dt>
             <dd>{longDate(e.date)}</dd>
           </>
         )}
         {e.startTime && (
           <>
-            <dt>Time</dt>
+            <dt>{t("checkout.event.time")}</dt>
             <dd>
               {clock(e.startTime)}
               {e.endTime ? ` – ${clock(e.endTime)}` : ""}
@@ -67,7 +71,7 @@ function EventDetails({ c }: { c: Checkout }) {
         )}
         {e.location && (
           <>
-            <dt>Location</dt>
+            <dt>{t("checkout.event.location")}</dt>
             <dd>{e.location}</dd>
           </>
         )}
@@ -79,10 +83,10 @@ function EventDetails({ c }: { c: Checkout }) {
 
 function Summary({ c }: { c: Checkout }) {
   const q = c.quoteFresh.value ? c.quote.value : null;
-  const per = FREQUENCY_NAMES[c.frequency.value].per;
+  const per = perPeriod(c.frequency.value);
   return (
     <section class="alm-summary" aria-labelledby="alm-h-summary">
-      <h2 id="alm-h-summary">Summary</h2>
+      <h2 id="alm-h-summary">{t("checkout.summary.heading")}</h2>
       {q ? (
         <dl>
           {q.lines.map((l) => (
@@ -96,18 +100,18 @@ function Summary({ c }: { c: Checkout }) {
           ))}
           {q.discount > 0 && (
             <div class="alm-line">
-              <dt>Promo code {q.promoCode}</dt>
+              <dt>{t("checkout.summary.promo", { code: q.promoCode ?? "" })}</dt>
               <dd>−{money(q.discount)}</dd>
             </div>
           )}
           {q.fee > 0 && (
             <div class="alm-line">
-              <dt>Processing fee you cover</dt>
+              <dt>{t("checkout.summary.fee")}</dt>
               <dd>{money(q.fee)}</dd>
             </div>
           )}
           <div class="alm-line alm-total">
-            <dt>Total</dt>
+            <dt>{t("checkout.summary.total")}</dt>
             <dd>
               {money(q.total)}
               {per}
@@ -116,7 +120,7 @@ function Summary({ c }: { c: Checkout }) {
         </dl>
       ) : (
         <p class="alm-hint">
-          {c.order.value ? "Calculating the total…" : "Make your choice above to see the total."}
+          {c.order.value ? t("checkout.summary.calculating") : t("checkout.summary.choose")}
         </p>
       )}
       <p class="alm-err" aria-live="polite">
@@ -129,12 +133,16 @@ function Summary({ c }: { c: Checkout }) {
 /** "Donate $25 monthly", "Sponsor for $1,000", "Pay $150", "Register". */
 export function buttonLabel(c: Checkout): string {
   const total = c.total.value;
-  if (c.status.value === "submitting") return "Processing…";
-  if (c.kind === "EVENT") return total ? `Pay ${money(total)}` : "Register";
-  if (total === null) return c.kind === "PRODUCT" ? "Sponsor" : "Donate";
-  if (c.kind === "PRODUCT") return `Sponsor for ${money(total)}`;
-  const adverb = FREQUENCY_NAMES[c.frequency.value].adverb;
-  return `Donate ${money(total)}${adverb ? ` ${adverb}` : ""}`;
+  if (c.status.value === "submitting") return t("checkout.button.processing");
+  if (c.kind === "EVENT")
+    return total ? t("checkout.button.pay", { amount: money(total) }) : t("checkout.button.register");
+  if (total === null)
+    return c.kind === "PRODUCT" ? t("checkout.button.sponsor") : t("checkout.button.donate");
+  if (c.kind === "PRODUCT") return t("checkout.button.sponsorFor", { amount: money(total) });
+  const adverb = adverbOf(c.frequency.value);
+  return adverb
+    ? t("checkout.button.donateRecurring", { amount: money(total), adverb })
+    : t("checkout.button.donateAmount", { amount: money(total) });
 }
 
 function CheckoutForm({ c }: { c: Checkout }) {
@@ -156,9 +164,7 @@ function CheckoutForm({ c }: { c: Checkout }) {
       }}
     >
       <section class="alm-section" aria-labelledby="alm-h-choice">
-        <h2 id="alm-h-choice">
-          {kind === "EVENT" ? "Your tickets" : kind === "PRODUCT" ? "Your sponsorship" : "Your gift"}
-        </h2>
+        <h2 id="alm-h-choice">{t("checkout.choice.heading", { kind })}</h2>
         {kind !== "EVENT" && kind !== "PRODUCT" && <FrequencyPicker c={c} />}
         {kind === "EMBED_FORM" && <AmountPicker c={c} />}
         {kind === "CROWDFUNDING_FORM" && <LevelPicker c={c} />}
@@ -194,31 +200,38 @@ function Success({ c }: { c: Checkout }) {
   const r = c.receipt.value;
   return (
     <div class="alm-result" role="status" tabIndex={-1} ref={ref}>
-      <h2>{c.kind === "EVENT" ? "You're registered!" : "Thank you!"}</h2>
+      <h2>{t("checkout.success.heading", { kind: c.kind })}</h2>
       <p>{c.thanks.value}</p>
       {r && (
         <dl>
-          <dt>{r.status === "PENDING" ? "Amount (bank payment pending)" : "Amount charged"}</dt>
+          <dt>
+            {r.status === "PENDING" ? t("checkout.success.amountPending") : t("checkout.success.amount")}
+          </dt>
           <dd>
             {money(r.total)}
-            {r.subscription ? ` ${FREQUENCY_NAMES[r.frequency].adverb}` : ""}
+            {r.subscription ? ` ${adverbOf(r.frequency)}` : ""}
           </dd>
           {r.paymentMethod?.last4 && (
             <>
-              <dt>Paid with</dt>
+              <dt>{t("checkout.success.paidWith")}</dt>
               <dd>
-                {r.paymentMethod.type === "bank" ? "Bank account" : brandName(r.paymentMethod.brand)} ending{" "}
-                {r.paymentMethod.last4}
+                {t("checkout.success.ending", {
+                  method:
+                    r.paymentMethod.type === "bank"
+                      ? t("checkout.success.bankAccount")
+                      : brandName(r.paymentMethod.brand),
+                  last4: r.paymentMethod.last4,
+                })}
               </dd>
             </>
           )}
           {r.subscription && (
             <>
-              <dt>Next payment</dt>
+              <dt>{t("checkout.success.next")}</dt>
               <dd>{longDate(r.subscription.nextBillingDate.slice(0, 10))}</dd>
             </>
           )}
-          <dt>Reference</dt>
+          <dt>{t("checkout.success.reference")}</dt>
           <dd>{r.paymentID}</dd>
         </dl>
       )}
@@ -233,7 +246,7 @@ function brandName(brand: string | null): string {
     amex: "American Express",
     discover: "Discover",
   };
-  return (brand && names[brand]) || "Card";
+  return (brand && names[brand]) || t("checkout.success.card");
 }
 
 function Declined({ c }: { c: Checkout }) {
@@ -241,8 +254,10 @@ function Declined({ c }: { c: Checkout }) {
   useEffect(() => ref.current?.focus(), []);
   return (
     <div class="alm-result alm-declined" role="alert" tabIndex={-1} ref={ref}>
-      <h2>Payment declined</h2>
-      <p>{c.declineMessage.value} Nothing was charged.</p>
+      <h2>{t("checkout.declined.heading")}</h2>
+      <p>
+        {c.declineMessage.value} {t("checkout.declined.nothingCharged")}
+      </p>
       <button
         type="button"
         class="alm-submit"
@@ -257,7 +272,7 @@ function Declined({ c }: { c: Checkout }) {
           );
         }}
       >
-        Try another {c.method.value === "card" ? "card" : "account"}
+        {t("checkout.declined.retry", { method: c.method.value === "card" ? "card" : "account" })}
       </button>
     </div>
   );
@@ -267,7 +282,7 @@ function Faqs({ c }: { c: Checkout }) {
   if (c.view.faqs.length === 0) return null;
   return (
     <section class="alm-faqs" aria-labelledby="alm-h-faq">
-      <h2 id="alm-h-faq">Questions and answers</h2>
+      <h2 id="alm-h-faq">{t("checkout.faq.heading")}</h2>
       {c.view.faqs.map((f) => (
         <details key={f.question}>
           <summary>{f.question}</summary>
@@ -283,9 +298,9 @@ function DonorList({ c }: { c: Checkout }) {
   if (!list) return null;
   return (
     <section class="alm-donors" aria-labelledby="alm-h-donors">
-      <h2 id="alm-h-donors">Recent supporters</h2>
+      <h2 id="alm-h-donors">{t("checkout.donors.heading")}</h2>
       {list.length === 0 ? (
-        <p class="alm-hint">Be the first to give.</p>
+        <p class="alm-hint">{t("checkout.donors.first")}</p>
       ) : (
         <ul>
           {list.map((d, i) => (

@@ -1,6 +1,7 @@
 import { ErrorText, errorProps, fieldId, Group, Radio, TextInput } from "./fields.js";
+import { currencySymbol, t } from "./locale.js";
 import type { Checkout } from "./store.js";
-import { FREQUENCY_NAMES, money } from "./view.js";
+import { frequencyLabel, money, perPeriod } from "./view.js";
 
 /** What the donor chooses: fund, frequency, amount or level or product, tickets and promo code. */
 
@@ -10,7 +11,7 @@ export function FundPicker({ c }: { c: Checkout }) {
   const id = fieldId("fund");
   return (
     <div class="alm-field">
-      <label for={id}>Designate my gift to</label>
+      <label for={id}>{t("checkout.fund")}</label>
       <select id={id} value={c.fund.value} onChange={(e) => (c.fund.value = e.currentTarget.value)}>
         {funds.map((f) => (
           <option key={f} value={f}>
@@ -25,7 +26,7 @@ export function FundPicker({ c }: { c: Checkout }) {
 export function FrequencyPicker({ c }: { c: Checkout }) {
   if (c.frequencies.length < 2) return null;
   return (
-    <Group c={c} name="frequency" legend="How often" class="alm-tabs">
+    <Group c={c} name="frequency" legend={t("checkout.howOften")} class="alm-tabs">
       {c.frequencies.map((f, i) => (
         <Radio
           key={f}
@@ -35,7 +36,7 @@ export function FrequencyPicker({ c }: { c: Checkout }) {
           checked={c.frequency.value === f}
           onSelect={() => c.setFrequency(f)}
         >
-          {FREQUENCY_NAMES[f].label}
+          {frequencyLabel(f)}
         </Radio>
       ))}
     </Group>
@@ -49,7 +50,7 @@ function CustomAmount({ c, label }: { c: Checkout; label: string }) {
     <div class="alm-field alm-custom">
       <label for={id}>{label}</label>
       <span class="alm-dollar" aria-hidden="true">
-        $
+        {currencySymbol()}
       </span>
       <input
         id={id}
@@ -74,11 +75,11 @@ function CustomAmount({ c, label }: { c: Checkout; label: string }) {
 }
 
 export function AmountPicker({ c }: { c: Checkout }) {
-  const per = FREQUENCY_NAMES[c.frequency.value].per;
+  const per = perPeriod(c.frequency.value);
   return (
     <>
       {c.presets.value.length > 0 && (
-        <Group c={c} name="amount" legend="Amount" class="alm-grid">
+        <Group c={c} name="amount" legend={t("checkout.amount")} class="alm-grid">
           {c.presets.value.map((a, i) => (
             <Radio
               key={a}
@@ -98,7 +99,7 @@ export function AmountPicker({ c }: { c: Checkout }) {
           ))}
         </Group>
       )}
-      <CustomAmount c={c} label="Other amount" />
+      <CustomAmount c={c} label={t("checkout.otherAmount")} />
     </>
   );
 }
@@ -106,7 +107,7 @@ export function AmountPicker({ c }: { c: Checkout }) {
 export function LevelPicker({ c }: { c: Checkout }) {
   return (
     <>
-      <Group c={c} name="amount" legend="Giving level" class="alm-cards">
+      <Group c={c} name="amount" legend={t("checkout.level")} class="alm-cards">
         {c.view.givingLevels.map((l, i) => (
           <Radio
             key={l.title}
@@ -125,7 +126,7 @@ export function LevelPicker({ c }: { c: Checkout }) {
           </Radio>
         ))}
       </Group>
-      <CustomAmount c={c} label="Or give another amount" />
+      <CustomAmount c={c} label={t("checkout.otherLevelAmount")} />
     </>
   );
 }
@@ -133,7 +134,7 @@ export function LevelPicker({ c }: { c: Checkout }) {
 export function ProductPicker({ c }: { c: Checkout }) {
   let index = 0;
   return (
-    <Group c={c} name="product" legend="Choose a sponsorship" class="alm-cards">
+    <Group c={c} name="product" legend={t("checkout.product")} class="alm-cards">
       {c.view.productGroups.map((g) => (
         <div key={g.productGroupName} class="alm-subgroup">
           <h3>{g.productGroupName}</h3>
@@ -157,9 +158,11 @@ export function ProductPicker({ c }: { c: Checkout }) {
                 <strong>{x.productName}</strong> <span class="alm-price">{money(x.price)}</span>
                 {x.description && <span class="alm-desc">{x.description}</span>}
                 {x.soldOut ? (
-                  <span class="alm-stock">Sold out</span>
+                  <span class="alm-stock">{t("checkout.soldOut")}</span>
                 ) : (
-                  x.remaining !== null && <span class="alm-stock">{x.remaining} left</span>
+                  x.remaining !== null && (
+                    <span class="alm-stock">{t("checkout.left", { count: x.remaining })}</span>
+                  )
                 )}
               </Radio>
             );
@@ -170,9 +173,12 @@ export function ProductPicker({ c }: { c: Checkout }) {
   );
 }
 
+/** The translator, under another name where `t` is a ticket. */
+const tr = t;
+
 export function TicketPicker({ c }: { c: Checkout }) {
   return (
-    <Group c={c} name="tickets" legend="Tickets" class="alm-tickets">
+    <Group c={c} name="tickets" legend={t("checkout.tickets")} class="alm-tickets">
       {c.view.tickets.map((t, i) => {
         const id = fieldId(`ticket-${i}`);
         const limit = Math.min(t.maxPerOrder ?? 100, t.remaining ?? 100);
@@ -185,9 +191,15 @@ export function TicketPicker({ c }: { c: Checkout }) {
               </label>
               <span id={infoId} class="alm-desc">
                 {money(t.price)}
-                {t.ticketType === "GROUP" && t.groupSize ? ` · admits ${t.groupSize}` : ""}
-                {t.soldOut ? " · Sold out" : t.remaining !== null ? ` · ${t.remaining} left` : ""}
-                {t.maxPerOrder ? ` · up to ${t.maxPerOrder} per order` : ""}
+                {t.ticketType === "GROUP" && t.groupSize
+                  ? ` · ${tr("checkout.ticket.admits", { count: t.groupSize })}`
+                  : ""}
+                {t.soldOut
+                  ? ` · ${tr("checkout.soldOut")}`
+                  : t.remaining !== null
+                    ? ` · ${tr("checkout.left", { count: t.remaining })}`
+                    : ""}
+                {t.maxPerOrder ? ` · ${tr("checkout.ticket.perOrder", { count: t.maxPerOrder })}` : ""}
               </span>
               {t.description && <span class="alm-desc">{t.description}</span>}
             </div>
@@ -221,12 +233,14 @@ export function PromoCode({ c }: { c: Checkout }) {
   const applied = c.appliedPromo.value;
   return (
     <div class="alm-promo">
-      <TextInput c={c} name="promoCode" label="Promo code" autoComplete="off" class="alm-grow" />
+      <TextInput c={c} name="promoCode" label={t("checkout.promo")} autoComplete="off" class="alm-grow" />
       <button type="button" class="alm-secondary" onClick={() => c.applyPromo()}>
-        Apply
+        {t("checkout.promo.apply")}
       </button>
       <p class="alm-note" aria-live="polite">
-        {applied && q?.promoCode ? `Promo code ${q.promoCode} applied: you save ${money(q.discount)}.` : ""}
+        {applied && q?.promoCode
+          ? t("checkout.promo.applied", { code: q.promoCode, amount: money(q.discount) })
+          : ""}
       </p>
     </div>
   );
@@ -237,7 +251,7 @@ export function ExtraDonation({ c }: { c: Checkout }) {
     <TextInput
       c={c}
       name="extraDonation"
-      label="Add a donation (optional)"
+      label={t("checkout.extraDonation")}
       inputMode="decimal"
       autoComplete="off"
     />

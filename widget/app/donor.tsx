@@ -1,6 +1,7 @@
 import { useEffect, useRef } from "preact/hooks";
 import { coverFeeCents } from "../../shared/pricing/fees.js";
 import { ErrorText, errorProps, fieldId, Group, Radio, Req, TextInput } from "./fields.js";
+import { pageLanguage, t } from "./locale.js";
 import { attachPaymentFields } from "./paymentFields.js";
 import type { Checkout } from "./store.js";
 import { type CustomInput, money } from "./view.js";
@@ -56,7 +57,7 @@ function CustomField({ c, input, index }: { c: Checkout; input: CustomInput; ind
         onChange={(e) => set(e.currentTarget.value)}
         {...aria}
       >
-        <option value="">Choose…</option>
+        <option value="">{t("checkout.choose")}</option>
         {input.options.map((o) => (
           <option key={o} value={o}>
             {o}
@@ -101,7 +102,7 @@ export function CustomInputs({ c }: { c: Checkout }) {
   if (c.view.customInputs.length === 0) return null;
   return (
     <section class="alm-section" aria-labelledby="alm-h-questions">
-      <h2 id="alm-h-questions">A few questions</h2>
+      <h2 id="alm-h-questions">{t("checkout.questions")}</h2>
       {c.view.customInputs.map((input, i) => (
         <CustomField key={input.id} c={c} input={input} index={i} />
       ))}
@@ -151,8 +152,11 @@ export function Choices({ c }: { c: Checkout }) {
           checked={c.coverFees.value}
           onChange={(v) => (c.coverFees.value = v)}
         >
-          Add {fee > 0 ? money(fee) : "the processing fee"} so all of my{" "}
-          {c.kind === "EVENT" ? "payment" : "gift"} goes to {c.view.organization.name}
+          {t("checkout.coverFees", {
+            fee: fee > 0 ? money(fee) : t("checkout.coverFees.fee"),
+            kind: c.kind,
+            organization: c.view.organization.name,
+          })}
         </Check>
       )}
       {anonymous && (
@@ -161,7 +165,7 @@ export function Choices({ c }: { c: Checkout }) {
           checked={c.anonymous.value}
           onChange={(v) => (c.anonymous.value = v)}
         >
-          Show my {c.kind === "EVENT" ? "name" : "gift"} as anonymous in public lists
+          {t("checkout.anonymous", { kind: c.kind })}
         </Check>
       )}
     </div>
@@ -172,16 +176,16 @@ export function Choices({ c }: { c: Checkout }) {
 export function Dedication({ c }: { c: Checkout }) {
   if (!c.view.options.tribute || c.kind === "EVENT") return null;
   const kinds = [
-    ["HONOR", "In honor of"],
-    ["MEMORY", "In memory of"],
+    ["HONOR", t("checkout.honor")],
+    ["MEMORY", t("checkout.memory")],
   ] as const;
   return (
     <div class="alm-options">
       <Check id={fieldId("dedicate")} checked={c.dedicate.value} onChange={(v) => (c.dedicate.value = v)}>
-        Dedicate my gift to someone
+        {t("checkout.dedicate")}
       </Check>
       {c.dedicate.value && (
-        <Group c={c} name="tributeKind" legend="Dedication">
+        <Group c={c} name="tributeKind" legend={t("checkout.dedication")}>
           {kinds.map(([value, label], i) => (
             <Radio
               key={value}
@@ -194,35 +198,37 @@ export function Dedication({ c }: { c: Checkout }) {
               {label}
             </Radio>
           ))}
-          <TextInput c={c} name="honoreeName" label="Their name" required maxLength={200} />
+          <TextInput c={c} name="honoreeName" label={t("checkout.honoreeName")} required maxLength={200} />
           <TextInput
             c={c}
             name="tributeEmail"
             type="email"
-            label="Email someone about it (optional)"
-            hint="We tell them of your gift, never its amount."
+            label={t("checkout.tributeEmail")}
+            hint={t("checkout.tributeEmail.hint")}
             maxLength={254}
           />
-          <TextInput c={c} name="tributeMessage" label="Your message (optional)" maxLength={1000} />
+          <TextInput c={c} name="tributeMessage" label={t("checkout.tributeMessage")} maxLength={1000} />
         </Group>
       )}
     </div>
   );
 }
 
-let countries: [string, string][] | undefined;
+const countries = new Map<string, [string, string][]>();
 /** ISO 3166 codes named by the browser's (or Node's) own Intl data: no list of names in the bundle. */
 function countryList(): [string, string][] {
-  if (countries) return countries;
+  const cached = countries.get(pageLanguage());
+  if (cached) return cached;
   const codes =
     "AF AL DZ AD AO AG AR AM AU AT AZ BS BH BD BB BY BE BZ BJ BT BO BA BW BR BN BG BF BI CV KH CM CA CF TD CL CN CO KM CG CD CR CI HR CU CY CZ DK DJ DM DO EC EG SV GQ ER EE SZ ET FJ FI FR GA GM GE DE GH GR GD GT GN GW GY HT HN HK HU IS IN ID IR IQ IE IL IT JM JP JO KZ KE KI KW KG LA LV LB LS LR LY LI LT LU MO MG MW MY MV ML MT MH MR MU MX FM MD MC MN ME MA MZ MM NA NR NP NL NZ NI NE NG KP MK NO OM PK PW PS PA PG PY PE PH PL PT PR QA RO RU RW KN LC VC WS SM ST SA SN RS SC SL SG SK SI SB SO ZA KR SS ES LK SD SR SE CH SY TW TJ TZ TH TL TG TO TT TN TR TM TV UG UA AE GB US UY UZ VU VA VE VN YE ZM ZW".split(
       " ",
     );
-  const names = new Intl.DisplayNames(["en"], { type: "region" });
-  countries = codes
+  const names = new Intl.DisplayNames([pageLanguage()], { type: "region" });
+  const list = codes
     .map((code) => [code, names.of(code) ?? code] as [string, string])
-    .sort((a, b) => a[1].localeCompare(b[1]));
-  return countries;
+    .sort((a, b) => a[1].localeCompare(b[1], pageLanguage()));
+  countries.set(pageLanguage(), list);
+  return list;
 }
 
 function CountrySelect({ c }: { c: Checkout }) {
@@ -238,14 +244,14 @@ function CountrySelect({ c }: { c: Checkout }) {
   const list = c.ready.value ? all : all.filter(([code]) => code === value);
   return (
     <div class="alm-field">
-      <label for={id}>Country</label>
+      <label for={id}>{t("checkout.country")}</label>
       <select
         id={id}
         autoComplete="country"
         value={value}
         onChange={(e) => (c.text.country.value = e.currentTarget.value)}
       >
-        <option value="">Choose…</option>
+        <option value="">{t("checkout.choose")}</option>
         {list.map(([code, name]) => (
           <option key={code} value={code}>
             {name}
@@ -260,16 +266,16 @@ export function DonorDetails({ c }: { c: Checkout }) {
   const o = c.view.options;
   return (
     <section class="alm-section" aria-labelledby="alm-h-donor">
-      <h2 id="alm-h-donor">Your details</h2>
+      <h2 id="alm-h-donor">{t("checkout.details")}</h2>
       <p class="alm-hint">
-        Fields marked <span aria-hidden="true">*</span>
-        <span class="alm-sr"> with an asterisk</span> are required.
+        {t("checkout.required.before")} <span aria-hidden="true">*</span>
+        <span class="alm-sr"> {t("checkout.required.sr")}</span> {t("checkout.required.after")}
       </p>
       <div class="alm-row">
         <TextInput
           c={c}
           name="firstName"
-          label="First name"
+          label={t("checkout.firstName")}
           required
           autoComplete="given-name"
           maxLength={100}
@@ -277,7 +283,7 @@ export function DonorDetails({ c }: { c: Checkout }) {
         <TextInput
           c={c}
           name="lastName"
-          label="Last name"
+          label={t("checkout.lastName")}
           required
           autoComplete="family-name"
           maxLength={100}
@@ -286,7 +292,7 @@ export function DonorDetails({ c }: { c: Checkout }) {
       <TextInput
         c={c}
         name="email"
-        label="Email"
+        label={t("checkout.email")}
         type="email"
         required
         autoComplete="email"
@@ -298,38 +304,65 @@ export function DonorDetails({ c }: { c: Checkout }) {
         checked={c.emailOptIn.value}
         onChange={(v) => (c.emailOptIn.value = v)}
       >
-        Send me news and updates from {c.view.organization.name}
+        {t("checkout.emailOptIn", { organization: c.view.organization.name })}
       </Check>
-      {o.phone && <TextInput c={c} name="phone" label="Phone" type="tel" autoComplete="tel" maxLength={40} />}
+      {o.phone && (
+        <TextInput
+          c={c}
+          name="phone"
+          label={t("checkout.phone")}
+          type="tel"
+          autoComplete="tel"
+          maxLength={40}
+        />
+      )}
       {o.organizationName && (
         <TextInput
           c={c}
           name="organizationName"
-          label="Organization name"
+          label={t("checkout.organizationName")}
           autoComplete="organization"
           maxLength={200}
         />
       )}
       {o.billingAddress && (
         <>
-          <TextInput c={c} name="line1" label="Street address" autoComplete="address-line1" maxLength={200} />
+          <TextInput
+            c={c}
+            name="line1"
+            label={t("checkout.line1")}
+            autoComplete="address-line1"
+            maxLength={200}
+          />
           <TextInput
             c={c}
             name="line2"
-            label="Apartment, suite, etc."
+            label={t("checkout.line2")}
             autoComplete="address-line2"
             maxLength={200}
           />
           <div class="alm-row">
-            <TextInput c={c} name="city" label="City" autoComplete="address-level2" maxLength={100} />
+            <TextInput
+              c={c}
+              name="city"
+              label={t("checkout.city")}
+              autoComplete="address-level2"
+              maxLength={100}
+            />
             <TextInput
               c={c}
               name="region"
-              label="State or region"
+              label={t("checkout.region")}
               autoComplete="address-level1"
               maxLength={100}
             />
-            <TextInput c={c} name="postal" label="Postal code" autoComplete="postal-code" maxLength={20} />
+            <TextInput
+              c={c}
+              name="postal"
+              label={t("checkout.postal")}
+              autoComplete="postal-code"
+              maxLength={20}
+            />
           </div>
         </>
       )}
@@ -358,9 +391,9 @@ export function Payment({ c }: { c: Checkout }) {
   const methods = payment.methods;
   return (
     <section class="alm-section" aria-labelledby="alm-h-pay">
-      <h2 id="alm-h-pay">Payment</h2>
+      <h2 id="alm-h-pay">{t("checkout.payment")}</h2>
       {methods.length > 1 && (
-        <Group c={c} name="method" legend="Pay with" class="alm-tabs">
+        <Group c={c} name="method" legend={t("checkout.payWith")} class="alm-tabs">
           {methods.map((m, i) => (
             <Radio
               key={m}
@@ -370,17 +403,15 @@ export function Payment({ c }: { c: Checkout }) {
               checked={c.method.value === m}
               onSelect={() => (c.method.value = m)}
             >
-              {m === "card" ? "Card" : "Bank account"}
+              {m === "card" ? t("checkout.method.card") : t("checkout.method.bank")}
             </Radio>
           ))}
         </Group>
       )}
       {sandbox && (
         <p class="alm-note" id="alm-sandbox">
-          Test mode: no real money moves.{" "}
-          {c.method.value === "card"
-            ? "Use card 4242 4242 4242 4242 with any future date and any CVC (4000 0000 0000 0002 is declined)."
-            : "Use routing number 110000000 and any account number."}
+          {t("checkout.testMode")}{" "}
+          {c.method.value === "card" ? t("checkout.testMode.card") : t("checkout.testMode.bank")}
         </p>
       )}
       {c.method.value === "card" ? (
@@ -388,7 +419,7 @@ export function Payment({ c }: { c: Checkout }) {
           <TextInput
             c={c}
             name="cardNumber"
-            label="Card number"
+            label={t("checkout.cardNumber")}
             required
             autoComplete="cc-number"
             inputMode="numeric"
@@ -398,7 +429,7 @@ export function Payment({ c }: { c: Checkout }) {
           <TextInput
             c={c}
             name="cardExp"
-            label="Expiry (MM/YY)"
+            label={t("checkout.cardExp")}
             required
             autoComplete="cc-exp"
             inputMode="numeric"
@@ -407,7 +438,7 @@ export function Payment({ c }: { c: Checkout }) {
           <TextInput
             c={c}
             name="cardCvc"
-            label="CVC"
+            label={t("checkout.cardCvc")}
             required
             autoComplete="cc-csc"
             inputMode="numeric"
@@ -419,7 +450,7 @@ export function Payment({ c }: { c: Checkout }) {
           <TextInput
             c={c}
             name="accountHolder"
-            label="Account holder"
+            label={t("checkout.accountHolder")}
             required
             autoComplete="name"
             maxLength={200}
@@ -428,7 +459,7 @@ export function Payment({ c }: { c: Checkout }) {
             <TextInput
               c={c}
               name="routingNumber"
-              label="Routing number"
+              label={t("checkout.routingNumber")}
               required
               inputMode="numeric"
               maxLength={11}
@@ -436,7 +467,7 @@ export function Payment({ c }: { c: Checkout }) {
             <TextInput
               c={c}
               name="accountNumber"
-              label="Account number"
+              label={t("checkout.accountNumber")}
               required
               inputMode="numeric"
               maxLength={19}
@@ -458,7 +489,7 @@ function StripePayment({ c }: { c: Checkout }) {
   }, [c]);
   return (
     <section class="alm-section" aria-labelledby="alm-h-pay">
-      <h2 id="alm-h-pay">Payment</h2>
+      <h2 id="alm-h-pay">{t("checkout.payment")}</h2>
       <div id="alm-stripe-express" ref={express} />
       <div id="alm-stripe-payment" ref={fields} />
       <ErrorText c={c} name="payment" />

@@ -1,6 +1,7 @@
 import { signal } from "@preact/signals";
 import { isEmailAddress } from "../../shared/email.js";
 import type { TributeKind } from "../../shared/enums.js";
+import { t as tr } from "./locale.js";
 import { type TextFields, trimmedText } from "./textFields.js";
 import type { FormView } from "./view.js";
 
@@ -34,13 +35,13 @@ export function createDonorModel(
       if (input.required && (v === undefined || (Array.isArray(v) ? v.length === 0 : v.trim() === "")))
         e[`ci-${input.id}`] = `${input.title} is required.`;
     }
-    if (!t("firstName")) e.firstName = "Enter your first name.";
-    if (!t("lastName")) e.lastName = "Enter your last name.";
-    if (!isEmailAddress(t("email"))) e.email = "Enter a valid email address, like name@example.org.";
+    if (!t("firstName")) e.firstName = tr("checkout.error.firstName");
+    if (!t("lastName")) e.lastName = tr("checkout.error.lastName");
+    if (!isEmailAddress(t("email"))) e.email = tr("checkout.error.email");
     if (view.options.tribute && dedicate.value) {
-      if (!t("honoreeName")) e.honoreeName = "Enter the name of the person this gift is for.";
+      if (!t("honoreeName")) e.honoreeName = tr("checkout.error.honoreeName");
       if (t("tributeEmail") && !isEmailAddress(t("tributeEmail")))
-        e.tributeEmail = "Enter a valid email address, or leave it empty.";
+        e.tributeEmail = tr("checkout.error.tributeEmail");
     }
     return e;
   }

@@ -18,7 +18,11 @@ const root = document.getElementById("almoner-app");
 const data = document.getElementById("almoner-boot");
 if (root && data) {
   const boot = JSON.parse(data.textContent ?? "{}") as Boot;
-  setLocale({ language: document.documentElement.lang || "en", currency: boot.view.currency });
+  setLocale({
+    language: boot.language ?? document.documentElement.lang ?? "en",
+    currency: boot.view.currency,
+    messages: boot.messages,
+  });
   const params = new URLSearchParams(location.search);
   const utm: Utm = {};
   for (const key of ["source", "medium", "campaign", "term", "content"] as const) {

@@ -1,6 +1,7 @@
 import { batch, computed, signal } from "@preact/signals";
 import type { Frequency } from "../../shared/enums.js";
 import type { InitialChoices } from "./initialChoices.js";
+import { t as tr } from "./locale.js";
 import { type TextFields, trimmedText } from "./textFields.js";
 import { type FormView, money } from "./view.js";
 
@@ -107,17 +108,20 @@ export function createOrderModel(
       if (useCustom.value) {
         const d = parseDollars(t("customAmount"));
         if (d === null || d < view.minAmount || d > view.maxAmount)
-          e.customAmount = `Enter an amount from ${money(view.minAmount)} to ${money(view.maxAmount)}.`;
+          e.customAmount = tr("checkout.error.customAmount", {
+            min: money(view.minAmount),
+            max: money(view.maxAmount),
+          });
       } else if (!order.value)
-        e.amount = kind === "EMBED_FORM" ? "Choose an amount." : "Choose a giving level.";
+        e.amount = kind === "EMBED_FORM" ? tr("checkout.error.amount") : tr("checkout.error.level");
     }
-    if (kind === "PRODUCT" && !product.value) e.product = "Choose a sponsorship.";
+    if (kind === "PRODUCT" && !product.value) e.product = tr("checkout.error.product");
     if (kind === "EVENT") {
-      if (!Object.values(tickets.value).some((q) => q > 0)) e.tickets = "Choose at least one ticket.";
+      if (!Object.values(tickets.value).some((q) => q > 0)) e.tickets = tr("checkout.error.tickets");
       if (t("extraDonation") && parseDollars(t("extraDonation")) === null)
-        e.extraDonation = "Enter an amount in dollars.";
+        e.extraDonation = tr("checkout.error.extraDonation");
       if (t("promoCode") && t("promoCode").toUpperCase() !== appliedPromo.value.toUpperCase())
-        e.promoCode = "Apply the promo code, or clear it.";
+        e.promoCode = tr("checkout.error.promoCode");
     }
     return e;
   }

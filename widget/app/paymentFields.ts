@@ -1,4 +1,5 @@
 import { effect } from "@preact/signals";
+import { t as tr } from "./locale.js";
 import type { Checkout } from "./store.js";
 
 /**
@@ -63,9 +64,7 @@ export function attachPaymentFields(c: Checkout, containers: PaymentHost["contai
       const found = c.validate();
       c.errors.value = found;
       const n = Object.keys(found).length;
-      c.formError.value = n
-        ? `Please fix ${n === 1 ? "1 field" : `${n} fields`} first: each one says what is missing.`
-        : null;
+      c.formError.value = n ? tr("checkout.error.fixFirst", { count: n }) : null;
       return n === 0;
     },
     async submit() {
@@ -81,9 +80,7 @@ export function attachPaymentFields(c: Checkout, containers: PaymentHost["contai
     .then((m: PaymentModule) => {
       if (!gone) detach = m.mountStripe(host);
     })
-    .catch(() =>
-      host.setError("The payment fields could not be loaded. Check your connection and reload the page."),
-    );
+    .catch(() => host.setError(tr("checkout.error.fieldsFailed")));
   return () => {
     gone = true;
     detach?.();

@@ -1,4 +1,5 @@
 import { type ReadonlySignal, signal } from "@preact/signals";
+import { t as tr } from "./locale.js";
 import { type TextFields, trimmedText } from "./textFields.js";
 import type { FormView } from "./view.js";
 
@@ -29,15 +30,15 @@ export function createPaymentModel(view: FormView, text: TextFields, total: Read
     if (total.value !== 0 && !browserCollected) {
       if (method.value === "card") {
         const digits = t("cardNumber").replace(/[\s-]/g, "");
-        if (!/^\d{12,19}$/.test(digits)) e.cardNumber = "Enter the card number (12 to 19 digits).";
-        if (!parseExpiry(t("cardExp"))) e.cardExp = "Enter the expiry as MM/YY.";
-        if (!/^\d{3,4}$/.test(t("cardCvc"))) e.cardCvc = "Enter the 3 or 4 digit security code.";
+        if (!/^\d{12,19}$/.test(digits)) e.cardNumber = tr("checkout.error.cardNumber");
+        if (!parseExpiry(t("cardExp"))) e.cardExp = tr("checkout.error.cardExp");
+        if (!/^\d{3,4}$/.test(t("cardCvc"))) e.cardCvc = tr("checkout.error.cardCvc");
       } else {
         if (!/^\d{9}$/.test(t("routingNumber").replace(/[\s-]/g, "")))
-          e.routingNumber = "Enter the 9-digit routing number.";
+          e.routingNumber = tr("checkout.error.routingNumber");
         if (!/^\d{4,17}$/.test(t("accountNumber").replace(/[\s-]/g, "")))
-          e.accountNumber = "Enter the account number (4 to 17 digits).";
-        if (!t("accountHolder")) e.accountHolder = "Enter the account holder's name.";
+          e.accountNumber = tr("checkout.error.accountNumber");
+        if (!t("accountHolder")) e.accountHolder = tr("checkout.error.accountHolder");
       }
     }
     return e;

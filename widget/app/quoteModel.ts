@@ -2,6 +2,7 @@ import { batch, computed, effect, type ReadonlySignal, signal } from "@preact/si
 import type { CheckoutEnv } from "./checkoutEnv.js";
 import { type ErrorsModel, fieldErrors } from "./errorsModel.js";
 import type { PostToForm } from "./formApi.js";
+import { t as tr } from "./locale.js";
 import type { Boot, Quote } from "./view.js";
 
 /**
@@ -50,14 +51,14 @@ export function createQuoteModel(
         } else {
           quote.value = null;
           quotedFor.value = null;
-          quoteError.value = body.details?.join(" ") || body.error || "This order cannot be priced.";
+          quoteError.value = body.details?.join(" ") || body.error || tr("checkout.error.quote");
           // A promo code the event does not know is the donor's to fix at the code itself.
           const promo = fieldErrors(body.details ?? []).promoCode;
           if (promo) errors.value = { ...errors.value, promoCode: promo };
         }
       });
     } catch {
-      if (seq === quoteSeq) quoteError.value = "The total could not be updated. Check your connection.";
+      if (seq === quoteSeq) quoteError.value = tr("checkout.error.quoteNetwork");
     } finally {
       if (seq === quoteSeq) quoting.value = false;
     }

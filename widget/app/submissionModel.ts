@@ -2,6 +2,7 @@ import { batch, type ReadonlySignal, signal } from "@preact/signals";
 import type { CheckoutEnv } from "./checkoutEnv.js";
 import { type ErrorsModel, fieldErrors } from "./errorsModel.js";
 import type { PostToForm } from "./formApi.js";
+import { t as tr } from "./locale.js";
 import type { PaymentModel } from "./paymentModel.js";
 import type { Receipt } from "./view.js";
 
@@ -71,15 +72,13 @@ export function createSubmissionModel(
     formError.value = null;
     if (Object.keys(found).length) {
       const n = Object.keys(found).length;
-      formError.value = `Please fix ${n === 1 ? "1 field" : `${n} fields`}: each one says what is missing.`;
+      formError.value = tr("checkout.error.fix", { count: n });
       return;
     }
     status.value = "submitting";
     const payload = checkoutBody();
     if (payment.browserCollected && total.value !== 0) {
-      const collected = collector
-        ? await collector.collect()
-        : { error: "The payment fields are still loading. Try again in a moment." };
+      const collected = collector ? await collector.collect() : { error: tr("checkout.error.fieldsLoading") };
       if ("error" in collected) {
         batch(() => {
           status.value = "form";
@@ -104,8 +103,7 @@ export function createSubmissionModel(
     } catch {
       batch(() => {
         status.value = "form";
-        formError.value =
-          "We could not reach the server. Nothing was charged; check your connection and try again.";
+        formError.value = tr("checkout.error.network");
       });
       return;
     }
@@ -115,16 +113,16 @@ export function createSubmissionModel(
     batch(() => {
       if (res.status === 201) {
         receipt.value = body.payment as Receipt;
-        thanks.value = String(body.message ?? "Thank you!");
+        thanks.value = String(body.message ?? tr("checkout.thanks"));
         status.value = "success";
       } else if (res.status === 402) {
-        declineMessage.value = String(body.error ?? "Your payment was declined.");
+        declineMessage.value = String(body.error ?? tr("checkout.error.declined"));
         status.value = "declined";
       } else {
         status.value = "form";
         const details = (body.details as string[] | undefined) ?? [];
         errors.value = fieldErrors(details);
-        formError.value = [String(body.error ?? "Something went wrong."), ...details].join(" ");
+        formError.value = [String(body.error ?? tr("checkout.error.generic")), ...details].join(" ");
       }
     });
     if (res.status === 201 && receipt.value) env.onComplete?.(receipt.value);

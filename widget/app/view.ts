@@ -1,5 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
+import type { CompiledCatalog } from "../../shared/i18n/format.js";
 import type { PublicFormView } from "../../shared/schemas/publicForm.js";
+import { pageLanguage, t } from "./locale.js";
 
 /**
  * The data the checkout app starts from: the public form view (GET /api/forms/{id}, amounts in dollars) and,
@@ -47,15 +49,21 @@ export interface Boot {
   view: FormView;
   /** The server's quote of the initial order, with the order body it priced (JSON). */
   quote?: { order: string; quote: Quote } | null;
+  /** The page's language (BCP 47) and its compiled `checkout.*` messages; absent: English keys. */
+  language?: string;
+  messages?: CompiledCatalog;
 }
 
-export const FREQUENCY_NAMES: Record<Frequency, { label: string; adverb: string; per: string }> = {
-  ONE_TIME: { label: "One time", adverb: "", per: "" },
-  DAILY: { label: "Daily", adverb: "daily", per: "/day" },
-  WEEKLY: { label: "Weekly", adverb: "weekly", per: "/week" },
-  MONTHLY: { label: "Monthly", adverb: "monthly", per: "/month" },
-  ANNUALLY: { label: "Yearly", adverb: "yearly", per: "/year" },
-};
+/** The frequency's name ("Monthly"), its "per" suffix ("/month", none for one-time), its adverb ("monthly"). */
+export function frequencyLabel(f: Frequency): string {
+  return t(`checkout.frequency.${f}`);
+}
+export function perPeriod(f: Frequency): string {
+  return f === "ONE_TIME" ? "" : t(`checkout.per.${f}`);
+}
+export function adverbOf(f: Frequency): string {
+  return f === "ONE_TIME" ? "" : t(`checkout.adverb.${f}`);
+}
 
 export { money } from "./locale.js";
 
@@ -64,17 +72,29 @@ const MONTHS = "January February March April May June July August September Octo
 );
 const DAYS = "Sunday Monday Tuesday Wednesday Thursday Friday Saturday".split(" ");
 
-/** 2027-05-15 → Saturday, May 15, 2027 (the event's own calendar date, no time zone shift). */
+/**
+ * 2027-05-15 → Saturday, May 15, 2027 (the event's own calendar date, no time zone shift); in another
+ * language as Intl writes it ("sábado, 15 de mayo de 2027").
+ */
 export function longDate(iso: string): string {
   const [y, m, d] = iso.split("-").map(Number);
   if (!y || !m || !d) return iso;
-  const day = new Date(Date.UTC(y, m - 1, d)).getUTCDay();
+  const at = Date.UTC(y, m - 1, d);
+  if (pageLanguage() !== "en")
+    return new Intl.DateTimeFormat(pageLanguage(), { dateStyle: "full", timeZone: "UTC" }).format(at);
+  const day = new Date(at).getUTCDay();
   return `${DAYS[day]}, ${MONTHS[m - 1]} ${d}, ${y}`;
 }
 
-/** 18:30 → 6:30 PM. */
+/** 18:30 → 6:30 PM (18:30 in languages that write the 24-hour clock). */
 export function clock(hhmm: string): string {
   const [h, m] = hhmm.split(":").map(Number);
   if (Number.isNaN(h) || Number.isNaN(m)) return hhmm;
+  if (pageLanguage() !== "en")
+    return new Intl.DateTimeFormat(pageLanguage(), {
+      hour: "numeric",
+      minute: "2-digit",
+      timeZone: "UTC",
+    }).format(Date.UTC(2000, 0, 1, h, m));
   return `${h % 12 || 12}:${String(m).padStart(2, "0")} ${h < 12 ? "AM" : "PM"}`;
 }

@@ -1,8 +1,17 @@
 import { render } from "@testing-library/preact";
+import { messagesFor } from "../../../server/i18n.js";
+import type { Language } from "../../../shared/languages.js";
 import { App } from "../../../widget/app/App.js";
 import type { CheckoutEnv } from "../../../widget/app/checkoutEnv.js";
+import { setLocale } from "../../../widget/app/locale.js";
 import { createCheckout } from "../../../widget/app/store.js";
 import type { Boot, FormView, Quote } from "../../../widget/app/view.js";
+
+/** The checkout speaks English in US dollars unless a test sets another locale (`useLocale`). */
+export function useLocale(language: Language = "en", currency = "USD"): void {
+  setLocale({ language, currency, messages: messagesFor(language, "checkout.") });
+}
+useLocale();
 
 /** A public form view as GET /api/forms/{id} returns it (amounts in dollars), with overrides per test. */
 export function formView(overrides: Partial<FormView> = {}): FormView {
@@ -15,6 +24,7 @@ export function formView(overrides: Partial<FormView> = {}): FormView {
     headerImage: "",
     active: true,
     organization: { name: "Green Org" },
+    currency: "USD",
     funds: ["General"],
     frequencies: ["ONE_TIME"],
     defaultFrequency: "ONE_TIME",
