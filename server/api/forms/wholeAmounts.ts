@@ -3,10 +3,10 @@ import type { FormConfig } from "../../../shared/schemas/form.js";
 
 /** The fields of a form whose amounts the currency cannot express (decimals in JPY), by their paths. */
 export function amountsWithDecimals(config: FormConfig, currency: string): string[] {
-  const bad: string[] = [];
-  const check = (field: string, cents: number | null | undefined) => {
-    if (typeof cents === "number" && !isExpressible(cents, currency)) bad.push(field);
-  };
+  const amounts: [string, number | null | undefined][] = [
+    ["defaultAmount", config.defaultAmount],
+    ["goal", config.goal],
+  ];
   for (const field of [
     "oneTimeAmounts",
     "dailyAmounts",
@@ -14,21 +14,20 @@ export function amountsWithDecimals(config: FormConfig, currency: string): strin
     "monthlyAmounts",
     "annuallyAmounts",
   ] as const)
-    config[field].forEach((cents, i) => check(`${field}[${i}]`, cents));
-  check("defaultAmount", config.defaultAmount);
-  check("goal", config.goal);
-  config.givingLevels.forEach((level, i) => check(`givingLevels[${i}].amount`, level.amount));
-  config.sponsorshipGroups.forEach((group, g) =>
-    group.options.forEach((option, o) =>
-      check(`sponsorshipGroups[${g}].options[${o}].amount`, option.amount),
-    ),
-  );
-  config.tickets.forEach((ticket, i) => {
-    check(`tickets[${i}].price`, ticket.price);
-    check(`tickets[${i}].fairMarketValue`, ticket.fairMarketValue);
-  });
-  config.promoCodes.forEach((promo, i) => {
-    if (promo.discountType === "amount") check(`promoCodes[${i}].discountValue`, promo.discountValue);
-  });
-  return bad;
+    for (const [i, cents] of config[field].entries()) amounts.push([`${field}[${i}]`, cents]);
+  for (const [i, level] of config.givingLevels.entries())
+    amounts.push([`givingLevels[${i}].amount`, level.amount]);
+  for (const [g, group] of config.sponsorshipGroups.entries())
+    for (const [o, option] of group.options.entries())
+      amounts.push([`sponsorshipGroups[${g}].options[${o}].amount`, option.amount]);
+  for (const [i, ticket] of config.tickets.entries()) {
+    amounts.push([`tickets[${i}].price`, ticket.price]);
+    amounts.push([`tickets[${i}].fairMarketValue`, ticket.fairMarketValue]);
+  }
+  for (const [i, promo] of config.promoCodes.entries())
+    if (promo.discountType === "amount")
+      amounts.push([`promoCodes[${i}].discountValue`, promo.discountValue]);
+  return amounts
+    .filter(([, cents]) => typeof cents === "number" && !isExpressible(cents, currency))
+    .map(([field]) => field);
 }
