@@ -27,6 +27,8 @@ import { formAvailability } from "../store/inventory.js";
 import { getOrganization, type Organization, siteOrigins } from "../store/organizations.js";
 import { checkoutAssetUrl } from "./assets.js";
 import { readableAccent } from "./color.js";
+import { jsonForScript } from "./json.js";
+import { languageSwitcher } from "./languageLinks.js";
 import { page } from "./layout.js";
 
 /**
@@ -98,14 +100,6 @@ export function contentSecurityPolicy(
   ].join("; ");
 }
 
-/** JSON that is safe inside <script type="application/json">: no `<`, `>`, `&` or line separators as is. */
-function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(
-    /[<>&\u2028\u2029]/g,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
 function describe(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > 200 ? `${flat.slice(0, 197)}…` : flat;
@@ -167,21 +161,6 @@ ${languageSwitcher(p.language, p.query)}
 <script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote, language: p.language, messages } satisfies Boot)}</script>
 </body>
 </html>`;
-}
-
-/**
- * Links to the page in each language (`?lang=`), keeping the rest of its query; the current one marked.
- * Plain links: they work before (and without) the script.
- */
-function languageSwitcher(current: Language, query: string): string {
-  const links = LANGUAGES.map((language) => {
-    const params = new URLSearchParams(query);
-    params.set("lang", language);
-    const here = language === current ? ' aria-current="true"' : "";
-    return `<a href="?${escapeHtml(params.toString())}" hreflang="${language}" lang="${language}"${here}>${escapeHtml(LANGUAGE_NAMES[language])}</a>`;
-  });
-  const label = escapeHtml(translator(current)("page.lang"));
-  return `<nav class="alm-langs" aria-label="${label}">${links.join(" ")}</nav>`;
 }
 
 /**

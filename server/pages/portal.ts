@@ -1,9 +1,13 @@
 import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { escapeHtml } from "../../shared/html.js";
+import { directionOf } from "../../shared/languages.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
+import { chooseLanguage, messagesFor, translator } from "../i18n.js";
 import { getOrganization } from "../store/organizations.js";
 import { checkoutAssetUrl } from "./assets.js";
+import { jsonForScript } from "./json.js";
+import { languageSwitcher } from "./languageLinks.js";
 import { page } from "./layout.js";
 
 /**
@@ -29,6 +33,7 @@ table{width:100%;border-collapse:collapse;font-size:.95rem}th,td{text-align:star
 .recurring{border:1px solid #e5e7eb;border-radius:8px;padding:1rem;margin:.75rem 0}
 .recurring form{display:inline-block;margin-inline-end:1rem;vertical-align:bottom}
 [role=alert],.error{color:#b91c1c}.notice{color:#166534}
+.alm-langs{max-width:48rem;margin:.5rem auto 0;padding:0 1rem;display:flex;flex-wrap:wrap;gap:.25rem .75rem;justify-content:flex-end;font-size:14px}.alm-langs a[aria-current]{font-weight:600;text-decoration:none;color:#1f2328}
 .visually-hidden{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap}
 :focus-visible{outline:3px solid #2563eb;outline-offset:2px}
 `;
@@ -67,26 +72,38 @@ export async function portalPage(
       404,
       headers,
     );
-  const name = escapeHtml(org.name);
+  const language = chooseLanguage(c.req.query("lang"), c.req.header("Accept-Language"), org.language);
+  const messages = {
+    ...messagesFor(language, "portal."),
+    ...messagesFor(language, "checkout.frequency."),
+    ...messagesFor(language, "checkout.method.card"),
+  };
+  // The language links never carry a sign-in token.
+  const params = new URL(c.req.url).searchParams;
+  params.delete("token");
+  const query = params.toString();
+  const title = escapeHtml(translator(language)("portal.title", { organization: org.name }));
   return c.html(
     `<!doctype html>
-<html lang="en" dir="ltr">
+<html lang="${language}" dir="${directionOf(language)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>Your giving · ${name}</title>
+<title>${title}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
 <body>
+${languageSwitcher(language, query)}
 <main>
-<h1>Your giving to ${name}</h1>
+<h1>${title}</h1>
 <div id="portal" data-org="${escapeHtml(org.id)}"><noscript>This page needs JavaScript.</noscript></div>
 </main>
+<script type="application/json" id="portal-messages">${jsonForScript(messages)}</script>
 <script type="module" src="${escapeHtml(checkoutAssetUrl("portal.js"))}"></script>
 </body>
 </html>`,
     200,
-    headers,
+    { ...headers, "Content-Language": language, Vary: "Accept-Language" },
   );
 }

@@ -324,6 +324,23 @@ describe(`donor portal (${dialect})`, () => {
     expect(receipt.html_body).toContain(`href="http://forms.test/manage/${t.org.id}"`);
   });
 
+  it("serves the portal page in the donor's language, with its messages and no token in its language links", async () => {
+    const res = await t.app.request(`/manage/${t.org.id}?lang=ar&token=${"a".repeat(43)}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Referrer-Policy")).toBe("no-referrer");
+    const html = await res.text();
+    expect(html).toContain('<html lang="ar" dir="rtl">');
+    expect(html).toContain("تبرعاتك إلى Test Org");
+    const messages = JSON.parse(html.match(/id="portal-messages">(.*?)<\/script>/s)?.[1] ?? "{}");
+    expect(Object.keys(messages)).toContain("portal.sendLink");
+    expect(html).not.toContain("aaaaaaaa");
+    const english = await (
+      await t.app.request(`/manage/${t.org.id}`, { headers: { "Accept-Language": "en-US" } })
+    ).text();
+    expect(english).toContain("Your giving to Test Org");
+    expect((await t.app.request("/manage/org_00000000000000000000000000")).status).toBe(404);
+  });
+
   it("opens the payment-method update page for the donor's own recurring gift", async () => {
     const formId = await recurringForm(t);
     const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });

@@ -1,5 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import { type Gifts, PortalError, portalApi, type Subscription } from "./api.js";
+import { portalLanguage, t } from "./i18n.js";
 
 /**
  * The donor portal: sign in with a mailed link, then see one's gifts and recurring gifts, change, skip or
@@ -12,32 +14,21 @@ type Phase =
   | { kind: "sent"; message: string }
   | { kind: "ready"; gifts: Gifts };
 
-const FREQUENCIES: [string, string][] = [
-  ["WEEKLY", "Weekly"],
-  ["MONTHLY", "Monthly"],
-  ["ANNUALLY", "Yearly"],
-];
-const FREQUENCY_WORDS: Record<string, string> = {
-  ONE_TIME: "One-time",
-  DAILY: "Daily",
-  WEEKLY: "Weekly",
-  MONTHLY: "Monthly",
-  ANNUALLY: "Yearly",
-};
+type Api = ReturnType<typeof portalApi>;
+
+const FREQUENCIES = ["WEEKLY", "MONTHLY", "ANNUALLY"];
+const frequencyWord = (f: string) => t(`checkout.frequency.${f}` as MessageKey);
 
 function money(amount: number, currency: string): string {
   try {
-    return new Intl.NumberFormat(document.documentElement.lang || "en", {
-      style: "currency",
-      currency,
-    }).format(amount);
+    return new Intl.NumberFormat(portalLanguage(), { style: "currency", currency }).format(amount);
   } catch {
     return `${amount.toFixed(2)} ${currency}`;
   }
 }
 
 const day = (iso: string | null) =>
-  iso ? new Date(iso).toLocaleDateString(document.documentElement.lang || "en", { dateStyle: "medium" }) : "";
+  iso ? new Date(iso).toLocaleDateString(portalLanguage(), { dateStyle: "medium", timeZone: "UTC" }) : "";
 
 export function Portal({ organizationId }: { organizationId: string }) {
   const [api] = useState(() => portalApi(organizationId));
@@ -68,7 +59,7 @@ export function Portal({ organizationId }: { organizationId: string }) {
       .catch((err: Error) => setPhase({ kind: "signin", notice: err.message }));
   }, []);
 
-  if (phase.kind === "loading") return <p aria-busy="true">Loading…</p>;
+  if (phase.kind === "loading") return <p aria-busy="true">{t("portal.loading")}</p>;
   if (phase.kind === "signin" || phase.kind === "sent")
     return <SignIn api={api} phase={phase} onSent={(message) => setPhase({ kind: "sent", message })} />;
   return (
@@ -78,16 +69,16 @@ export function Portal({ organizationId }: { organizationId: string }) {
       reload={() => load()}
       signOut={async () => {
         await api.signOut().catch(() => undefined);
-        setPhase({ kind: "signin", notice: "You are signed out." });
+        setPhase({ kind: "signin", notice: t("portal.signedOut") });
       }}
     />
   );
 }
 
 function SignIn(props: {
-  api: ReturnType<typeof portalApi>;
+  api: Api;
   phase: Extract<Phase, { kind: "signin" | "sent" }>;
-  onSent: (message: string) => void;
+  onSent: (m: string) => void;
 }) {
   const [email, setEmail] = useState("");
   const [error, setError] = useState<string | null>(null);
@@ -114,10 +105,10 @@ function SignIn(props: {
         }
       }}
     >
-      <h2>Sign in</h2>
+      <h2>{t("portal.signIn")}</h2>
       {props.phase.notice && <p role="status">{props.phase.notice}</p>}
-      <p>Enter the e-mail address you give with. We will send you a link that signs you in.</p>
-      <label for="portal-email">Email</label>
+      <p>{t("portal.signIn.intro")}</p>
+      <label for="portal-email">{t("portal.email")}</label>
       <input
         id="portal-email"
         type="email"
@@ -128,14 +119,14 @@ function SignIn(props: {
       />
       {error && <p role="alert">{error}</p>}
       <button type="submit" disabled={busy}>
-        Send me a sign-in link
+        {t("portal.sendLink")}
       </button>
     </form>
   );
 }
 
 function Dashboard(props: {
-  api: ReturnType<typeof portalApi>;
+  api: Api;
   gifts: Gifts;
   reload: () => Promise<void>;
   signOut: () => Promise<void>;
@@ -147,32 +138,32 @@ function Dashboard(props: {
   return (
     <div>
       <p class="who">
-        Signed in as <strong>{email}</strong>{" "}
+        {t("portal.signedInAs", { email })}{" "}
         <button type="button" class="link" onClick={props.signOut}>
-          Sign out
+          {t("portal.signOut")}
         </button>
       </p>
       <section aria-labelledby="recurring-heading">
-        <h2 id="recurring-heading">Recurring gifts</h2>
+        <h2 id="recurring-heading">{t("portal.recurring")}</h2>
         {subscriptions.length === 0 ? (
-          <p>You have no recurring gifts.</p>
+          <p>{t("portal.noRecurring")}</p>
         ) : (
           subscriptions.map((s) => <RecurringGift key={s.id} api={props.api} sub={s} reload={props.reload} />)
         )}
       </section>
       <section aria-labelledby="gifts-heading">
-        <h2 id="gifts-heading">Your gifts</h2>
+        <h2 id="gifts-heading">{t("portal.gifts")}</h2>
         {payments.length === 0 ? (
-          <p>No gifts yet.</p>
+          <p>{t("portal.noGifts")}</p>
         ) : (
           <table>
             <thead>
               <tr>
-                <th scope="col">Date</th>
-                <th scope="col">Gift</th>
-                <th scope="col">Amount</th>
-                <th scope="col">Status</th>
-                <th scope="col">Receipt</th>
+                <th scope="col">{t("portal.col.date")}</th>
+                <th scope="col">{t("portal.col.gift")}</th>
+                <th scope="col">{t("portal.col.amount")}</th>
+                <th scope="col">{t("portal.col.status")}</th>
+                <th scope="col">{t("portal.col.receipt")}</th>
               </tr>
             </thead>
             <tbody>
@@ -180,14 +171,14 @@ function Dashboard(props: {
                 <tr key={p.paymentID}>
                   <td>{day(p.date)}</td>
                   <td>
-                    {FREQUENCY_WORDS[p.frequency] ?? ""} · {p.form}
+                    {frequencyWord(p.frequency)} · {p.form}
                   </td>
                   <td>{money(p.amount, p.currency)}</td>
-                  <td>{p.status.toLowerCase()}</td>
+                  <td>{t(`portal.status.${p.status}` as MessageKey)}</td>
                   <td>
                     {p.status === "COMPLETED" || p.status === "REFUNDED" ? (
                       <a href={props.api.receiptUrl(p.paymentID)} download>
-                        Receipt <span class="visually-hidden">of {day(p.date)}</span> (PDF)
+                        {t("portal.receipt")} <span class="visually-hidden">{day(p.date)}</span>
                       </a>
                     ) : null}
                   </td>
@@ -198,8 +189,8 @@ function Dashboard(props: {
         )}
       </section>
       <section aria-labelledby="statement-heading">
-        <h2 id="statement-heading">Year-end statement</h2>
-        <label for="statement-year">Year</label>{" "}
+        <h2 id="statement-heading">{t("portal.statement")}</h2>
+        <label for="statement-year">{t("portal.year")}</label>{" "}
         <select id="statement-year" value={year} onChange={(e) => setYear(Number(e.currentTarget.value))}>
           {(years.length ? years : [year]).map((y) => (
             <option key={y} value={y}>
@@ -208,24 +199,24 @@ function Dashboard(props: {
           ))}
         </select>{" "}
         <a href={props.api.statementUrl(year)} download>
-          Download the {year} statement (PDF)
+          {t("portal.downloadStatement", { year })}
         </a>
       </section>
     </div>
   );
 }
 
-function RecurringGift(props: {
-  api: ReturnType<typeof portalApi>;
-  sub: Subscription;
-  reload: () => Promise<void>;
-}) {
+function RecurringGift(props: { api: Api; sub: Subscription; reload: () => Promise<void> }) {
   const { sub } = props;
   const [amount, setAmount] = useState(String(sub.amount));
   const [frequency, setFrequency] = useState(sub.frequency);
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const active = sub.status === "ACTIVE";
-  const label = `${money(sub.amount, sub.currency)} ${(FREQUENCY_WORDS[sub.frequency] ?? "").toLowerCase()}`;
+  const label = t("portal.recurringGift", {
+    amount: money(sub.amount, sub.currency),
+    frequency: frequencyWord(sub.frequency).toLocaleLowerCase(portalLanguage()),
+  });
+  const choices = FREQUENCIES.includes(sub.frequency) ? FREQUENCIES : [...FREQUENCIES, sub.frequency];
 
   async function change(body: Record<string, unknown>, done: string) {
     setMessage(null);
@@ -239,32 +230,35 @@ function RecurringGift(props: {
   }
 
   return (
-    <article class="recurring" aria-label={`Recurring gift of ${label}`}>
+    <article class="recurring" aria-label={label}>
       <h3>
         {label}
         {sub.fund ? ` · ${sub.fund}` : ""}
       </h3>
       <p>
-        {active ? (
-          <>
-            Next gift on <strong>{day(sub.nextBillingDate)}</strong>
-            {sub.paymentMethod.last4
-              ? ` · ${sub.paymentMethod.brand ?? "card"} ending ${sub.paymentMethod.last4}`
-              : ""}
-          </>
-        ) : (
-          "Cancelled"
-        )}
+        {active
+          ? [
+              t("portal.nextGift", { date: day(sub.nextBillingDate) }),
+              sub.paymentMethod.last4
+                ? t("portal.cardEnding", {
+                    brand: sub.paymentMethod.brand ?? t("checkout.method.card"),
+                    last4: sub.paymentMethod.last4,
+                  })
+                : "",
+            ]
+              .filter(Boolean)
+              .join(" · ")
+          : t("portal.cancelled")}
       </p>
       {active && (
         <div class="actions">
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              void change({ amount: Number(amount) }, "The amount is changed.");
+              void change({ amount: Number(amount) }, t("portal.done.amount"));
             }}
           >
-            <label for={`amount-${sub.id}`}>Amount</label>
+            <label for={`amount-${sub.id}`}>{t("portal.amount")}</label>
             <input
               id={`amount-${sub.id}`}
               type="number"
@@ -274,34 +268,30 @@ function RecurringGift(props: {
               value={amount}
               onInput={(e) => setAmount(e.currentTarget.value)}
             />
-            <button type="submit">Change amount</button>
+            <button type="submit">{t("portal.changeAmount")}</button>
           </form>
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              void change({ frequency }, "The frequency is changed.");
+              void change({ frequency }, t("portal.done.frequency"));
             }}
           >
-            <label for={`frequency-${sub.id}`}>Frequency</label>
+            <label for={`frequency-${sub.id}`}>{t("portal.frequency")}</label>
             <select
               id={`frequency-${sub.id}`}
               value={frequency}
               onChange={(e) => setFrequency(e.currentTarget.value)}
             >
-              {FREQUENCIES.concat(
-                FREQUENCIES.some(([f]) => f === sub.frequency)
-                  ? []
-                  : [[sub.frequency, FREQUENCY_WORDS[sub.frequency]]],
-              ).map(([value, text]) => (
+              {choices.map((value) => (
                 <option key={value} value={value}>
-                  {text}
+                  {frequencyWord(value)}
                 </option>
               ))}
             </select>
-            <button type="submit">Change frequency</button>
+            <button type="submit">{t("portal.changeFrequency")}</button>
           </form>
-          <button type="button" onClick={() => change({ skipNext: true }, "The next gift is skipped.")}>
-            Skip the next gift
+          <button type="button" onClick={() => change({ skipNext: true }, t("portal.done.skip"))}>
+            {t("portal.skip")}
           </button>
           <button
             type="button"
@@ -313,17 +303,17 @@ function RecurringGift(props: {
               }
             }}
           >
-            Update payment method
+            {t("portal.updateMethod")}
           </button>
           <button
             type="button"
             class="danger"
             onClick={() => {
-              if (confirm(`Cancel your recurring gift of ${label}? This cannot be undone.`))
-                void change({ status: "CANCELLED" }, "Your recurring gift is cancelled.");
+              if (confirm(t("portal.confirmCancel", { amount: label })))
+                void change({ status: "CANCELLED" }, t("portal.done.cancel"));
             }}
           >
-            Cancel recurring gift
+            {t("portal.cancel")}
           </button>
         </div>
       )}
