@@ -3,13 +3,7 @@ import type { Context } from "hono";
 import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 import { escapeHtml } from "../../shared/html.js";
-import {
-  DEFAULT_LANGUAGE,
-  directionOf,
-  LANGUAGE_NAMES,
-  LANGUAGES,
-  type Language,
-} from "../../shared/languages.js";
+import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
 import { quoteRequestSchema } from "../../shared/schemas/checkout.js";
 import { App } from "../../widget/app/App.js";
 import { setLocale } from "../../widget/app/locale.js";
