@@ -175,6 +175,10 @@ export async function publicFormView(
       country: c.enableCountryDropdown,
       phone: c.enablePhone,
       tribute: c.enableTribute === true,
+      monthlyUpsell:
+        c.enableMonthlyUpsell === true && c.frequencies.includes("MONTHLY") && c.frequencies.includes("ONE_TIME")
+          ? { ratio: c.monthlyUpsellRatio ?? 0.3, minimum: centsToDollars(c.monthlyUpsellMinimum ?? 0) }
+          : null,
     },
     feeRate: { percent: org.feeRate.percentBps / 100, fixed: centsToDollars(org.feeRate.fixedCents) },
     payment,

@@ -252,6 +252,19 @@ const FORM_FIELDS = {
       "Offer donors a dedication: a gift in honor or in memory of someone, who may be told of it by e-mail (donation forms)",
   }),
 
+  enableMonthlyUpsell: z.boolean().default(false).meta({
+    description:
+      "Offer a donor who chose a one-time gift, once, to give a monthly amount instead (monthlyUpsellRatio of the gift); needs ONE_TIME and MONTHLY among the frequencies",
+  }),
+  monthlyUpsellRatio: z.number().gt(0).max(1).default(0.3).meta({
+    description:
+      "The suggested monthly amount as a share of the one-time gift (0.3: a $100 gift suggests $30 a month)",
+  }),
+  monthlyUpsellMinimum: money({ min: 0, max: MAX_AMOUNT }).nullable().optional().meta({
+    description:
+      "The offer is made for one-time gifts at or above this amount (dollars); null or 0: any gift",
+  }),
+
   enableCustomEmail: z.boolean().default(false),
   replyToAddress: z.string().trim().max(320).meta(EMAIL_ADDRESS).nullable().optional(),
   emailSubject: boundedString(200).nullable().optional(),
@@ -329,6 +342,13 @@ function crossFieldRules(allowHttpImages: boolean) {
 
     if (form.enableTribute === true && isEvent)
       issue("enableTribute", "is for donation forms: an event form takes no dedication");
+    if (form.enableMonthlyUpsell === true) {
+      const freqs = Array.isArray(form.frequencies) ? (form.frequencies as unknown[]) : ["ONE_TIME"];
+      if (isEvent || amountType === "sponsorship")
+        issue("enableMonthlyUpsell", "is for donation forms: event and sponsorship orders are one-time only");
+      else if (!freqs.includes("ONE_TIME") || !freqs.includes("MONTHLY"))
+        issue("enableMonthlyUpsell", "needs ONE_TIME and MONTHLY among the form's frequencies");
+    }
 
     if (form.enableTimeAndLocation === true) {
       for (const key of ["eventDate", "startTime"])
@@ -578,6 +598,9 @@ function normalize(input: ParsedInput) {
     enableCountryDropdown: input.enableCountryDropdown,
     enablePhone: input.enablePhone,
     enableTribute: input.enableTribute,
+    enableMonthlyUpsell: input.enableMonthlyUpsell,
+    monthlyUpsellRatio: input.monthlyUpsellRatio,
+    monthlyUpsellMinimum: input.monthlyUpsellMinimum || null,
     enableCustomEmail: input.enableCustomEmail,
     replyToAddress: input.replyToAddress || null,
     emailSubject: input.emailSubject || null,

@@ -542,6 +542,7 @@ describe("questions and choices", () => {
       country: false,
       phone: false,
       tribute: false,
+      monthlyUpsell: null,
     };
     const { api } = renderCheckout(formView({ options: on, defaultAmount: 100 }));
     expect(byLabel(/Add \$3\.30 so all of my gift goes to Green Org/)).toBeTruthy();
@@ -594,6 +595,46 @@ describe("questions and choices", () => {
     expect(plain.api.checkouts()[0].body.tribute).toBeUndefined();
   });
 
+  it("offers a qualifying one-time gift, once, as a monthly one: yes switches to monthly, no sends it as it was", async () => {
+    const options = { ...formView().options, monthlyUpsell: { ratio: 0.3, minimum: 50 } };
+    const view = formView({ options, defaultAmount: 100, frequencies: ["ONE_TIME", "MONTHLY"] });
+    const { api } = renderCheckout(view);
+    fillDonor();
+    fillCard();
+    submit();
+    const offer = await screen.findByRole("group", { name: "Make it monthly?" });
+    expect(offer.textContent).toContain(
+      "A monthly gift of $30 does more over the year than one gift of $100",
+    );
+    expect(api.checkouts()).toHaveLength(0);
+    fireEvent.click(screen.getByRole("button", { name: "Yes, give $30 monthly" }));
+    expect(screen.queryByRole("group", { name: "Make it monthly?" })).toBeNull();
+    await waitFor(() => expect(screen.getByRole("button", { name: /^Donate \$30 monthly$/ })).toBeTruthy());
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body).toMatchObject({ frequency: "MONTHLY", amount: 30 });
+    cleanup();
+
+    const declined = renderCheckout(view);
+    fillDonor();
+    fillCard();
+    submit();
+    fireEvent.click(await screen.findByRole("button", { name: "No, give $100 once" }));
+    await waitFor(() => expect(declined.api.checkouts()).toHaveLength(1));
+    expect(declined.api.checkouts()[0].body).toMatchObject({ frequency: "ONE_TIME", amount: 100 });
+    cleanup();
+
+    // Below the minimum, or on a form without the offer, the gift goes straight through.
+    const small = renderCheckout(
+      formView({ options, defaultAmount: 25, frequencies: ["ONE_TIME", "MONTHLY"] }),
+    );
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(small.api.checkouts()).toHaveLength(1));
+    expect(screen.queryByRole("group", { name: "Make it monthly?" })).toBeNull();
+  });
+
   it("sends the donor's email opt-in", async () => {
     const { api } = renderCheckout(formView());
     fillDonor();
@@ -619,6 +660,7 @@ describe("questions and choices", () => {
           country: true,
           phone: true,
           tribute: false,
+          monthlyUpsell: null,
         },
       }),
     );

@@ -187,10 +187,44 @@ function CheckoutForm({ c }: { c: Checkout }) {
       <div class="alm-alert" role="alert" tabIndex={-1}>
         {c.formError.value ?? ""}
       </div>
-      <button type="submit" class="alm-submit" disabled={!c.ready.value || c.status.value === "submitting"}>
-        {buttonLabel(c)}
-      </button>
+      {c.upsell.value ? (
+        <UpsellOffer c={c} />
+      ) : (
+        <button type="submit" class="alm-submit" disabled={!c.ready.value || c.status.value === "submitting"}>
+          {buttonLabel(c)}
+        </button>
+      )}
     </form>
+  );
+}
+
+/** "Make it monthly?": shown in place of the button, once, when a qualifying one-time gift is sent. */
+function UpsellOffer({ c }: { c: Checkout }) {
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => ref.current?.focus(), []);
+  const offer = c.upsell.value;
+  if (!offer) return null;
+  const monthly = money(offer.monthly);
+  const once = money(offer.once);
+  return (
+    <div class="alm-upsell" role="group" aria-labelledby="alm-h-upsell" tabIndex={-1} ref={ref}>
+      <h2 id="alm-h-upsell">{t("checkout.upsell.heading")}</h2>
+      <p>{t("checkout.upsell.body", { monthly, once })}</p>
+      <button
+        type="button"
+        class="alm-submit"
+        onClick={() => {
+          c.acceptUpsell();
+          // The donor confirms the monthly gift with the form's own button.
+          setTimeout(() => document.querySelector<HTMLElement>(".alm-submit")?.focus(), 0);
+        }}
+      >
+        {t("checkout.upsell.yes", { monthly })}
+      </button>
+      <button type="button" class="alm-secondary alm-upsell-no" onClick={() => void c.keepOneTime()}>
+        {t("checkout.upsell.no", { once })}
+      </button>
+    </div>
   );
 }
 

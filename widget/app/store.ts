@@ -8,6 +8,7 @@ import { createPaymentModel } from "./paymentModel.js";
 import { createQuoteModel } from "./quoteModel.js";
 import { createSubmissionModel } from "./submissionModel.js";
 import { createTextFields } from "./textFields.js";
+import { createUpsellModel } from "./upsellModel.js";
 import type { Boot, FormView } from "./view.js";
 
 /**
@@ -56,6 +57,19 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
   }
 
   const submission = createSubmissionModel(env, post, errors, payment, quote.total, validate, checkoutBody);
+  const upsell = createUpsellModel(view, { ...order, chosenAmount }, text);
+
+  /** Sends the checkout; a one-time gift that qualifies is first offered as a monthly one (once). */
+  async function submit(): Promise<void> {
+    if (Object.keys(validate()).length === 0 && upsell.interceptUpsell()) return;
+    await submission.submit();
+  }
+
+  /** Declines the monthly offer and sends the one-time gift as chosen. */
+  async function keepOneTime(): Promise<void> {
+    upsell.declineUpsell();
+    await submission.submit();
+  }
 
   return {
     view,
@@ -67,6 +81,10 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     method: payment.method,
     ...errors,
     ...submission,
+    submit,
+    upsell: upsell.upsell,
+    acceptUpsell: upsell.acceptUpsell,
+    keepOneTime,
     ...quote,
     validate,
     checkoutBody,

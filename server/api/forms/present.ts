@@ -218,6 +218,10 @@ export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = N
     enablePhone: c.enablePhone,
     // Forms stored before the setting existed have none: off.
     enableTribute: c.enableTribute === true,
+    // Forms saved before the upsell existed have none of its settings.
+    enableMonthlyUpsell: c.enableMonthlyUpsell === true,
+    monthlyUpsellRatio: c.monthlyUpsellRatio ?? 0.3,
+    monthlyUpsellMinimum: c.monthlyUpsellMinimum ? centsToDollars(c.monthlyUpsellMinimum) : null,
     enableCustomEmail: c.enableCustomEmail,
     replyToAddress: c.replyToAddress,
     emailSubject: c.emailSubject,

@@ -100,6 +100,10 @@ const FORM_RULES: BodyRule[] = [
   },
   { fields: ["customInputs"], rule: "a custom input's title and question match when both are sent" },
   { fields: ["enableTribute", "formType"], rule: "enableTribute only on donation forms, not on event forms" },
+  {
+    fields: ["enableMonthlyUpsell", "frequencies"],
+    rule: "enableMonthlyUpsell only on donation forms offering ONE_TIME and MONTHLY",
+  },
 ];
 
 const notFound = { description: "No form with this id", schema: errorSchema };

@@ -157,6 +157,11 @@ export const ar: Catalog = {
   "checkout.error.quoteNetwork": "تعذّر تحديث الإجمالي. تحقّق من اتصالك.",
   "checkout.error.declined": "رُفضت عملية الدفع.",
   "checkout.error.generic": "حدث خطأ ما.",
+  "checkout.upsell.heading": "هل تجعله شهريًا؟",
+  "checkout.upsell.body":
+    "التبرع الشهري بمبلغ {monthly} يحقق على مدار العام أكثر من تبرع واحد بمبلغ {once}، ويمكنك تغييره أو إيقافه في أي وقت.",
+  "checkout.upsell.yes": "نعم، تبرّع بمبلغ {monthly} شهريًا",
+  "checkout.upsell.no": "لا، تبرّع بمبلغ {once} مرة واحدة",
   "checkout.thanks": "شكرًا لك!",
 
   "portal.title": "تبرعاتك إلى {organization}",

@@ -166,6 +166,11 @@ export const de: Catalog = {
     "Der Gesamtbetrag konnte nicht aktualisiert werden. Prüfen Sie Ihre Verbindung.",
   "checkout.error.declined": "Ihre Zahlung wurde abgelehnt.",
   "checkout.error.generic": "Etwas ist schiefgelaufen.",
+  "checkout.upsell.heading": "Lieber monatlich?",
+  "checkout.upsell.body":
+    "Eine monatliche Spende von {monthly} bewirkt übers Jahr mehr als eine einmalige Spende von {once}, und Sie können sie jederzeit ändern oder beenden.",
+  "checkout.upsell.yes": "Ja, {monthly} monatlich spenden",
+  "checkout.upsell.no": "Nein, einmalig {once} spenden",
   "checkout.thanks": "Vielen Dank!",
 
   "portal.title": "Ihre Spenden an {organization}",

@@ -163,6 +163,11 @@ export const en = {
   "checkout.error.quoteNetwork": "The total could not be updated. Check your connection.",
   "checkout.error.declined": "Your payment was declined.",
   "checkout.error.generic": "Something went wrong.",
+  "checkout.upsell.heading": "Make it monthly?",
+  "checkout.upsell.body":
+    "A monthly gift of {monthly} does more over the year than one gift of {once}, and you can change or stop it at any time.",
+  "checkout.upsell.yes": "Yes, give {monthly} monthly",
+  "checkout.upsell.no": "No, give {once} once",
   "checkout.thanks": "Thank you!",
 
   "portal.title": "Your giving to {organization}",

@@ -162,6 +162,11 @@ export const es: Catalog = {
   "checkout.error.quoteNetwork": "No se pudo actualizar el total. Revisa tu conexión.",
   "checkout.error.declined": "Tu pago fue rechazado.",
   "checkout.error.generic": "Algo salió mal.",
+  "checkout.upsell.heading": "¿Lo hacemos mensual?",
+  "checkout.upsell.body":
+    "Una donación mensual de {monthly} logra más a lo largo del año que una sola de {once}, y puedes cambiarla o detenerla cuando quieras.",
+  "checkout.upsell.yes": "Sí, donar {monthly} cada mes",
+  "checkout.upsell.no": "No, donar {once} una vez",
   "checkout.thanks": "¡Gracias!",
 
   "portal.title": "Tus donaciones a {organization}",

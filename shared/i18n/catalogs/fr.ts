@@ -162,6 +162,11 @@ export const fr: Catalog = {
   "checkout.error.quoteNetwork": "Le total n’a pas pu être mis à jour. Vérifiez votre connexion.",
   "checkout.error.declined": "Votre paiement a été refusé.",
   "checkout.error.generic": "Une erreur s’est produite.",
+  "checkout.upsell.heading": "Et si c’était mensuel ?",
+  "checkout.upsell.body":
+    "Un don mensuel de {monthly} fait plus sur l’année qu’un don unique de {once}, et vous pouvez le modifier ou l’arrêter à tout moment.",
+  "checkout.upsell.yes": "Oui, donner {monthly} par mois",
+  "checkout.upsell.no": "Non, donner {once} une fois",
   "checkout.thanks": "Merci !",
 
   "portal.title": "Vos dons à {organization}",

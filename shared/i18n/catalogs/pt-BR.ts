@@ -162,6 +162,11 @@ export const ptBR: Catalog = {
   "checkout.error.quoteNetwork": "Não foi possível atualizar o total. Verifique sua conexão.",
   "checkout.error.declined": "Seu pagamento foi recusado.",
   "checkout.error.generic": "Algo deu errado.",
+  "checkout.upsell.heading": "Que tal doar todo mês?",
+  "checkout.upsell.body":
+    "Uma doação mensal de {monthly} faz mais ao longo do ano do que uma doação única de {once}, e você pode alterá-la ou interrompê-la quando quiser.",
+  "checkout.upsell.yes": "Sim, doar {monthly} por mês",
+  "checkout.upsell.no": "Não, doar {once} uma vez",
   "checkout.thanks": "Obrigado!",
 
   "portal.title": "Suas doações para {organization}",

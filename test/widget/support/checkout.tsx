@@ -56,6 +56,7 @@ export function formView(overrides: Partial<FormView> = {}): FormView {
       country: false,
       phone: false,
       tribute: false,
+      monthlyUpsell: null,
     },
     feeRate: { percent: 2.9, fixed: 0.3 },
     payment: { tokenization: "server", methods: ["card", "bank"] },
