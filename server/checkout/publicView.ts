@@ -176,7 +176,9 @@ export async function publicFormView(
       phone: c.enablePhone,
       tribute: c.enableTribute === true,
       monthlyUpsell:
-        c.enableMonthlyUpsell === true && c.frequencies.includes("MONTHLY") && c.frequencies.includes("ONE_TIME")
+        c.enableMonthlyUpsell === true &&
+        c.frequencies.includes("MONTHLY") &&
+        c.frequencies.includes("ONE_TIME")
           ? { ratio: c.monthlyUpsellRatio ?? 0.3, minimum: centsToDollars(c.monthlyUpsellMinimum ?? 0) }
           : null,
     },

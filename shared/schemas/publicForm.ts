@@ -151,13 +151,9 @@ export const publicFormViewSchema = z.strictObject({
     country: z.boolean(),
     phone: z.boolean(),
     tribute: z.boolean(),
-    monthlyUpsell: z
-      .strictObject({ ratio: z.number(), minimum: dollars })
-      .nullable()
-      .meta({
-        description:
-          "A one-time gift at or above `minimum` is offered, once, a monthly gift of `ratio` of it",
-      }),
+    monthlyUpsell: z.strictObject({ ratio: z.number(), minimum: dollars }).nullable().meta({
+      description: "A one-time gift at or above `minimum` is offered, once, a monthly gift of `ratio` of it",
+    }),
   }),
   feeRate: z.strictObject({ percent: z.number().min(0), fixed: dollars }),
   payment: paymentOptionsSchema,

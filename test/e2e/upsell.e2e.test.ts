@@ -53,7 +53,7 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
     await fillDonor(page, email);
     await fillCard(page);
     await page.getByRole("button", { name: /^Donate \$100$/ }).click();
-    const offer = page.getByRole("group", { name: "Make it monthly?" });
+    const offer = page.getByRole("region", { name: "Make it monthly?" });
     await offer.waitFor();
     // The offer takes the focus, so a keyboard user lands on it.
     expect(await page.evaluate(() => document.activeElement?.classList.contains("alm-upsell"))).toBe(true);

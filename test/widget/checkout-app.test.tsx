@@ -602,13 +602,13 @@ describe("questions and choices", () => {
     fillDonor();
     fillCard();
     submit();
-    const offer = await screen.findByRole("group", { name: "Make it monthly?" });
+    const offer = await screen.findByRole("region", { name: "Make it monthly?" });
     expect(offer.textContent).toContain(
       "A monthly gift of $30 does more over the year than one gift of $100",
     );
     expect(api.checkouts()).toHaveLength(0);
     fireEvent.click(screen.getByRole("button", { name: "Yes, give $30 monthly" }));
-    expect(screen.queryByRole("group", { name: "Make it monthly?" })).toBeNull();
+    expect(screen.queryByRole("region", { name: "Make it monthly?" })).toBeNull();
     await waitFor(() => expect(screen.getByRole("button", { name: /^Donate \$30 monthly$/ })).toBeTruthy());
     submit();
     await waitFor(() => expect(api.checkouts()).toHaveLength(1));
@@ -632,7 +632,7 @@ describe("questions and choices", () => {
     fillCard();
     submit();
     await waitFor(() => expect(small.api.checkouts()).toHaveLength(1));
-    expect(screen.queryByRole("group", { name: "Make it monthly?" })).toBeNull();
+    expect(screen.queryByRole("region", { name: "Make it monthly?" })).toBeNull();
   });
 
   it("sends the donor's email opt-in", async () => {

@@ -200,14 +200,14 @@ function CheckoutForm({ c }: { c: Checkout }) {
 
 /** "Make it monthly?": shown in place of the button, once, when a qualifying one-time gift is sent. */
 function UpsellOffer({ c }: { c: Checkout }) {
-  const ref = useRef<HTMLDivElement>(null);
+  const ref = useRef<HTMLElement>(null);
   useEffect(() => ref.current?.focus(), []);
   const offer = c.upsell.value;
   if (!offer) return null;
   const monthly = money(offer.monthly);
   const once = money(offer.once);
   return (
-    <div class="alm-upsell" role="group" aria-labelledby="alm-h-upsell" tabIndex={-1} ref={ref}>
+    <section class="alm-upsell" aria-labelledby="alm-h-upsell" tabIndex={-1} ref={ref}>
       <h2 id="alm-h-upsell">{t("checkout.upsell.heading")}</h2>
       <p>{t("checkout.upsell.body", { monthly, once })}</p>
       <button
@@ -224,7 +224,7 @@ function UpsellOffer({ c }: { c: Checkout }) {
       <button type="button" class="alm-secondary alm-upsell-no" onClick={() => void c.keepOneTime()}>
         {t("checkout.upsell.no", { once })}
       </button>
-    </div>
+    </section>
   );
 }
 
