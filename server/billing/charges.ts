@@ -1,3 +1,4 @@
+import { roundUpTo } from "../../shared/currency.js";
 import type { Frequency } from "../../shared/enums.js";
 import { coverFeeCents, type FeeRate } from "../../shared/pricing/fees.js";
 import { isoAt } from "../../shared/time.js";
@@ -250,8 +251,10 @@ function chargeRow(
   const atIso = isoAt(atMs);
   const cycle = sub.cycle + 1;
   const giftCents = Number(sub.amount_cents);
-  const feeCents = sub.cover_fees === 1 ? coverFeeCents(giftCents, feeRate) : 0;
-  const kept = JSON.parse(sub.details) as Partial<Pick<PaymentDetails, "customInputs" | "utm" | "donor">>;
+  const feeCents = sub.cover_fees === 1 ? roundUpTo(coverFeeCents(giftCents, feeRate), sub.currency) : 0;
+  const kept = JSON.parse(sub.details) as Partial<
+    Pick<PaymentDetails, "customInputs" | "utm" | "donor" | "tribute">
+  >;
   const details: PaymentDetails = {
     lines: [
       {
@@ -271,6 +274,7 @@ function chargeRow(
     donor: kept.donor ?? {},
     hold: [],
     cycle,
+    ...(kept.tribute && { tribute: kept.tribute }),
   };
   return {
     id: prefixedId("pay"),

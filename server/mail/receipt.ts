@@ -35,6 +35,8 @@ export interface ReceiptInput {
   recurringCharge: boolean;
   /** ISO 4217 of the amounts (default USD). */
   currency?: string;
+  /** The gift's dedication, when it has one. */
+  tribute?: { kind: "HONOR" | "MEMORY"; honoreeName: string };
   /** The donor portal of the organization, where the donor finds their gifts and receipts. */
   portalUrl?: string;
 }
@@ -157,7 +159,15 @@ function compose(input: ReceiptInput) {
     subject,
     customMessage: nonEmpty(custom?.customMessage),
     greeting: firstName ? `Dear ${firstName},` : "Hello,",
-    paragraphs: [thanks, ...notes],
+    paragraphs: [
+      thanks,
+      ...(input.tribute
+        ? [
+            `Your gift is dedicated ${input.tribute.kind === "HONOR" ? "in honor" : "in memory"} of ${input.tribute.honoreeName}.`,
+          ]
+        : []),
+      ...notes,
+    ],
     summary,
     items,
     closing: closing.join(" "),

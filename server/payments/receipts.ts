@@ -62,6 +62,7 @@ export async function receiptOutboxRow(
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
     portalUrl: portalUrl(at.publicUrl, row.organization_id),
     currency: row.currency,
+    ...(d.tribute && { tribute: { kind: d.tribute.kind, honoreeName: d.tribute.honoreeName } }),
   });
   return outboxRow(
     {

@@ -87,7 +87,13 @@ function newSubscription(
     retry_at: null,
     claimed_until: null,
     claim_token: null,
-    details: JSON.stringify({ customInputs: details.customInputs, utm: details.utm, donor: details.donor }),
+    // What every later charge repeats; a dedication stays with the gift it was made for.
+    details: JSON.stringify({
+      customInputs: details.customInputs,
+      utm: details.utm,
+      donor: details.donor,
+      ...(details.tribute && { tribute: details.tribute }),
+    }),
     created_at: nowIso,
     updated_at: nowIso,
     cancelled_at: null,

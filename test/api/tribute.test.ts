@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BillingWorker } from "../../server/billing/worker.js";
 import { card, checkout, createForm } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -86,8 +87,41 @@ describe(`dedicated gifts (${dialect})`, () => {
     expect(notice.text_body).not.toMatch(/\$|40/);
     expect(notice.html_body).toContain("Grace &#60;Hopper&#62;");
     expect(notice.html_body).not.toContain("<Hopper>");
-    // The donor's own receipt is still there, to the donor.
-    expect((await outboxTo("ada@example.org")).some((m) => m.payment_id === paymentId)).toBe(true);
+    // The donor's own receipt is still there, to the donor, and names the dedication.
+    const receipt = (await outboxTo("ada@example.org")).find((m) => m.payment_id === paymentId);
+    expect(receipt?.text_body).toContain("Your gift is dedicated in memory of Grace <Hopper>.");
+  });
+
+  it("keeps a monthly gift's dedication on its later charges, without telling the honoree again", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      enableTribute: true,
+      frequencies: ["ONE_TIME", "MONTHLY"],
+    });
+    const tribute = { kind: "HONOR", honoreeName: "Ada", notifyEmail: "ada-family@example.org" };
+    const res = await checkout(t, formId, {
+      amount: 15,
+      frequency: "MONTHLY",
+      donor: donor("monthly-tribute@example.org"),
+      paymentMethod: card(),
+      tribute,
+    });
+    expect(res.status, res.text).toBe(201);
+    const subId = (res.body.payment as { subscription: { id: string } }).subscription.id;
+    await t.store.db
+      .updateTable("subscriptions")
+      .set({ next_billing_at: new Date(Date.now() - 1000).toISOString() })
+      .where("id", "=", subId)
+      .execute();
+    expect((await new BillingWorker({ deps: t.deps }).runOnce()).charged).toBe(1);
+    const charges = await t.request<{ payments: { subscriptionId: string; tribute: unknown }[] }>(
+      "GET",
+      "/v1/payments?limit=100",
+    );
+    const ofGift = charges.body.payments.filter((p) => p.subscriptionId === subId);
+    expect(ofGift).toHaveLength(2);
+    for (const p of ofGift) expect(p.tribute).toEqual(tribute);
+    expect(await outboxTo("ada-family@example.org")).toHaveLength(1);
   });
 
   it("an anonymous gift's notice does not name the donor; no address, no notice; a declined card, no notice", async () => {
