@@ -118,7 +118,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
           LINKS_PER_ADDRESS_PER_HOUR,
           "for this e-mail address",
         );
-        await requestSignInLink(store, org, body.email, deps.config.publicUrl, deps.now());
+        await requestSignInLink(store, org, body.email, deps.config.publicUrl, deps.now(), body.language);
         return c.json(
           {
             message:

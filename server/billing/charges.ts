@@ -253,7 +253,7 @@ function chargeRow(
   const giftCents = Number(sub.amount_cents);
   const feeCents = sub.cover_fees === 1 ? roundUpTo(coverFeeCents(giftCents, feeRate), sub.currency) : 0;
   const kept = JSON.parse(sub.details) as Partial<
-    Pick<PaymentDetails, "customInputs" | "utm" | "donor" | "tribute">
+    Pick<PaymentDetails, "customInputs" | "utm" | "donor" | "tribute" | "language">
   >;
   const details: PaymentDetails = {
     lines: [
@@ -275,6 +275,7 @@ function chargeRow(
     hold: [],
     cycle,
     ...(kept.tribute && { tribute: kept.tribute }),
+    ...(kept.language && { language: kept.language }),
   };
   return {
     id: prefixedId("pay"),

@@ -347,6 +347,7 @@ export async function runCheckout(
     ...(customer ? { processorCustomer: customer } : {}),
     // Refused above unless the form takes dedications.
     ...(req.tribute ? { tribute: req.tribute } : {}),
+    ...(req.language && req.language !== "en" ? { language: req.language } : {}),
   };
   const row: PaymentsTable = {
     id: paymentId,

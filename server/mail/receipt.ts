@@ -1,7 +1,11 @@
 import { formatMoney } from "../../shared/currency.js";
 import type { Frequency } from "../../shared/enums.js";
 import { escapeHtml } from "../../shared/html.js";
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
+import type { MessageValues } from "../../shared/i18n/format.js";
+import { directionOf, type Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
+import { translator } from "../i18n.js";
 
 /**
  * The donor's receipt e-mail: one pure function from what was paid to a subject, a plain-text part and
@@ -35,6 +39,8 @@ export interface ReceiptInput {
   recurringCharge: boolean;
   /** ISO 4217 of the amounts (default USD). */
   currency?: string;
+  /** The donor's language (the page's when they gave); default English. */
+  language?: Language;
   /** The gift's dedication, when it has one. */
   tribute?: { kind: "HONOR" | "MEMORY"; honoreeName: string };
   /** The donor portal of the organization, where the donor finds their gifts and receipts. */
@@ -48,14 +54,6 @@ export interface RenderedReceipt {
   /** The custom reply-to address, when custom e-mail is enabled and one is set. */
   replyTo?: string;
 }
-
-const FREQUENCY_WORD: Record<Frequency, string> = {
-  ONE_TIME: "one-time",
-  DAILY: "daily",
-  WEEKLY: "weekly",
-  MONTHLY: "monthly",
-  ANNUALLY: "yearly",
-};
 
 const CARD_BRANDS: Record<string, string> = {
   visa: "Visa",
@@ -71,27 +69,39 @@ const CARD_BRANDS: Record<string, string> = {
 const nonEmpty = (value: string | undefined): string | undefined =>
   value?.trim() ? value.trim() : undefined;
 
-/** Built once: constructing an Intl formatter costs far more than formatting with it. */
-const LONG_DATE = new Intl.DateTimeFormat("en-US", { dateStyle: "long", timeZone: "UTC" });
+/** Built once per language: constructing an Intl formatter costs far more than formatting with it. */
+const LONG_DATES = new Map<string, Intl.DateTimeFormat>();
 
-function formatDate(iso: string): string {
+function formatDate(iso: string, language: Language): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  return LONG_DATE.format(d);
+  let format = LONG_DATES.get(language);
+  if (!format) {
+    format = new Intl.DateTimeFormat(language === "en" ? "en-US" : language, {
+      dateStyle: "long",
+      timeZone: "UTC",
+    });
+    LONG_DATES.set(language, format);
+  }
+  return format.format(d);
 }
 
 /** Brand and last four digits only: whatever the processor stored, no more digits than four get out. */
-function paymentMethodLabel(pm: ReceiptInput["paymentMethod"]): string {
+function paymentMethodLabel(pm: ReceiptInput["paymentMethod"], tr: Translate): string {
   const last4 = pm.last4.replace(/\D/g, "").slice(-4);
-  let name = "Bank account";
+  let name = tr("mail.receipt.bank");
   if (pm.type === "card") {
     const brand = (pm.brand ?? "").trim().toLowerCase();
     name =
       CARD_BRANDS[brand] ??
-      (brand ? brand.replace(/[^a-z ]/g, " ").replace(/\b[a-z]/g, (c) => c.toUpperCase()) : "Card");
+      (brand
+        ? brand.replace(/[^a-z ]/g, " ").replace(/\b[a-z]/g, (c) => c.toUpperCase())
+        : tr("mail.receipt.card"));
   }
-  return last4.length === 4 ? `${name} ending in ${last4}` : name;
+  return last4.length === 4 ? tr("mail.receipt.ending", { method: name, last4 }) : name;
 }
+
+type Translate = (key: MessageKey, values?: MessageValues) => string;
 
 function capitalize(word: string): string {
   return word.charAt(0).toUpperCase() + word.slice(1);
@@ -99,42 +109,46 @@ function capitalize(word: string): string {
 
 /** The receipt as labelled rows and sentences, shared by the text and HTML parts so they never disagree. */
 function compose(input: ReceiptInput) {
-  const money = (cents: number) => formatMoney(cents, input.currency ?? "USD");
-  const org = input.organizationName;
+  const language = input.language ?? "en";
+  const tr = translator(language);
+  const money = (cents: number) => formatMoney(cents, input.currency ?? "USD", language);
+  const organization = input.organizationName;
+  const event = input.formTitle;
   const isEvent = input.lines.some((l) => l.kind === "ticket");
   const recurring = input.frequency !== "ONE_TIME";
-  const freq = FREQUENCY_WORD[input.frequency];
+  const frequency = tr(`mail.frequency.${input.frequency}`);
   const custom = input.customEmail.enabled ? input.customEmail : undefined;
 
-  let subject = `Thank you for your gift to ${org}`;
-  if (isEvent) subject = `Your tickets for ${input.formTitle}`;
-  else if (recurring) subject = `Thank you for your ${freq} gift to ${org}`;
+  let subject = tr("mail.receipt.subject.gift", { organization });
+  if (isEvent) subject = tr("mail.receipt.subject.event", { event });
+  else if (recurring) subject = tr("mail.receipt.subject.recurring", { frequency, organization });
   subject = (nonEmpty(custom?.emailSubject) ?? subject).replace(/\s+/g, " ");
 
-  let thanks = `Thank you for your gift to ${org}.`;
-  if (isEvent) thanks = `Thank you for your order. Your tickets for ${input.formTitle} are listed below.`;
-  else if (input.recurringCharge)
-    thanks = `Thank you for your continued support. This is the receipt for the latest charge of your ${freq} gift to ${org}.`;
-  else if (recurring) thanks = `Thank you for your ${freq} gift to ${org}.`;
+  let thanks = tr("mail.receipt.thanks.gift", { organization });
+  if (isEvent) thanks = tr("mail.receipt.thanks.event", { event });
+  else if (input.recurringCharge) thanks = tr("mail.receipt.thanks.charge", { frequency, organization });
+  else if (recurring) thanks = tr("mail.receipt.thanks.recurring", { frequency, organization });
 
   const notes: string[] = [];
   if (input.status === "PENDING")
     notes.push(
-      input.paymentMethod.type === "bank"
-        ? "Your bank payment is processing. Bank payments usually take a few business days to complete."
-        : "Your payment is processing.",
+      input.paymentMethod.type === "bank" ? tr("mail.receipt.pending.bank") : tr("mail.receipt.pending"),
     );
 
   const summary: [string, string][] = [
-    ["Receipt number", input.paymentId],
-    ["Date", formatDate(input.date)],
-    ["Amount", money(input.amountCents)],
+    [tr("mail.receipt.number"), input.paymentId],
+    [tr("mail.receipt.date"), formatDate(input.date, language)],
+    [tr("mail.receipt.amount"), money(input.amountCents)],
   ];
-  if (!isEvent) summary.push(["Frequency", capitalize(freq)]);
-  summary.push(["Fund", input.fund], [isEvent ? "Event" : "Form", input.formTitle]);
-  summary.push(["Payment method", paymentMethodLabel(input.paymentMethod)]);
-  if (input.status === "PENDING") summary.push(["Status", "Processing"]);
-  if (recurring && input.nextBillingDate) summary.push(["Next payment", formatDate(input.nextBillingDate)]);
+  if (!isEvent) summary.push([tr("mail.receipt.frequency"), capitalize(frequency)]);
+  summary.push(
+    [tr("mail.receipt.fund"), input.fund],
+    [isEvent ? tr("mail.receipt.event") : tr("mail.receipt.form"), input.formTitle],
+  );
+  summary.push([tr("mail.receipt.method"), paymentMethodLabel(input.paymentMethod, tr)]);
+  if (input.status === "PENDING") summary.push([tr("mail.receipt.status"), tr("mail.receipt.processing")]);
+  if (recurring && input.nextBillingDate)
+    summary.push([tr("mail.receipt.next"), formatDate(input.nextBillingDate, language)]);
 
   const items: [string, string][] = input.lines.map((l) => [
     l.quantity > 1 ? `${l.label} × ${l.quantity}` : l.label,
@@ -142,29 +156,27 @@ function compose(input: ReceiptInput) {
   ]);
   if (input.discountCents > 0)
     items.push([
-      input.promoCode ? `Discount (${input.promoCode})` : "Discount",
+      input.promoCode
+        ? tr("mail.receipt.discountCode", { code: input.promoCode })
+        : tr("mail.receipt.discount"),
       `-${money(input.discountCents)}`,
     ]);
-  if (input.feeCents > 0) items.push(["Processing fee you covered", money(input.feeCents)]);
-  if (items.length > 0) items.push(["Total", money(input.amountCents)]);
+  if (input.feeCents > 0) items.push([tr("mail.receipt.fee"), money(input.feeCents)]);
+  if (items.length > 0) items.push([tr("mail.receipt.total"), money(input.amountCents)]);
 
-  const closing = ["This receipt is for your records."];
-  const portal = input.portalUrl
-    ? `To see your gifts, download receipts or change a recurring gift, visit ${input.portalUrl}`
-    : null;
-  if (nonEmpty(custom?.replyToAddress)) closing.push("If you have any questions, reply to this e-mail.");
+  const closing = [tr("mail.receipt.forRecords")];
+  const portal = input.portalUrl ? `${tr("mail.receipt.portal")} ${input.portalUrl}` : null;
+  if (nonEmpty(custom?.replyToAddress)) closing.push(tr("mail.receipt.reply"));
 
   const firstName = input.donor.firstName.trim();
   return {
     subject,
     customMessage: nonEmpty(custom?.customMessage),
-    greeting: firstName ? `Dear ${firstName},` : "Hello,",
+    greeting: firstName ? tr("mail.receipt.dear", { name: firstName }) : tr("mail.receipt.hello"),
     paragraphs: [
       thanks,
       ...(input.tribute
-        ? [
-            `Your gift is dedicated ${input.tribute.kind === "HONOR" ? "in honor" : "in memory"} of ${input.tribute.honoreeName}.`,
-          ]
+        ? [tr("mail.receipt.dedicated", { kind: input.tribute.kind, name: input.tribute.honoreeName })]
         : []),
       ...notes,
     ],
@@ -172,7 +184,12 @@ function compose(input: ReceiptInput) {
     items,
     closing: closing.join(" "),
     portal,
-    signature: org,
+    signature: organization,
+    language,
+    headings: { receipt: tr("mail.receipt.heading"), details: tr("mail.receipt.details") },
+    portalHtml: input.portalUrl
+      ? `${escapeHtml(tr("mail.receipt.portal"))} <a href="${escapeHtml(input.portalUrl)}">${escapeHtml(tr("mail.receipt.portalLink"))}</a>.`
+      : null,
     replyTo: nonEmpty(custom?.replyToAddress),
   };
 }
@@ -208,15 +225,15 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
     ...(r.customMessage ? [r.customMessage, "-".repeat(60)] : []),
     r.greeting,
     ...r.paragraphs,
-    `Receipt\n${textTable(r.summary)}`,
-    ...(r.items.length > 0 ? [`Details\n${textTable(r.items)}`] : []),
+    `${r.headings.receipt}\n${textTable(r.summary)}`,
+    ...(r.items.length > 0 ? [`${r.headings.details}\n${textTable(r.items)}`] : []),
     r.closing,
     ...(r.portal ? [r.portal] : []),
     r.signature,
   ].join("\n\n");
 
   const html = [
-    '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+    `<!doctype html><html lang="${r.language}" dir="${directionOf(r.language)}"><head><meta charset="utf-8">`,
     '<meta name="viewport" content="width=device-width,initial-scale=1">',
     `<title>${escapeHtml(r.subject)}</title></head>`,
     '<body style="margin:0;padding:24px;background:#f6f6f6;font-family:Helvetica,Arial,sans-serif;color:#222;line-height:1.5">',
@@ -225,15 +242,13 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
       ? `<div style="margin:0 0 20px;padding:0 0 8px;border-bottom:1px solid #ddd">${htmlParagraphs(r.customMessage)}</div>`
       : "",
     htmlParagraphs([r.greeting, ...r.paragraphs].join("\n\n")),
-    '<h2 style="font-size:16px;margin:20px 0 8px">Receipt</h2>',
+    `<h2 style="font-size:16px;margin:20px 0 8px">${escapeHtml(r.headings.receipt)}</h2>`,
     htmlTable(r.summary, false),
     r.items.length > 0
-      ? `<h2 style="font-size:16px;margin:20px 0 8px">Details</h2>${htmlTable(r.items, true)}`
+      ? `<h2 style="font-size:16px;margin:20px 0 8px">${escapeHtml(r.headings.details)}</h2>${htmlTable(r.items, true)}`
       : "",
     htmlParagraphs(r.closing),
-    input.portalUrl
-      ? `<p style="margin:0 0 12px">To see your gifts, download receipts or change a recurring gift, visit <a href="${escapeHtml(input.portalUrl)}">your giving page</a>.</p>`
-      : "",
+    r.portalHtml ? `<p style="margin:0 0 12px">${r.portalHtml}</p>` : "",
     `<p style="margin:0">${escapeHtml(r.signature)}</p>`,
     "</div></body></html>",
   ].join("\n");

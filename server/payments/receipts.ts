@@ -63,6 +63,7 @@ export async function receiptOutboxRow(
     portalUrl: portalUrl(at.publicUrl, row.organization_id),
     currency: row.currency,
     ...(d.tribute && { tribute: { kind: d.tribute.kind, honoreeName: d.tribute.honoreeName } }),
+    ...(d.language && { language: d.language }),
   });
   return outboxRow(
     {

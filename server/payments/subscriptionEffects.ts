@@ -93,6 +93,7 @@ function newSubscription(
       utm: details.utm,
       donor: details.donor,
       ...(details.tribute && { tribute: details.tribute }),
+      ...(details.language && { language: details.language }),
     }),
     created_at: nowIso,
     updated_at: nowIso,

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import type { Language } from "../../shared/languages.js";
 import { isoAt } from "../../shared/time.js";
 import { sha256Hex } from "../ids.js";
 import { outboxRow } from "../mail/outbox.js";
@@ -48,12 +49,13 @@ export async function requestSignInLink(
   email: string,
   publicUrl: string,
   nowMs: number,
+  language?: Language,
 ): Promise<boolean> {
   const key = emailKey(email);
   if (!(await knownDonor(store, org.id, key))) return false;
   const token = newToken();
   const url = `${portalUrl(publicUrl, org.id)}?token=${token}`;
-  const mail = renderPortalLink({ organizationName: org.name, url, minutes: LINK_MINUTES });
+  const mail = renderPortalLink({ organizationName: org.name, url, minutes: LINK_MINUTES, language });
   const now = isoAt(nowMs);
   await store.db.transaction().execute(async (trx) => {
     await trx

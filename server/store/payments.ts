@@ -1,4 +1,5 @@
 import type { TributeKind } from "../../shared/enums.js";
+import type { Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
 import type { Db } from "./database.js";
 import { insertRow } from "./fixedQuery.js";
@@ -40,6 +41,8 @@ export interface PaymentDetails {
   processorCustomer?: string;
   /** The gift's dedication, on forms that take one. */
   tribute?: Tribute;
+  /** The donor's language when not English (the page's): receipts are written in it. */
+  language?: Language;
 }
 
 /** A gift's dedication, as the donor gave it. */

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FREQUENCIES, TRIBUTE_KINDS } from "../enums.js";
+import { LANGUAGES } from "../languages.js";
 import { dollarsToCents } from "../money.js";
 import type { OrderInput } from "../pricing/order.js";
 import { boundedString, emailAddress, requiredString } from "./common.js";
@@ -135,6 +136,9 @@ export const checkoutRequestSchema = z.strictObject({
     .meta({ description: "Required unless the order is free (total 0)" }),
   anonymous: z.boolean().optional(),
   tribute: tributeSchema.optional(),
+  language: z.enum(LANGUAGES).optional().meta({
+    description: "The donor's language (the page's): the receipts are written in it; default English",
+  }),
   emailOptIn: z.boolean().optional().meta({ description: "The donor's opt-in box: email consent" }),
   customInputs: z
     .record(z.string().max(300), z.union([z.string().max(2000), z.array(z.string().max(200)).max(100)]))

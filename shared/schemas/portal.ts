@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FREQUENCIES } from "../enums.js";
+import { LANGUAGES } from "../languages.js";
 import { emailAddress, money } from "./common.js";
 
 /** The donor portal's request bodies. */
@@ -10,6 +11,10 @@ export const RECURRING_FREQUENCIES = FREQUENCIES.filter(
 
 export const portalLinkBodySchema = z.strictObject({
   email: emailAddress.meta({ description: "The address the donor gave with their gifts" }),
+  language: z
+    .enum(LANGUAGES)
+    .optional()
+    .meta({ description: "The language of the e-mail (default English)" }),
 });
 
 export const portalSessionBodySchema = z.strictObject({

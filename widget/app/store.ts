@@ -3,6 +3,7 @@ import { createDonorModel } from "./donorModel.js";
 import { createErrorsModel } from "./errorsModel.js";
 import { formApi } from "./formApi.js";
 import { initialChoices } from "./initialChoices.js";
+import { pageLanguage } from "./locale.js";
 import { createOrderModel } from "./orderModel.js";
 import { createPaymentModel } from "./paymentModel.js";
 import { createQuoteModel } from "./quoteModel.js";
@@ -53,6 +54,7 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     if (Object.keys(utm).length) body.utm = utm;
     if (env.elementId) body.elementId = env.elementId;
     if (text.website.value) body.website = text.website.value;
+    if (pageLanguage() !== "en") body.language = pageLanguage();
     return body;
   }
 

@@ -97,7 +97,8 @@ function SignIn(props: {
         setBusy(true);
         setError(null);
         try {
-          props.onSent((await props.api.requestLink(email)).message);
+          await props.api.requestLink(email, portalLanguage());
+          props.onSent(t("portal.linkSent"));
         } catch (err) {
           setError((err as Error).message);
         } finally {

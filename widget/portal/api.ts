@@ -60,7 +60,8 @@ export function portalApi(organizationId: string) {
   return {
     receiptUrl: (paymentId: string) => `${base}/receipts/${encodeURIComponent(paymentId)}`,
     statementUrl: (year: number) => `${base}/statement?year=${year}`,
-    requestLink: (email: string) => call<{ message: string }>("POST", "/link", { email }),
+    requestLink: (email: string, language: string) =>
+      call<{ message: string }>("POST", "/link", { email, language }),
     signIn: (token: string) => call<{ expiresAt: string }>("POST", "/session", { token }),
     signOut: () => call<void>("POST", "/logout"),
     gifts: () => call<Gifts>("GET", "/gifts"),

@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { card, checkout, createForm } from "../support/checkout.js";
+import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/** What reaches the donor by e-mail is in the language they gave in: receipts and the portal's sign-in link. */
+describe(`donors' e-mails in their language (${dialect})`, () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const mailTo = (to: string) =>
+    t.store.db.selectFrom("email_outbox").selectAll().where("to_address", "=", to).orderBy("id").execute();
+
+  it("writes the receipt in the checkout's language, with the language's dates and amounts", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const res = await checkout(t, formId, {
+      amount: 1234.5,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Ana", lastName: "García", email: "ana@example.org" },
+      paymentMethod: card(),
+      language: "es",
+    });
+    expect(res.status, res.text).toBe(201);
+    const [receipt] = await mailTo("ana@example.org");
+    expect(receipt.subject).toBe("Gracias por tu donación a Test Org");
+    expect(receipt.text_body).toContain("Hola, Ana:");
+    expect(receipt.text_body).toContain("Número de recibo");
+    expect(receipt.text_body.replace(/[\u00a0\u202f]/g, " ")).toContain("1234,50 US$");
+    expect(receipt.html_body).toContain('<html lang="es" dir="ltr">');
+
+    const arabic = await checkout(t, formId, {
+      amount: 10,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Omar", lastName: "Haddad", email: "omar@example.org" },
+      paymentMethod: card(),
+      language: "ar",
+    });
+    expect(arabic.status).toBe(201);
+    const [ar] = await mailTo("omar@example.org");
+    expect(ar.subject).toBe("شكرًا لتبرعك إلى Test Org");
+    expect(ar.html_body).toContain('<html lang="ar" dir="rtl">');
+
+    const english = await checkout(t, formId, {
+      amount: 10,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Ada", lastName: "Lovelace", email: "ada-en@example.org" },
+      paymentMethod: card(),
+    });
+    expect(english.status).toBe(201);
+    expect((await mailTo("ada-en@example.org"))[0].subject).toBe("Thank you for your gift to Test Org");
+    const bad = await checkout(t, formId, {
+      amount: 10,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Ada", lastName: "Lovelace", email: "ada-x@example.org" },
+      paymentMethod: card(),
+      language: "xx",
+    });
+    expect(bad.status).toBe(400);
+  });
+
+  it("mails the portal's sign-in link in the language the donor asked in", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await checkout(t, formId, {
+      amount: 10,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Zoé", lastName: "Martin", email: "zoe@example.org" },
+      paymentMethod: card(),
+    });
+    const res = await t.request("POST", `/api/manage/${t.org.id}/link`, {
+      key: null,
+      body: { email: "zoe@example.org", language: "fr" },
+    });
+    expect(res.status).toBe(202);
+    const link = (await mailTo("zoe@example.org")).find((m) => m.payment_id === null);
+    expect(link?.subject).toBe("Votre lien pour gérer vos dons à Test Org");
+    expect(link?.text_body).toContain("Le lien fonctionne une seule fois, pendant 30 minutes.");
+  });
+});
