@@ -102,6 +102,7 @@ export async function queueTributeNotice(
     kind: tribute.kind,
     honoreeName: tribute.honoreeName,
     message: tribute.message,
+    language: paymentDetails(row).language,
   });
   await queueEmail(
     trx,

@@ -63,6 +63,22 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     expect(bad.status).toBe(400);
   });
 
+  it("tells the honoree of a dedicated gift in the donor's language", async () => {
+    const formId = await createForm(t, { ...validForms.standard(), enableTribute: true });
+    const res = await checkout(t, formId, {
+      amount: 10,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Ana", lastName: "García", email: "ana-tribute@example.org" },
+      paymentMethod: card(),
+      tribute: { kind: "MEMORY", honoreeName: "Abuela Rosa", notifyEmail: "familia@example.org" },
+      language: "es",
+    });
+    expect(res.status, res.text).toBe(201);
+    const [notice] = await mailTo("familia@example.org");
+    expect(notice.subject).toBe("Una donación en memoria de Abuela Rosa");
+    expect(notice.text_body).toContain("Ana García hizo una donación a Test Org en memoria de Abuela Rosa");
+  });
+
   it("mails the portal's sign-in link in the language the donor asked in", async () => {
     const formId = await createForm(t, validForms.standard());
     await checkout(t, formId, {

@@ -214,6 +214,13 @@ export const ar: Catalog = {
   "mail.portalLink.after":
     "يعمل الرابط مرة واحدة لمدة {minutes} دقيقة. إن لم تطلبه، فتجاهل هذه الرسالة: لن يتغير شيء ما لم يُستخدم الرابط.",
 
+  "mail.tribute.subject": "تبرع {kind, select, HONOR {تكريمًا لـ} other {تخليدًا لذكرى}} {name}",
+  "mail.tribute.body":
+    "قدّم {giver} تبرعًا إلى {organization} {kind, select, HONOR {تكريمًا لـ} other {تخليدًا لذكرى}} {name}، وطلب أن نُعلمك بذلك.",
+  "mail.tribute.aDonor": "أحد المتبرعين",
+  "mail.tribute.message": "رسالته:",
+  "mail.tribute.thanks": "مع الشكر،",
+
   "portal.title": "تبرعاتك إلى {organization}",
   "portal.loading": "جارٍ التحميل…",
   "portal.signIn": "تسجيل الدخول",

@@ -225,6 +225,13 @@ export const de: Catalog = {
   "mail.portalLink.after":
     "Der Link funktioniert einmal, {minutes} Minuten lang. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese E-Mail: Nichts ändert sich, solange der Link nicht benutzt wird.",
 
+  "mail.tribute.subject": "Eine Spende {kind, select, HONOR {zu Ehren von} other {in Gedenken an}} {name}",
+  "mail.tribute.body":
+    "{giver} hat {organization} eine Spende {kind, select, HONOR {zu Ehren von} other {in Gedenken an}} {name} gemacht und gebeten, Sie zu benachrichtigen.",
+  "mail.tribute.aDonor": "Eine Spenderin oder ein Spender",
+  "mail.tribute.message": "Die Nachricht:",
+  "mail.tribute.thanks": "Mit Dank,",
+
   "portal.title": "Ihre Spenden an {organization}",
   "portal.loading": "Wird geladen…",
   "portal.signIn": "Anmelden",

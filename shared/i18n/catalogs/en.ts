@@ -222,6 +222,13 @@ export const en = {
   "mail.portalLink.after":
     "The link works once, for {minutes} minutes. If you did not ask for it, you can ignore this e-mail: nothing changes until the link is used.",
 
+  "mail.tribute.subject": "A gift {kind, select, HONOR {in honor} other {in memory}} of {name}",
+  "mail.tribute.body":
+    "{giver} has made a gift to {organization} {kind, select, HONOR {in honor} other {in memory}} of {name}, and asked that you be told.",
+  "mail.tribute.aDonor": "A donor",
+  "mail.tribute.message": "Their message:",
+  "mail.tribute.thanks": "With thanks,",
+
   "portal.title": "Your giving to {organization}",
   "portal.loading": "Loading…",
   "portal.signIn": "Sign in",

@@ -222,6 +222,13 @@ export const es: Catalog = {
   "mail.portalLink.after":
     "El enlace funciona una sola vez, durante {minutes} minutos. Si no lo pediste, ignora este correo: nada cambia hasta que se use el enlace.",
 
+  "mail.tribute.subject": "Una donación {kind, select, HONOR {en honor} other {en memoria}} de {name}",
+  "mail.tribute.body":
+    "{giver} hizo una donación a {organization} {kind, select, HONOR {en honor} other {en memoria}} de {name} y pidió que te avisáramos.",
+  "mail.tribute.aDonor": "Una persona donante",
+  "mail.tribute.message": "Su mensaje:",
+  "mail.tribute.thanks": "Con gratitud,",
+
   "portal.title": "Tus donaciones a {organization}",
   "portal.loading": "Cargando…",
   "portal.signIn": "Iniciar sesión",

@@ -222,6 +222,13 @@ export const fr: Catalog = {
   "mail.portalLink.after":
     "Le lien fonctionne une seule fois, pendant {minutes} minutes. Si vous ne l’avez pas demandé, ignorez cet e-mail : rien ne change tant que le lien n’est pas utilisé.",
 
+  "mail.tribute.subject": "Un don {kind, select, HONOR {en l’honneur} other {à la mémoire}} de {name}",
+  "mail.tribute.body":
+    "{giver} a fait un don à {organization} {kind, select, HONOR {en l’honneur} other {à la mémoire}} de {name} et a souhaité que vous en soyez informé.",
+  "mail.tribute.aDonor": "Un donateur",
+  "mail.tribute.message": "Son message :",
+  "mail.tribute.thanks": "Avec nos remerciements,",
+
   "portal.title": "Vos dons à {organization}",
   "portal.loading": "Chargement…",
   "portal.signIn": "Se connecter",

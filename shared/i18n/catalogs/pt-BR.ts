@@ -221,6 +221,13 @@ export const ptBR: Catalog = {
   "mail.portalLink.after":
     "O link funciona uma vez, por {minutes} minutos. Se você não o pediu, ignore este e-mail: nada muda até que o link seja usado.",
 
+  "mail.tribute.subject": "Uma doação {kind, select, HONOR {em homenagem a} other {em memória de}} {name}",
+  "mail.tribute.body":
+    "{giver} fez uma doação para {organization} {kind, select, HONOR {em homenagem a} other {em memória de}} {name} e pediu que você fosse avisado.",
+  "mail.tribute.aDonor": "Uma pessoa doadora",
+  "mail.tribute.message": "A mensagem:",
+  "mail.tribute.thanks": "Com gratidão,",
+
   "portal.title": "Suas doações para {organization}",
   "portal.loading": "Carregando…",
   "portal.signIn": "Entrar",
