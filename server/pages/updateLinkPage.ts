@@ -1,9 +1,13 @@
 import type { Context } from "hono";
 import { formatMoney } from "../../shared/currency.js";
 import { escapeHtml } from "../../shared/html.js";
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
+import type { MessageValues } from "../../shared/i18n/format.js";
+import type { Language } from "../../shared/languages.js";
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { ApiError } from "../errors.js";
+import { chooseLanguage, translator } from "../i18n.js";
 import { sha256Hex } from "../ids.js";
 import { AWAITING_AUTHENTICATION } from "../payments/confirmationRequest.js";
 import type { PaymentMethod } from "../processors/port.js";
@@ -29,6 +33,28 @@ import { page } from "./layout.js";
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 export const MAX_FAILED_ATTEMPTS = 5;
 export const MAX_BODY_BYTES = 16 * 1024;
+
+/** The page's translator and language (?lang=, Accept-Language, the organization's). */
+export interface PageLanguage {
+  language: Language;
+  tr: (key: MessageKey, values?: MessageValues) => string;
+}
+
+/** What the request asks for; the organization's language is the fallback once it is known. */
+export interface LanguagePrefs {
+  query?: string;
+  accept?: string;
+}
+
+export function pageLanguage(prefs: LanguagePrefs, organizationLanguage: Language = "en"): PageLanguage {
+  const language = chooseLanguage(prefs.query, prefs.accept, organizationLanguage);
+  return { language, tr: translator(language) };
+}
+
+export const languagePrefs = (c: Context<AppEnv>): LanguagePrefs => ({
+  query: c.req.query("lang"),
+  accept: c.req.header("Accept-Language"),
+});
 
 const FREQUENCY_WORDS: Record<string, string> = {
   DAILY: "every day",
@@ -59,21 +85,23 @@ export function html(c: Context<AppEnv>, out: Html): Response {
   return c.html(out.html, out.status, SECURITY_HEADERS);
 }
 
-export const notFound = (): Html => ({
+export const notFound = ({ language, tr }: PageLanguage): Html => ({
   status: 404,
   html: page({
-    title: "Link not valid",
-    heading: "This link is not valid",
-    body: "<p>Check that you opened the whole link from your message, or ask the organization for a new one.</p>",
+    title: tr("update.notFound.title"),
+    heading: tr("update.notFound.heading"),
+    body: `<p>${escapeHtml(tr("update.notFound.body"))}</p>`,
+    language,
   }),
 });
 
-export const ended = (why: string): Html => ({
+export const ended = ({ language, tr }: PageLanguage, why: MessageKey): Html => ({
   status: 410,
   html: page({
-    title: "Link no longer valid",
-    heading: "This link can no longer be used",
-    body: `<p>${escapeHtml(why)}</p><p>Ask the organization for a new link if you still need to update your payment method.</p>`,
+    title: tr("update.ended.title"),
+    heading: tr("update.ended.heading"),
+    body: `<p>${escapeHtml(tr(why))}</p><p>${escapeHtml(tr("update.ended.body"))}</p>`,
+    language,
   }),
 });
 
@@ -86,44 +114,50 @@ export interface Loaded {
   held: PaymentsTable | null;
   /** The charge the link was made for, whatever became of it (a webhook may have recorded it first). */
   linkedPayment: PaymentsTable | null;
+  /** The page's language and translator. */
+  lang: PageLanguage;
 }
 
 /** The link behind a token, if it can still be used; else the page to show. */
-export async function load(deps: AppDeps, token: string): Promise<Loaded | Html> {
-  if (!TOKEN.test(token)) return notFound();
+export async function load(deps: AppDeps, token: string, prefs: LanguagePrefs = {}): Promise<Loaded | Html> {
   const db = deps.store.db;
-  const link = await findUpdateLinkByHash(db, sha256Hex(token));
-  if (!link) return notFound();
-  if (link.used_at) return ended("This link has already been used to update the payment method.");
-  if (link.expires_at <= isoAt(deps.now())) return ended("This link has expired.");
-  if (link.failed_attempts >= MAX_FAILED_ATTEMPTS)
-    return ended("Too many payment methods were refused on this link.");
+  const link = TOKEN.test(token) ? await findUpdateLinkByHash(db, sha256Hex(token)) : undefined;
+  const org = link ? await getOrganization(db, link.organization_id) : undefined;
+  const lang = pageLanguage(prefs, org?.language);
+  if (!link || !org) return notFound(lang);
+  if (link.used_at) return ended(lang, "update.ended.used");
+  if (link.expires_at <= isoAt(deps.now())) return ended(lang, "update.ended.expired");
+  if (link.failed_attempts >= MAX_FAILED_ATTEMPTS) return ended(lang, "update.ended.refused");
   const sub = await findSubscription(db, link.subscription_id);
-  if (sub?.status !== "ACTIVE") return ended("This recurring gift is no longer active.");
-  const org = await getOrganization(db, link.organization_id);
-  if (!org) return notFound();
+  if (sub?.status !== "ACTIVE") return ended(lang, "update.ended.inactive");
   const payment = link.payment_id ? await findPayment(db, link.payment_id) : undefined;
   const held =
     payment?.status === "PENDING" && payment.failure_code === AWAITING_AUTHENTICATION ? payment : null;
-  return { link, sub, org, orgName: org.name, held, linkedPayment: payment ?? null };
+  return { link, sub, org, orgName: org.name, held, linkedPayment: payment ?? null, lang };
 }
 
 function describeMethod(
   sub: Pick<SubscriptionsTable, "payment_method_type" | "card_brand" | "last4">,
+  tr: PageLanguage["tr"],
 ): string {
-  if (sub.payment_method_type === "bank") return `Bank account ending ${sub.last4 ?? ""}`;
-  const brand = BRAND_NAMES[sub.card_brand ?? ""] ?? "Card";
-  return `${brand} ending ${sub.last4 ?? ""}`;
+  const method =
+    sub.payment_method_type === "bank"
+      ? tr("update.bank")
+      : (BRAND_NAMES[sub.card_brand ?? ""] ?? tr("update.card"));
+  return tr("update.ending", { method, last4: sub.last4 ?? "" });
 }
 
 export function summary(loaded: Loaded): string {
   const { sub, orgName } = loaded;
-  const amount = formatMoney(Number(sub.amount_cents), sub.currency);
-  const every = FREQUENCY_WORDS[sub.frequency] ?? sub.frequency.toLowerCase();
+  const { tr, language } = loaded.lang;
+  const amount = formatMoney(Number(sub.amount_cents), sub.currency, language);
+  const every = FREQUENCY_WORDS[sub.frequency]
+    ? tr(`update.every.${sub.frequency}` as MessageKey)
+    : sub.frequency;
   return `<dl class="summary">
-<dt>Organization</dt><dd>${escapeHtml(orgName)}</dd>
-<dt>Gift</dt><dd>${escapeHtml(amount)} ${escapeHtml(every)}</dd>
-<dt>Current payment method</dt><dd>${escapeHtml(describeMethod(sub))}</dd>
+<dt>${escapeHtml(tr("update.summary.organization"))}</dt><dd>${escapeHtml(orgName)}</dd>
+<dt>${escapeHtml(tr("update.summary.gift"))}</dt><dd>${escapeHtml(amount)} ${escapeHtml(every)}</dd>
+<dt>${escapeHtml(tr("update.summary.method"))}</dt><dd>${escapeHtml(describeMethod(sub, tr))}</dd>
 </dl>`;
 }
 
@@ -139,8 +173,9 @@ button{background:#1f6feb;color:#fff;border:0;border-radius:6px;padding:.7rem 1.
 </style>`;
 
 export function successPage(loaded: Loaded, method: PaymentMethod): string {
+  const { tr, language } = loaded.lang;
   const returnLink = loaded.link.return_url
-    ? `<p><a href="${escapeHtml(loaded.link.return_url)}">Continue</a></p>`
+    ? `<p><a href="${escapeHtml(loaded.link.return_url)}">${escapeHtml(tr("update.continue"))}</a></p>`
     : "";
   const updated = {
     ...loaded.sub,
@@ -149,9 +184,10 @@ export function successPage(loaded: Loaded, method: PaymentMethod): string {
     last4: method.last4,
   };
   return page({
-    title: "Payment method updated",
-    heading: "Payment method updated",
-    body: `${STYLE}<p role="status">Thank you. Your next payment will use the new payment method.</p>${summary({ ...loaded, sub: updated })}${returnLink}`,
+    title: tr("update.done.title"),
+    heading: tr("update.done.title"),
+    body: `${STYLE}<p role="status">${escapeHtml(tr("update.done.body"))}</p>${summary({ ...loaded, sub: updated })}${returnLink}`,
+    language,
   });
 }
 
@@ -166,7 +202,7 @@ export async function saveMethod(deps: AppDeps, loaded: Loaded, method: PaymentM
   try {
     await deps.store.db.transaction().execute(async (trx) => {
       if (!(await consumeUpdateLink(trx, loaded.link.id, nowIso)))
-        throw new ApiError(410, "This link has already been used or has expired.");
+        throw new ApiError(410, "update.ended.used");
       const sub = await setSubscriptionPaymentMethod(
         trx,
         loaded.sub.id,
@@ -178,14 +214,14 @@ export async function saveMethod(deps: AppDeps, loaded: Loaded, method: PaymentM
         },
         nowIso,
       );
-      if (!sub) throw new ApiError(410, "This recurring gift is no longer active.");
+      if (!sub) throw new ApiError(410, "update.ended.inactive");
       const view = presentSubscription(sub);
       await emitEvent(trx, sub.organization_id, "subscription.payment_method_updated", sub.id, view, nowMs);
       await emitEvent(trx, sub.organization_id, "subscription.updated", sub.id, view, nowMs);
     });
   } catch (err) {
     // Thrown inside the transaction to roll it back; the donor gets the 410 page.
-    if (err instanceof ApiError && err.status === 410) return ended(err.message);
+    if (err instanceof ApiError && err.status === 410) return ended(loaded.lang, err.message as MessageKey);
     throw err;
   }
   return null;

@@ -2,6 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { escapeHtml } from "../../shared/html.js";
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import type { UpdateLinkMethod } from "../../shared/schemas/subscription.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
@@ -13,9 +14,11 @@ import {
   type Html,
   html,
   type Loaded,
+  languagePrefs,
   load,
   MAX_BODY_BYTES,
   MAX_FAILED_ATTEMPTS,
+  type PageLanguage,
   SECURITY_HEADERS,
   STYLE,
   saveMethod,
@@ -34,6 +37,8 @@ import { STRIPE_ACTIONS_SUFFIX, stripeAction, stripeFormPage, stripePageCsp } fr
  */
 
 function formPage(loaded: Loaded, allowed: UpdateLinkMethod[], error?: string): string {
+  const { tr, language } = loaded.lang;
+  const label = (key: MessageKey) => escapeHtml(tr(key));
   const card = allowed.includes("CARD");
   const bank = allowed.includes("PAY_BY_BANK");
   const both = card && bank;
@@ -42,25 +47,26 @@ function formPage(loaded: Loaded, allowed: UpdateLinkMethod[], error?: string): 
       ? `<label><input type="radio" name="method" value="${value}"${checked ? " checked" : ""}> ${text}</label>`
       : `<input type="hidden" name="method" value="${value}">`;
   const cardFields = card
-    ? `<fieldset><legend>${both ? chooser("card", "Card", true) : "Card"}</legend>
-<label for="cardNumber">Card number</label><input type="text" id="cardNumber" name="cardNumber" inputmode="numeric" autocomplete="cc-number" maxlength="30">
-<div class="row"><div><label for="expiry">Expiry (MM/YY)</label><input type="text" id="expiry" name="expiry" autocomplete="cc-exp" maxlength="7" placeholder="MM/YY"></div>
-<div><label for="cvc">Security code</label><input type="text" id="cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4"></div></div>
-<label for="postalCode">Postal code</label><input type="text" id="postalCode" name="postalCode" autocomplete="postal-code" maxlength="20">
+    ? `<fieldset><legend>${both ? chooser("card", label("update.card"), true) : label("update.card")}</legend>
+<label for="cardNumber">${label("update.cardNumber")}</label><input type="text" id="cardNumber" name="cardNumber" inputmode="numeric" autocomplete="cc-number" maxlength="30">
+<div class="row"><div><label for="expiry">${label("update.expiry")}</label><input type="text" id="expiry" name="expiry" autocomplete="cc-exp" maxlength="7" placeholder="MM/YY"></div>
+<div><label for="cvc">${label("update.cvc")}</label><input type="text" id="cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4"></div></div>
+<label for="postalCode">${label("update.postal")}</label><input type="text" id="postalCode" name="postalCode" autocomplete="postal-code" maxlength="20">
 ${both ? "" : chooser("card", "", true)}</fieldset>`
     : "";
   const bankFields = bank
-    ? `<fieldset><legend>${both ? chooser("bank", "Bank account", false) : "Bank account"}</legend>
-<label for="accountHolder">Account holder</label><input type="text" id="accountHolder" name="accountHolder" autocomplete="name" maxlength="100">
-<label for="routingNumber">Routing number</label><input type="text" id="routingNumber" name="routingNumber" inputmode="numeric" maxlength="20">
-<label for="accountNumber">Account number</label><input type="text" id="accountNumber" name="accountNumber" inputmode="numeric" maxlength="30">
+    ? `<fieldset><legend>${both ? chooser("bank", label("update.bank"), false) : label("update.bank")}</legend>
+<label for="accountHolder">${label("update.accountHolder")}</label><input type="text" id="accountHolder" name="accountHolder" autocomplete="name" maxlength="100">
+<label for="routingNumber">${label("update.routing")}</label><input type="text" id="routingNumber" name="routingNumber" inputmode="numeric" maxlength="20">
+<label for="accountNumber">${label("update.account")}</label><input type="text" id="accountNumber" name="accountNumber" inputmode="numeric" maxlength="30">
 ${both ? "" : chooser("bank", "", true)}</fieldset>`
     : "";
   const problem = error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : "";
   return page({
-    title: "Update your payment method",
-    heading: "Update your payment method",
-    body: `${STYLE}${summary(loaded)}${problem}<form method="post" autocomplete="on">${cardFields}${bankFields}<button type="submit">Save payment method</button></form>`,
+    title: tr("update.title"),
+    heading: tr("update.title"),
+    body: `${STYLE}${summary(loaded)}${problem}<form method="post" autocomplete="on">${cardFields}${bankFields}<button type="submit">${label("update.save")}</button></form>`,
+    language,
   });
 }
 
@@ -73,23 +79,23 @@ function field(body: Record<string, unknown>, name: string, max: number): string
 function readDetails(
   body: Record<string, unknown>,
   allowed: UpdateLinkMethod[],
+  tr: PageLanguage["tr"],
 ): PaymentMethodInput | string {
   const method = field(body, "method", 10);
   if (method === "bank" && allowed.includes("PAY_BY_BANK")) {
     const accountHolder = field(body, "accountHolder", 100);
     const routingNumber = field(body, "routingNumber", 20);
     const accountNumber = field(body, "accountNumber", 30);
-    if (!accountHolder || !routingNumber || !accountNumber)
-      return "Enter the account holder, routing number and account number.";
+    if (!accountHolder || !routingNumber || !accountNumber) return tr("update.error.bank");
     return { type: "bank", accountHolder, routingNumber, accountNumber };
   }
   if (method === "card" && allowed.includes("CARD")) {
     const number = field(body, "cardNumber", 30);
     const expiry = /^(\d{1,2})\s*\/\s*(\d{2}|\d{4})$/.exec(field(body, "expiry", 10));
     const cvc = field(body, "cvc", 4);
-    if (!number) return "Enter the card number.";
-    if (!expiry) return "Enter the expiry date as MM/YY.";
-    if (!/^\d{3,4}$/.test(cvc)) return "Enter the 3 or 4 digit security code.";
+    if (!number) return tr("update.error.card");
+    if (!expiry) return tr("update.error.expiry");
+    if (!/^\d{3,4}$/.test(cvc)) return tr("update.error.cvc");
     const postalCode = field(body, "postalCode", 20);
     return {
       type: "card",
@@ -100,7 +106,7 @@ function readDetails(
       ...(postalCode ? { postalCode } : {}),
     };
   }
-  return "Choose a payment method.";
+  return tr("update.error.method");
 }
 
 /** Tokenizes and sets up the new method for off-session charges: the method, or the donor's message. */
@@ -120,11 +126,11 @@ async function saveable(
 }
 
 async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise<Html> {
-  const loaded = await load(deps, token);
+  const loaded = await load(deps, token, languagePrefs(c));
   if ("html" in loaded) return loaded;
   const allowed = JSON.parse(loaded.link.allowed_methods) as UpdateLinkMethod[];
   const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
-  const details = readDetails(body, allowed);
+  const details = readDetails(body, allowed, loaded.lang.tr);
   if (typeof details === "string") return { status: 422, html: formPage(loaded, allowed, details) };
   let method: PaymentMethod | string;
   try {
@@ -134,17 +140,13 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
     console.error(`Payment-method update link ${loaded.link.id}: processor error: ${(err as Error).message}`);
     return {
       status: 503,
-      html: formPage(
-        loaded,
-        allowed,
-        "We could not reach the payment processor. Please try again in a moment.",
-      ),
+      html: formPage(loaded, allowed, loaded.lang.tr("update.error.processor")),
     };
   }
   if (typeof method === "string") {
     await countUpdateLinkFailure(deps.store.db, loaded.link.id);
     if (loaded.link.failed_attempts + 1 >= MAX_FAILED_ATTEMPTS)
-      return ended("Too many payment methods were refused on this link.");
+      return ended(loaded.lang, "update.ended.refused");
     return { status: 422, html: formPage(loaded, allowed, method) };
   }
   const refused = await saveMethod(deps, loaded, method);
@@ -156,7 +158,7 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
 export function mountUpdatePaymentMethodPages(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
   const path = `${UPDATE_PAGE_PATH}/:token`;
   app.get(path, async (c) => {
-    const loaded = await load(deps, c.req.param("token"));
+    const loaded = await load(deps, c.req.param("token"), languagePrefs(c));
     if ("html" in loaded) return html(c, loaded);
     if (loaded.sub.processor === "stripe")
       return c.html(stripeFormPage(deps, loaded, c.req.param("token")), 200, {
@@ -170,7 +172,7 @@ export function mountUpdatePaymentMethodPages(app: OpenAPIHono<AppEnv>, deps: Ap
     `${path}${STRIPE_ACTIONS_SUFFIX}`,
     bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => new Response("Request too large", { status: 413 }) }),
     async (c) => {
-      const answer = await stripeAction(c, deps, await load(deps, c.req.param("token")));
+      const answer = await stripeAction(c, deps, await load(deps, c.req.param("token"), languagePrefs(c)));
       return c.json(answer.body, answer.status, { "Cache-Control": "no-store" });
     },
   );

@@ -10,6 +10,7 @@ import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { PaymentProcessor, SetupResult } from "../processors/port.js";
 import { countUpdateLinkFailure } from "../store/subscriptions.js";
 import { checkoutAssetUrl } from "./assets.js";
+import { jsonForScript } from "./json.js";
 import { page } from "./layout.js";
 import { type Html, type Loaded, MAX_FAILED_ATTEMPTS, STYLE, saveMethod, summary } from "./updateLinkPage.js";
 
@@ -40,36 +41,34 @@ export function stripePageCsp(jsUrl: string | undefined): string {
   ].join("; ");
 }
 
-function jsonForScript(value: unknown): string {
-  return JSON.stringify(value).replace(
-    /[<>&\u2028\u2029]/g,
-    (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
-}
-
 export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): string {
+  const { tr, language } = loaded.lang;
   const stripe = loaded.org.processor;
   const boot = {
     publishableKey: stripe?.publishableKey ?? "",
     ...(deps.config.stripeJsUrl ? { jsUrl: deps.config.stripeJsUrl } : {}),
     actionUrl: `${UPDATE_PAGE_PATH}/${token}${STRIPE_ACTIONS_SUFFIX}`,
     held: loaded.held
-      ? { amount: formatMoney(Number(loaded.held.amount_cents), loaded.held.currency) }
+      ? { amount: formatMoney(Number(loaded.held.amount_cents), loaded.held.currency, language) }
       : null,
   };
+  const amount = loaded.held
+    ? formatMoney(Number(loaded.held.amount_cents), loaded.held.currency, language)
+    : "";
   const held = loaded.held
-    ? `<section aria-labelledby="held-h"><h2 id="held-h">Confirm your payment</h2>
-<p>Your bank asked you to confirm this payment of ${escapeHtml(formatMoney(Number(loaded.held.amount_cents), loaded.held.currency))} before it goes through.</p>
-<button type="button" id="almoner-confirm-payment">Confirm ${escapeHtml(formatMoney(Number(loaded.held.amount_cents), loaded.held.currency))}</button>
-<p id="almoner-confirm-status" role="status"></p></section><h2>Or use another payment method</h2>`
+    ? `<section aria-labelledby="held-h"><h2 id="held-h">${escapeHtml(tr("update.held.heading"))}</h2>
+<p>${escapeHtml(tr("update.held.body", { amount }))}</p>
+<button type="button" id="almoner-confirm-payment">${escapeHtml(tr("update.held.confirm", { amount }))}</button>
+<p id="almoner-confirm-status" role="status"></p></section><h2>${escapeHtml(tr("update.held.other"))}</h2>`
     : "";
   return page({
-    title: "Update your payment method",
-    heading: loaded.held ? "Confirm your recurring gift" : "Update your payment method",
+    language,
+    title: tr("update.title"),
+    heading: loaded.held ? tr("update.confirmTitle") : tr("update.title"),
     body: `${STYLE}${summary(loaded)}${held}<form id="almoner-update-form" novalidate>
 <div id="almoner-update-fields"></div>
 <p id="almoner-update-error" class="error" role="alert" hidden></p>
-<button type="submit">Save payment method</button></form>
+<button type="submit">${escapeHtml(tr("update.save"))}</button></form>
 <p id="almoner-update-done" role="status" hidden></p>
 <script type="application/json" id="almoner-update-boot">${jsonForScript(boot)}</script>
 <script type="module" src="${checkoutAssetUrl("stripe.js")}"></script>`,

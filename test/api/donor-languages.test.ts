@@ -96,4 +96,29 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     expect(link?.subject).toBe("Votre lien pour gérer vos dons à Test Org");
     expect(link?.text_body).toContain("Le lien fonctionne une seule fois, pendant 30 minutes.");
   });
+
+  it("shows the payment-method update page in the donor's language", async () => {
+    const formId = await createForm(t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
+    const res = await checkout(t, formId, {
+      amount: 20,
+      frequency: "MONTHLY",
+      donor: { firstName: "Jonas", lastName: "Weber", email: "jonas@example.org" },
+      paymentMethod: card(),
+    });
+    const subId = (res.body.payment as { subscription: { id: string } }).subscription.id;
+    const link = await t.request<{ url: string }>(
+      "POST",
+      `/v1/subscriptions/${subId}/payment-method-update-link`,
+    );
+    const path = new URL(link.body.url).pathname;
+    const german = await (await t.app.request(`${path}?lang=de`)).text();
+    expect(german).toContain('<html lang="de" dir="ltr">');
+    expect(german).toContain("Zahlungsmethode aktualisieren");
+    expect(german).toContain("Kartennummer");
+    const arabic = await (await t.app.request(path, { headers: { "Accept-Language": "ar" } })).text();
+    expect(arabic).toContain('<html lang="ar" dir="rtl">');
+    const unknown = await t.app.request("/update-payment-method/nope?lang=fr");
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain("Ce lien n’est pas valide");
+  });
 });

@@ -298,7 +298,10 @@ function RecurringGift(props: { api: Api; sub: Subscription; reload: () => Promi
             type="button"
             onClick={async () => {
               try {
-                location.assign((await props.api.updateLink(sub.id)).url);
+                // The update page speaks the portal's language.
+                const url = new URL((await props.api.updateLink(sub.id)).url);
+                url.searchParams.set("lang", portalLanguage());
+                location.assign(url.toString());
               } catch (err) {
                 setMessage({ text: (err as Error).message, error: true });
               }
