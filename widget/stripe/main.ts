@@ -1,5 +1,6 @@
 import type {
   Stripe,
+  StripeElementLocale,
   StripeElements,
   StripeExpressCheckoutElement,
   StripeExpressCheckoutElementReadyEvent,
@@ -73,6 +74,8 @@ export function mountStripe(host: PaymentHost): () => void {
       ...(setupFutureUsage ? { setupFutureUsage } : {}),
       ...(framed() ? { allowedPaymentMethodTypes: NO_REDIRECT_METHODS } : {}),
       appearance: { theme: "stripe" },
+      // Stripe's own fields speak the page's language.
+      locale: (document.documentElement.lang || "auto") as StripeElementLocale,
     });
     payment = elements.create("payment", {
       layout: "tabs",

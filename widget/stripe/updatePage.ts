@@ -1,3 +1,4 @@
+import type { StripeElementLocale } from "@stripe/stripe-js";
 import { loadStripe } from "@stripe/stripe-js/pure";
 
 /**
@@ -58,7 +59,13 @@ export async function mountUpdatePage(bootElement: HTMLElement): Promise<void> {
   if (boot.jsUrl) await loadScript(boot.jsUrl);
   const stripe = await loadStripe(boot.publishableKey);
   if (!stripe) return;
-  const elements = stripe.elements({ mode: "setup", currency: "usd", setupFutureUsage: "off_session" });
+  const elements = stripe.elements({
+    mode: "setup",
+    currency: "usd",
+    setupFutureUsage: "off_session",
+    // Stripe's own fields speak the page's language.
+    locale: (document.documentElement.lang || "auto") as StripeElementLocale,
+  });
   const payment = elements.create("payment", {
     layout: "tabs",
     wallets: { applePay: "never", googlePay: "never" },
