@@ -1,8 +1,10 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
+import type { Language } from "../../shared/languages.js";
 import { paymentSchema } from "../../shared/schemas/payment.js";
 import {
+  portalDocumentQuerySchema,
   portalLinkBodySchema,
   portalSessionBodySchema,
   portalStatementQuerySchema,
@@ -12,6 +14,7 @@ import { subscriptionSchema, updateLinkResponseSchema } from "../../shared/schem
 import { wireTime } from "../../shared/time.js";
 import { receiptPdf, statementPdf } from "../documents/givingDocuments.js";
 import { ApiError } from "../errors.js";
+import { chooseLanguage } from "../i18n.js";
 import { portalUrl } from "../payments/portalUrl.js";
 import { createUpdateLink } from "../payments/updateLink.js";
 import {
@@ -318,8 +321,10 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Download the receipt of one of the donor's payments (PDF)",
       params: receiptParams,
+      query: portalDocumentQuerySchema,
       responses: {
         200: { description: "The receipt, `application/pdf`" },
+        400: invalid,
         401: noSession,
         404: e("No such payment of this donor"),
       },
@@ -328,7 +333,8 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         const key = await donor(c, org.id);
         const payment = await donorPayment(store.db, org.id, key, params.paymentID);
         if (!payment) throw new ApiError(404, "Payment not found");
-        return pdf(c, await receiptPdf(org, payment, deps.now()), `receipt-${payment.id}.pdf`);
+        const language = documentLanguage(c, org.language);
+        return pdf(c, await receiptPdf(org, payment, deps.now(), language), `receipt-${payment.id}.pdf`);
       },
     }),
 
@@ -354,12 +360,21 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         const payments = await donorPaymentsOfYear(store.db, org.id, key, year);
         return pdf(
           c,
-          await statementPdf(org, year, payments, { email: key }, nowMs),
+          await statementPdf(org, year, payments, { email: key }, nowMs, documentLanguage(c, org.language)),
           `statement-${year}.pdf`,
         );
       },
     }),
   ];
+}
+
+/**
+ * A document's language: the page's (`?lang=`), else Accept-Language, else the organization's. The PDFs'
+ * standard fonts have no Arabic letters, so Arabic documents are written in English.
+ */
+function documentLanguage(c: Context<AppEnv>, organizationLanguage: Language): Language {
+  const language = chooseLanguage(c.req.query("lang"), c.req.header("Accept-Language"), organizationLanguage);
+  return language === "ar" ? "en" : language;
 }
 
 function pdf(c: Context<AppEnv>, bytes: Buffer, name: string): Response {

@@ -1,4 +1,7 @@
 import { formatMoney } from "../../shared/currency.js";
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
+import { DEFAULT_LANGUAGE, type Language } from "../../shared/languages.js";
+import { translator } from "../i18n.js";
 import type { Organization } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -11,13 +14,7 @@ import { type Doc, renderPdf, row, rule } from "./pdf.js";
  * (what the buyer received in return; the ticket's `fairMarketValue`).
  */
 
-const FREQUENCY_WORD: Record<string, string> = {
-  ONE_TIME: "One-time gift",
-  DAILY: "Daily gift",
-  WEEKLY: "Weekly gift",
-  MONTHLY: "Monthly gift",
-  ANNUALLY: "Yearly gift",
-};
+type Translate = ReturnType<typeof translator>;
 
 /** What the payment kept: the amount less what was refunded. */
 export const keptCents = (p: PaymentsTable): number =>
@@ -37,14 +34,14 @@ function donorName(p: PaymentsTable): string {
   return `${p.first_name} ${p.last_name}`.trim() || p.email;
 }
 
-function header(doc: Doc, org: Organization, title: string): void {
+function header(doc: Doc, org: Organization, title: string, tr: Translate): void {
   doc
     .font("Helvetica-Bold")
     .fontSize(16)
     .text(org.legal.name ?? org.name);
   doc.font("Helvetica").fontSize(10);
   if (org.legal.address) doc.text(org.legal.address);
-  if (org.legal.taxId) doc.text(`Tax id: ${org.legal.taxId}`);
+  if (org.legal.taxId) doc.text(tr("doc.taxId", { taxId: org.legal.taxId }));
   doc.moveDown(1);
   doc.font("Helvetica-Bold").fontSize(14).text(title);
   doc.moveDown(0.5);
@@ -62,23 +59,29 @@ function donorBlock(doc: Doc, p: PaymentsTable): void {
 }
 
 /** The receipt of one payment, as a PDF. */
-export function receiptPdf(org: Organization, p: PaymentsTable, nowMs: number): Promise<Buffer> {
+export function receiptPdf(
+  org: Organization,
+  p: PaymentsTable,
+  nowMs: number,
+  language: Language = DEFAULT_LANGUAGE,
+): Promise<Buffer> {
+  const tr = translator(language);
   return renderPdf(
-    { title: `Receipt ${p.id}`, author: org.legal.name ?? org.name, createdAt: new Date(nowMs) },
+    { title: `${tr("doc.receipt")} ${p.id}`, author: org.legal.name ?? org.name, createdAt: new Date(nowMs) },
     (doc) => {
-      const money = (cents: number) => formatMoney(cents, p.currency);
-      header(doc, org, "Receipt");
+      const money = (cents: number) => formatMoney(cents, p.currency, language);
+      header(doc, org, tr("doc.receipt"), tr);
       donorBlock(doc, p);
       const details = paymentDetails(p);
-      row(doc, "Receipt number", p.id);
-      row(doc, "Date", day(p.created_at));
+      row(doc, tr("doc.receiptNumber"), p.id);
+      row(doc, tr("doc.date"), day(p.created_at));
       row(
         doc,
-        "For",
-        `${FREQUENCY_WORD[p.frequency] ?? "Gift"}: ${p.form_title}${p.fund ? ` (${p.fund})` : ""}`,
+        tr("doc.for"),
+        `${tr(`doc.gift.${p.frequency}` as MessageKey)}: ${p.form_title}${p.fund ? ` (${p.fund})` : ""}`,
       );
-      const method = p.payment_method_type === "bank" ? "Bank account" : (p.card_brand ?? "Card");
-      if (p.last4) row(doc, "Paid with", `${method} ending ${p.last4}`);
+      const method = p.payment_method_type === "bank" ? tr("doc.bank") : (p.card_brand ?? tr("doc.card"));
+      if (p.last4) row(doc, tr("doc.paidWith"), tr("doc.ending", { method, last4: p.last4 }));
       rule(doc);
       for (const line of details.lines)
         row(
@@ -89,26 +92,22 @@ export function receiptPdf(org: Organization, p: PaymentsTable, nowMs: number): 
       if (details.discountCents > 0)
         row(
           doc,
-          `Discount${details.promoCode ? ` (${details.promoCode})` : ""}`,
+          `${tr("doc.discount")}${details.promoCode ? ` (${details.promoCode})` : ""}`,
           `-${money(details.discountCents)}`,
         );
-      if (Number(p.fee_cents) > 0) row(doc, "Processing fee covered", money(Number(p.fee_cents)));
+      if (Number(p.fee_cents) > 0) row(doc, tr("doc.fee"), money(Number(p.fee_cents)));
       rule(doc);
-      row(doc, "Total paid", money(Number(p.amount_cents)), { bold: true });
-      if (Number(p.refunded_cents) > 0) row(doc, "Refunded", `-${money(Number(p.refunded_cents))}`);
+      row(doc, tr("doc.totalPaid"), money(Number(p.amount_cents)), { bold: true });
+      if (Number(p.refunded_cents) > 0) row(doc, tr("doc.refunded"), `-${money(Number(p.refunded_cents))}`);
       const fmv = fairMarketCents(p);
-      if (fmv > 0) row(doc, "Fair-market value of goods and services received", `-${money(fmv)}`);
-      row(doc, "Deductible amount", money(deductibleCents(p)), { bold: true });
+      if (fmv > 0) row(doc, tr("doc.fmv"), `-${money(fmv)}`);
+      row(doc, tr("doc.deductible"), money(deductibleCents(p)), { bold: true });
       doc.moveDown(1.5);
       doc
         .font("Helvetica")
         .fontSize(9)
-        .text(
-          fmv > 0
-            ? "The deductible amount is what you paid less the fair-market value of what you received in return."
-            : "No goods or services were provided in return for this gift.",
-        );
-      if (p.status === "PENDING") doc.text("This payment is still being processed by the bank.");
+        .text(fmv > 0 ? tr("doc.note.fmv") : tr("doc.note.none"));
+      if (p.status === "PENDING") doc.text(tr("doc.pending"));
     },
   );
 }
@@ -120,28 +119,30 @@ export function statementPdf(
   payments: PaymentsTable[],
   donor: { email: string },
   nowMs: number,
+  language: Language = DEFAULT_LANGUAGE,
 ): Promise<Buffer> {
+  const tr = translator(language);
   const kept = payments
     .filter((p) => keptCents(p) > 0)
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
   return renderPdf(
-    { title: `Giving statement ${year}`, author: org.legal.name ?? org.name, createdAt: new Date(nowMs) },
+    { title: tr("doc.statement", { year }), author: org.legal.name ?? org.name, createdAt: new Date(nowMs) },
     (doc) => {
-      header(doc, org, `Giving statement ${year}`);
+      header(doc, org, tr("doc.statement", { year }), tr);
       const latest = kept.at(-1);
       if (latest) donorBlock(doc, latest);
       else doc.font("Helvetica").fontSize(10).text(donor.email).moveDown(0.8);
       if (kept.length === 0) {
-        doc.text(`No gifts were received from you in ${year}.`);
+        doc.text(tr("doc.noGifts", { year }));
         return;
       }
-      row(doc, "Date / receipt / gift", "Amount / deductible", { bold: true });
+      row(doc, tr("doc.columns"), tr("doc.columns.amounts"), { bold: true });
       rule(doc);
       for (const p of kept)
         row(
           doc,
           `${day(p.created_at)}  ${p.id}  ${p.form_title}${p.fund ? ` (${p.fund})` : ""}`,
-          `${formatMoney(keptCents(p), p.currency)} / ${formatMoney(deductibleCents(p), p.currency)}`,
+          `${formatMoney(keptCents(p), p.currency, language)} / ${formatMoney(deductibleCents(p), p.currency, language)}`,
         );
       rule(doc);
       // Totals per currency (an organization that changed its currency in the year has two).
@@ -150,18 +151,19 @@ export function statementPdf(
         const mine = kept.filter((p) => p.currency === currency);
         const total = mine.reduce((sum, p) => sum + keptCents(p), 0);
         const deductible = mine.reduce((sum, p) => sum + deductibleCents(p), 0);
-        const gifts = `${mine.length} ${mine.length === 1 ? "gift" : "gifts"}`;
-        const label = currencies.length > 1 ? `${year}, ${currency}` : year;
-        row(doc, `Total given in ${label} (${gifts})`, formatMoney(total, currency), { bold: true });
-        row(doc, "Total deductible", formatMoney(deductible, currency), { bold: true });
+        const period = currencies.length > 1 ? `${year}, ${currency}` : String(year);
+        row(
+          doc,
+          tr("doc.totalGiven", { period, count: mine.length }),
+          formatMoney(total, currency, language),
+          {
+            bold: true,
+          },
+        );
+        row(doc, tr("doc.totalDeductible"), formatMoney(deductible, currency, language), { bold: true });
       }
       doc.moveDown(1.5);
-      doc
-        .font("Helvetica")
-        .fontSize(9)
-        .text(
-          "Amounts are what you gave less any refunds. The deductible amount excludes the fair-market value of goods and services received (event tickets).",
-        );
+      doc.font("Helvetica").fontSize(9).text(tr("doc.note.statement"));
     },
   );
 }

@@ -301,6 +301,17 @@ describe(`donor portal (${dialect})`, () => {
     expect(text).toMatch(/Total given in 2026 \(2 gifts\)\n\$250/);
     expect(text).toMatch(/Total deductible\n\$170/);
 
+    // In the donor's language (the portal asks with ?lang=).
+    const spanish = pdfText(
+      Buffer.from(
+        await (
+          await t.app.request(`${base()}/statement?year=2026&lang=es`, { headers: { Cookie: cookie } })
+        ).arrayBuffer(),
+      ),
+    );
+    expect(spanish).toContain("Certificado de donaciones 2026");
+    expect(spanish).toMatch(/Total donado en 2026 \(2 donaciones\)/);
+
     const empty = pdfText(
       Buffer.from(
         await (

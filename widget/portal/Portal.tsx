@@ -178,7 +178,7 @@ function Dashboard(props: {
                   <td>{t(`portal.status.${p.status}` as MessageKey)}</td>
                   <td>
                     {p.status === "COMPLETED" || p.status === "REFUNDED" ? (
-                      <a href={props.api.receiptUrl(p.paymentID)} download>
+                      <a href={props.api.receiptUrl(p.paymentID, portalLanguage())} download>
                         {t("portal.receipt")} <span class="visually-hidden">{day(p.date)}</span>
                       </a>
                     ) : null}
@@ -199,7 +199,7 @@ function Dashboard(props: {
             </option>
           ))}
         </select>{" "}
-        <a href={props.api.statementUrl(year)} download>
+        <a href={props.api.statementUrl(year, portalLanguage())} download>
           {t("portal.downloadStatement", { year })}
         </a>
       </section>

@@ -58,8 +58,10 @@ export function portalApi(organizationId: string) {
     return parsed as T;
   }
   return {
-    receiptUrl: (paymentId: string) => `${base}/receipts/${encodeURIComponent(paymentId)}`,
-    statementUrl: (year: number) => `${base}/statement?year=${year}`,
+    receiptUrl: (paymentId: string, language: string) =>
+      `${base}/receipts/${encodeURIComponent(paymentId)}?lang=${encodeURIComponent(language)}`,
+    statementUrl: (year: number, language: string) =>
+      `${base}/statement?year=${year}&lang=${encodeURIComponent(language)}`,
     requestLink: (email: string, language: string) =>
       call<{ message: string }>("POST", "/link", { email, language }),
     signIn: (token: string) => call<{ expiresAt: string }>("POST", "/session", { token }),
