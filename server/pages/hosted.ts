@@ -251,7 +251,7 @@ async function render(
       language,
       sites: siteOrigins(org),
       html: page({
-        title: tr("page.gone.title"),
+        title: tr("page.gone.tab"),
         heading: tr("page.gone.title"),
         body: `<p>${escapeHtml(tr("page.gone.body"))}</p>`,
         nonce,

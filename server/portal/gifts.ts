@@ -1,6 +1,7 @@
+import type { ExpressionBuilder } from "kysely";
 import type { Db } from "../store/database.js";
 import { PAYMENT_ID } from "../store/payments.js";
-import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
 /**
  * A signed-in donor's own gifts: the organization's payments and recurring gifts given with the donor's
@@ -11,6 +12,12 @@ import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 export const MAX_LISTED = 500;
 const SUBSCRIPTION_ID = /^sub_[0-9a-z]{26}$/;
 
+/** This donor's rows at this organization: given with their address, in any case. */
+const byDonor =
+  (organizationId: string, emailKey: string) =>
+  (eb: ExpressionBuilder<Database, "payments" | "subscriptions">) =>
+    eb.and([eb("organization_id", "=", organizationId), eb(eb.fn("lower", ["email"]), "=", emailKey)]);
+
 export async function donorPayments(
   db: Db,
   organizationId: string,
@@ -19,8 +26,7 @@ export async function donorPayments(
   return db
     .selectFrom("payments")
     .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where((eb) => eb(eb.fn("lower", ["email"]), "=", emailKey))
+    .where(byDonor(organizationId, emailKey))
     .where("status", "!=", "PROCESSING")
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
@@ -36,8 +42,7 @@ export async function donorSubscriptions(
   return db
     .selectFrom("subscriptions")
     .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where((eb) => eb(eb.fn("lower", ["email"]), "=", emailKey))
+    .where(byDonor(organizationId, emailKey))
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(MAX_LISTED)
@@ -56,8 +61,7 @@ export async function donorPayment(
     .selectFrom("payments")
     .selectAll()
     .where("id", "=", id)
-    .where("organization_id", "=", organizationId)
-    .where((eb) => eb(eb.fn("lower", ["email"]), "=", emailKey))
+    .where(byDonor(organizationId, emailKey))
     .where("status", "!=", "PROCESSING")
     .executeTakeFirst();
 }
@@ -74,12 +78,11 @@ export async function donorSubscription(
     .selectFrom("subscriptions")
     .selectAll()
     .where("id", "=", id)
-    .where("organization_id", "=", organizationId)
-    .where((eb) => eb(eb.fn("lower", ["email"]), "=", emailKey))
+    .where(byDonor(organizationId, emailKey))
     .executeTakeFirst();
 }
 
-/** The donor's payments created in the UTC calendar year `year`, oldest first. */
+/** The donor's completed (or refunded) payments created in the UTC calendar year `year`, oldest first. */
 export async function donorPaymentsOfYear(
   db: Db,
   organizationId: string,
@@ -89,8 +92,7 @@ export async function donorPaymentsOfYear(
   return db
     .selectFrom("payments")
     .selectAll()
-    .where("organization_id", "=", organizationId)
-    .where((eb) => eb(eb.fn("lower", ["email"]), "=", emailKey))
+    .where(byDonor(organizationId, emailKey))
     .where("status", "in", ["COMPLETED", "REFUNDED"])
     .where("created_at", ">=", `${year}-01-01T00:00:00`)
     .where("created_at", "<", `${year + 1}-01-01T00:00:00`)

@@ -5,6 +5,7 @@ export const de: Catalog = {
   "page.lang": "Sprache",
   "page.notFound.title": "Formular nicht gefunden",
   "page.notFound.body": "Unter dieser Adresse gibt es kein Formular. Bitte prüfen Sie den Link.",
+  "page.gone.tab": "Formular nicht mehr verfügbar",
   "page.gone.title": "Dieses Formular ist nicht mehr verfügbar",
   "page.gone.body":
     "Die Organisation hat dieses Formular entfernt. Fragen Sie dort nach anderen Möglichkeiten zu spenden.",
