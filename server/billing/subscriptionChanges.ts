@@ -1,6 +1,6 @@
 import { isoAt } from "../../shared/time.js";
 import { type AuditActor, recordAudit } from "../store/auditLog.js";
-import type { Store } from "../store/database.js";
+import type { Db, Store } from "../store/database.js";
 import type { SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
@@ -15,9 +15,10 @@ import { billingDate, type RecurringFrequency } from "./schedule.js";
  *
  * The amount applies from the next charge that starts (a charge already begun keeps its amount). A
  * frequency change keeps the next billing date and bills at the new period from there; skipping moves the
- * next billing date one period on (the skipped cycle is counted, never charged). Both move the schedule,
- * so they are refused (409) while a billing pass is charging the gift, and a pass that starts after them
- * finds the schedule moved and charges nothing early.
+ * next billing date one period on (the skipped cycle, or the due charge a retry was waiting to repeat, is
+ * counted, never charged). Both move the schedule, so they are refused (409) while a billing pass holds the
+ * gift or one of its charges is still in flight, and a pass that starts after them finds the schedule
+ * moved and charges nothing early.
  */
 
 export interface SubscriptionChange {
@@ -37,6 +38,23 @@ export class SubscriptionChangeRefused extends Error {
 }
 
 const cancelledRefusal = () => new SubscriptionChangeRefused("cancelled", "Subscription is cancelled");
+const chargingRefusal = () =>
+  new SubscriptionChangeRefused(
+    "charging",
+    "This recurring gift is being charged right now; try again in a minute",
+  );
+
+/** Whether a charge of the subscription is still PROCESSING (its outcome not yet recorded). */
+async function chargeInFlight(trx: Db, subscriptionId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom("payments")
+    .select("id")
+    .where("subscription_id", "=", subscriptionId)
+    .where("status", "=", "PROCESSING")
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
 
 /** The fields a change may touch, as the API shows them (for the audit log). */
 function shown(row: SubscriptionsTable) {
@@ -91,19 +109,20 @@ export async function changeSubscription(
       anchorAt = sub.next_billing_at;
       anchorCycle = cycle + 1;
     }
-    if (change.skipNext) cycle += 1;
-    Object.assign(set, {
-      frequency,
-      cycle,
-      anchor_at: anchorAt,
-      anchor_cycle: anchorCycle,
-      next_billing_at: billingDate(anchorAt, frequency, cycle + 1 - anchorCycle),
-      failed_attempts: 0,
-      retry_at: null,
-    });
+    Object.assign(set, { frequency, anchor_at: anchorAt, anchor_cycle: anchorCycle });
+    if (change.skipNext) {
+      // The cycle due (and any retry of it) is skipped: counted, never charged.
+      cycle += 1;
+      Object.assign(set, { cycle, failed_attempts: 0, retry_at: null });
+    }
+    // A frequency change alone keeps a pending retry of the due charge: its date and attempts stay.
+    set.next_billing_at = billingDate(anchorAt, frequency, cycle + 1 - anchorCycle);
   }
 
   return store.db.transaction().execute(async (trx) => {
+    // A charge of this gift still in flight (its process may have died with it): the schedule waits for
+    // its outcome, which moves it on.
+    if (movesSchedule && (await chargeInFlight(trx, sub.id))) throw chargingRefusal();
     let update = trx
       .updateTable("subscriptions")
       .set(set)
@@ -113,6 +132,7 @@ export async function changeSubscription(
       // Computed from the schedule read: only while it is still that schedule, and no pass is charging it.
       update = update
         .where("cycle", "=", sub.cycle)
+        .where("failed_attempts", "=", sub.failed_attempts)
         .where("frequency", "=", sub.frequency)
         .where("anchor_at", "=", sub.anchor_at)
         .where((eb) => eb.or([eb("claim_token", "is", null), eb("claimed_until", "<", nowIso)]));
@@ -120,10 +140,7 @@ export async function changeSubscription(
     if (!row) {
       const now = await findSubscription(trx, sub.id);
       if (now?.status !== "ACTIVE") throw cancelledRefusal();
-      throw new SubscriptionChangeRefused(
-        "charging",
-        "This recurring gift is being charged right now; try again in a minute",
-      );
+      throw chargingRefusal();
     }
     const { old, now } = changedFields(shown(sub), shown(row));
     // A cancel's own effects (the status, no next billing date) are its event; anything else is an update.

@@ -215,6 +215,73 @@ describe(`donor portal (${dialect})`, () => {
     expect((await t.request("PUT", path, { ...asDonor(cookie), body: { amount: 40 } })).status).toBe(200);
   });
 
+  it("refuses to move the schedule while a charge of the gift is still in flight after its pass has died (409)", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const subId = gift.subscription?.id as string;
+    const cookie = await signIn("ada@example.org");
+    // A pass that died after asking the processor: its claim has run out, its charge is still PROCESSING.
+    await t.store.db
+      .updateTable("subscriptions")
+      .set({ claim_token: "dead-pass", claimed_until: new Date(clock - 1000).toISOString() })
+      .where("id", "=", subId)
+      .execute();
+    await t.store.db
+      .updateTable("payments")
+      .set({ status: "PROCESSING" })
+      .where("id", "=", gift.paymentID)
+      .execute();
+    const path = `${base()}/subscriptions/${subId}`;
+    for (const body of [{ skipNext: true }, { frequency: "ANNUALLY" }]) {
+      const res = await t.request("PUT", path, { ...asDonor(cookie), body });
+      expect(res.status, JSON.stringify(body)).toBe(409);
+    }
+    const after = await subscription(t.store.db, subId);
+    expect(after).toMatchObject({
+      cycle: 0,
+      frequency: "MONTHLY",
+      next_billing_at: "2026-02-28T10:00:00.000Z",
+    });
+    // Once the charge's outcome is recorded the schedule may move again.
+    await t.store.db
+      .updateTable("payments")
+      .set({ status: "COMPLETED" })
+      .where("id", "=", gift.paymentID)
+      .execute();
+    expect((await t.request("PUT", path, { ...asDonor(cookie), body: { skipNext: true } })).status).toBe(200);
+  });
+
+  it("a frequency change keeps a pending retry of the due charge; skipping drops it", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const subId = gift.subscription?.id as string;
+    const retryAt = "2026-03-02T10:00:00.000Z";
+    await t.store.db
+      .updateTable("subscriptions")
+      .set({ failed_attempts: 1, retry_at: retryAt })
+      .where("id", "=", subId)
+      .execute();
+    const cookie = await signIn("ada@example.org");
+    const path = `${base()}/subscriptions/${subId}`;
+    const yearly = await t.request("PUT", path, { ...asDonor(cookie), body: { frequency: "ANNUALLY" } });
+    expect(yearly.status, yearly.text).toBe(200);
+    expect(await subscription(t.store.db, subId)).toMatchObject({
+      frequency: "ANNUALLY",
+      cycle: 0,
+      failed_attempts: 1,
+      retry_at: retryAt,
+      next_billing_at: "2026-02-28T10:00:00.000Z",
+    });
+    const skipped = await t.request("PUT", path, { ...asDonor(cookie), body: { skipNext: true } });
+    expect(skipped.status, skipped.text).toBe(200);
+    expect(await subscription(t.store.db, subId)).toMatchObject({
+      cycle: 1,
+      failed_attempts: 0,
+      retry_at: null,
+      next_billing_at: "2027-02-28T10:00:00.000Z",
+    });
+  });
+
   it("refuses another donor's records (404), changes without this site's Origin (403) and requests without a session (401)", async () => {
     const formId = await recurringForm(t);
     const theirs = await give(formId, "bob@example.org", { frequency: "MONTHLY" });
