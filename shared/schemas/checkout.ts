@@ -32,7 +32,7 @@ export const orderFields = {
   fund: requiredString(200).optional().meta({ description: "One of the form's funds; default the first" }),
   amount: dollars.optional().meta({
     description:
-      "Dollars. Standard forms: a preset of the frequency or (allowCustomAmount) 1–1,000,000. Giving-level forms: a level's amount",
+      "In the organization's currency, major units (whole units for zero-decimal currencies such as JPY). Standard forms: a preset of the frequency or (allowCustomAmount) 1–1,000,000. Giving-level forms: a level's amount",
   }),
   givingLevel: requiredString(200).optional().meta({ description: "Giving-level forms: a level title" }),
   product: z
@@ -49,7 +49,9 @@ export const orderFields = {
     .optional()
     .meta({ description: "Event forms: quantities per ticket name" }),
   promoCode: boundedString(50).optional().meta({ description: "Event forms; matched case-insensitively" }),
-  extraDonation: dollars.optional().meta({ description: "Event forms: an optional gift on top, in dollars" }),
+  extraDonation: dollars
+    .optional()
+    .meta({ description: "Event forms: an optional gift on top, in the organization's currency" }),
   coverFees: z.boolean().optional().meta({ description: "The donor pays the processing fee on top" }),
 };
 

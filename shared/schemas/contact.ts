@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { boundedString, emailAddress, NOT_BLANK, readOnlyFields, requiredString } from "./common.js";
-import { count, dollars, time, uuid } from "./wire.js";
+import { count, majorUnits, time, uuid } from "./wire.js";
 
 /**
  * Contacts through the API. Input takes `value` or `email` for an address and
@@ -295,7 +295,7 @@ export const contactSchema = z.strictObject({
     }),
   ),
   totalTransactionCount: count("Completed payments (fully refunded ones excluded)"),
-  totalTransactionValue: dollars("Charged in completed payments, net of refunds"),
+  totalTransactionValue: majorUnits("Charged in completed payments, net of refunds"),
   emailConsent: consent,
   smsConsent: consent,
   communicationConsent: consent,

@@ -86,7 +86,7 @@ export const ticketSchema = z
     maxPerOrder: positiveInt.nullable().optional(),
     fairMarketValue: price.nullable().optional().meta({
       description:
-        "What one ticket is worth to its buyer (a dinner's cost), in dollars: the part of its price that is not a deductible gift; statements show the rest as deductible. Null or left out: not stated.",
+        "What one ticket is worth to its buyer (a dinner's cost), in the organization's currency: the part of its price that is not a deductible gift; statements show the rest as deductible. Null or left out: not stated.",
     }),
     ...readOnly,
   })
@@ -111,7 +111,8 @@ export const promoCodeSchema = z
       exclusiveMinimum: 0,
       maximum: MAX_AMOUNT,
       multipleOf: 0.01,
-      description: "percentage: more than 0 and at most 100; amount: dollars, at most 2 decimals",
+      description:
+        "percentage: more than 0 and at most 100; amount: in the organization's currency, at most 2 decimals (whole units for zero-decimal currencies)",
     }),
     quantity: positiveInt.nullable().optional(),
     applicableTickets: z.array(requiredString(200)).max(100).default([]),
@@ -262,7 +263,7 @@ const FORM_FIELDS = {
   }),
   monthlyUpsellMinimum: money({ min: 0, max: MAX_AMOUNT }).nullable().optional().meta({
     description:
-      "The offer is made for one-time gifts at or above this amount (dollars); null or 0: any gift",
+      "The offer is made for one-time gifts at or above this amount (in the organization's currency); null or 0: any gift",
   }),
 
   enableCustomEmail: z.boolean().default(false),

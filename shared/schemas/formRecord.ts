@@ -6,7 +6,7 @@ import {
   STORED_FORM_TYPES,
   TICKET_TYPES,
 } from "../enums.js";
-import { count, dollars, time, uuid } from "./wire.js";
+import { count, majorUnits, time, uuid } from "./wire.js";
 
 const quantity = z.int().min(1).nullable().meta({ description: "null: unlimited" });
 
@@ -22,7 +22,7 @@ export const formRecordSchema = z.strictObject({
   color: z.string().regex(/^#[0-9A-F]{6}$/),
   headerImage: z.string().nullable(),
   active: z.boolean(),
-  goal: dollars("The fundraising goal").nullable(),
+  goal: majorUnits("The fundraising goal").nullable(),
   eventDate: z.iso.date().nullable().meta({ description: "YYYY-MM-DD" }),
   startTime: z
     .string()
@@ -44,10 +44,10 @@ export const formRecordSchema = z.strictObject({
   weeklyAmounts: z.array(z.number()),
   monthlyAmounts: z.array(z.number()),
   annuallyAmounts: z.array(z.number()),
-  defaultAmount: dollars("The preselected amount").nullable(),
+  defaultAmount: majorUnits("The preselected amount").nullable(),
   allowCustomAmount: z.boolean(),
   givingLevels: z.array(
-    z.strictObject({ title: z.string(), amount: dollars("The level's amount"), description: z.string() }),
+    z.strictObject({ title: z.string(), amount: majorUnits("The level's amount"), description: z.string() }),
   ),
   sponsorshipGroups: z.array(
     z.strictObject({
@@ -56,7 +56,7 @@ export const formRecordSchema = z.strictObject({
       options: z.array(
         z.strictObject({
           optionTitle: z.string(),
-          amount: dollars("The option's price"),
+          amount: majorUnits("The option's price"),
           description: z.string(),
           quantity,
         }),
@@ -71,7 +71,7 @@ export const formRecordSchema = z.strictObject({
         products: z.array(
           z.strictObject({
             productName: z.string(),
-            price: dollars("The product's price"),
+            price: majorUnits("The product's price"),
             description: z.string(),
             quantity,
           }),
@@ -83,13 +83,13 @@ export const formRecordSchema = z.strictObject({
   tickets: z.array(
     z.strictObject({
       name: z.string(),
-      price: dollars("The ticket's price"),
+      price: majorUnits("The ticket's price"),
       quantity,
       ticketType: z.enum(TICKET_TYPES),
       groupSize: z.int().min(1).meta({ description: "Attendees per ticket (1 unless GROUP)" }),
       description: z.string(),
       maxPerOrder: z.int().min(1).nullable(),
-      fairMarketValue: dollars("What one ticket is worth to its buyer (not a deductible gift)").nullable(),
+      fairMarketValue: majorUnits("What one ticket is worth to its buyer (not a deductible gift)").nullable(),
       quantitySold: count("Tickets sold so far"),
     }),
   ),
@@ -97,7 +97,9 @@ export const formRecordSchema = z.strictObject({
     z.strictObject({
       code: z.string(),
       discountType: z.enum(DISCOUNT_TYPES),
-      discountValue: z.number().meta({ description: "A percentage, or dollars for `amount`" }),
+      discountValue: z
+        .number()
+        .meta({ description: "A percentage, or an amount in the organization's currency for `amount`" }),
       quantity,
       applicableTickets: z.array(z.string()),
       timesRedeemed: count("Orders that used the code"),
@@ -125,7 +127,9 @@ export const formRecordSchema = z.strictObject({
   enableTribute: z.boolean(),
   enableMonthlyUpsell: z.boolean(),
   monthlyUpsellRatio: z.number(),
-  monthlyUpsellMinimum: dollars("One-time gifts at or above this are offered the monthly upsell").nullable(),
+  monthlyUpsellMinimum: majorUnits(
+    "One-time gifts at or above this are offered the monthly upsell",
+  ).nullable(),
   enableCustomEmail: z.boolean(),
   replyToAddress: z.string().nullable(),
   emailSubject: z.string().nullable(),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { FREQUENCIES, TRIBUTE_KINDS } from "../enums.js";
 import { money, requiredString } from "./common.js";
-import { count, currency, dollars, time, ulidId, uuid } from "./wire.js";
+import { count, currency, majorUnits, time, ulidId, uuid } from "./wire.js";
 
 /** Payments and the deprecated donations view (the same records, legacy field names): response shapes. */
 
@@ -14,7 +14,7 @@ export const paymentFields = {
   email: z.string(),
   firstName: z.string(),
   lastName: z.string(),
-  amount: dollars("What the donor was charged: the gift plus any covered fee"),
+  amount: majorUnits("What the donor was charged: the gift plus any covered fee"),
   currency,
   status: z.enum(PAYMENT_STATUSES),
   fund: z.string(),
@@ -31,18 +31,22 @@ export const paymentFields = {
   subscriptionId: ulidId("sub")
     .nullable()
     .meta({ description: "The recurring gift this payment belongs to" }),
-  feeAmount: dollars("The covered processing fee inside amount (0 unless coverFees)"),
-  refundedAmount: dollars("Refunded so far"),
+  feeAmount: majorUnits("The covered processing fee inside amount (0 unless coverFees)"),
+  refundedAmount: majorUnits("Refunded so far"),
   card: z
     .strictObject({ brand: z.enum(CARD_BRANDS), last4: z.string().nullable() })
     .nullable()
     .meta({ description: "The card's brand and last 4 digits; null for other methods" }),
   bankLast4: z.string().nullable().meta({ description: "Bank payments: the account's last 4 digits" }),
   tickets: z.array(
-    z.strictObject({ name: z.string(), quantity: count("Tickets bought"), amount: dollars("Their price") }),
+    z.strictObject({
+      name: z.string(),
+      quantity: count("Tickets bought"),
+      amount: majorUnits("Their price"),
+    }),
   ),
   promoCode: z.string().nullable(),
-  discount: dollars("Taken off by the promo code"),
+  discount: majorUnits("Taken off by the promo code"),
   customInputs: z.array(
     z.strictObject({
       id: z.string(),
@@ -76,7 +80,7 @@ export const paymentFields = {
           "The processor's words: warning_needs_response, needs_response, under_review, won, lost (a returned bank debit is a dispute too)",
       }),
       reason: z.string(),
-      amount: dollars("Disputed"),
+      amount: majorUnits("Disputed"),
       fundsWithdrawn: z
         .boolean()
         .meta({ description: "The disputed amount is out of the organization's balance" }),
@@ -92,7 +96,8 @@ export const paymentSchema = z.strictObject(paymentFields);
 
 export const refundRequestSchema = z.strictObject({
   amount: money({ min: 0, max: 1_000_000, minExclusive: true }).optional().meta({
-    description: "Dollars to refund (> 0, at most 2 decimals); default: all that is left of the payment",
+    description:
+      "Amount to refund in the payment's currency (> 0, at most 2 decimals; whole units for zero-decimal currencies); default: all that is left of the payment",
   }),
   reason: requiredString(500).optional().meta({ description: "Kept with the refund at the processor" }),
 });

@@ -25,7 +25,7 @@ export const portalSubscriptionChangeSchema = z
   .strictObject({
     amount: money({ min: 1, max: 1_000_000 })
       .optional()
-      .meta({ description: "New recurring amount in dollars, from the next charge on" }),
+      .meta({ description: "New recurring amount in the gift's currency, from the next charge on" }),
     frequency: z.enum(RECURRING_FREQUENCIES).optional().meta({
       description: "New frequency: the next charge keeps its date, later ones follow the new period",
     }),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { HTTPS_URL, money } from "./common.js";
 import { CARD_BRANDS } from "./payment.js";
-import { currency, dollars, time, ulidId, uuid } from "./wire.js";
+import { currency, majorUnits, time, ulidId, uuid } from "./wire.js";
 
 /** Subscriptions: the update body, the update-link body, response shapes. */
 
@@ -18,7 +18,9 @@ export const subscriptionUpdateSchema = z
     // The same range as a gift of a custom amount at checkout: a recurring gift is never smaller.
     amount: money({ min: 1, max: 1_000_000 })
       .optional()
-      .meta({ description: "New recurring amount in dollars (the checkout's range for a custom amount)" }),
+      .meta({
+        description: "New recurring amount in the gift's currency (the checkout's range for a custom amount)",
+      }),
   })
   .meta({ minProperties: 1, description: "status, amount or both" })
   .check(
@@ -76,7 +78,7 @@ export const updateLinkBodySchema = z.strictObject({
 export const subscriptionFields = {
   id: ulidId("sub"),
   status: z.enum(SUBSCRIPTION_STATUSES),
-  amount: dollars("The recurring gift, before any covered fee"),
+  amount: majorUnits("The recurring gift, before any covered fee"),
   currency,
   frequency: z.enum(["DAILY", "WEEKLY", "MONTHLY", "ANNUALLY"]),
   nextBillingDate: time("When the next charge is due")

@@ -116,3 +116,53 @@ describe(`a body declared as another media type than JSON (${dialect})`, () => {
     expect((await send(undefined)).status).toBe(409);
   });
 });
+
+describe(`the OpenAPI document's money and donor settings (${dialect})`, () => {
+  let doc: { components: { schemas: Record<string, Json> } } & Json;
+  beforeAll(async () => {
+    doc = (await t.request<typeof doc>("GET", "/v1/openapi.json")).body;
+  });
+  /** Follows `$ref`s to components. */
+  const resolve = (schema: Json | undefined): Json => {
+    let s = schema ?? {};
+    while (typeof s.$ref === "string") s = doc.components.schemas[s.$ref.split("/").at(-1) as string];
+    return s;
+  };
+  const props = (schema: Json | undefined) => resolve(schema).properties as Record<string, Json>;
+  const okBody = (path: string, method: string) =>
+    (op(path, method).responses["200"] as { content: Record<string, { schema: Json }> }).content[
+      "application/json"
+    ].schema;
+
+  it("gives payments and subscriptions any taken currency, and amounts in that currency's major units", () => {
+    const payment = props(props(okBody("/v1/payments", "get")).payments.items as Json);
+    expect(payment.currency.enum).toEqual(expect.arrayContaining(["USD", "EUR", "JPY"]));
+    expect(String(payment.amount.description)).toMatch(/currency/);
+    const sub = props(props(okBody("/v1/subscriptions", "get")).subscriptions.items as Json);
+    expect(sub.currency.enum).toEqual(expect.arrayContaining(["EUR", "JPY"]));
+    expect(JSON.stringify(doc)).not.toMatch(/US dollars/);
+  });
+
+  it("describes the organization's currency, language and legal details", () => {
+    const org = props(op("/v1/organization", "put").requestBody?.content["application/json"]?.schema);
+    for (const field of ["currency", "language", "legalName", "legalAddress", "taxId"])
+      expect(org, field).toHaveProperty(field);
+    expect(JSON.stringify(org.language)).toContain('"ar"');
+    expect(JSON.stringify(org.currency)).toContain('"JPY"');
+  });
+
+  it("describes the forms' dedication, monthly offer and tickets' fair-market value", () => {
+    const form = props(op("/v1/forms", "post").requestBody?.content["application/json"]?.schema);
+    for (const field of [
+      "enableTribute",
+      "enableMonthlyUpsell",
+      "monthlyUpsellRatio",
+      "monthlyUpsellMinimum",
+    ])
+      expect(form, field).toHaveProperty(field);
+    const ticket = props((resolve(form.tickets) as { items: Json }).items);
+    expect(ticket).toHaveProperty("fairMarketValue");
+    const payment = props(props(okBody("/v1/payments", "get")).payments.items as Json);
+    expect(payment).toHaveProperty("tribute");
+  });
+});
