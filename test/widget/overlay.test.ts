@@ -277,6 +277,19 @@ describe("overlay script", () => {
     }
   });
 
+  it("opens the checkout in the page's ?lang= language, or the one Almoner.open names", () => {
+    history.replaceState(null, "", `/giving?lang=es&donate&formid=${FORM}`);
+    expect(new URL(frame()?.src ?? "").searchParams.get("lang")).toBe("es");
+    window.Almoner?.close?.();
+    window.Almoner?.open?.({ formId: FORM, lang: "ar" });
+    expect(new URL(frame()?.src ?? "").searchParams.get("lang")).toBe("ar");
+    window.Almoner?.close?.();
+    expect(url()).toBe("/giving?lang=es");
+    history.replaceState(null, "", "/giving");
+    window.Almoner?.open?.({ formId: FORM });
+    expect(new URL(frame()?.src ?? "").searchParams.has("lang")).toBe(false);
+  });
+
   it("opens and closes through Almoner.open and Almoner.close, replacing a checkout already open", () => {
     history.replaceState(null, "", "/giving?utm_medium=email");
     window.Almoner?.open?.({ formId: FORM });

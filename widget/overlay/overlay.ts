@@ -15,7 +15,7 @@ import {
  *  - the donor clicks a same-origin link carrying those parameters;
  *  - the page calls `Almoner.open({ formId, elementId?, kind? })`; `Almoner.close()` closes it.
  * Closing removes those parameters from the page URL (history.replaceState; other parameters stay byte
- * for byte). The page's utm_* parameters are passed on to the checkout.
+ * for byte). The page's utm_* parameters and its `lang` (or `open`'s) are passed on to the checkout.
  *
  * The dialog (role=dialog, aria-modal, labelled) traps focus with a sentinel on each side (the checkout
  * is a cross-origin iframe, so Tab leaves it into the page), makes the rest of the page inert, focuses its
@@ -37,6 +37,8 @@ export interface OverlayOptions {
   elementId?: string;
   /** "donate" (default) or "attend" (event forms). */
   kind?: OverlayKind;
+  /** The checkout's language (`es`, `ar`…); default: the page's own `?lang=`, else the donor's browser's. */
+  lang?: string;
 }
 
 declare global {
@@ -57,10 +59,10 @@ const OVERLAY_PARAMS = ["donate", "attend", "formid", "elementid"];
 const CSS =
   ".almoner-overlay{position:fixed;inset:0;z-index:2147483647;display:flex;align-items:center;justify-content:center;background:#0009}" +
   ".almoner-overlay>div{display:flex;flex-direction:column;width:100%;max-width:640px;max-height:calc(100% - 32px);background:#fff;border-radius:12px}" +
-  ".almoner-overlay button{align-self:flex-end;width:44px;height:44px;border:0;background:none;font:28px sans-serif}" +
+  ".almoner-overlay button{align-self:flex-end;width:44px;height:44px;border:0;background:0;font:28px sans-serif}" +
   ".almoner-overlay div div{overflow:auto}" +
   ".almoner-overlay iframe{display:block;width:100%;height:720px;border:0}" +
-  "@media (max-width:640px){.almoner-overlay>div{max-width:none;max-height:none;height:100%;border-radius:0}}";
+  "@media(max-width:640px){.almoner-overlay>div{max-width:none;max-height:none;height:100%;border-radius:0}}";
 
 /** What a page query string asks the overlay to open, if anything. */
 export function overlayRequest(search: string): OverlayOptions | undefined {
@@ -111,8 +113,7 @@ export function installOverlay(formOrigin: string): void {
   const open = (options: OverlayOptions, fromUrl = false, search = location.search) => {
     const { formId, elementId } = options;
     const kind = options.kind === "attend" ? "attend" : "donate";
-    if (!ID.test(formId) || (elementId !== undefined && !ID.test(elementId)))
-      throw TypeError("Almoner.open: bad id");
+    if (!ID.test(formId) || (elementId && !ID.test(elementId))) throw TypeError("Almoner: bad id");
     const key = `${kind}/${formId}/${elementId ?? ""}`;
     if (current?.key === key) return;
 
@@ -129,17 +130,19 @@ export function installOverlay(formOrigin: string): void {
         }
     }
 
-    const embedId = Math.random().toString(36).slice(2);
+    const embedId = String(Math.random()).slice(2);
     let query = `?embed=1&overlay=1&${EMBED_ID_PARAM}=${embedId}`;
     if (elementId) query += `&elementid=${elementId}`;
-    for (const [name, value] of new URLSearchParams(search))
-      if (name.startsWith("utm_")) query += `&${name}=${encodeURIComponent(value)}`;
+    const params = new URLSearchParams(search);
+    if (options.lang) params.set("lang", options.lang);
+    for (const [name, value] of params)
+      if (/^(utm_|lang$)/.test(name)) query += `&${name}=${encodeURIComponent(value)}`;
     const label = kind === "attend" ? "Event registration" : "Donation form";
 
     const root = el("div");
     root.className = "almoner-overlay";
     const dialog = el("div");
-    dialog.setAttribute("role", "dialog");
+    dialog.role = "dialog";
     dialog.setAttribute("aria-modal", "true");
     dialog.setAttribute("aria-label", label);
     const closeButton = el("button");
