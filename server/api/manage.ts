@@ -332,7 +332,8 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         const org = await organization(params.organizationId);
         const key = await donor(c, org.id);
         const payment = await donorPayment(store.db, org.id, key, params.paymentID);
-        if (!payment) throw new ApiError(404, "Payment not found");
+        // A declined attempt was never a gift: it has no receipt.
+        if (!payment || payment.status === "FAILED") throw new ApiError(404, "Payment not found");
         const language = documentLanguage(c, org.language);
         return pdf(c, await receiptPdf(org, payment, deps.now(), language), `receipt-${payment.id}.pdf`);
       },

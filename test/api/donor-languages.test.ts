@@ -32,6 +32,8 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     expect(receipt.text_body).toContain("Número de recibo");
     expect(receipt.text_body.replace(/[\u00a0\u202f]/g, " ")).toContain("1234,50 US$");
     expect(receipt.html_body).toContain('<html lang="es" dir="ltr">');
+    // Its link to the donor portal opens the portal in Spanish too.
+    expect(receipt.text_body).toContain(`/manage/${t.org.id}?lang=es`);
 
     const arabic = await checkout(t, formId, {
       amount: 10,
@@ -95,6 +97,8 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     const link = (await mailTo("zoe@example.org")).find((m) => m.payment_id === null);
     expect(link?.subject).toBe("Votre lien pour gérer vos dons à Test Org");
     expect(link?.text_body).toContain("Le lien fonctionne une seule fois, pendant 30 minutes.");
+    // The link opens the portal in French.
+    expect(link?.text_body).toMatch(/\/manage\/org_[0-9a-z]+\?token=[A-Za-z0-9_-]+&lang=fr/);
   });
 
   it("shows the payment-method update page in the donor's language", async () => {

@@ -119,6 +119,13 @@ describe(`donor portal (${dialect})`, () => {
     expect(refused.headers.get("Retry-After")).toMatch(/^\d+$/);
   });
 
+  it("rate-limits link requests per client address, whatever the addresses asked for", async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 21; i++) statuses.push((await linkRequest(`person${i}@example.org`)).status);
+    expect(statuses.slice(0, 20).every((s) => s === 202)).toBe(true);
+    expect(statuses[20]).toBe(429);
+  });
+
   it("lists the donor's own gifts and recurring gifts only, in the /v1 shapes", async () => {
     const formId = await recurringForm(t);
     const mine = await give(formId, "ada@example.org");
@@ -315,6 +322,22 @@ describe(`donor portal (${dialect})`, () => {
     const elsewhere = await t.newOrg();
     const there = await t.request("GET", `/api/manage/${elsewhere.id}/gifts`, asDonor(cookie));
     expect(there.status).toBe(401);
+  });
+
+  it("has no receipt for a declined attempt (404)", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await give(formId, "ada@example.org");
+    const declined = await checkout(t, formId, {
+      amount: 25,
+      frequency: "ONE_TIME",
+      donor: person("ada@example.org"),
+      paymentMethod: card("4000000000000002"),
+    });
+    expect(declined.status).toBe(402);
+    const failedId = (declined.body as { paymentID: string }).paymentID;
+    expect(failedId).toMatch(/^pay_/);
+    const cookie = await signIn("ada@example.org");
+    expect((await t.request("GET", `${base()}/receipts/${failedId}`, asDonor(cookie))).status).toBe(404);
   });
 
   it("downloads a receipt and a year-end statement as PDF, with the legal details and the deductible part of tickets", async () => {
