@@ -99,6 +99,20 @@ describe(`organization currency (${dialect})`, () => {
     expect(fractional.body.details).toEqual([
       "oneTimeAmounts[1] must be a whole number of JPY, which has no decimals",
     ]);
+    const upsell = await t.request<{ details: string[] }>("POST", "/v1/forms", {
+      ...as(org),
+      body: {
+        ...validForms.standard(),
+        frequencies: ["ONE_TIME", "MONTHLY"],
+        monthlyAmounts: [500],
+        enableMonthlyUpsell: true,
+        monthlyUpsellMinimum: 999.5,
+      },
+    });
+    expect(upsell.status).toBe(400);
+    expect(upsell.body.details).toEqual([
+      "monthlyUpsellMinimum must be a whole number of JPY, which has no decimals",
+    ]);
     const formId = await createForm(asOrg, {
       ...validForms.standard(),
       oneTimeAmounts: [1000, 3000],

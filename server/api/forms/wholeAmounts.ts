@@ -6,6 +6,7 @@ export function amountsWithDecimals(config: FormConfig, currency: string): strin
   const amounts: [string, number | null | undefined][] = [
     ["defaultAmount", config.defaultAmount],
     ["goal", config.goal],
+    ["monthlyUpsellMinimum", config.monthlyUpsellMinimum],
   ];
   for (const field of [
     "oneTimeAmounts",
