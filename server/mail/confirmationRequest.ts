@@ -1,18 +1,24 @@
 import { formatMoney } from "../../shared/currency.js";
+import type { Frequency } from "../../shared/enums.js";
 import { escapeHtml } from "../../shared/html.js";
+import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
+import { translator } from "../i18n.js";
+import { formatDate } from "./receipt.js";
 
-/** The e-mail asking a donor to confirm a recurring charge their bank held for authentication. */
+/** The e-mail asking a donor to confirm a recurring charge their bank held for authentication, in their language. */
 
 export interface ConfirmationRequestInput {
   organizationName: string;
   firstName: string;
   amountCents: number;
-  /** "monthly", "yearly", … */
-  cadence: string;
+  frequency: Frequency;
   /** ISO 4217 of the amount (default USD). */
   currency?: string;
   url: string;
-  expiresOn: string;
+  /** When the link stops working (ISO 8601). */
+  expiresAt: string;
+  /** The donor's language (default English). */
+  language?: Language;
 }
 
 export function renderConfirmationRequest(input: ConfirmationRequestInput): {
@@ -20,25 +26,30 @@ export function renderConfirmationRequest(input: ConfirmationRequestInput): {
   text: string;
   html: string;
 } {
-  const amount = formatMoney(input.amountCents, input.currency ?? "USD");
-  const subject = `Please confirm your ${input.cadence} gift to ${input.organizationName}`;
+  const language = input.language ?? DEFAULT_LANGUAGE;
+  const tr = translator(language);
+  const amount = formatMoney(input.amountCents, input.currency ?? "USD", language);
+  const date = formatDate(input.expiresAt, language);
+  const organization = input.organizationName;
+  const cadence = tr(`mail.frequency.${input.frequency}`);
+  const subject = tr("mail.confirm.subject", { cadence, organization });
   const lines = [
-    `Dear ${input.firstName},`,
-    `Your bank asked you to confirm this ${input.cadence} gift of ${amount} to ${input.organizationName} before it can go through. Nothing has been charged yet.`,
-    `Confirm it here (the link works until ${input.expiresOn}):`,
+    tr("mail.confirm.hello", { name: input.firstName }),
+    tr("mail.confirm.intro", { cadence, amount, organization }),
+    tr("mail.confirm.link", { date }),
     input.url,
-    "If you did not expect this, you can ignore this message: the gift will be tried again on its usual schedule.",
-    `Thank you,\n${input.organizationName}`,
+    tr("mail.confirm.ignore"),
+    `${tr("mail.confirm.thanks")}\n${organization}`,
   ];
   const html = [
-    '<!doctype html><html lang="en"><head><meta charset="utf-8">',
+    `<!doctype html><html lang="${language}" dir="${directionOf(language)}"><head><meta charset="utf-8">`,
     `<title>${escapeHtml(subject)}</title></head>`,
     '<body style="margin:0;padding:24px;background:#f6f6f6;font-family:Helvetica,Arial,sans-serif;color:#222;line-height:1.5">',
     '<div style="max-width:560px;margin:0 auto;background:#fff;padding:24px;border-radius:6px">',
     `<p>${escapeHtml(lines[0])}</p><p>${escapeHtml(lines[1])}</p>`,
-    `<p><a href="${escapeHtml(input.url)}" style="display:inline-block;background:#1f6feb;color:#fff;padding:10px 16px;border-radius:6px;text-decoration:none">Confirm my gift of ${escapeHtml(amount)}</a></p>`,
-    `<p style="color:#555">The link works until ${escapeHtml(input.expiresOn)}. ${escapeHtml(lines[4])}</p>`,
-    `<p>Thank you,<br>${escapeHtml(input.organizationName)}</p>`,
+    `<p><a href="${escapeHtml(input.url)}" style="display:inline-block;background:#1f6feb;color:#fff;padding:10px 16px;border-radius:6px;text-decoration:none">${escapeHtml(tr("mail.confirm.button", { amount }))}</a></p>`,
+    `<p style="color:#555">${escapeHtml(tr("mail.confirm.until", { date }))} ${escapeHtml(lines[4])}</p>`,
+    `<p>${escapeHtml(tr("mail.confirm.thanks"))}<br>${escapeHtml(organization)}</p>`,
     "</div></body></html>",
   ].join("\n");
   return { subject, text: lines.join("\n\n"), html };

@@ -72,7 +72,8 @@ const nonEmpty = (value: string | undefined): string | undefined =>
 /** Built once per language: constructing an Intl formatter costs far more than formatting with it. */
 const LONG_DATES = new Map<string, Intl.DateTimeFormat>();
 
-function formatDate(iso: string, language: Language): string {
+/** A date as the language writes it in full (`July 3, 2026`, `3 de julio de 2026`), in UTC. */
+export function formatDate(iso: string, language: Language): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
   let format = LONG_DATES.get(language);

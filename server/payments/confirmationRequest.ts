@@ -1,6 +1,8 @@
+import type { Frequency } from "../../shared/enums.js";
 import { renderConfirmationRequest } from "../mail/confirmationRequest.js";
 import { queueEmail } from "../mail/outbox.js";
 import type { Db } from "../store/database.js";
+import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { createUpdateLink } from "./updateLink.js";
 
@@ -14,13 +16,6 @@ export const CONFIRMATION_WINDOW_MS = 7 * 24 * 3600 * 1000;
 
 /** What `failure_code` says of a PENDING payment that waits for the donor's confirmation. */
 export const AWAITING_AUTHENTICATION = "authentication_required";
-
-const CADENCE: Record<string, string> = {
-  DAILY: "daily",
-  WEEKLY: "weekly",
-  MONTHLY: "monthly",
-  ANNUALLY: "yearly",
-};
 
 export async function requestConfirmation(
   trx: Db,
@@ -49,9 +44,10 @@ export async function requestConfirmation(
     firstName: row.first_name,
     amountCents: Number(row.amount_cents),
     currency: row.currency,
-    cadence: CADENCE[row.frequency] ?? "recurring",
+    frequency: row.frequency as Frequency,
     url: link.url,
-    expiresOn: new Date(expiresAtMs).toUTCString().replace(/ \d\d:\d\d:\d\d GMT$/, ""),
+    expiresAt: new Date(expiresAtMs).toISOString(),
+    language: paymentDetails(row).language,
   });
   await queueEmail(
     trx,

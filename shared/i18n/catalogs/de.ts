@@ -179,6 +179,16 @@ export const de: Catalog = {
   "mail.frequency.WEEKLY": "wöchentliche",
   "mail.frequency.MONTHLY": "monatliche",
   "mail.frequency.ANNUALLY": "jährliche",
+  "mail.confirm.subject": "Bitte bestätigen Sie Ihre {cadence} Spende an {organization}",
+  "mail.confirm.hello": "Guten Tag {name},",
+  "mail.confirm.intro":
+    "Ihre Bank bittet Sie, diese {cadence} Spende von {amount} an {organization} zu bestätigen, bevor sie ausgeführt werden kann. Es wurde noch nichts abgebucht.",
+  "mail.confirm.link": "Hier bestätigen (der Link gilt bis {date}):",
+  "mail.confirm.button": "Meine Spende von {amount} bestätigen",
+  "mail.confirm.until": "Der Link gilt bis {date}.",
+  "mail.confirm.ignore":
+    "Wenn Sie diese Nachricht nicht erwartet haben, können Sie sie ignorieren: Die Spende wird zum üblichen Termin erneut versucht.",
+  "mail.confirm.thanks": "Vielen Dank,",
   "mail.receipt.subject.gift": "Vielen Dank für Ihre Spende an {organization}",
   "mail.receipt.subject.event": "Ihre Tickets für {event}",
   "mail.receipt.subject.recurring": "Vielen Dank für Ihre {frequency} Spende an {organization}",

@@ -176,6 +176,16 @@ export const en = {
   "mail.frequency.WEEKLY": "weekly",
   "mail.frequency.MONTHLY": "monthly",
   "mail.frequency.ANNUALLY": "yearly",
+  "mail.confirm.subject": "Please confirm your {cadence} gift to {organization}",
+  "mail.confirm.hello": "Dear {name},",
+  "mail.confirm.intro":
+    "Your bank asked you to confirm this {cadence} gift of {amount} to {organization} before it can go through. Nothing has been charged yet.",
+  "mail.confirm.link": "Confirm it here (the link works until {date}):",
+  "mail.confirm.button": "Confirm my gift of {amount}",
+  "mail.confirm.until": "The link works until {date}.",
+  "mail.confirm.ignore":
+    "If you did not expect this, you can ignore this message: the gift will be tried again on its usual schedule.",
+  "mail.confirm.thanks": "Thank you,",
   "mail.receipt.subject.gift": "Thank you for your gift to {organization}",
   "mail.receipt.subject.event": "Your tickets for {event}",
   "mail.receipt.subject.recurring": "Thank you for your {frequency} gift to {organization}",

@@ -175,6 +175,16 @@ export const es: Catalog = {
   "mail.frequency.WEEKLY": "semanal",
   "mail.frequency.MONTHLY": "mensual",
   "mail.frequency.ANNUALLY": "anual",
+  "mail.confirm.subject": "Confirma tu donación {cadence} a {organization}",
+  "mail.confirm.hello": "Hola, {name}:",
+  "mail.confirm.intro":
+    "Tu banco pidió que confirmes esta donación {cadence} de {amount} a {organization} antes de procesarla. Todavía no se ha cobrado nada.",
+  "mail.confirm.link": "Confírmala aquí (el enlace funciona hasta el {date}):",
+  "mail.confirm.button": "Confirmar mi donación de {amount}",
+  "mail.confirm.until": "El enlace funciona hasta el {date}.",
+  "mail.confirm.ignore":
+    "Si no esperabas este mensaje, puedes ignorarlo: la donación se intentará de nuevo en su fecha habitual.",
+  "mail.confirm.thanks": "Gracias,",
   "mail.receipt.subject.gift": "Gracias por tu donación a {organization}",
   "mail.receipt.subject.event": "Tus entradas para {event}",
   "mail.receipt.subject.recurring": "Gracias por tu donación {frequency} a {organization}",

@@ -175,6 +175,16 @@ export const fr: Catalog = {
   "mail.frequency.WEEKLY": "hebdomadaire",
   "mail.frequency.MONTHLY": "mensuel",
   "mail.frequency.ANNUALLY": "annuel",
+  "mail.confirm.subject": "Merci de confirmer votre don {cadence} à {organization}",
+  "mail.confirm.hello": "Bonjour {name},",
+  "mail.confirm.intro":
+    "Votre banque vous demande de confirmer ce don {cadence} de {amount} à {organization} avant qu’il puisse être effectué. Rien n’a encore été débité.",
+  "mail.confirm.link": "Confirmez-le ici (le lien est valable jusqu’au {date}) :",
+  "mail.confirm.button": "Confirmer mon don de {amount}",
+  "mail.confirm.until": "Le lien est valable jusqu’au {date}.",
+  "mail.confirm.ignore":
+    "Si vous ne vous attendiez pas à ce message, vous pouvez l’ignorer : le don sera de nouveau tenté à sa date habituelle.",
+  "mail.confirm.thanks": "Merci,",
   "mail.receipt.subject.gift": "Merci pour votre don à {organization}",
   "mail.receipt.subject.event": "Vos billets pour {event}",
   "mail.receipt.subject.recurring": "Merci pour votre don {frequency} à {organization}",

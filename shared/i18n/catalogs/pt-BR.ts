@@ -175,6 +175,16 @@ export const ptBR: Catalog = {
   "mail.frequency.WEEKLY": "semanal",
   "mail.frequency.MONTHLY": "mensal",
   "mail.frequency.ANNUALLY": "anual",
+  "mail.confirm.subject": "Confirme sua doação {cadence} para {organization}",
+  "mail.confirm.hello": "Olá, {name},",
+  "mail.confirm.intro":
+    "Seu banco pediu que você confirme esta doação {cadence} de {amount} para {organization} antes que ela possa ser processada. Nada foi cobrado ainda.",
+  "mail.confirm.link": "Confirme aqui (o link vale até {date}):",
+  "mail.confirm.button": "Confirmar minha doação de {amount}",
+  "mail.confirm.until": "O link vale até {date}.",
+  "mail.confirm.ignore":
+    "Se você não esperava esta mensagem, pode ignorá-la: a doação será tentada novamente na data de costume.",
+  "mail.confirm.thanks": "Obrigado,",
   "mail.receipt.subject.gift": "Obrigado pela sua doação para {organization}",
   "mail.receipt.subject.event": "Seus ingressos para {event}",
   "mail.receipt.subject.recurring": "Obrigado pela sua doação {frequency} para {organization}",
