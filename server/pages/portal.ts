@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { escapeHtml } from "../../shared/html.js";
-import { directionOf } from "../../shared/languages.js";
+import { DEFAULT_LANGUAGE, directionOf } from "../../shared/languages.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { chooseLanguage, messagesFor, translator } from "../i18n.js";
 import { getOrganization } from "../store/organizations.js";
@@ -61,18 +61,17 @@ export async function portalPage(
       "frame-ancestors 'none'",
     ].join("; "),
   };
-  if (!org)
-    return c.html(
-      page({
-        title: "Not found",
-        heading: "Page not found",
-        body: "<p>There is no such organization.</p>",
-        nonce,
-      }),
-      404,
-      headers,
-    );
-  const language = chooseLanguage(c.req.query("lang"), c.req.header("Accept-Language"), org.language);
+  const language = chooseLanguage(
+    c.req.query("lang"),
+    c.req.header("Accept-Language"),
+    org?.language ?? DEFAULT_LANGUAGE,
+  );
+  if (!org) {
+    const tr = translator(language);
+    const heading = tr("page.portalNotFound.title");
+    const body = `<p>${escapeHtml(tr("page.portalNotFound.body"))}</p>`;
+    return c.html(page({ title: heading, heading, body, nonce, language }), 404, headers);
+  }
   const messages = {
     ...messagesFor(language, "portal."),
     ...messagesFor(language, "checkout.frequency."),

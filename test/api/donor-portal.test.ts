@@ -440,6 +440,11 @@ describe(`donor portal (${dialect})`, () => {
     ).text();
     expect(english).toContain("Your giving to Test Org");
     expect((await t.app.request("/manage/org_00000000000000000000000000")).status).toBe(404);
+    const unknown = await t.app.request("/manage/org_00000000000000000000000000?lang=de");
+    expect(unknown.status).toBe(404);
+    const notFound = await unknown.text();
+    expect(notFound).toContain('<html lang="de" dir="ltr">');
+    expect(notFound).toContain("Seite nicht gefunden");
   });
 
   it("opens the payment-method update page for the donor's own recurring gift", async () => {

@@ -5,6 +5,9 @@ export const de: Catalog = {
   "page.lang": "Sprache",
   "page.notFound.title": "Formular nicht gefunden",
   "page.notFound.body": "Unter dieser Adresse gibt es kein Formular. Bitte prüfen Sie den Link.",
+  "page.portalNotFound.title": "Seite nicht gefunden",
+  "page.portalNotFound.body":
+    "Unter dieser Adresse gibt es kein Spenderportal. Prüfen Sie den Link, dem Sie gefolgt sind.",
   "page.gone.tab": "Formular nicht mehr verfügbar",
   "page.gone.title": "Dieses Formular ist nicht mehr verfügbar",
   "page.gone.body":

@@ -8,6 +8,8 @@ export const en = {
   "page.lang": "Language",
   "page.notFound.title": "Form not found",
   "page.notFound.body": "There is no form at this address. Check the link you followed.",
+  "page.portalNotFound.title": "Page not found",
+  "page.portalNotFound.body": "There is no donor portal at this address. Check the link you followed.",
   "page.gone.tab": "Form no longer available",
   "page.gone.title": "This form is no longer available",
   "page.gone.body": "The organization has removed this form. Contact them for other ways to give.",

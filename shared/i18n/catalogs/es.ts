@@ -5,6 +5,9 @@ export const es: Catalog = {
   "page.lang": "Idioma",
   "page.notFound.title": "Formulario no encontrado",
   "page.notFound.body": "No hay ningún formulario en esta dirección. Revisa el enlace que seguiste.",
+  "page.portalNotFound.title": "Página no encontrada",
+  "page.portalNotFound.body":
+    "No hay ningún portal de donantes en esta dirección. Revisa el enlace que seguiste.",
   "page.gone.tab": "Formulario no disponible",
   "page.gone.title": "Este formulario ya no está disponible",
   "page.gone.body": "La organización retiró este formulario. Contáctala para conocer otras formas de donar.",

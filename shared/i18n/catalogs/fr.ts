@@ -5,6 +5,9 @@ export const fr: Catalog = {
   "page.lang": "Langue",
   "page.notFound.title": "Formulaire introuvable",
   "page.notFound.body": "Il n’y a pas de formulaire à cette adresse. Vérifiez le lien que vous avez suivi.",
+  "page.portalNotFound.title": "Page introuvable",
+  "page.portalNotFound.body":
+    "Il n’y a pas d’espace donateur à cette adresse. Vérifiez le lien que vous avez suivi.",
   "page.gone.tab": "Formulaire indisponible",
   "page.gone.title": "Ce formulaire n’est plus disponible",
   "page.gone.body": "L’organisation a retiré ce formulaire. Contactez-la pour d’autres façons de donner.",
