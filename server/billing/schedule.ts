@@ -1,4 +1,5 @@
 import type { Frequency } from "../../shared/enums.js";
+import { isoAt } from "../../shared/time.js";
 
 /**
  * Calendar rules of recurring gifts, all in UTC. Every billing date is computed from the anchor (the first
@@ -81,7 +82,7 @@ function billingMs(anchorMs: number, frequency: RecurringFrequency, n: number): 
 /** The anchor plus n periods, at the anchor's UTC time of day; n = 0 is the anchor itself. */
 export function billingDate(anchorIso: string, frequency: RecurringFrequency, n: number): string {
   checkCycle(n);
-  return new Date(billingMs(parseInstant(anchorIso), frequency, n)).toISOString();
+  return isoAt(billingMs(parseInstant(anchorIso), frequency, n));
 }
 
 /** The smallest cycle n ≥ 1 whose billing date is strictly after `asOfIso`. */
@@ -114,5 +115,5 @@ export function retryAt(failedAttempts: number, fromIso: string): string | null 
     throw new RangeError(`failedAttempts must be a whole number ≥ 1, not ${failedAttempts}`);
   const fromMs = parseInstant(fromIso);
   const delayDays = CHARGE_RETRY_DELAYS_DAYS[failedAttempts - 1];
-  return delayDays === undefined ? null : new Date(fromMs + delayDays * DAY_MS).toISOString();
+  return delayDays === undefined ? null : isoAt(fromMs + delayDays * DAY_MS);
 }

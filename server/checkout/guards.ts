@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import type { Db } from "../store/database.js";
@@ -98,7 +99,7 @@ const declinesSince = fixedQuery((db: Db, fingerprint: string, since: string) =>
 export async function checkFingerprint(deps: AppDeps, fingerprint: string): Promise<void> {
   const cap = deps.config.cardFailureLimit;
   if (cap === 0) return;
-  const since = new Date(deps.now() - 24 * 3600 * 1000).toISOString();
+  const since = isoAt(deps.now() - 24 * 3600 * 1000);
   const { rows } = await declinesSince(deps.store.db, fingerprint, since);
   if (Number(rows[0]?.n ?? 0) >= cap)
     throw new ApiError(

@@ -1,4 +1,5 @@
 import type { Frequency } from "../../shared/enums.js";
+import { isoAt } from "../../shared/time.js";
 import { renderConfirmationRequest } from "../mail/confirmationRequest.js";
 import { queueEmail } from "../mail/outbox.js";
 import type { Db } from "../store/database.js";
@@ -46,7 +47,7 @@ export async function requestConfirmation(
     currency: row.currency,
     frequency: row.frequency as Frequency,
     url: link.url,
-    expiresAt: new Date(expiresAtMs).toISOString(),
+    expiresAt: isoAt(expiresAtMs),
     language: paymentDetails(row).language,
   });
   await queueEmail(

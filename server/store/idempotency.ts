@@ -36,7 +36,7 @@ export async function findIdempotencyKey(
     .where("idem_key", "=", key)
     .executeTakeFirst();
   if (!row) return undefined;
-  const expiredBefore = new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString();
+  const expiredBefore = isoAt(nowMs - IDEMPOTENCY_TTL_MS);
   if (row.created_at < expiredBefore) {
     await db
       .deleteFrom("idempotency_keys")
@@ -110,6 +110,6 @@ export async function releaseIdempotencyKey(db: Db, organizationId: string, key:
 export async function pruneIdempotencyKeys(db: Db, nowMs: number): Promise<void> {
   await db
     .deleteFrom("idempotency_keys")
-    .where("created_at", "<", new Date(nowMs - IDEMPOTENCY_TTL_MS).toISOString())
+    .where("created_at", "<", isoAt(nowMs - IDEMPOTENCY_TTL_MS))
     .execute();
 }

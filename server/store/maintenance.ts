@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { Db } from "./database.js";
 import { pruneIdempotencyKeys } from "./idempotency.js";
 import { pruneLedger } from "./processorLedger.js";
@@ -15,9 +16,9 @@ export async function pruneExpired(db: Db, nowMs: number): Promise<void> {
   await pruneLedger(db, nowMs);
   await db
     .deleteFrom("api_metrics")
-    .where("created_at", "<", new Date(nowMs - METRICS_RETENTION_MS).toISOString())
+    .where("created_at", "<", isoAt(nowMs - METRICS_RETENTION_MS))
     .execute();
-  const now = new Date(nowMs).toISOString();
+  const now = isoAt(nowMs);
   await db.deleteFrom("donor_links").where("expires_at", "<=", now).execute();
   await db.deleteFrom("donor_sessions").where("expires_at", "<=", now).execute();
 }

@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import type { Db, Store } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
 import { writeOne } from "./writeOne.js";
@@ -11,7 +12,7 @@ import { writeOne } from "./writeOne.js";
 /** The latest time `toISOString` writes with a four-digit year, which keeps ISO text in time order. */
 const FOREVER_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
-const iso = (ms: number) => new Date(Math.min(ms, FOREVER_MS)).toISOString();
+const iso = (ms: number) => isoAt(Math.min(ms, FOREVER_MS));
 
 /** One statement: insert, or take over an entry that has expired; a live entry is left alone. */
 const putUnlessLive = fixedQuery((db: Db, key: string, value: string, expiresAt: string, nowIso: string) =>

@@ -146,7 +146,7 @@ export async function fanOut(
   // once, even when the cause is dated otherwise.
   const wallMs = Date.now();
   const createdIso = isoAt(wallMs);
-  const dueIso = new Date(Math.min(nowMs, wallMs)).toISOString();
+  const dueIso = isoAt(Math.min(nowMs, wallMs));
   await trx
     .insertInto("webhook_deliveries")
     .values(

@@ -1,4 +1,5 @@
 import type { EventType } from "../../shared/schemas/webhook.js";
+import { isoAt } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
 import { afterPosition } from "../store/keyset.js";
 import type { WebhookLogsTable, WebhooksTable } from "../store/schema.js";
@@ -148,7 +149,7 @@ export const WEBHOOK_HISTORY_RETENTION_MS = 90 * 86_400_000;
  * no delivery needs any more (an event still queued for a receiver stays, however old).
  */
 export async function pruneWebhookHistory(db: Db, nowMs: number): Promise<void> {
-  const before = new Date(nowMs - WEBHOOK_HISTORY_RETENTION_MS).toISOString();
+  const before = isoAt(nowMs - WEBHOOK_HISTORY_RETENTION_MS);
   await db.deleteFrom("webhook_logs").where("created_at", "<", before).execute();
   await db
     .deleteFrom("webhook_deliveries")
