@@ -351,10 +351,6 @@ async function orgStripe(values: Values, store: Store, config: Config): Promise<
       throw new UsageError(
         "Set SECRETS_KEY (32 random bytes: openssl rand -hex 32) before storing Stripe keys: they are kept sealed with it",
       );
-    if (org.currency !== "USD")
-      throw new UsageError(
-        `Almoner charges through Stripe in USD only for now, and ${org.name} takes gifts in ${org.currency}: set its currency to USD first (PUT /v1/organization)`,
-      );
     let connected: Awaited<ReturnType<typeof connectStripe>>;
     try {
       connected = await connectStripe({
@@ -405,6 +401,7 @@ async function orgStripe(values: Values, store: Store, config: Config): Promise<
         `Connected ${org.name} to Stripe account ${s.accountId}${s.accountName ? ` (${s.accountName})` : ""} in ${s.mode} mode.`,
         `Webhooks: ${json.webhookEndpoint}${s.webhookEndpointId ? ` (endpoint ${s.webhookEndpointId} created at Stripe)` : " (with the secret you gave)"}`,
         `Wallet domains: ${s.domains.join(", ") || "none yet"}`,
+        `Gifts are charged in ${org.currency} (the organization's currency; the account's default is ${s.currency.toUpperCase()}).`,
         ...connected.warnings.map((w) => `Note: ${w}`),
       ].join("\n"),
     };

@@ -23,7 +23,10 @@ const paymentProcessorSchema = z
       .string()
       .nullable()
       .meta({ description: "Public by design: pages load Stripe.js with it" }),
-    currency: z.string().meta({ description: "ISO 4217, upper case" }),
+    currency: z.string().meta({
+      description:
+        "ISO 4217, upper case: the Stripe account's default currency (the organization's own without Stripe). Gifts are charged in the organization's `currency`, whatever this is",
+    }),
     walletDomains: z
       .array(z.string())
       .meta({ description: "Hosts registered at Stripe for Apple Pay and Google Pay" }),
@@ -113,26 +116,15 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe charges in its account's currency, so it cannot choose another. `language` is the donors' pages' default language.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language.",
       body: organizationUpdateSchema,
-      rules: [
-        { fields: ["globalCustomInputs"], rule: "no custom input id or title twice" },
-        {
-          fields: ["currency"],
-          rule: "an organization on Stripe takes gifts in its Stripe account's currency",
-        },
-      ],
+      rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }],
       responses: {
         200: { description: "The new configuration", schema: organizationSchema },
         ...standardErrors,
       },
       handler: async (c, { body }) => {
         const org = await load(c.get("auth").organizationId);
-        const account = org.processor?.currency.toUpperCase();
-        if (body.currency !== undefined && account !== undefined && body.currency !== account)
-          throw ApiError.validation([
-            `currency must be ${account}: the organization's Stripe account charges in ${account}`,
-          ]);
         const updated = await updateOrganization(deps.store.db, org.id, {
           name: body.organizationName,
           baseUrls: body.organizationBaseURLs,

@@ -4,7 +4,7 @@ import { composeDeps } from "../../server/compose.js";
 import { loadConfig } from "../../server/config.js";
 import { openStore } from "../../server/store/database.js";
 import { createApiKey } from "../../server/store/keys.js";
-import { createOrganization } from "../../server/store/organizations.js";
+import { createOrganization, updateOrganization } from "../../server/store/organizations.js";
 import {
   type CliResult,
   databaseUrlOf,
@@ -113,7 +113,6 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     expect(refused(await cli("org", "stripe", "--org", orgId, ...keys(1)))).toContain(
       "cannot take charges yet",
     );
-    expect(refused(await cli("org", "stripe", "--org", orgId, ...keys(2)))).toContain("USD only");
     expect(
       refused(
         await cli(
@@ -254,6 +253,23 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
       "already fully refunded",
     );
     expect(refused(await cli("payment", "refund", "--payment", "pay_nope"))).toContain("No payment");
+  });
+
+  it("connects an organization in JPY to an account whose default currency is EUR (gifts are charged in JPY)", async () => {
+    const yen = ok<{ organizationId: string }>(
+      await cli("org", "create", "--name", "Yen giving", "--json"),
+    ).organizationId;
+    const store = await openStore(env.DATABASE_URL as string, { pgSchema: database.pgSchema });
+    try {
+      await updateOrganization(store.db, yen, { currency: "JPY" });
+    } finally {
+      await store.close();
+    }
+    const out = ok<Record<string, unknown>>(await cli("org", "stripe", "--org", yen, ...keys(2), "--json"));
+    expect(out).toMatchObject({ processor: "stripe", accountId: emulator.accounts[2].id, currency: "EUR" });
+    const text = await cli("org", "stripe", "--org", yen, ...keys(2));
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain("Gifts are charged in JPY");
   });
 });
 

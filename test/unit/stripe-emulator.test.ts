@@ -740,6 +740,40 @@ describe("refunds and disputes", () => {
     expect(created?.request).toEqual({ id: null, idempotency_key: null });
   });
 
+  it("keeps the currency and amount it was given, in the currency's smallest unit, on charges, refunds and disputes", async () => {
+    const yen = await stripe.paymentIntents.create({
+      amount: 500,
+      currency: "JPY",
+      payment_method: "pm_card_visa",
+      allowed_payment_method_types: ["card"],
+      confirm: true,
+    });
+    expect(yen).toMatchObject({ status: "succeeded", amount: 500, amount_received: 500, currency: "jpy" });
+    const charge = await stripe.charges.retrieve(String(yen.latest_charge));
+    expect(charge).toMatchObject({ amount: 500, currency: "jpy" });
+    const refund = await stripe.refunds.create({ payment_intent: yen.id, amount: 200 });
+    expect(refund).toMatchObject({ amount: 200, currency: "jpy" });
+    const tooMuch = await expectStripeError(stripe.refunds.create({ payment_intent: yen.id, amount: 301 }));
+    expect(tooMuch.message).toBe("Refund amount (¥301) is greater than unrefunded amount on charge (¥300)");
+    const dispute = emulator.openDispute(yen.id, { amount: 300 });
+    expect(dispute).toMatchObject({ amount: 300, currency: "jpy" });
+
+    const small = await expectStripeError(stripe.paymentIntents.create({ amount: 49, currency: "jpy" }));
+    expect(small.code).toBe("amount_too_small");
+    expect(small.message).toBe("Amount must be at least ¥50 jpy");
+    const euro = await stripe.paymentIntents.create({ amount: 2550, currency: "eur" });
+    expect(euro).toMatchObject({ amount: 2550, currency: "eur" });
+    expect(euro.payment_method_types).not.toContain("us_bank_account");
+    const bank = await expectStripeError(
+      stripe.paymentIntents.create({
+        amount: 2550,
+        currency: "eur",
+        allowed_payment_method_types: ["us_bank_account"],
+      }),
+    );
+    expect(bank.param).toBe("currency");
+  });
+
   it("keeps bank refunds pending until settled", async () => {
     const token = await bankToken("000123456789", { return_url: RETURN_URL });
     const pi = await stripe.paymentIntents.create({

@@ -6,7 +6,7 @@ import { STRIPE_EVENT_TYPES } from "./events.js";
 
 /**
  * Connecting an organization's own Stripe account (`org stripe`): the keys are checked with Stripe
- * (`GET /v1/account`: charges enabled, the keys in the same mode, the account's currency), the webhook
+ * (`GET /v1/account`: charges enabled, the keys in the same mode), the webhook
  * endpoint this instance listens on is made at Stripe unless its secret is given, and the instance's host
  * is registered as a payment method domain (wallets). The secrets are sealed with the instance key before
  * they are stored; nothing here prints or returns a secret.
@@ -22,9 +22,6 @@ export class StripeConnectError extends Error {}
 const SECRET_KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$/;
 const PUBLISHABLE_KEY = /^pk_(test|live)_[A-Za-z0-9]{8,247}$/;
 const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=_-]{8,256}$/;
-
-/** The currencies Almoner charges in (Stripe's lower-case codes). */
-const SUPPORTED_CURRENCIES: ReadonlySet<string> = new Set(["usd"]);
 
 export function sealStripeSecrets(box: SecretBox, organizationId: string, secrets: StripeSecrets): string {
   return box.seal(JSON.stringify(secrets), `stripe:${organizationId}`);
@@ -116,11 +113,9 @@ export async function connectStripe(input: ConnectInput): Promise<ConnectResult>
     throw new StripeConnectError(
       `Stripe says the account ${account.id} cannot take charges yet: finish activating it in the Stripe dashboard`,
     );
+  // Kept to be shown: what the account settles in by default. Payments are charged in their own
+  // currency whatever it is (Stripe converts), so no currency is refused here.
   const currency = (account.default_currency ?? "usd").toLowerCase();
-  if (!SUPPORTED_CURRENCIES.has(currency))
-    throw new StripeConnectError(
-      `The account ${account.id} settles in ${currency.toUpperCase()}; Almoner charges in USD only for now`,
-    );
 
   const url = `${input.publicUrl}/stripe/webhooks/${input.organizationId}`;
   let webhookEndpointId: string | null = null;

@@ -1,5 +1,5 @@
 import type Stripe from "stripe";
-import { fromMinorUnits, toMinorUnits } from "../../../shared/currency.js";
+import { fromMinorUnits, isExpressible, toMinorUnits } from "../../../shared/currency.js";
 import type { StripeConnection } from "../../store/organizations.js";
 import type {
   CardBrand,
@@ -34,6 +34,11 @@ import { eventSubject, verifyStripeEvent } from "./events.js";
  * idempotency key derived from the payment's (`<key>:create`, `<key>:confirm`): created first and its id
  * handed to `hooks.created` (the caller stores it), then confirmed. An answer lost on the way is asked
  * again with the same key and Stripe replays it; a crash is reconciled by the stored id.
+ *
+ * Each payment is charged in its own currency (the checkout's, or the recurring gift's for its later
+ * charges), whatever the account's default currency: Stripe converts what it settles. Amounts leave in the
+ * currency's minor units (`toMinorUnits`: EUR 25.50 → 2550, JPY 500 → 500) and come back in hundredths by
+ * the currency Stripe names on the object (`fromMinorUnits`).
  */
 
 const KNOWN_BRANDS: ReadonlySet<string> = new Set(["visa", "mastercard", "amex", "discover"]);
@@ -177,7 +182,6 @@ export class StripeProcessor implements PaymentProcessor {
   readonly livemode: boolean;
   readonly account: string;
   private readonly client: Stripe;
-  private readonly currency: string;
   /** The app's clock (AppDeps.now), milliseconds. */
   private readonly now: () => number;
 
@@ -189,7 +193,6 @@ export class StripeProcessor implements PaymentProcessor {
     this.now = opts.now;
     this.livemode = connection.mode === "live";
     this.account = connection.accountId;
-    this.currency = connection.currency || "usd";
     this.client = opts.client ?? stripeClient(secrets.secretKey, opts.apiUrl);
   }
 
@@ -294,13 +297,14 @@ export class StripeProcessor implements PaymentProcessor {
     this.checkCharge(input);
     const withToken = input.paymentMethod.startsWith("ctoken_");
     const suffix = input.statementName ? statementSuffix(input.statementName) : undefined;
+    const currency = input.currency.toLowerCase();
     let intent: Stripe.PaymentIntent;
     try {
       intent = await withoutCallSite(() =>
         this.client.paymentIntents.create(
           {
-            amount: toMinorUnits(input.amountCents, this.currency),
-            currency: this.currency,
+            amount: toMinorUnits(input.amountCents, currency),
+            currency,
             description: input.description,
             metadata: input.metadata ?? {},
             ...(input.customer && { customer: input.customer }),
@@ -356,10 +360,10 @@ export class StripeProcessor implements PaymentProcessor {
   private checkCharge(input: ChargeInput): void {
     if (!Number.isSafeInteger(input.amountCents) || input.amountCents <= 0)
       throw new ProcessorError("invalid_request", "amountCents must be a positive integer");
-    if (input.currency.toLowerCase() !== this.currency)
+    if (!isExpressible(input.amountCents, input.currency))
       throw new ProcessorError(
         "invalid_request",
-        `The Stripe account charges in ${this.currency.toUpperCase()}, not ${input.currency}`,
+        `amountCents must be a whole number of ${input.currency.toUpperCase()}, which has no decimals`,
       );
     if (
       typeof input.idempotencyKey !== "string" ||
@@ -528,10 +532,18 @@ export class StripeProcessor implements PaymentProcessor {
 
   async refund(input: RefundInput): Promise<RefundResult> {
     try {
+      // An amount goes in the payment's own currency's minor units: Stripe keeps it on the PaymentIntent.
+      const amount =
+        input.amountCents === undefined
+          ? undefined
+          : toMinorUnits(
+              input.amountCents,
+              (await this.client.paymentIntents.retrieve(input.processorPaymentId)).currency,
+            );
       const refund = await this.client.refunds.create(
         {
           payment_intent: input.processorPaymentId,
-          ...(input.amountCents !== undefined && { amount: toMinorUnits(input.amountCents, this.currency) }),
+          ...(amount !== undefined && { amount }),
           ...(input.reason && { metadata: { reason: input.reason.slice(0, 500) } }),
         },
         input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : undefined,
@@ -620,7 +632,7 @@ function disputeState(d: Stripe.Dispute): DisputeState {
     id: d.id,
     status: d.status,
     reason: d.reason,
-    amountCents: d.amount,
+    amountCents: fromMinorUnits(d.amount, d.currency),
     fundsWithdrawn: !reinstated && !warning,
     createdAt: iso(d.created),
   };

@@ -102,23 +102,61 @@ export const PAYMENT_AUTHENTICATION_FAILURE =
 export const SETUP_AUTHENTICATION_FAILURE =
   "The latest attempt to set up the payment method has failed because authentication failed.";
 
-/** Minimum charge amounts Stripe enforces, in the currency's smallest unit. */
+/**
+ * Minimum charge amounts Stripe enforces (docs.stripe.com/currencies#minimum-and-maximum-charge-amounts), in
+ * the currency's smallest unit: cents, or whole units for a zero-decimal currency (¥50).
+ */
 export const MINIMUM_AMOUNTS: Record<string, number> = {
   usd: 50,
+  aed: 200,
+  aud: 50,
+  bgn: 100,
+  brl: 50,
+  cad: 50,
+  chf: 50,
+  czk: 1500,
+  dkk: 250,
   eur: 50,
   gbp: 30,
-  cad: 50,
-  aud: 50,
-  chf: 50,
-  nzd: 50,
-  sgd: 50,
+  hkd: 400,
+  huf: 17500,
+  inr: 50,
   jpy: 50,
   mxn: 1000,
+  myr: 200,
+  nok: 300,
+  nzd: 50,
+  pln: 200,
+  ron: 200,
+  sek: 300,
+  sgd: 50,
+  thb: 1000,
 };
 
+/** Stripe's zero-decimal currencies: amounts are whole units (¥500 is `500`), not hundredths. */
+export const ZERO_DECIMAL_CURRENCIES: ReadonlySet<string> = new Set([
+  "bif",
+  "clp",
+  "djf",
+  "gnf",
+  "jpy",
+  "kmf",
+  "krw",
+  "mga",
+  "pyg",
+  "rwf",
+  "ugx",
+  "vnd",
+  "vuv",
+  "xaf",
+  "xof",
+  "xpf",
+]);
+
+const SYMBOLS: Record<string, string> = { usd: "$", eur: "€", gbp: "£", jpy: "¥" };
+
+/** An amount in the currency's smallest unit as Stripe writes it in messages: `$0.50`, `¥50`. */
 export function formatAmount(amount: number, currency: string): string {
-  const zeroDecimal = ["jpy", "krw", "vnd", "clp", "isk", "xof", "xaf"].includes(currency);
-  const value = zeroDecimal ? String(amount) : (amount / 100).toFixed(2);
-  const symbol = currency === "usd" ? "$" : currency === "eur" ? "€" : currency === "gbp" ? "£" : "";
-  return `${symbol}${value}`;
+  const value = ZERO_DECIMAL_CURRENCIES.has(currency) ? String(amount) : (amount / 100).toFixed(2);
+  return `${SYMBOLS[currency] ?? ""}${value}`;
 }

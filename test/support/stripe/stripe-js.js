@@ -240,12 +240,16 @@
     return d.length > 2 ? `${d.slice(0, 2)} / ${d.slice(2)}` : d;
   }
 
+  // Stripe's zero-decimal currencies: their amounts are whole units, not hundredths.
+  const ZERO_DECIMAL = "bif clp djf gnf jpy kmf krw mga pyg rwf ugx vnd vuv xaf xof xpf".split(" ");
+
   function formatAmount(amount, currency) {
+    const code = String(currency).toLowerCase();
     try {
       return new Intl.NumberFormat("en-US", {
         style: "currency",
-        currency: String(currency).toUpperCase(),
-      }).format(amount / 100);
+        currency: code.toUpperCase(),
+      }).format(ZERO_DECIMAL.indexOf(code) === -1 ? amount / 100 : amount);
     } catch (_e) {
       return `${amount} ${currency}`;
     }
