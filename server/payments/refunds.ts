@@ -55,6 +55,7 @@ export async function refundPayment(
   const result = await processor.refund({
     processorPaymentId: row.processor_payment_id,
     amountCents: request.amountCents ?? left,
+    currency: row.currency,
     idempotencyKey: `refund:${row.id}:${refunded}:${request.amountCents ?? "rest"}`,
     ...(request.reason ? { reason: request.reason } : {}),
   });

@@ -227,6 +227,8 @@ export interface RefundInput {
   processorPaymentId: string;
   /** Positive integer cents; default: all that is not yet refunded. */
   amountCents?: number;
+  /** ISO 4217 of the payment (and so of the amount); read from the processor when left out. */
+  currency?: string;
   /** The same key for the same payment never refunds twice. */
   idempotencyKey?: string;
   reason?: string;

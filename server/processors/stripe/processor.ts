@@ -538,7 +538,8 @@ export class StripeProcessor implements PaymentProcessor {
           ? undefined
           : toMinorUnits(
               input.amountCents,
-              (await this.client.paymentIntents.retrieve(input.processorPaymentId)).currency,
+              input.currency ??
+                (await this.client.paymentIntents.retrieve(input.processorPaymentId)).currency,
             );
       const refund = await this.client.refunds.create(
         {
