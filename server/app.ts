@@ -115,21 +115,23 @@ export function createApp(deps: AppDeps) {
     });
   }
 
-  // The checkout app (hosted pages, iframe and overlay); pages name it with ?v=<content hash>.
-  for (const name of ["app.js", "app.css", "stripe.js", "portal.js"] as const) {
-    app.get(`/checkout/${name}`, (c) => {
-      const asset = serveWidgetAsset(name);
-      if (!asset) return c.text(`/* ${name} is not built: run npm run build */`, 404);
-      const headers = {
-        "Content-Type": `${name.endsWith(".css") ? "text/css" : "application/javascript"}; charset=utf-8`,
-        "Cache-Control": c.req.query("v") ? "public, max-age=31536000, immutable" : "public, max-age=300",
-        "X-Content-Type-Options": "nosniff",
-        ETag: asset.etag,
-      };
-      if (c.req.header("If-None-Match") === asset.etag) return c.body(null, 304, headers);
-      return c.body(asset.body, 200, headers);
-    });
-  }
+  // The checkout app (hosted pages, iframe and overlay); pages name it with ?v=<content hash>, and app.js
+  // names its chunks (app-<name>-<hash>.js, loaded once the page is up) by names that change with them.
+  const checkoutAsset = (c: Context<AppEnv>, name: string, forGood: boolean) => {
+    const asset = serveWidgetAsset(name);
+    if (!asset) return c.text(`/* ${name} is not built: run npm run build */`, 404);
+    const headers = {
+      "Content-Type": `${name.endsWith(".css") ? "text/css" : "application/javascript"}; charset=utf-8`,
+      "Cache-Control": forGood ? "public, max-age=31536000, immutable" : "public, max-age=300",
+      "X-Content-Type-Options": "nosniff",
+      ETag: asset.etag,
+    };
+    if (c.req.header("If-None-Match") === asset.etag) return c.body(null, 304, headers);
+    return c.body(asset.body, 200, headers);
+  };
+  for (const name of ["app.js", "app.css", "stripe.js", "portal.js"] as const)
+    app.get(`/checkout/${name}`, (c) => checkoutAsset(c, name, !!c.req.query("v")));
+  app.get("/checkout/:chunk{app-[\\w-]+\\.js}", (c) => checkoutAsset(c, c.req.param("chunk"), true));
 
   app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));
   app.get("/attend/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));

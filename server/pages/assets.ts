@@ -17,14 +17,32 @@ const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
   "stripe.js",
   "portal.js",
 ]);
-const widgetDir = new URL("../../dist/widget/", import.meta.url);
-const cache = new Map<WidgetAsset, { body: string; etag: string }>();
 
-export function serveWidgetAsset(name: WidgetAsset): { body: string; etag: string } | undefined {
+/**
+ * A chunk of the checkout app, which app.js imports when it needs it (vite.config.ts): `app-<name>-<hash>.js`,
+ * its name changing with its content and app.js's, so it is cacheable for good under that name.
+ */
+export const CHECKOUT_CHUNK = /^app-[A-Za-z0-9]+-[\w-]+\.js$/;
+
+const widgetDir = new URL("../../dist/widget/", import.meta.url);
+const cache = new Map<string, { body: string; etag: string }>();
+
+/** The hash a file's ETag is made of (27 characters of base64url). */
+const contentHash = (body: string): string =>
+  createHash("sha256").update(body).digest("base64url").slice(0, 27);
+
+/**
+ * The version pages name a checkout asset by (`?v=`): the start of its content hash. The build names
+ * app.js the same way where its chunks import it (vite.config.ts), so a chunk and the page load one
+ * app.js, not two.
+ */
+export const assetVersion = (body: string): string => contentHash(body).slice(0, 12);
+
+export function serveWidgetAsset(name: string): { body: string; etag: string } | undefined {
   const cached = cache.get(name);
   if (cached) return cached;
-  // The type allows only known names; the check keeps a cast string from reaching the file system.
-  if (!WIDGET_ASSETS.has(name)) return undefined;
+  // Only known names and chunk names: nothing else reaches the file system.
+  if (!WIDGET_ASSETS.has(name) && !CHECKOUT_CHUNK.test(name)) return undefined;
   let body: string;
   try {
     body = readFileSync(new URL(name, widgetDir), "utf8");
@@ -32,8 +50,7 @@ export function serveWidgetAsset(name: WidgetAsset): { body: string; etag: strin
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;
   }
-  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
-  const asset = { body, etag };
+  const asset = { body, etag: `"${contentHash(body)}"` };
   cache.set(name, asset);
   return asset;
 }
@@ -41,5 +58,5 @@ export function serveWidgetAsset(name: WidgetAsset): { body: string; etag: strin
 /** The path pages name a checkout asset by: its content hash makes it cacheable for good. */
 export function checkoutAssetUrl(name: "app.js" | "app.css" | "stripe.js" | "portal.js"): string {
   const asset = serveWidgetAsset(name);
-  return `/checkout/${name}${asset ? `?v=${encodeURIComponent(asset.etag.slice(1, 13))}` : ""}`;
+  return `/checkout/${name}${asset ? `?v=${encodeURIComponent(assetVersion(asset.body))}` : ""}`;
 }

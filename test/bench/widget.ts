@@ -22,7 +22,8 @@ import { killAllServersNow, ROOT, startServer, stopAllServers } from "./processe
 const LOADS = Math.max(1, Number(process.env.BENCH_PAGE_LOADS ?? 15) || 15);
 const WIDGET_DIR = path.join(ROOT, "dist/widget");
 const BUDGETS: Record<string, number> = { "embed.js": 2048, "overlay.js": 2048 };
-const APP_BUDGET = 25 * 1024;
+/** What the hosted page needs to draw and hydrate the checkout: app.js and app.css (not its chunks). */
+const FIRST_PAINT_BUDGET = 20 * 1024;
 const PAGE_BUDGET = 30 * 1024;
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`;
@@ -37,8 +38,10 @@ async function build(): Promise<void> {
   await builder.buildApp();
 }
 
+/** The widget's files; the checkout app's chunks (app-<name>-<hash>.js, loaded after first paint) last. */
 function fileSizes(): { name: string; raw: number; gzip: number }[] {
-  return ["embed.js", "overlay.js", "app.js", "app.css"].map((name) => {
+  const chunks = fs.readdirSync(WIDGET_DIR).filter((name) => /^app-.+\.js$/.test(name));
+  return ["embed.js", "overlay.js", "app.js", "app.css", ...chunks].map((name) => {
     const body = fs.readFileSync(path.join(WIDGET_DIR, name));
     return { name, raw: body.length, gzip: gzipSync(body).length };
   });
@@ -94,8 +97,9 @@ async function main(): Promise<void> {
     );
   }
   const app = sizes.filter((s) => s.name.startsWith("app.")).reduce((sum, s) => sum + s.gzip, 0);
+  const later = sizes.filter((s) => s.name.startsWith("app-")).reduce((sum, s) => sum + s.gzip, 0);
   console.log(
-    `checkout app JS+CSS ${app} B gzipped (${kb(app)}; budget ${kb(APP_BUDGET)}: ${app <= APP_BUDGET ? "met" : "MISSED"})`,
+    `checkout first paint (app.js + app.css) ${app} B gzipped (${kb(app)}; budget ${kb(FIRST_PAINT_BUDGET)}: ${app <= FIRST_PAINT_BUDGET ? "met" : "MISSED"}); chunks loaded later ${later} B gzipped`,
   );
 
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-bench-widget-"));

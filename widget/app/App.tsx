@@ -1,4 +1,3 @@
-import { useEffect, useRef } from "preact/hooks";
 import {
   AmountPicker,
   ExtraDonation,
@@ -10,6 +9,7 @@ import {
   TicketPicker,
 } from "./choices.js";
 import { Choices, CustomInputs, Dedication, DonorDetails, Payment } from "./donor.js";
+import { later, loadLater } from "./later.js";
 import { t } from "./locale.js";
 import type { Checkout } from "./store.js";
 import { adverbOf, clock, longDate, money, perPeriod } from "./view.js";
@@ -146,21 +146,23 @@ export function buttonLabel(c: Checkout): string {
 }
 
 function CheckoutForm({ c }: { c: Checkout }) {
-  const formRef = useRef<HTMLFormElement>(null);
   const kind = c.kind;
+  const parts = later.value;
   return (
     <form
-      ref={formRef}
       class="alm-form"
       noValidate
       aria-labelledby="alm-title"
       onSubmit={async (e) => {
         e.preventDefault();
-        await c.submit();
+        const form = e.currentTarget;
+        // Sending is in the second chunk (later.ts): without it nothing is sent.
+        const loaded = await loadLater().catch(() => null);
+        if (loaded) await loaded.submit(c);
+        else c.formError.value = t("checkout.error.network");
         // Take the donor to the first field that needs attention.
-        const first = formRef.current?.querySelector<HTMLElement>('[aria-invalid="true"]');
-        if (c.status.value === "form")
-          (first ?? formRef.current?.querySelector<HTMLElement>(".alm-alert"))?.focus();
+        const first = form.querySelector<HTMLElement>('[aria-invalid="true"]');
+        if (c.status.value === "form") (first ?? form.querySelector<HTMLElement>(".alm-alert"))?.focus();
       }}
     >
       <section class="alm-section" aria-labelledby="alm-h-choice">
@@ -187,128 +189,14 @@ function CheckoutForm({ c }: { c: Checkout }) {
       <div class="alm-alert" role="alert" tabIndex={-1}>
         {c.formError.value ?? ""}
       </div>
-      {c.upsell.value ? (
-        <UpsellOffer c={c} />
+      {c.upsell.value && parts ? (
+        <parts.UpsellOffer c={c} />
       ) : (
         <button type="submit" class="alm-submit" disabled={!c.ready.value || c.status.value === "submitting"}>
           {buttonLabel(c)}
         </button>
       )}
     </form>
-  );
-}
-
-/** "Make it monthly?": shown in place of the button, once, when a qualifying one-time gift is sent. */
-function UpsellOffer({ c }: { c: Checkout }) {
-  const ref = useRef<HTMLElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  const offer = c.upsell.value;
-  if (!offer) return null;
-  const monthly = money(offer.monthly);
-  const once = money(offer.once);
-  return (
-    <section class="alm-upsell" aria-labelledby="alm-h-upsell" tabIndex={-1} ref={ref}>
-      <h2 id="alm-h-upsell">{t("checkout.upsell.heading")}</h2>
-      <p>{t("checkout.upsell.body", { monthly, once })}</p>
-      <button
-        type="button"
-        class="alm-submit"
-        onClick={() => {
-          c.acceptUpsell();
-          // The donor confirms the monthly gift with the form's own button.
-          setTimeout(() => document.querySelector<HTMLElement>(".alm-submit")?.focus(), 0);
-        }}
-      >
-        {t("checkout.upsell.yes", { monthly })}
-      </button>
-      <button type="button" class="alm-secondary alm-upsell-no" onClick={() => void c.keepOneTime()}>
-        {t("checkout.upsell.no", { once })}
-      </button>
-    </section>
-  );
-}
-
-function Success({ c }: { c: Checkout }) {
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  const r = c.receipt.value;
-  return (
-    <div class="alm-result" role="status" tabIndex={-1} ref={ref}>
-      <h2>{t("checkout.success.heading", { kind: c.kind })}</h2>
-      <p>{c.thanks.value}</p>
-      {r && (
-        <dl>
-          <dt>
-            {r.status === "PENDING" ? t("checkout.success.amountPending") : t("checkout.success.amount")}
-          </dt>
-          <dd>
-            {money(r.total)}
-            {r.subscription ? ` ${adverbOf(r.frequency)}` : ""}
-          </dd>
-          {r.paymentMethod?.last4 && (
-            <>
-              <dt>{t("checkout.success.paidWith")}</dt>
-              <dd>
-                {t("checkout.success.ending", {
-                  method:
-                    r.paymentMethod.type === "bank"
-                      ? t("checkout.success.bankAccount")
-                      : brandName(r.paymentMethod.brand),
-                  last4: r.paymentMethod.last4,
-                })}
-              </dd>
-            </>
-          )}
-          {r.subscription && (
-            <>
-              <dt>{t("checkout.success.next")}</dt>
-              <dd>{longDate(r.subscription.nextBillingDate.slice(0, 10))}</dd>
-            </>
-          )}
-          <dt>{t("checkout.success.reference")}</dt>
-          <dd>{r.paymentID}</dd>
-        </dl>
-      )}
-    </div>
-  );
-}
-
-function brandName(brand: string | null): string {
-  const names: Record<string, string> = {
-    visa: "Visa",
-    mastercard: "Mastercard",
-    amex: "American Express",
-    discover: "Discover",
-  };
-  return (brand && names[brand]) || t("checkout.success.card");
-}
-
-function Declined({ c }: { c: Checkout }) {
-  const ref = useRef<HTMLDivElement>(null);
-  useEffect(() => ref.current?.focus(), []);
-  return (
-    <div class="alm-result alm-declined" role="alert" tabIndex={-1} ref={ref}>
-      <h2>{t("checkout.declined.heading")}</h2>
-      <p>
-        {c.declineMessage.value} {t("checkout.declined.nothingCharged")}
-      </p>
-      <button
-        type="button"
-        class="alm-submit"
-        onClick={() => {
-          c.retry();
-          setTimeout(
-            () =>
-              document
-                .getElementById(`alm-${c.method.value === "card" ? "cardNumber" : "accountNumber"}`)
-                ?.focus(),
-            0,
-          );
-        }}
-      >
-        {t("checkout.declined.retry", { method: c.method.value === "card" ? "card" : "account" })}
-      </button>
-    </div>
   );
 }
 
@@ -352,6 +240,8 @@ function DonorList({ c }: { c: Checkout }) {
 export function App({ c, embedded }: AppProps) {
   const v = c.view;
   const status = c.status.value;
+  // The answer's screens come with sending (later.ts), so they are there whenever the status asks for them.
+  const parts = later.value;
   return (
     <div class={`alm${embedded ? " alm-embedded" : ""}`}>
       {v.headerImage && <img class="alm-header-img" src={v.headerImage} alt="" />}
@@ -362,10 +252,10 @@ export function App({ c, embedded }: AppProps) {
       </header>
       <FundraisingBar c={c} />
       <EventDetails c={c} />
-      {status === "success" ? (
-        <Success c={c} />
-      ) : status === "declined" ? (
-        <Declined c={c} />
+      {status === "success" && parts ? (
+        <parts.Success c={c} />
+      ) : status === "declined" && parts ? (
+        <parts.Declined c={c} />
       ) : (
         <CheckoutForm c={c} />
       )}

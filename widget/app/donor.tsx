@@ -1,8 +1,8 @@
 import { useEffect, useRef } from "preact/hooks";
 import { coverFeeCents } from "../../shared/pricing/fees.js";
 import { ErrorText, errorProps, fieldId, Group, Radio, Req, TextInput } from "./fields.js";
+import { loadLater } from "./later.js";
 import { pageLanguage, t } from "./locale.js";
-import { attachPaymentFields } from "./paymentFields.js";
 import type { Checkout } from "./store.js";
 import { type CustomInput, money } from "./view.js";
 
@@ -484,8 +484,23 @@ function StripePayment({ c }: { c: Checkout }) {
   const express = useRef<HTMLDivElement>(null);
   const fields = useRef<HTMLDivElement>(null);
   useEffect(() => {
-    if (!express.current || !fields.current) return;
-    return attachPaymentFields(c, { express: express.current, payment: fields.current });
+    const [wallets, payment] = [express.current, fields.current];
+    if (!wallets || !payment) return;
+    // The bridge to Stripe's module is in the second chunk (later.ts), loaded at once for these forms.
+    let detach: (() => void) | undefined;
+    let gone = false;
+    loadLater().then(
+      (parts) => {
+        if (!gone) detach = parts.attachPaymentFields(c, { express: wallets, payment });
+      },
+      () => {
+        c.errors.value = { ...c.errors.value, payment: t("checkout.error.fieldsFailed") };
+      },
+    );
+    return () => {
+      gone = true;
+      detach?.();
+    };
   }, [c]);
   return (
     <section class="alm-section" aria-labelledby="alm-h-pay">

@@ -16,27 +16,5 @@ export function createErrorsModel() {
 
 export type ErrorsModel = ReturnType<typeof createErrorsModel>;
 
-/** Server details ("donor.email must be …") tied to the fields they name. */
-export function fieldErrors(details: string[]): Record<string, string> {
-  const map: [RegExp, string][] = [
-    [/^donor\.email/, "email"],
-    [/^donor\.firstName/, "firstName"],
-    [/^donor\.lastName/, "lastName"],
-    [/^donor\.phone/, "phone"],
-    [/^paymentMethod\.number|^paymentMethod .*card/i, "cardNumber"],
-    [/^paymentMethod\.cvc/, "cardCvc"],
-    [/^paymentMethod\.exp/, "cardExp"],
-    [/^paymentMethod\.routingNumber/, "routingNumber"],
-    [/^paymentMethod\.accountNumber/, "accountNumber"],
-    [/^Promo code|^promoCode/, "promoCode"],
-    [/^amount/, "customAmount"],
-    [/^tickets/, "tickets"],
-    [/^product/, "product"],
-  ];
-  const out: Record<string, string> = {};
-  for (const d of details) {
-    const hit = map.find(([re]) => re.test(d));
-    if (hit && !out[hit[1]]) out[hit[1]] = d;
-  }
-  return out;
-}
+/** A server detail about the promo code ("Promo code … is not valid"): the donor fixes it at the code. */
+export const PROMO_CODE_DETAIL = /^Promo code|^promoCode/;

@@ -1,5 +1,6 @@
 import { hydrate } from "preact";
 import { App } from "./App.js";
+import { loadLater } from "./later.js";
 import type { Checkout } from "./store.js";
 
 /**
@@ -7,6 +8,9 @@ import type { Checkout } from "./store.js";
  * before the script arrived, enables the button and starts quoting. Returns a function that stops quoting.
  */
 export function takeOver(root: HTMLElement, c: Checkout, embedded: boolean): () => void {
+  // What only sending needs is a second chunk (later.ts), loaded when the browser is idle; Stripe's fields
+  // need it at once, so for them it is on its way while the page hydrates.
+  if (c.view.payment?.processor === "stripe") void loadLater().catch(() => {});
   hydrate(<App c={c} embedded={embedded} />, root);
   replayEarlyInput(root);
   c.ready.value = true;

@@ -1,18 +1,17 @@
 import { batch, computed, signal } from "@preact/signals";
 import type { Frequency } from "../../shared/enums.js";
 import type { InitialChoices } from "./initialChoices.js";
-import { t as tr } from "./locale.js";
-import { type TextFields, trimmedText } from "./textFields.js";
-import { type FormView, money } from "./view.js";
+import type { TextFields } from "./textFields.js";
+import type { FormView } from "./view.js";
 
 /**
  * The donor's order: what they chose (frequency, fund, amount or level, product, tickets, promo code, extra
  * donation, cover fees) and the order body the API prices. No totals are computed for charging: the server
- * prices.
+ * prices. What the donor must fix before sending is checked in checkoutRequest.ts.
  */
 
 /** "$1,234.5" or "1234.50" → 1234.5 dollars; null unless it is a number of dollars with at most 2 decimals. */
-function parseDollars(text: string): number | null {
+export function parseDollars(text: string): number | null {
   const cleaned = text.replace(/[$,\s]/g, "");
   if (!/^\d+(\.\d{1,2})?$/.test(cleaned)) return null;
   return Number(cleaned);
@@ -100,32 +99,6 @@ export function createOrderModel(
     clearError("promoCode");
   }
 
-  /** What the donor must fix in their order before sending, keyed by field id. */
-  function problems(): Record<string, string> {
-    const e: Record<string, string> = {};
-    const t = trimmedText(text);
-    if (kind === "EMBED_FORM" || kind === "CROWDFUNDING_FORM") {
-      if (useCustom.value) {
-        const d = parseDollars(t("customAmount"));
-        if (d === null || d < view.minAmount || d > view.maxAmount)
-          e.customAmount = tr("checkout.error.customAmount", {
-            min: money(view.minAmount),
-            max: money(view.maxAmount),
-          });
-      } else if (!order.value)
-        e.amount = kind === "EMBED_FORM" ? tr("checkout.error.amount") : tr("checkout.error.level");
-    }
-    if (kind === "PRODUCT" && !product.value) e.product = tr("checkout.error.product");
-    if (kind === "EVENT") {
-      if (!Object.values(tickets.value).some((q) => q > 0)) e.tickets = tr("checkout.error.tickets");
-      if (t("extraDonation") && parseDollars(t("extraDonation")) === null)
-        e.extraDonation = tr("checkout.error.extraDonation");
-      if (t("promoCode") && t("promoCode").toUpperCase() !== appliedPromo.value.toUpperCase())
-        e.promoCode = tr("checkout.error.promoCode");
-    }
-    return e;
-  }
-
   return {
     frequency,
     fund,
@@ -143,7 +116,6 @@ export function createOrderModel(
     setFrequency,
     setTicket,
     applyPromo,
-    problems,
   };
 }
 

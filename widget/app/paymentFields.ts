@@ -1,11 +1,14 @@
 import { effect } from "@preact/signals";
+import { validate } from "./checkoutRequest.js";
 import { t as tr } from "./locale.js";
-import type { Checkout } from "./store.js";
+import type { Checkout, PaymentCollector } from "./store.js";
+import { setCollector, submit } from "./submissionModel.js";
 
 /**
  * Where a processor's own fields go (Stripe's Payment Element and wallet buttons): the module that drives
  * them is loaded only for forms of organizations on Stripe, after the page is up (stripe.js, built on its
- * own), and talks to the checkout only through the `PaymentHost` below. Nothing of Stripe is in app.js.
+ * own), and talks to the checkout only through the `PaymentHost` below. Nothing of Stripe is in app.js;
+ * this bridge is in the checkout's second chunk (later.ts), which such forms load at once.
  */
 
 export interface PaymentHost {
@@ -18,7 +21,8 @@ export interface PaymentHost {
   /** Calls `listener` whenever `order()` may have changed; returns a function that stops it. */
   onOrderChange(listener: () => void): () => void;
   donor(): { name: string; email: string };
-  setCollector: Checkout["setCollector"];
+  /** The processor's fields are ready to collect the payment (or gone, with null). */
+  setCollector(collector: PaymentCollector | null): void;
   /** A wallet button was pressed: checks the rest of the form; false (with the problems shown) if not ready. */
   ready(): boolean;
   /** Sends the checkout; true when the gift went through. */
@@ -59,16 +63,16 @@ export function attachPaymentFields(c: Checkout, containers: PaymentHost["contai
         email: t.email.value.trim(),
       };
     },
-    setCollector: c.setCollector,
+    setCollector: (next) => setCollector(c, next),
     ready() {
-      const found = c.validate();
+      const found = validate(c);
       c.errors.value = found;
       const n = Object.keys(found).length;
       c.formError.value = n ? tr("checkout.error.fixFirst", { count: n }) : null;
       return n === 0;
     },
     async submit() {
-      await c.submit();
+      await submit(c);
       return c.status.value === "success";
     },
     setError(message) {
@@ -84,6 +88,6 @@ export function attachPaymentFields(c: Checkout, containers: PaymentHost["contai
   return () => {
     gone = true;
     detach?.();
-    c.setCollector(null);
+    setCollector(c, null);
   };
 }

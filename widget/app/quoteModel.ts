@@ -1,6 +1,6 @@
 import { batch, computed, effect, type ReadonlySignal, signal } from "@preact/signals";
 import type { CheckoutEnv } from "./checkoutEnv.js";
-import { type ErrorsModel, fieldErrors } from "./errorsModel.js";
+import { type ErrorsModel, PROMO_CODE_DETAIL } from "./errorsModel.js";
 import type { PostToForm } from "./formApi.js";
 import { t as tr } from "./locale.js";
 import type { Boot, Quote } from "./view.js";
@@ -53,7 +53,7 @@ export function createQuoteModel(
           quotedFor.value = null;
           quoteError.value = body.details?.join(" ") || body.error || tr("checkout.error.quote");
           // A promo code the event does not know is the donor's to fix at the code itself.
-          const promo = fieldErrors(body.details ?? []).promoCode;
+          const promo = body.details?.find((d) => PROMO_CODE_DETAIL.test(d));
           if (promo) errors.value = { ...errors.value, promoCode: promo };
         }
       });

@@ -1,95 +1,85 @@
+import { signal } from "@preact/signals";
 import type { CheckoutEnv } from "./checkoutEnv.js";
 import { createDonorModel } from "./donorModel.js";
 import { createErrorsModel } from "./errorsModel.js";
 import { formApi } from "./formApi.js";
 import { initialChoices } from "./initialChoices.js";
-import { pageLanguage } from "./locale.js";
 import { createOrderModel } from "./orderModel.js";
-import { createPaymentModel } from "./paymentModel.js";
 import { createQuoteModel } from "./quoteModel.js";
-import { createSubmissionModel } from "./submissionModel.js";
 import { createTextFields } from "./textFields.js";
-import { createUpsellModel } from "./upsellModel.js";
-import type { Boot, FormView } from "./view.js";
+import type { Boot, FormView, Receipt } from "./view.js";
 
 /**
- * The checkout's state, one model per concept: one signal per choice and per field, the order and checkout
- * bodies derived from them, and the calls of the public API (quote as choices change, debounced; checkout on
- * submit). Components only read signals and call the actions here.
+ * The checkout's state, one model per concept: one signal per choice and per field, the order body derived
+ * from them, and the quote, asked again (debounced) as choices change. Components read signals and call the
+ * actions here. What runs only once the donor sends (checks, the checkout request, the answer's screens) is
+ * in the modules of later.ts, which load after the page is up and take this state as their argument.
  */
+
+export type Status = "form" | "submitting" | "success" | "declined";
+
+/**
+ * A processor's own fields on the page (Stripe's Payment Element, in the module stripe.js loads) collect
+ * the card or bank account and give the checkout a token; card data never passes through this app.
+ */
+export interface PaymentCollector {
+  /** Checks the processor's fields and makes the token the checkout sends, or says what to fix. */
+  collect(): Promise<{ token: string } | { error: string }>;
+  /** The donor confirms the payment with their bank (3-D Secure); an error when they could not. */
+  confirm(clientSecret: string): Promise<{ error?: string }>;
+  /** Puts the focus in the processor's fields, as soon as they can take it. */
+  focus(): void;
+}
+
+/** What sending keeps between one submit and the next (submissionModel.ts). */
+export interface Sending {
+  /** The idempotency key of the checkout being sent; kept while it may be sent again. */
+  idempotencyKey: string | null;
+  /** The processor's fields (stripe.js) once they are on the page; null: the app's own fields. */
+  collector: PaymentCollector | null;
+  /** Back from a decline, the processor's fields take the focus once they are on the page again. */
+  focusCollector: boolean;
+  /** The monthly offer was made (at most once per checkout). */
+  upsellOffered: boolean;
+}
+
 export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
   const view: FormView = boot.view;
   const post = formApi(env, view.formID);
   const start = initialChoices(view);
   const text = createTextFields(start.text);
   const errors = createErrorsModel();
-  // The checkout holds the models' members, less those that only wire the models together (taken out here);
-  // of the payment model, the components use the method alone.
-  const {
-    chosenAmount,
-    problems: orderProblems,
-    ...order
-  } = createOrderModel(view, text, start, errors.clearError);
-  const {
-    problems: donorProblems,
-    donorBody,
-    answersBody,
-    ...donor
-  } = createDonorModel(view, text, start.answers);
-  const quote = createQuoteModel(boot, env, post, order.orderKey, chosenAmount, errors.errors);
-  const payment = createPaymentModel(view, text, quote.total);
-
-  /** Every problem the donor can fix before sending, keyed by field id. */
-  function validate(): Record<string, string> {
-    return { ...orderProblems(), ...donorProblems(), ...payment.problems() };
-  }
-
-  /** The checkout request: the order, the donor, the payment, their answers and where they came from. */
-  function checkoutBody(): Record<string, unknown> {
-    const body: Record<string, unknown> = { ...(order.order.value ?? {}), donor: donorBody() };
-    const paymentMethod = payment.paymentMethodBody();
-    if (paymentMethod) body.paymentMethod = paymentMethod;
-    Object.assign(body, answersBody());
-    const utm = { ...(view.prefill?.utm ?? {}), ...(env.utm ?? {}) };
-    if (Object.keys(utm).length) body.utm = utm;
-    if (env.elementId) body.elementId = env.elementId;
-    if (text.website.value) body.website = text.website.value;
-    if (pageLanguage() !== "en") body.language = pageLanguage();
-    return body;
-  }
-
-  const submission = createSubmissionModel(env, post, errors, payment, quote.total, validate, checkoutBody);
-  const upsell = createUpsellModel(view, { ...order, chosenAmount }, text);
-
-  /** Sends the checkout; a one-time gift that qualifies is first offered as a monthly one (once). */
-  async function submit(): Promise<void> {
-    if (Object.keys(validate()).length === 0 && upsell.interceptUpsell()) return;
-    await submission.submit();
-  }
-
-  /** Declines the monthly offer and sends the one-time gift as chosen. */
-  async function keepOneTime(): Promise<void> {
-    upsell.declineUpsell();
-    await submission.submit();
-  }
+  const order = createOrderModel(view, text, start, errors.clearError);
+  const quote = createQuoteModel(boot, env, post, order.orderKey, order.chosenAmount, errors.errors);
+  const sending: Sending = {
+    idempotencyKey: null,
+    collector: null,
+    focusCollector: false,
+    upsellOffered: false,
+  };
 
   return {
     view,
     kind: view.formType,
     frequencies: start.frequencies,
+    env,
+    post,
     text,
     ...order,
-    ...donor,
-    method: payment.method,
+    ...createDonorModel(start.answers),
+    /** How the donor pays in the app's own fields; forms of organizations on Stripe use Stripe's fields. */
+    method: signal<"card" | "bank">("card"),
     ...errors,
-    ...submission,
-    submit,
-    upsell: upsell.upsell,
-    acceptUpsell: upsell.acceptUpsell,
-    keepOneTime,
     ...quote,
-    validate,
-    checkoutBody,
+    status: signal<Status>("form"),
+    /** False in the server's HTML until the app has taken it over: the button cannot submit a bare form. */
+    ready: signal(false),
+    receipt: signal<Receipt | null>(null),
+    thanks: signal(""),
+    declineMessage: signal(""),
+    /** "Make it monthly?": the offer shown in place of the button, once, when a qualifying gift is sent. */
+    upsell: signal<{ monthly: number; once: number } | null>(null),
+    sending,
   };
 }
 
