@@ -16,11 +16,9 @@ export const subscriptionUpdateSchema = z
       .optional()
       .meta({ description: "Cancels the subscription for good" }),
     // The same range as a gift of a custom amount at checkout: a recurring gift is never smaller.
-    amount: money({ min: 1, max: 1_000_000 })
-      .optional()
-      .meta({
-        description: "New recurring amount in the gift's currency (the checkout's range for a custom amount)",
-      }),
+    amount: money({ min: 1, max: 1_000_000 }).optional().meta({
+      description: "New recurring amount in the gift's currency (the checkout's range for a custom amount)",
+    }),
   })
   .meta({ minProperties: 1, description: "status, amount or both" })
   .check(
