@@ -1,5 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { translator } from "../../server/i18n.js";
+import { directionOf, LANGUAGE_NAMES, type Language } from "../../shared/languages.js";
 import {
   type Browser,
   browserAvailable,
@@ -9,7 +11,7 @@ import {
 } from "./support/browser.js";
 import { createForm, paymentsOf, seriousAxeIssues, uniqueEmail } from "./support/checkout.js";
 
-/** Donors giving in their own language and currency: Spanish, Arabic (right to left), a EUR gift. */
+/** Donors giving in their own language and currency: Spanish, Arabic (right to left), a EUR gift, the language switcher. */
 describe.skipIf(!browserAvailable)("checkout languages and currencies in Chromium", () => {
   let served: ServedApp;
   let browser: Browser;
@@ -148,6 +150,74 @@ describe.skipIf(!browserAvailable)("checkout languages and currencies in Chromiu
     const listed = await fetch(`${served.baseUrl}/v1/payments?limit=5`, { headers: key });
     const body = (await listed.json()) as { payments: { email: string; amount: number; currency: string }[] };
     expect(body.payments.find((p) => p.email === email)).toMatchObject({ amount: 1234.5, currency: "EUR" });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("the language switcher turns the page into the chosen language: ?lang=, <html lang> and dir, the catalog's words", async () => {
+    const { formUrl } = await createForm(served, {
+      title: "Trees for every street",
+      funds: ["General"],
+      oneTimeAmounts: [50, 100],
+    });
+    const { page, problems } = await open(formUrl);
+
+    /** What the donor sees in `language`, as the catalogs (shared/i18n/catalogs) word it. */
+    async function expectPageIn(language: Language) {
+      const tr = translator(language);
+      expect(new URL(page.url()).searchParams.get("lang")).toBe(language);
+      expect(
+        await page.evaluate(() => [document.documentElement.lang, document.documentElement.dir]),
+      ).toEqual([language, directionOf(language)]);
+      expect(
+        await page.evaluate(() => getComputedStyle(document.querySelector(".alm") as Element).direction),
+      ).toBe(directionOf(language));
+      const switcher = page.getByRole("navigation", { name: tr("page.lang"), exact: true });
+      expect(
+        await switcher.getByRole("link", { name: LANGUAGE_NAMES[language] }).getAttribute("aria-current"),
+      ).toBe("true");
+      await page
+        .getByRole("heading", { name: tr("checkout.choice.heading", { kind: "EMBED_FORM" }), exact: true })
+        .waitFor();
+      // The script speaks the language too: the $50 the donor picks is named in the button as the catalog
+      // words it (the amount written as the page writes it on the radio).
+      const fifty = page.locator('input[name="amount"][value="50"]');
+      await fifty.check();
+      const amount = (
+        await page.locator(`label[for="${await fifty.getAttribute("id")}"]`).textContent()
+      )?.trim();
+      expect(amount).toMatch(/\p{Nd}/u);
+      await expect
+        .poll(async () => (await page.locator("button.alm-submit").textContent())?.trim())
+        .toBe(tr("checkout.button.donateAmount", { amount: amount as string }));
+    }
+
+    /** Clicks the language's link in the page's switcher (worded in the page's current language). */
+    async function switchTo(from: Language, to: Language) {
+      await page
+        .getByRole("navigation", { name: translator(from)("page.lang"), exact: true })
+        .getByRole("link", { name: LANGUAGE_NAMES[to], exact: true })
+        .click();
+      await page.waitForURL((url) => url.searchParams.get("lang") === to);
+      await page.waitForFunction(() => {
+        const root = document.getElementById("almoner-app");
+        return !!root && Object.keys(root).some((k) => k.startsWith("__"));
+      });
+    }
+
+    // The browser asks for English.
+    expect(await page.evaluate(() => [document.documentElement.lang, document.documentElement.dir])).toEqual([
+      "en",
+      "ltr",
+    ]);
+    // A choice made in English need not survive the switch: each language's check picks the amount again.
+    await page.getByRole("radio", { name: "$50", exact: true }).check();
+    await switchTo("en", "es");
+    await expectPageIn("es");
+    await switchTo("es", "ar");
+    await expectPageIn("ar");
+    await switchTo("ar", "en");
+    await expectPageIn("en");
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -169,4 +169,89 @@ describe.skipIf(!browserAvailable)("donor portal in Chromium", () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  /** The organization's view of a recurring gift, through `/v1` with its API key. */
+  async function v1Subscription(id: string) {
+    const res = await fetch(`${served.baseUrl}/v1/subscriptions/${id}`, {
+      headers: { Authorization: `Bearer ${served.t.org.key}` },
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as {
+      id: string;
+      status: string;
+      amount: number;
+      nextBillingDate: string | null;
+    };
+  }
+
+  it("signed in as one donor, another donor's receipt and recurring gift are refused, and changes need the page's Origin", async () => {
+    const { formID } = await createForm(served, {
+      title: "Monthly neighbours",
+      funds: ["General"],
+      frequencies: ["ONE_TIME", "MONTHLY"],
+    });
+    const emailA = uniqueEmail("donor-a");
+    const giftA = await giveMonthly(formID, emailA, 15);
+    const giftB = await giveMonthly(formID, uniqueEmail("donor-b"), 45);
+    const subA = giftA.subscription.id;
+    const subB = giftB.subscription.id;
+    const bBefore = await v1Subscription(subB);
+    expect(bBefore).toMatchObject({ status: "ACTIVE", amount: 45 });
+
+    // Donor A signs in from the mailed link (in a browser no other donor is signed in to).
+    await browser.context.clearCookies();
+    const portal = `${served.baseUrl}/manage/${served.t.org.id}`;
+    const { page, problems } = await open(portal);
+    await page.getByLabel("Email").fill(emailA);
+    await page.getByRole("button", { name: "Send me a sign-in link" }).click();
+    await expect.poll(() => page.getByRole("status").textContent()).toMatch(/sign-in link is on its way/);
+    await page.goto(await mailedLink(emailA));
+    await page.getByRole("article", { name: /Recurring gift of \$15\.00 monthly/ }).waitFor();
+    // Donor B's gift is not listed to A.
+    expect(await page.getByRole("article", { name: /\$45\.00/ }).count()).toBe(0);
+
+    // From the page (same origin, A's cookie): A's own receipt downloads, B's ids are not found.
+    const org = served.t.org.id;
+    const fromPage = (method: string, url: string, body?: unknown) =>
+      page.evaluate(
+        async ([method, url, body]) =>
+          (
+            await fetch(url as string, {
+              method: method as string,
+              headers: body === undefined ? {} : { "Content-Type": "application/json" },
+              body: body === undefined ? undefined : JSON.stringify(body),
+            })
+          ).status,
+        [method, url, body] as const,
+      );
+    expect(await fromPage("GET", `/api/manage/${org}/receipts/${giftA.paymentID}`)).toBe(200);
+    expect(await fromPage("GET", `/api/manage/${org}/receipts/${giftB.paymentID}`)).toBe(404);
+    expect(await fromPage("PUT", `/api/manage/${org}/subscriptions/${subB}`, { skipNext: true })).toBe(404);
+    expect(await v1Subscription(subB)).toEqual(bBefore);
+
+    // A's session cookie, sent from outside the page: without the page's Origin a change is refused.
+    const cookies = await browser.context.cookies(`${served.baseUrl}/api/manage/${org}/gifts`);
+    const session = cookies.find((c) => c.name === "almoner_donor");
+    expect(session).toBeDefined();
+    const cookie = `almoner_donor=${session?.value}`;
+    const gifts = await fetch(`${served.baseUrl}/api/manage/${org}/gifts`, { headers: { Cookie: cookie } });
+    expect(gifts.status).toBe(200); // the cookie is a good session
+    const aBefore = await v1Subscription(subA);
+    const skipA = (headers: Record<string, string>) =>
+      fetch(`${served.baseUrl}/api/manage/${org}/subscriptions/${subA}`, {
+        method: "PUT",
+        headers: { Cookie: cookie, "Content-Type": "application/json", ...headers },
+        body: JSON.stringify({ skipNext: true }),
+      });
+    expect((await skipA({ Origin: "https://attacker.example" })).status).toBe(403);
+    expect((await skipA({})).status).toBe(403);
+    expect(await v1Subscription(subA)).toEqual(aBefore);
+    // The same request with the page's Origin is A's to make: the 403s were the Origin's.
+    expect((await skipA({ Origin: served.baseUrl })).status).toBe(200);
+    expect((await v1Subscription(subA)).nextBillingDate).not.toBe(aBefore.nextBillingDate);
+    expect(await v1Subscription(subB)).toEqual(bBefore);
+
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

@@ -15,7 +15,7 @@ import {
   uniqueEmail,
 } from "./support/checkout.js";
 
-/** "Make it monthly" in Chromium: a one-time gift offered as a monthly one, accepted, keyboard and axe clean. */
+/** "Make it monthly" in Chromium: a one-time gift offered as a monthly one, accepted (keyboard and axe clean) or declined. */
 describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
   let served: ServedApp;
   let browser: Browser;
@@ -64,6 +64,101 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
     const [payment] = await paymentsOf(served, formID);
     expect(payment).toMatchObject({ email, frequency: "MONTHLY", amount_cents: 2500 });
     expect(payment.subscription_id).toMatch(/^sub_/);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("declining the offer gives the $100 once, with no subscription; the offer is not made again on the page", async () => {
+    const { formID, formUrl } = await createForm(served, {
+      title: "Keep the doors open",
+      funds: ["General"],
+      frequencies: ["ONE_TIME", "MONTHLY"],
+      oneTimeAmounts: [50, 100],
+      monthlyAmounts: [10, 25],
+      enableMonthlyUpsell: true,
+      monthlyUpsellRatio: 0.25,
+      monthlyUpsellMinimum: 75,
+    });
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    await page.goto(formUrl);
+    await page.waitForFunction(() => {
+      const root = document.getElementById("almoner-app");
+      return !!root && Object.keys(root).some((k) => k.startsWith("__"));
+    });
+    // Counts every time the offer appears on the page, however briefly.
+    await page.evaluate(() => {
+      const w = window as unknown as { offersShown: number };
+      w.offersShown = 0;
+      new MutationObserver((records) => {
+        for (const r of records)
+          for (const node of r.addedNodes)
+            if (
+              node instanceof Element &&
+              [node, ...node.querySelectorAll("h2")].some((e) => e.textContent === "Make it monthly?")
+            )
+              w.offersShown++;
+      }).observe(document.body, { childList: true, subtree: true });
+    });
+    const offersShown = () => page.evaluate(() => (window as unknown as { offersShown: number }).offersShown);
+    const offer = page.getByRole("region", { name: "Make it monthly?" });
+
+    await page.getByRole("radio", { name: "$100", exact: true }).check();
+    const email = uniqueEmail("upsell-no");
+    await fillDonor(page, email);
+    // The first card is declined, so the donor sends the form a second time on this page.
+    await fillCard(page, "4000 0000 0000 0002");
+    await page.getByRole("button", { name: /^Donate \$100$/ }).click();
+    await offer.waitFor();
+    expect(await offersShown()).toBe(1);
+    await page.getByRole("button", { name: "No, give $100 once" }).click();
+    await page.getByRole("heading", { name: "Payment declined" }).waitFor();
+    expect(await offer.count()).toBe(0);
+
+    await page.getByRole("button", { name: "Try another card" }).click();
+    await fillCard(page);
+    await page.getByRole("button", { name: /^Donate \$100$/ }).click();
+    const thanks = page
+      .getByRole("status")
+      .filter({ has: page.getByRole("heading", { name: "Thank you!" }) });
+    // What comes next is the thank-you, not the offer again.
+    await thanks.or(offer).first().waitFor();
+    expect(await offersShown()).toBe(1);
+    expect(await offer.count()).toBe(0);
+    // The thank-you names the one-time $100: no "monthly", no next payment.
+    const shown = await thanks.evaluate((el) =>
+      [...el.querySelectorAll("dt")].map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]),
+    );
+    expect(shown).toContainEqual(["Amount charged", "$100"]);
+    expect(shown.map(([dt]) => dt)).not.toContain("Next payment");
+    expect(await thanks.textContent()).not.toMatch(/monthly/i);
+
+    // The organization's API: one completed one-time payment of the original $100, and no subscription.
+    const key = { Authorization: `Bearer ${served.t.org.key}` };
+    const listed = (await (
+      await fetch(`${served.baseUrl}/v1/payments?limit=100`, { headers: key })
+    ).json()) as {
+      payments: {
+        formID: string;
+        email: string;
+        status: string;
+        frequency: string;
+        amount: number;
+        subscriptionId: string | null;
+      }[];
+    };
+    const mine = listed.payments.filter((p) => p.formID === formID && p.email === email);
+    expect(mine.filter((p) => p.status === "COMPLETED")).toEqual([
+      expect.objectContaining({ frequency: "ONE_TIME", amount: 100, subscriptionId: null }),
+    ]);
+    expect(mine.every((p) => p.frequency === "ONE_TIME" && p.amount === 100)).toBe(true);
+    const subs = (await (
+      await fetch(`${served.baseUrl}/v1/subscriptions?limit=100`, { headers: key })
+    ).json()) as {
+      subscriptions: { email: string }[];
+    };
+    expect(subs.subscriptions.filter((s) => s.email === email)).toEqual([]);
     expect(problems).toEqual([]);
     await page.close();
   });
