@@ -475,7 +475,7 @@ export async function runCheckout(
       throw error;
     }
   }
-  if (charge.status === "requires_action") return actionAnswer(paymentId, charge.clientSecret);
+  if (charge.status === "requires_action") return actionAnswer(row, charge.clientSecret);
   return finalizeCheckout(deps, paymentId, outcomeOfCharge(charge, customer) as PaymentOutcome, loaded);
 }
 
@@ -529,7 +529,7 @@ export async function completeCheckout(
   const lookup = await processor.retrievePayment(row.processor_payment_id);
   if (!lookup) throw new ApiError(404, "Payment not found");
   if (lookup.status === "requires_action" && lookup.clientSecret)
-    return actionAnswer(row.id, lookup.clientSecret);
+    return actionAnswer(row, lookup.clientSecret);
   const outcome = outcomeOfLookup(lookup, paymentDetailsOf(row).processorCustomer ?? null);
   if (!outcome) throw new ApiError(409, "This payment still waits for the donor's confirmation");
   return finalizeCheckout(deps, row.id, outcome, { form, org, email: row.email });

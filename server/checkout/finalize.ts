@@ -1,7 +1,10 @@
 import type { Frequency } from "../../shared/enums.js";
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
+import { DEFAULT_LANGUAGE, type Language } from "../../shared/languages.js";
 import { centsToDollars } from "../../shared/money.js";
 import { wireTime } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
+import { translator } from "../i18n.js";
 import {
   type LoadedCheckout,
   type PaymentOutcome,
@@ -17,11 +20,17 @@ import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
  * page needs to let them confirm it (202).
  */
 
-/** What the donor is told: the receipt view (201) or the decline (402). */
+/**
+ * What the donor is told: the receipt view (201) or the decline (402). Its words (`message`, a decline's
+ * `error`) are in the checkout's `language` (the donor's page's), English by default.
+ */
 export interface FinalizedCheckout {
   status: 201 | 202 | 402;
   body: Record<string, unknown>;
 }
+
+/** The language the checkout was given in. */
+const languageOf = (row: PaymentsTable): Language => paymentDetails(row).language ?? DEFAULT_LANGUAGE;
 
 /** The donor's own view of their payment: what they bought, what they paid, how. */
 export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null) {
@@ -83,37 +92,57 @@ export async function finalizeCheckout(
 export function checkoutAnswer(settled: Pick<Settled, "row" | "sub">): FinalizedCheckout {
   const { row, sub } = settled;
   if (row.status === "FAILED") return declined(row);
-  return { status: 201, body: { payment: donorReceipt(row, sub), message: thanks(row) } };
+  return {
+    status: 201,
+    body: { payment: donorReceipt(row, sub), message: thanks(row) },
+  };
 }
 
 /** A payment the donor must still confirm in the browser (3-D Secure) with `clientSecret`. */
-export function actionAnswer(paymentId: string, clientSecret: string): FinalizedCheckout {
+export function actionAnswer(row: PaymentsTable, clientSecret: string): FinalizedCheckout {
   return {
     status: 202,
     body: {
       status: "requires_action",
-      paymentID: paymentId,
+      paymentID: row.id,
       clientSecret,
-      message: "Your bank asks you to confirm this payment.",
+      message: translator(languageOf(row))("answer.confirm"),
     },
   };
 }
 
 function thanks(row: PaymentsTable): string {
+  const say = translator(languageOf(row));
+  const values = { name: row.first_name, email: row.email };
   if (row.status === "PENDING" && row.failure_code === "verify_microdeposits")
-    return `Thank you, ${row.first_name}! To finish, verify your bank account: look for an email about two small deposits. We will email a receipt to ${row.email} when the payment clears.`;
-  if (row.status === "PENDING")
-    return `Thank you, ${row.first_name}! Your bank payment is processing; we will email a receipt to ${row.email} when it clears.`;
-  return `Thank you, ${row.first_name}! A receipt is on its way to ${row.email}.`;
+    return say("answer.thanks.verifyDeposits", values);
+  if (row.status === "PENDING") return say("answer.thanks.bankPending", values);
+  return say("answer.thanks.receipt", values);
 }
 
+/** The catalog's words for a decline, by the processor's code. */
+const DECLINES: Record<string, MessageKey> = {
+  card_declined: "answer.decline.card",
+  insufficient_funds: "answer.decline.funds",
+  expired_card: "answer.decline.expired",
+  incorrect_cvc: "answer.decline.cvc",
+  invalid_cvc: "answer.decline.cvc",
+  invalid_number: "answer.decline.number",
+  incorrect_number: "answer.decline.number",
+  invalid_expiry: "answer.decline.expiry",
+  processing_error: "answer.decline.processing",
+  authentication_required: "answer.decline.authentication",
+  invalid_routing: "answer.decline.bank",
+  invalid_account: "answer.decline.bank",
+  invalid_account_holder: "answer.decline.bank",
+};
+
 function declined(row: PaymentsTable): FinalizedCheckout {
-  return {
-    status: 402,
-    body: {
-      error: row.failure_message ?? "The payment was declined",
-      code: row.failure_code,
-      paymentID: row.id,
-    },
-  };
+  const language = languageOf(row);
+  // In English the processor's own words stand; in another language the catalog's, by the code.
+  const error =
+    language === DEFAULT_LANGUAGE
+      ? (row.failure_message ?? "The payment was declined")
+      : translator(language)(DECLINES[row.failure_code ?? ""] ?? "answer.decline.other");
+  return { status: 402, body: { error, code: row.failure_code, paymentID: row.id } };
 }

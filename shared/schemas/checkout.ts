@@ -139,7 +139,8 @@ export const checkoutRequestSchema = z.strictObject({
   anonymous: z.boolean().optional(),
   tribute: tributeSchema.optional(),
   language: z.enum(LANGUAGES).optional().meta({
-    description: "The donor's language (the page's): the receipts are written in it; default English",
+    description:
+      "The donor's language (the page's): the receipts, and this answer's `message` or a decline's `error`, are written in it; default English",
   }),
   emailOptIn: z.boolean().optional().meta({ description: "The donor's opt-in box: email consent" }),
   customInputs: z

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { card, checkout, createForm } from "../support/checkout.js";
+import { translator } from "../../server/i18n.js";
+import { CARDS, card, checkout, createForm } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /** What reaches the donor by e-mail is in the language they gave in: receipts and the portal's sign-in link. */
@@ -124,5 +125,41 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     const unknown = await t.app.request("/update-payment-method/nope?lang=fr");
     expect(unknown.status).toBe(404);
     expect(await unknown.text()).toContain("Ce lien n’est pas valide");
+  });
+
+  it("answers the checkout in its language: the thanks and a decline's words; the API's English otherwise", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const gift = (number: string, email: string, language?: string) =>
+      checkout(t, formId, {
+        amount: 15,
+        frequency: "ONE_TIME",
+        donor: { firstName: "Lucía", lastName: "Pérez", email },
+        paymentMethod: card(number),
+        ...(language ? { language } : {}),
+      });
+    const es = translator("es");
+    const thanked = await gift(CARDS.visa, "lucia@example.org", "es");
+    expect(thanked.status).toBe(201);
+    expect(thanked.body.message).toBe(
+      es("answer.thanks.receipt", { name: "Lucía", email: "lucia@example.org" }),
+    );
+    expect(thanked.body.message).toMatch(/^¡Gracias, Lucía!/);
+
+    const fr = translator("fr");
+    const poor = await gift(CARDS.insufficient, "lucia-fr@example.org", "fr");
+    expect(poor.status).toBe(402);
+    expect(poor.body).toMatchObject({ code: "insufficient_funds", error: fr("answer.decline.funds") });
+    const declined = await gift(CARDS.declined, "lucia-ar@example.org", "ar");
+    expect(declined.body.error).toBe(translator("ar")("answer.decline.card"));
+
+    // Without a language: the API's English, the processor's own words for a decline.
+    const english = await gift(CARDS.insufficient, "lucia-en@example.org");
+    expect(english.status).toBe(402);
+    expect(english.body.error).not.toBe(fr("answer.decline.funds"));
+    expect(String(english.body.error)).toMatch(/insufficient funds/i);
+    const englishThanks = await gift(CARDS.visa, "lucia-en2@example.org");
+    expect(englishThanks.body.message).toBe(
+      "Thank you, Lucía! A receipt is on its way to lucia-en2@example.org.",
+    );
   });
 });

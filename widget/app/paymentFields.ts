@@ -1,4 +1,5 @@
 import { effect } from "@preact/signals";
+import { toMinorUnits } from "../../shared/currency.js";
 import { validate } from "./checkoutRequest.js";
 import { t as tr } from "./locale.js";
 import type { Checkout, PaymentCollector } from "./store.js";
@@ -16,8 +17,13 @@ export interface PaymentHost {
   /** Where Stripe.js comes from when not from Stripe (a stand-in in tests). */
   jsUrl?: string;
   containers: { express: HTMLElement; payment: HTMLElement };
-  /** What to charge, in cents, and whether the method is saved for later charges; null: nothing chosen yet. */
-  order(): { amountCents: number; recurring: boolean } | null;
+  /** The form's currency, as Stripe writes it (lower case ISO 4217: `usd`, `eur`, `jpy`). */
+  currency: string;
+  /**
+   * What to charge, in the currency's minor units (cents; whole yen), and whether the method is saved for
+   * later charges; null: nothing chosen yet.
+   */
+  order(): { amount: number; recurring: boolean } | null;
   /** Calls `listener` whenever `order()` may have changed; returns a function that stops it. */
   onOrderChange(listener: () => void): () => void;
   donor(): { name: string; email: string };
@@ -44,10 +50,14 @@ export function attachPaymentFields(c: Checkout, containers: PaymentHost["contai
     publishableKey: payment.publishableKey,
     ...(payment.jsUrl ? { jsUrl: payment.jsUrl } : {}),
     containers,
+    currency: c.view.currency.toLowerCase(),
     order() {
       const total = c.total.value;
       if (!c.order.value || total === null || total <= 0) return null;
-      return { amountCents: Math.round(total * 100), recurring: c.frequency.value !== "ONE_TIME" };
+      return {
+        amount: toMinorUnits(Math.round(total * 100), c.view.currency),
+        recurring: c.frequency.value !== "ONE_TIME",
+      };
     },
     onOrderChange(listener) {
       return effect(() => {

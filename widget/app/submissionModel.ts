@@ -1,7 +1,8 @@
 import { batch } from "@preact/signals";
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import { browserCollected, checkoutBody, validate } from "./checkoutRequest.js";
 import { PROMO_CODE_DETAIL } from "./errorsModel.js";
-import { t as tr } from "./locale.js";
+import { pageLanguage, t as tr } from "./locale.js";
 import type { Checkout, PaymentCollector } from "./store.js";
 import type { Receipt } from "./view.js";
 
@@ -42,6 +43,41 @@ export function fieldErrors(details: string[]): Record<string, string> {
     if (hit && !out[hit[1]]) out[hit[1]] = d;
   }
   return out;
+}
+
+/** The catalog's message for each field the server may refuse. */
+const FIELD_WORDS: Record<string, MessageKey> = {
+  email: "checkout.error.email",
+  firstName: "checkout.error.firstName",
+  lastName: "checkout.error.lastName",
+  phone: "checkout.error.phone",
+  cardNumber: "checkout.error.cardNumber",
+  cardCvc: "checkout.error.cardCvc",
+  cardExp: "checkout.error.cardExp",
+  routingNumber: "checkout.error.routingNumber",
+  accountNumber: "checkout.error.accountNumber",
+  promoCode: "checkout.error.promoInvalid",
+  customAmount: "checkout.error.amount",
+  tickets: "checkout.error.tickets",
+  product: "checkout.error.product",
+};
+
+/** The page's own message for each field the server refused (its catalog's, not the server's English). */
+function ownWords(placed: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [field, detail] of Object.entries(placed)) {
+    const key = FIELD_WORDS[field];
+    out[field] = key ? tr(key) : detail;
+  }
+  return out;
+}
+
+/** What the form says on a page not in English when the server refused the checkout. */
+function refusalInPageLanguage(status: number, error: string, placed: Record<string, string>): string {
+  if (status === 429) return tr("checkout.error.tooMany");
+  if (/sold out/i.test(error)) return tr("checkout.error.soldOut");
+  const n = Object.keys(placed).length;
+  return n ? tr("checkout.error.fix", { count: n }) : tr("checkout.error.notAccepted");
 }
 
 /** Sends the checkout; a one-time gift that qualifies is first offered as a monthly one (once). */
@@ -161,8 +197,15 @@ async function send(c: Checkout): Promise<void> {
     } else {
       status.value = "form";
       const details = (body.details as string[] | undefined) ?? [];
-      errors.value = fieldErrors(details);
-      formError.value = [String(body.error ?? tr("checkout.error.generic")), ...details].join(" ");
+      const placed = fieldErrors(details);
+      if (pageLanguage() === "en") {
+        errors.value = placed;
+        formError.value = [String(body.error ?? tr("checkout.error.generic")), ...details].join(" ");
+      } else {
+        // The server's refusals are in English (the API's language): the page says them in its own words.
+        errors.value = ownWords(placed);
+        formError.value = refusalInPageLanguage(res.status, String(body.error ?? ""), placed);
+      }
     }
   });
   if (res.status === 201 && c.receipt.value) c.env.onComplete?.(c.receipt.value);
@@ -174,7 +217,7 @@ export function retry(c: Checkout): void {
     for (const k of ["cardNumber", "cardExp", "cardCvc", "routingNumber", "accountNumber"] as const)
       c.text[k].value = "";
     c.status.value = "form";
-    c.formError.value = `${c.declineMessage.value} Nothing was charged.`;
+    c.formError.value = `${c.declineMessage.value} ${tr("checkout.declined.nothingCharged")}`;
   });
   c.sending.focusCollector = browserCollected(c);
 }

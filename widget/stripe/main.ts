@@ -57,7 +57,8 @@ export function mountStripe(host: PaymentHost): () => void {
   const options = () => {
     const order = host.order();
     return {
-      amount: order?.amountCents ?? 100,
+      // Until an amount is chosen, a placeholder the currency can take (Stripe needs one).
+      amount: order?.amount ?? 100,
       setupFutureUsage: order?.recurring ? ("off_session" as const) : null,
     };
   };
@@ -70,7 +71,7 @@ export function mountStripe(host: PaymentHost): () => void {
     elements = stripe.elements({
       mode: "payment",
       amount,
-      currency: "usd",
+      currency: host.currency,
       ...(setupFutureUsage ? { setupFutureUsage } : {}),
       ...(framed() ? { allowedPaymentMethodTypes: NO_REDIRECT_METHODS } : {}),
       appearance: { theme: "stripe" },

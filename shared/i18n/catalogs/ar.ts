@@ -133,6 +133,7 @@ export const ar: Catalog = {
 
   "checkout.error.firstName": "أدخل اسمك الأول.",
   "checkout.error.lastName": "أدخل اسم عائلتك.",
+  "checkout.error.phone": "أدخل رقم هاتف صالحًا.",
   "checkout.error.email": "أدخل بريدًا إلكترونيًا صالحًا، مثل name@example.org.",
   "checkout.error.honoreeName": "أدخل اسم الشخص المُهدى إليه التبرع.",
   "checkout.error.tributeEmail": "أدخل بريدًا إلكترونيًا صالحًا، أو اتركه فارغًا.",
@@ -160,6 +161,10 @@ export const ar: Catalog = {
   "checkout.error.quoteNetwork": "تعذّر تحديث الإجمالي. تحقّق من اتصالك.",
   "checkout.error.declined": "رُفضت عملية الدفع.",
   "checkout.error.generic": "حدث خطأ ما.",
+  "checkout.error.tooMany": "محاولات كثيرة جدًا. انتظر بضع دقائق ثم حاول مجددًا.",
+  "checkout.error.soldOut": "نفد بعض ما اخترته. غيّر اختيارك وحاول مجددًا.",
+  "checkout.error.promoInvalid": "رمز الخصم هذا غير صالح.",
+  "checkout.error.notAccepted": "لم تُقبل بعض البيانات. راجعها وحاول مجددًا.",
   "checkout.upsell.heading": "هل تجعله شهريًا؟",
   "checkout.upsell.body":
     "التبرع الشهري بمبلغ {monthly} يحقق على مدار العام أكثر من تبرع واحد بمبلغ {once}، ويمكنك تغييره أو إيقافه في أي وقت.",
@@ -277,8 +282,7 @@ export const ar: Catalog = {
   "update.held.confirm": "أكّد {amount}",
   "update.held.other": "أو استخدم طريقة دفع أخرى",
 
-  // Not used yet: the PDFs' standard fonts have no Arabic letters, so Arabic documents are written in
-  // English until an Arabic font is embedded (server/api/manage.ts, documentLanguage).
+  // The receipt and statement PDFs (server/documents/givingDocuments.ts), right to left in Noto Sans Arabic.
   "doc.gift.ONE_TIME": "تبرع لمرة واحدة",
   "doc.gift.DAILY": "تبرع يومي",
   "doc.gift.WEEKLY": "تبرع أسبوعي",
@@ -355,4 +359,21 @@ export const ar: Catalog = {
   "portal.status.PENDING": "قيد الانتظار",
   "portal.status.FAILED": "فشل",
   "portal.status.REFUNDED": "مسترد",
+
+  "answer.thanks.receipt": "شكرًا لك يا {name}! الإيصال في طريقه إلى {email}.",
+  "answer.thanks.bankPending":
+    "شكرًا لك يا {name}! دفعتك المصرفية قيد المعالجة؛ سنرسل إيصالًا إلى {email} عند اكتمالها.",
+  "answer.thanks.verifyDeposits":
+    "شكرًا لك يا {name}! لإكمال العملية، تحقّق من حسابك المصرفي: ابحث عن رسالة بشأن إيداعين صغيرين. سنرسل إيصالًا إلى {email} عند اكتمال الدفع.",
+  "answer.confirm": "يطلب مصرفك منك تأكيد هذه الدفعة.",
+  "answer.decline.card": "رُفضت بطاقتك.",
+  "answer.decline.funds": "رصيد بطاقتك غير كافٍ.",
+  "answer.decline.expired": "انتهت صلاحية بطاقتك.",
+  "answer.decline.cvc": "رمز الأمان لبطاقتك غير صحيح.",
+  "answer.decline.number": "رقم بطاقتك غير صالح.",
+  "answer.decline.expiry": "تاريخ انتهاء بطاقتك غير صالح.",
+  "answer.decline.processing": "تعذّرت معالجة الدفعة. حاول مجددًا بعد لحظات.",
+  "answer.decline.authentication": "تعذّر على مصرفك تأكيد هذه الدفعة.",
+  "answer.decline.bank": "رُفض حسابك المصرفي.",
+  "answer.decline.other": "رُفضت دفعتك.",
 };

@@ -138,6 +138,7 @@ export const de: Catalog = {
 
   "checkout.error.firstName": "Bitte geben Sie Ihren Vornamen ein.",
   "checkout.error.lastName": "Bitte geben Sie Ihren Nachnamen ein.",
+  "checkout.error.phone": "Bitte geben Sie eine gültige Telefonnummer ein.",
   "checkout.error.email": "Bitte geben Sie eine gültige E-Mail-Adresse ein, etwa name@beispiel.org.",
   "checkout.error.honoreeName": "Bitte geben Sie den Namen der Person ein, der die Spende gewidmet ist.",
   "checkout.error.tributeEmail":
@@ -170,6 +171,13 @@ export const de: Catalog = {
     "Der Gesamtbetrag konnte nicht aktualisiert werden. Prüfen Sie Ihre Verbindung.",
   "checkout.error.declined": "Ihre Zahlung wurde abgelehnt.",
   "checkout.error.generic": "Etwas ist schiefgelaufen.",
+  "checkout.error.tooMany":
+    "Zu viele Versuche. Bitte warten Sie einige Minuten und versuchen Sie es dann erneut.",
+  "checkout.error.soldOut":
+    "Ein Teil Ihrer Auswahl ist ausverkauft. Bitte ändern Sie Ihre Auswahl und versuchen Sie es erneut.",
+  "checkout.error.promoInvalid": "Dieser Aktionscode ist ungültig.",
+  "checkout.error.notAccepted":
+    "Einige Angaben wurden nicht akzeptiert. Bitte prüfen Sie sie und versuchen Sie es erneut.",
   "checkout.upsell.heading": "Lieber monatlich?",
   "checkout.upsell.body":
     "Eine monatliche Spende von {monthly} bewirkt übers Jahr mehr als eine einmalige Spende von {once}, und Sie können sie jederzeit ändern oder beenden.",
@@ -373,4 +381,22 @@ export const de: Catalog = {
   "portal.status.PENDING": "ausstehend",
   "portal.status.FAILED": "fehlgeschlagen",
   "portal.status.REFUNDED": "erstattet",
+
+  "answer.thanks.receipt": "Vielen Dank, {name}! Eine Quittung ist unterwegs an {email}.",
+  "answer.thanks.bankPending":
+    "Vielen Dank, {name}! Ihre Bankzahlung wird bearbeitet; wir senden eine Quittung an {email}, sobald sie eingegangen ist.",
+  "answer.thanks.verifyDeposits":
+    "Vielen Dank, {name}! Bitte bestätigen Sie zum Abschluss Ihr Bankkonto: Sie erhalten eine E-Mail zu zwei kleinen Gutschriften. Wir senden eine Quittung an {email}, sobald die Zahlung eingegangen ist.",
+  "answer.confirm": "Ihre Bank bittet Sie, diese Zahlung zu bestätigen.",
+  "answer.decline.card": "Ihre Karte wurde abgelehnt.",
+  "answer.decline.funds": "Ihre Karte ist nicht ausreichend gedeckt.",
+  "answer.decline.expired": "Ihre Karte ist abgelaufen.",
+  "answer.decline.cvc": "Der Sicherheitscode Ihrer Karte ist falsch.",
+  "answer.decline.number": "Ihre Kartennummer ist ungültig.",
+  "answer.decline.expiry": "Das Ablaufdatum Ihrer Karte ist ungültig.",
+  "answer.decline.processing":
+    "Die Zahlung konnte nicht verarbeitet werden. Bitte versuchen Sie es gleich noch einmal.",
+  "answer.decline.authentication": "Ihre Bank konnte diese Zahlung nicht bestätigen.",
+  "answer.decline.bank": "Ihr Bankkonto wurde abgelehnt.",
+  "answer.decline.other": "Ihre Zahlung wurde abgelehnt.",
 };

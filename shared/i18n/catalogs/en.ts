@@ -137,6 +137,7 @@ export const en = {
 
   "checkout.error.firstName": "Enter your first name.",
   "checkout.error.lastName": "Enter your last name.",
+  "checkout.error.phone": "Enter a valid phone number.",
   "checkout.error.email": "Enter a valid email address, like name@example.org.",
   "checkout.error.honoreeName": "Enter the name of the person this gift is for.",
   "checkout.error.tributeEmail": "Enter a valid email address, or leave it empty.",
@@ -166,6 +167,10 @@ export const en = {
   "checkout.error.quoteNetwork": "The total could not be updated. Check your connection.",
   "checkout.error.declined": "Your payment was declined.",
   "checkout.error.generic": "Something went wrong.",
+  "checkout.error.tooMany": "Too many attempts. Wait a few minutes, then try again.",
+  "checkout.error.soldOut": "Some of what you chose is sold out. Change your choice and try again.",
+  "checkout.error.promoInvalid": "This promo code is not valid.",
+  "checkout.error.notAccepted": "Some details were not accepted. Check them and try again.",
   "checkout.upsell.heading": "Make it monthly?",
   "checkout.upsell.body":
     "A monthly gift of {monthly} does more over the year than one gift of {once}, and you can change or stop it at any time.",
@@ -364,6 +369,23 @@ export const en = {
   "portal.status.PENDING": "pending",
   "portal.status.FAILED": "failed",
   "portal.status.REFUNDED": "refunded",
+
+  "answer.thanks.receipt": "Thank you, {name}! A receipt is on its way to {email}.",
+  "answer.thanks.bankPending":
+    "Thank you, {name}! Your bank payment is processing; we will email a receipt to {email} when it clears.",
+  "answer.thanks.verifyDeposits":
+    "Thank you, {name}! To finish, verify your bank account: look for an email about two small deposits. We will email a receipt to {email} when the payment clears.",
+  "answer.confirm": "Your bank asks you to confirm this payment.",
+  "answer.decline.card": "Your card was declined.",
+  "answer.decline.funds": "Your card has insufficient funds.",
+  "answer.decline.expired": "Your card has expired.",
+  "answer.decline.cvc": "Your card's security code is incorrect.",
+  "answer.decline.number": "Your card number is invalid.",
+  "answer.decline.expiry": "Your card's expiration date is invalid.",
+  "answer.decline.processing": "The payment could not be processed. Try again in a moment.",
+  "answer.decline.authentication": "Your bank could not confirm this payment.",
+  "answer.decline.bank": "Your bank account was declined.",
+  "answer.decline.other": "Your payment was declined.",
 } as const;
 
 export type MessageKey = keyof typeof en;

@@ -137,6 +137,7 @@ export const es: Catalog = {
 
   "checkout.error.firstName": "Escribe tu nombre.",
   "checkout.error.lastName": "Escribe tus apellidos.",
+  "checkout.error.phone": "Escribe un número de teléfono válido.",
   "checkout.error.email": "Escribe un correo válido, como nombre@ejemplo.org.",
   "checkout.error.honoreeName": "Escribe el nombre de la persona a quien dedicas la donación.",
   "checkout.error.tributeEmail": "Escribe un correo válido o déjalo vacío.",
@@ -166,6 +167,11 @@ export const es: Catalog = {
   "checkout.error.quoteNetwork": "No se pudo actualizar el total. Revisa tu conexión.",
   "checkout.error.declined": "Tu pago fue rechazado.",
   "checkout.error.generic": "Algo salió mal.",
+  "checkout.error.tooMany": "Demasiados intentos. Espera unos minutos y vuelve a intentarlo.",
+  "checkout.error.soldOut":
+    "Parte de lo que elegiste está agotado. Cambia tu elección y vuelve a intentarlo.",
+  "checkout.error.promoInvalid": "Este código promocional no es válido.",
+  "checkout.error.notAccepted": "Algunos datos no fueron aceptados. Revísalos y vuelve a intentarlo.",
   "checkout.upsell.heading": "¿Lo hacemos mensual?",
   "checkout.upsell.body":
     "Una donación mensual de {monthly} logra más a lo largo del año que una sola de {once}, y puedes cambiarla o detenerla cuando quieras.",
@@ -367,4 +373,21 @@ export const es: Catalog = {
   "portal.status.PENDING": "pendiente",
   "portal.status.FAILED": "fallido",
   "portal.status.REFUNDED": "reembolsado",
+
+  "answer.thanks.receipt": "¡Gracias, {name}! Te enviamos un recibo a {email}.",
+  "answer.thanks.bankPending":
+    "¡Gracias, {name}! Tu pago bancario se está procesando; enviaremos un recibo a {email} cuando se acredite.",
+  "answer.thanks.verifyDeposits":
+    "¡Gracias, {name}! Para terminar, verifica tu cuenta bancaria: busca un correo sobre dos pequeños depósitos. Enviaremos un recibo a {email} cuando se acredite el pago.",
+  "answer.confirm": "Tu banco te pide que confirmes este pago.",
+  "answer.decline.card": "Tu tarjeta fue rechazada.",
+  "answer.decline.funds": "Tu tarjeta no tiene fondos suficientes.",
+  "answer.decline.expired": "Tu tarjeta está vencida.",
+  "answer.decline.cvc": "El código de seguridad de tu tarjeta es incorrecto.",
+  "answer.decline.number": "El número de tu tarjeta no es válido.",
+  "answer.decline.expiry": "La fecha de vencimiento de tu tarjeta no es válida.",
+  "answer.decline.processing": "No se pudo procesar el pago. Inténtalo de nuevo en un momento.",
+  "answer.decline.authentication": "Tu banco no pudo confirmar este pago.",
+  "answer.decline.bank": "Tu cuenta bancaria fue rechazada.",
+  "answer.decline.other": "Tu pago fue rechazado.",
 };

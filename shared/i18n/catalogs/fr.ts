@@ -137,6 +137,7 @@ export const fr: Catalog = {
 
   "checkout.error.firstName": "Indiquez votre prénom.",
   "checkout.error.lastName": "Indiquez votre nom.",
+  "checkout.error.phone": "Indiquez un numéro de téléphone valide.",
   "checkout.error.email": "Indiquez une adresse e-mail valide, comme nom@exemple.org.",
   "checkout.error.honoreeName": "Indiquez le nom de la personne à qui ce don est dédié.",
   "checkout.error.tributeEmail": "Indiquez une adresse e-mail valide, ou laissez le champ vide.",
@@ -166,6 +167,10 @@ export const fr: Catalog = {
   "checkout.error.quoteNetwork": "Le total n’a pas pu être mis à jour. Vérifiez votre connexion.",
   "checkout.error.declined": "Votre paiement a été refusé.",
   "checkout.error.generic": "Une erreur s’est produite.",
+  "checkout.error.tooMany": "Trop de tentatives. Patientez quelques minutes, puis réessayez.",
+  "checkout.error.soldOut": "Une partie de votre choix est épuisée. Modifiez votre choix et réessayez.",
+  "checkout.error.promoInvalid": "Ce code promo n'est pas valide.",
+  "checkout.error.notAccepted": "Certaines informations n'ont pas été acceptées. Vérifiez-les et réessayez.",
   "checkout.upsell.heading": "Et si c’était mensuel ?",
   "checkout.upsell.body":
     "Un don mensuel de {monthly} fait plus sur l’année qu’un don unique de {once}, et vous pouvez le modifier ou l’arrêter à tout moment.",
@@ -368,4 +373,21 @@ export const fr: Catalog = {
   "portal.status.PENDING": "en attente",
   "portal.status.FAILED": "échoué",
   "portal.status.REFUNDED": "remboursé",
+
+  "answer.thanks.receipt": "Merci, {name} ! Un reçu est en route vers {email}.",
+  "answer.thanks.bankPending":
+    "Merci, {name} ! Votre paiement bancaire est en cours ; nous enverrons un reçu à {email} une fois le paiement encaissé.",
+  "answer.thanks.verifyDeposits":
+    "Merci, {name} ! Pour terminer, vérifiez votre compte bancaire : cherchez un e-mail au sujet de deux petits dépôts. Nous enverrons un reçu à {email} une fois le paiement encaissé.",
+  "answer.confirm": "Votre banque vous demande de confirmer ce paiement.",
+  "answer.decline.card": "Votre carte a été refusée.",
+  "answer.decline.funds": "Le solde de votre carte est insuffisant.",
+  "answer.decline.expired": "Votre carte a expiré.",
+  "answer.decline.cvc": "Le code de sécurité de votre carte est incorrect.",
+  "answer.decline.number": "Le numéro de votre carte n'est pas valide.",
+  "answer.decline.expiry": "La date d'expiration de votre carte n'est pas valide.",
+  "answer.decline.processing": "Le paiement n'a pas pu être traité. Réessayez dans un instant.",
+  "answer.decline.authentication": "Votre banque n'a pas pu confirmer ce paiement.",
+  "answer.decline.bank": "Votre compte bancaire a été refusé.",
+  "answer.decline.other": "Votre paiement a été refusé.",
 };

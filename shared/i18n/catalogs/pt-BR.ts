@@ -136,6 +136,7 @@ export const ptBR: Catalog = {
 
   "checkout.error.firstName": "Informe seu nome.",
   "checkout.error.lastName": "Informe seu sobrenome.",
+  "checkout.error.phone": "Informe um número de telefone válido.",
   "checkout.error.email": "Informe um e-mail válido, como nome@exemplo.org.",
   "checkout.error.honoreeName": "Informe o nome da pessoa homenageada.",
   "checkout.error.tributeEmail": "Informe um e-mail válido ou deixe em branco.",
@@ -165,6 +166,10 @@ export const ptBR: Catalog = {
   "checkout.error.quoteNetwork": "Não foi possível atualizar o total. Verifique sua conexão.",
   "checkout.error.declined": "Seu pagamento foi recusado.",
   "checkout.error.generic": "Algo deu errado.",
+  "checkout.error.tooMany": "Muitas tentativas. Aguarde alguns minutos e tente novamente.",
+  "checkout.error.soldOut": "Parte do que você escolheu está esgotada. Altere sua escolha e tente novamente.",
+  "checkout.error.promoInvalid": "Este código promocional não é válido.",
+  "checkout.error.notAccepted": "Alguns dados não foram aceitos. Confira-os e tente novamente.",
   "checkout.upsell.heading": "Que tal doar todo mês?",
   "checkout.upsell.body":
     "Uma doação mensal de {monthly} faz mais ao longo do ano do que uma doação única de {once}, e você pode alterá-la ou interrompê-la quando quiser.",
@@ -362,4 +367,21 @@ export const ptBR: Catalog = {
   "portal.status.PENDING": "pendente",
   "portal.status.FAILED": "falhou",
   "portal.status.REFUNDED": "reembolsada",
+
+  "answer.thanks.receipt": "Obrigado, {name}! Um recibo está a caminho de {email}.",
+  "answer.thanks.bankPending":
+    "Obrigado, {name}! Seu pagamento bancário está em processamento; enviaremos um recibo para {email} quando for compensado.",
+  "answer.thanks.verifyDeposits":
+    "Obrigado, {name}! Para concluir, verifique sua conta bancária: procure um e-mail sobre dois pequenos depósitos. Enviaremos um recibo para {email} quando o pagamento for compensado.",
+  "answer.confirm": "Seu banco pede que você confirme este pagamento.",
+  "answer.decline.card": "Seu cartão foi recusado.",
+  "answer.decline.funds": "Seu cartão não tem saldo suficiente.",
+  "answer.decline.expired": "Seu cartão está vencido.",
+  "answer.decline.cvc": "O código de segurança do seu cartão está incorreto.",
+  "answer.decline.number": "O número do seu cartão é inválido.",
+  "answer.decline.expiry": "A data de validade do seu cartão é inválida.",
+  "answer.decline.processing": "Não foi possível processar o pagamento. Tente novamente em instantes.",
+  "answer.decline.authentication": "Seu banco não conseguiu confirmar este pagamento.",
+  "answer.decline.bank": "Sua conta bancária foi recusada.",
+  "answer.decline.other": "Seu pagamento foi recusado.",
 };

@@ -1,0 +1,157 @@
+// @vitest-environment happy-dom
+import { cleanup, fireEvent, screen, waitFor } from "@testing-library/preact";
+import { afterEach, describe, expect, it } from "vitest";
+import { translator } from "../../server/i18n.js";
+import type { Language } from "../../shared/languages.js";
+import { attachPaymentFields, type PaymentHost } from "../../widget/app/paymentFields.js";
+import { createCheckout } from "../../widget/app/store.js";
+import type { FormView } from "../../widget/app/view.js";
+import { fakeApi, formView, renderCheckout, useLocale } from "./support/checkout.js";
+
+/**
+ * A checkout page in another language says the server's refusals in its own words: the server writes the
+ * thanks and a decline in the checkout's `language`, but its refusals (400, 429) in English, the API's
+ * language; the page puts its own catalog's message at each field the server names, and its own words for
+ * limits and stock. Stripe's fields
+ * are set up in the form's currency and its minor units.
+ */
+
+afterEach(() => {
+  cleanup();
+  useLocale();
+});
+
+function fillAndSend(c: ReturnType<typeof renderCheckout>["c"]) {
+  c.text.firstName.value = "Ada";
+  c.text.lastName.value = "Lovelace";
+  c.text.email.value = "ada@example.org";
+  c.text.cardNumber.value = "4242 4242 4242 4242";
+  c.text.cardExp.value = "12/34";
+  c.text.cardCvc.value = "123";
+  fireEvent.submit(document.querySelector("form") as HTMLFormElement);
+}
+
+function renderIn(language: Language, answer: { status: number; body: unknown }) {
+  useLocale(language);
+  const api = fakeApi({ checkout: [answer] });
+  const rendered = renderCheckout(formView({ defaultAmount: 25 }), { api });
+  return rendered;
+}
+
+describe("a checkout page not in English", () => {
+  it("gives the server the page's language, and shows the thanks it wrote in it", async () => {
+    const { c, api } = renderIn("es", {
+      status: 201,
+      body: {
+        payment: {
+          paymentID: "pay_1",
+          status: "COMPLETED",
+          total: 25,
+          frequency: "ONE_TIME",
+          paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+          subscription: null,
+        },
+        message: "¡Gracias, Ada!",
+      },
+    });
+    fillAndSend(c);
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.language).toBe("es");
+    await waitFor(() => expect(screen.getByText("¡Gracias, Ada!")).toBeTruthy());
+  });
+
+  it("puts its own message at a field the server refused, and its own words in the alert", async () => {
+    const say = translator("es");
+    const { c } = renderIn("es", {
+      status: 400,
+      body: { error: "Validation failed", details: ["donor.email must be an email address"] },
+    });
+    fillAndSend(c);
+    await waitFor(() => expect(c.errors.value.email).toBe(say("checkout.error.email")));
+    const alert = c.formError.value ?? "";
+    expect(alert).toBe(say("checkout.error.fix", { count: 1 }));
+    expect(alert).not.toContain("donor.email");
+  });
+
+  it("says too many attempts (429) and sold out in its own words", async () => {
+    const say = translator("de");
+    const limited = renderIn("de", { status: 429, body: { error: "Too many checkout attempts" } });
+    fillAndSend(limited.c);
+    await waitFor(() => expect(limited.c.formError.value).toBe(say("checkout.error.tooMany")));
+    cleanup();
+
+    const soldOut = renderIn("de", { status: 400, body: { error: "Adult is sold out" } });
+    fillAndSend(soldOut.c);
+    await waitFor(() => expect(soldOut.c.formError.value).toBe(say("checkout.error.soldOut")));
+  });
+
+  it("names a refused promo code in its own words", async () => {
+    const say = translator("fr");
+    const { c } = renderIn("fr", {
+      status: 400,
+      body: { error: "Validation failed", details: ["Promo code NOPE is not valid"] },
+    });
+    fillAndSend(c);
+    await waitFor(() => expect(c.errors.value.promoCode).toBe(say("checkout.error.promoInvalid")));
+  });
+
+  it("says nothing was charged in its own words after a decline", async () => {
+    const say = translator("fr");
+    const { c } = renderIn("fr", {
+      status: 402,
+      body: { error: say("answer.decline.card"), code: "card_declined", paymentID: "pay_x" },
+    });
+    fillAndSend(c);
+    await waitFor(() => expect(c.status.value).toBe("declined"));
+    expect(screen.getByRole("alert").textContent).toContain(say("checkout.declined.nothingCharged"));
+    const { retry } = await import("../../widget/app/submissionModel.js");
+    retry(c);
+    expect(c.formError.value).toBe(
+      `${say("answer.decline.card")} ${say("checkout.declined.nothingCharged")}`,
+    );
+  });
+
+  it("keeps the server's English words on an English page", async () => {
+    const { c } = renderIn("en", {
+      status: 400,
+      body: { error: "Validation failed", details: ["donor.email must be an email address"] },
+    });
+    fillAndSend(c);
+    await waitFor(() => expect(c.errors.value.email).toBe("donor.email must be an email address"));
+  });
+});
+
+describe("Stripe's fields", () => {
+  /** Mounts the payment fields with a stand-in module that hands back the host it was given. */
+  async function hostFor(view: FormView): Promise<PaymentHost> {
+    const module = `data:text/javascript,${encodeURIComponent(
+      "export function mountStripe(host) { globalThis.__almonerHost = host; return () => {}; }",
+    )}`;
+    const stripeView = {
+      ...view,
+      payment: { processor: "stripe", publishableKey: "pk_test_x", livemode: false, module },
+    } as FormView;
+    const c = createCheckout({ view: stripeView }, { fetch: fakeApi().fetch, quoteDelayMs: 0 });
+    c.start();
+    const holder = globalThis as { __almonerHost?: PaymentHost };
+    holder.__almonerHost = undefined;
+    const div = () => document.createElement("div");
+    attachPaymentFields(c, { express: div(), payment: div() });
+    await waitFor(() => expect(holder.__almonerHost).toBeDefined());
+    c.useCustom.value = true;
+    c.text.customAmount.value = view.currency === "JPY" ? "1000" : "25.50";
+    return holder.__almonerHost as unknown as PaymentHost;
+  }
+
+  it("are set up in the form's currency, the amount in its minor units: whole yen, cents", async () => {
+    useLocale("en", "JPY");
+    const yen = await hostFor(formView({ currency: "JPY", minAmount: 100 }));
+    expect(yen.currency).toBe("jpy");
+    await waitFor(() => expect(yen.order()).toEqual({ amount: 1000, recurring: false }));
+
+    useLocale("en", "EUR");
+    const euro = await hostFor(formView({ currency: "EUR" }));
+    expect(euro.currency).toBe("eur");
+    await waitFor(() => expect(euro.order()).toEqual({ amount: 2550, recurring: false }));
+  });
+});
