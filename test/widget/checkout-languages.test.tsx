@@ -121,6 +121,17 @@ describe("a checkout page not in English", () => {
   });
 });
 
+describe("a right-to-left page", () => {
+  it("keeps addresses, card numbers, codes and phone numbers left to right; names follow the page", () => {
+    useLocale("ar");
+    renderCheckout(formView({ options: { ...formView().options, phone: true, tribute: true } }));
+    const input = (name: string) => document.querySelector(`input[name="${name}"]`);
+    for (const name of ["email", "phone", "cardNumber", "cardExp", "cardCvc"])
+      expect(input(name)?.getAttribute("dir"), name).toBe("ltr");
+    for (const name of ["firstName", "lastName"]) expect(input(name)?.getAttribute("dir"), name).toBeNull();
+  });
+});
+
 describe("Stripe's fields", () => {
   /** Mounts the payment fields with a stand-in module that hands back the host it was given. */
   async function hostFor(view: FormView): Promise<PaymentHost> {

@@ -203,6 +203,7 @@ export function Dedication({ c }: { c: Checkout }) {
             c={c}
             name="tributeEmail"
             type="email"
+            inputMode="email"
             label={t("checkout.tributeEmail")}
             hint={t("checkout.tributeEmail.hint")}
             maxLength={254}
@@ -313,6 +314,7 @@ export function DonorDetails({ c }: { c: Checkout }) {
           label={t("checkout.phone")}
           type="tel"
           autoComplete="tel"
+          inputMode="tel"
           maxLength={40}
         />
       )}

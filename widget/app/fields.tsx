@@ -74,6 +74,8 @@ export function TextInput(props: TextProps) {
         required={props.required}
         autoComplete={props.autoComplete}
         inputMode={props.inputMode}
+        // Addresses, numbers and codes read left to right on a right-to-left page too.
+        dir={props.inputMode && props.inputMode !== "text" ? "ltr" : undefined}
         placeholder={props.placeholder}
         maxLength={props.maxLength}
         onInput={(e) => {
