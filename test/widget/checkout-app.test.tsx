@@ -635,6 +635,32 @@ describe("questions and choices", () => {
     expect(screen.queryByRole("region", { name: "Make it monthly?" })).toBeNull();
   });
 
+  it("suggests a monthly amount the form takes: raised to its minimum, and no offer when that is not less", async () => {
+    const options = { ...formView().options, monthlyUpsell: { ratio: 0.1, minimum: 50 } };
+    const view = formView({
+      options,
+      defaultAmount: 100,
+      minAmount: 20,
+      frequencies: ["ONE_TIME", "MONTHLY"],
+    });
+    renderCheckout(view);
+    fillDonor();
+    fillCard();
+    submit();
+    // 10% of $100 is $10, below the form's $20 minimum: the suggestion is $20.
+    expect(await screen.findByRole("button", { name: "Yes, give $20 monthly" })).toBeTruthy();
+    cleanup();
+
+    const high = renderCheckout(
+      formView({ options, defaultAmount: 100, minAmount: 100, frequencies: ["ONE_TIME", "MONTHLY"] }),
+    );
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(high.api.checkouts()).toHaveLength(1));
+    expect(screen.queryByRole("region", { name: "Make it monthly?" })).toBeNull();
+  });
+
   it("sends the donor's email opt-in", async () => {
     const { api } = renderCheckout(formView());
     fillDonor();

@@ -111,8 +111,11 @@ function offerMonthly(c: Checkout): boolean {
     once < offer.minimum
   )
     return false;
+  // The suggestion is a whole amount the form itself takes; none when that is not less than the gift.
+  const monthly = Math.min(view.maxAmount, Math.max(view.minAmount, 1, Math.round(once * offer.ratio)));
+  if (monthly >= once) return false;
   c.sending.upsellOffered = true;
-  c.upsell.value = { once, monthly: Math.max(1, Math.round(once * offer.ratio)) };
+  c.upsell.value = { once, monthly };
   return true;
 }
 
