@@ -67,7 +67,7 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
                                             Stripe is removed; its payments stay refundable only while
                                             connected)
   payment refund --payment PAY_ID [--amount 15] [--reason TEXT]
-                                            refund a payment in full, or part of it (dollars)
+                                            refund a payment in full, or part of it (in its currency)
 
 Permissions: ${PERMISSIONS.join(", ")}`;
 
@@ -422,7 +422,7 @@ async function paymentRefund(values: Values, store: Store, config: Config): Prom
     const parsed = refundRequestSchema.shape.amount.safeParse(Number(values.amount));
     if (values.amount.trim() === "" || !parsed.success || parsed.data === undefined)
       throw new UsageError(
-        `--amount must be dollars greater than 0 with at most 2 decimals, got "${values.amount}"`,
+        `--amount must be an amount of the payment's currency (${payment.currency}) greater than 0, with at most 2 decimals, got "${values.amount}"`,
       );
     amountCents = parsed.data;
   }
