@@ -60,7 +60,7 @@ export async function receiptOutboxRow(
     },
     nextBillingDate: sub && sub.status === "ACTIVE" ? sub.next_billing_at : null,
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
-    portalUrl: portalUrl(at.publicUrl, row.organization_id, d.language),
+    portalUrl: portalUrl(at.publicUrl, row.organization_id, { language: d.language }),
     currency: row.currency,
     ...(d.tribute && { tribute: { kind: d.tribute.kind, honoreeName: d.tribute.honoreeName } }),
     ...(d.language && { language: d.language }),

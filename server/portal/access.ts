@@ -54,7 +54,7 @@ export async function requestSignInLink(
   const key = emailKey(email);
   if (!(await knownDonor(store, org.id, key))) return false;
   const token = newToken();
-  const url = `${portalUrl(publicUrl, org.id)}?token=${token}${language ? `&lang=${language}` : ""}`;
+  const url = portalUrl(publicUrl, org.id, { token, language });
   const mail = renderPortalLink({ organizationName: org.name, url, minutes: LINK_MINUTES, language });
   const now = isoAt(nowMs);
   await store.db.transaction().execute(async (trx) => {
