@@ -1,4 +1,6 @@
 /** The donor portal's calls to `/api/manage/{organizationId}/…` (same origin: the session cookie goes along). */
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
+import { portalLanguage, t } from "./i18n.js";
 
 export interface Payment {
   paymentID: string;
@@ -30,6 +32,15 @@ export interface Gifts {
   subscriptions: Subscription[];
 }
 
+/** The catalog's words for a refusal, by its status. */
+const ERRORS = {
+  400: "portal.error.400",
+  401: "portal.error.401",
+  404: "portal.error.404",
+  409: "portal.error.409",
+  429: "portal.error.429",
+} satisfies Record<number, MessageKey>;
+
 export class PortalError extends Error {
   constructor(
     readonly status: number,
@@ -53,7 +64,12 @@ export function portalApi(organizationId: string) {
     if (!res.ok) {
       const error = (parsed as { error?: string; details?: string[] } | undefined) ?? {};
       const message = [error.error, ...(error.details ?? [])].filter(Boolean).join(": ");
-      throw new PortalError(res.status, message || `The request failed (${res.status})`);
+      // The server's words are English (the API's language); a page in another language says its own.
+      const words =
+        portalLanguage() === "en"
+          ? message || `The request failed (${res.status})`
+          : t((ERRORS as Record<number, MessageKey>)[res.status] ?? "portal.error.other");
+      throw new PortalError(res.status, words);
     }
     return parsed as T;
   }

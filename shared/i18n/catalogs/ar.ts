@@ -359,6 +359,13 @@ export const ar: Catalog = {
   "portal.status.PENDING": "قيد الانتظار",
   "portal.status.FAILED": "فشل",
   "portal.status.REFUNDED": "مسترد",
+  "portal.error.401": "استُخدم هذا الرابط أو انتهت صلاحيته، أو سجّلت الخروج: اطلب رابطًا جديدًا.",
+  "portal.error.400": "لم يُقبل هذا التغيير. راجعه وحاول مجددًا.",
+  "portal.error.404": "لم يُعثر على هذا التبرع.",
+  "portal.error.409":
+    "لا يمكن تغيير هذا التبرع المتكرر الآن: هناك دفعة قيد المعالجة. حاول مجددًا بعد بضع دقائق.",
+  "portal.error.429": "محاولات كثيرة جدًا. انتظر بضع دقائق ثم حاول مجددًا.",
+  "portal.error.other": "حدث خطأ ما. حاول مجددًا بعد لحظات.",
 
   "answer.thanks.receipt": "شكرًا لك يا {name}! الإيصال في طريقه إلى {email}.",
   "answer.thanks.bankPending":

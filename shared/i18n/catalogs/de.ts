@@ -381,6 +381,15 @@ export const de: Catalog = {
   "portal.status.PENDING": "ausstehend",
   "portal.status.FAILED": "fehlgeschlagen",
   "portal.status.REFUNDED": "erstattet",
+  "portal.error.401":
+    "Dieser Link wurde bereits verwendet oder ist abgelaufen, oder Sie sind abgemeldet: Fordern Sie einen neuen Link an.",
+  "portal.error.400":
+    "Diese Änderung wurde nicht angenommen. Bitte prüfen Sie sie und versuchen Sie es erneut.",
+  "portal.error.404": "Diese Spende wurde nicht gefunden.",
+  "portal.error.409":
+    "Diese wiederkehrende Spende kann gerade nicht geändert werden: Eine Zahlung wird bearbeitet. Bitte versuchen Sie es in einigen Minuten erneut.",
+  "portal.error.429": "Zu viele Versuche. Bitte warten Sie einige Minuten und versuchen Sie es dann erneut.",
+  "portal.error.other": "Etwas ist schiefgelaufen. Bitte versuchen Sie es gleich noch einmal.",
 
   "answer.thanks.receipt": "Vielen Dank, {name}! Eine Quittung ist unterwegs an {email}.",
   "answer.thanks.bankPending":

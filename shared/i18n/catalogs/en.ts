@@ -369,6 +369,13 @@ export const en = {
   "portal.status.PENDING": "pending",
   "portal.status.FAILED": "failed",
   "portal.status.REFUNDED": "refunded",
+  "portal.error.401": "This link has been used or has expired, or you are signed out: ask for a new link.",
+  "portal.error.400": "This change was not accepted. Check it and try again.",
+  "portal.error.404": "This gift was not found.",
+  "portal.error.409":
+    "This recurring gift cannot be changed right now: a payment of it is being processed. Try again in a few minutes.",
+  "portal.error.429": "Too many attempts. Wait a few minutes, then try again.",
+  "portal.error.other": "Something went wrong. Try again in a moment.",
 
   "answer.thanks.receipt": "Thank you, {name}! A receipt is on its way to {email}.",
   "answer.thanks.bankPending":

@@ -373,6 +373,13 @@ export const es: Catalog = {
   "portal.status.PENDING": "pendiente",
   "portal.status.FAILED": "fallido",
   "portal.status.REFUNDED": "reembolsado",
+  "portal.error.401": "Este enlace ya se usó o venció, o cerraste sesión: pide un enlace nuevo.",
+  "portal.error.400": "Este cambio no fue aceptado. Revísalo y vuelve a intentarlo.",
+  "portal.error.404": "No se encontró esta donación.",
+  "portal.error.409":
+    "Esta donación recurrente no se puede cambiar ahora: se está procesando un pago. Vuelve a intentarlo en unos minutos.",
+  "portal.error.429": "Demasiados intentos. Espera unos minutos y vuelve a intentarlo.",
+  "portal.error.other": "Algo salió mal. Vuelve a intentarlo en un momento.",
 
   "answer.thanks.receipt": "¡Gracias, {name}! Te enviamos un recibo a {email}.",
   "answer.thanks.bankPending":

@@ -373,6 +373,13 @@ export const fr: Catalog = {
   "portal.status.PENDING": "en attente",
   "portal.status.FAILED": "échoué",
   "portal.status.REFUNDED": "remboursé",
+  "portal.error.401": "Ce lien a déjà servi ou a expiré, ou vous êtes déconnecté : demandez un nouveau lien.",
+  "portal.error.400": "Cette modification n'a pas été acceptée. Vérifiez-la et réessayez.",
+  "portal.error.404": "Ce don est introuvable.",
+  "portal.error.409":
+    "Ce don récurrent ne peut pas être modifié pour l'instant : un paiement est en cours. Réessayez dans quelques minutes.",
+  "portal.error.429": "Trop de tentatives. Patientez quelques minutes, puis réessayez.",
+  "portal.error.other": "Une erreur s'est produite. Réessayez dans un instant.",
 
   "answer.thanks.receipt": "Merci, {name} ! Un reçu est en route vers {email}.",
   "answer.thanks.bankPending":

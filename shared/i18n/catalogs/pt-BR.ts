@@ -367,6 +367,13 @@ export const ptBR: Catalog = {
   "portal.status.PENDING": "pendente",
   "portal.status.FAILED": "falhou",
   "portal.status.REFUNDED": "reembolsada",
+  "portal.error.401": "Este link já foi usado ou expirou, ou você saiu: peça um novo link.",
+  "portal.error.400": "Esta alteração não foi aceita. Confira e tente novamente.",
+  "portal.error.404": "Esta doação não foi encontrada.",
+  "portal.error.409":
+    "Esta doação recorrente não pode ser alterada agora: um pagamento está em processamento. Tente novamente em alguns minutos.",
+  "portal.error.429": "Muitas tentativas. Aguarde alguns minutos e tente novamente.",
+  "portal.error.other": "Algo deu errado. Tente novamente em instantes.",
 
   "answer.thanks.receipt": "Obrigado, {name}! Um recibo está a caminho de {email}.",
   "answer.thanks.bankPending":
