@@ -154,9 +154,9 @@ function readJsonArg(raw: string, flag: string): unknown {
 
 type Output = { json: Record<string, unknown> | Record<string, unknown>[]; text: string };
 
-/** `--as-of` in milliseconds; without it, now on the wall clock (no AppDeps exist yet to take a clock from). */
-function parseAsOf(raw: string | undefined): number {
-  if (raw === undefined) return Date.now();
+/** `--as-of` in milliseconds; without it, the command line's clock now. */
+function parseAsOf(raw: string | undefined, now: () => number): number {
+  if (raw === undefined) return now();
   try {
     return parseInstant(raw.trim());
   } catch {
@@ -166,15 +166,22 @@ function parseAsOf(raw: string | undefined): number {
   }
 }
 
-async function run(command: string[], values: Values, store: Store, config: Config): Promise<Output> {
+async function run(
+  command: string[],
+  values: Values,
+  store: Store,
+  config: Config,
+  now: () => number,
+): Promise<Output> {
   const [group, action] = command;
   const key = `${group ?? ""} ${action ?? ""}`.trim();
   switch (key) {
     case "org create": {
-      const org = await createOrganization(store.db, {
-        name: required(values, "name"),
-        sandbox: values.sandbox,
-      });
+      const org = await createOrganization(
+        store.db,
+        { name: required(values, "name"), sandbox: values.sandbox },
+        now(),
+      );
       return {
         json: { organizationId: org.id, name: org.name },
         text: `Created organization ${org.name}: ${org.id}`,
@@ -215,14 +222,19 @@ async function run(command: string[], values: Values, store: Store, config: Conf
         if (!parsed.success) throw new UsageError(issuesToDetails(parsed.error.issues, body).join("; "));
         settings = parsed.data;
       }
-      const updated = await updateOrganization(store.db, org.id, {
-        name: settings.organizationName,
-        baseUrls: settings.organizationBaseURLs,
-        globalCustomInputs: settings.globalCustomInputs
-          ? assignGlobalInputIds(settings.globalCustomInputs, org.globalCustomInputs, uuid)
-          : undefined,
-        feeRate,
-      });
+      const updated = await updateOrganization(
+        store.db,
+        org.id,
+        {
+          name: settings.organizationName,
+          baseUrls: settings.organizationBaseURLs,
+          globalCustomInputs: settings.globalCustomInputs
+            ? assignGlobalInputIds(settings.globalCustomInputs, org.globalCustomInputs, uuid)
+            : undefined,
+          feeRate,
+        },
+        now(),
+      );
       const json = {
         organizationId: org.id,
         organizationName: updated?.name,
@@ -235,11 +247,15 @@ async function run(command: string[], values: Values, store: Store, config: Conf
     }
     case "key create": {
       const org = await requireOrg(store, required(values, "org"));
-      const { key: secret, record } = await createApiKey(store.db, {
-        organizationId: org.id,
-        sandbox: org.sandbox,
-        permissions: parsePermissions(values.permissions),
-      });
+      const { key: secret, record } = await createApiKey(
+        store.db,
+        {
+          organizationId: org.id,
+          sandbox: org.sandbox,
+          permissions: parsePermissions(values.permissions),
+        },
+        now(),
+      );
       return {
         json: { key: secret, keyId: record.keyId, permissions: record.permissions },
         text: `API key (shown once, store it now): ${secret}\nkeyId: ${record.keyId}\npermissions: ${record.permissions.join(", ")}`,
@@ -266,11 +282,11 @@ async function run(command: string[], values: Values, store: Store, config: Conf
     case "key revoke": {
       const keyId = values.key ?? command[2];
       if (!keyId) throw new UsageError("--key is required");
-      if (!(await revokeApiKey(store.db, keyId))) throw new UsageError(`No live key with id ${keyId}`);
+      if (!(await revokeApiKey(store.db, keyId, now()))) throw new UsageError(`No live key with id ${keyId}`);
       return { json: { keyId, revoked: true }, text: `Revoked ${keyId}` };
     }
     case "billing run": {
-      const out = await runBillingAt(store, config, parseAsOf(values["as-of"]));
+      const out = await runBillingAt(store, config, parseAsOf(values["as-of"], now));
       const { billing: b, settlement: s } = out;
       if (out.errors.length)
         throw new Error(
@@ -285,9 +301,9 @@ async function run(command: string[], values: Values, store: Store, config: Conf
       };
     }
     case "org stripe":
-      return orgStripe(values, store, config);
+      return orgStripe(values, store, config, now);
     case "payment refund":
-      return paymentRefund(values, store, config);
+      return paymentRefund(values, store, config, now);
     case "migrate":
       return {
         json: { schemaVersion: LATEST_VERSION },
@@ -299,9 +315,9 @@ async function run(command: string[], values: Values, store: Store, config: Conf
 }
 
 /** `org stripe`: connect, add a wallet domain, or disconnect (see the usage text). */
-async function orgStripe(values: Values, store: Store, config: Config): Promise<Output> {
+async function orgStripe(values: Values, store: Store, config: Config, now: () => number): Promise<Output> {
   const org = await requireOrg(store, required(values, "org"));
-  const deps = await composeDeps(store, config);
+  const deps = await composeDeps(store, config, now);
   try {
     const nowIso = isoAt(deps.now());
     const previousSecrets =
@@ -411,7 +427,12 @@ async function orgStripe(values: Values, store: Store, config: Config): Promise<
 }
 
 /** `payment refund`: the same refund as POST /v1/payments/{id}/refund. */
-async function paymentRefund(values: Values, store: Store, config: Config): Promise<Output> {
+async function paymentRefund(
+  values: Values,
+  store: Store,
+  config: Config,
+  now: () => number,
+): Promise<Output> {
   const id = values.payment?.trim();
   if (!id) throw new UsageError("--payment is required (a payment id, pay_…)");
   const payment = PAYMENT_ID.test(id) ? await findPayment(store.db, id) : undefined;
@@ -426,7 +447,7 @@ async function paymentRefund(values: Values, store: Store, config: Config): Prom
       );
     amountCents = parsed.data;
   }
-  const deps = await composeDeps(store, config);
+  const deps = await composeDeps(store, config, now);
   try {
     const done = await refundPayment(deps, org, id, {
       ...(amountCents !== undefined && { amountCents }),
@@ -469,7 +490,9 @@ async function main(): Promise<number> {
   try {
     const config = loadConfig();
     store = await openStore(config.databaseUrl);
-    const out = await run(positionals, values, store, config);
+    // The command line's clock, from which every command dates what it writes: the wall clock (a process
+    // entry, like composeDeps's default).
+    const out = await run(positionals, values, store, config, Date.now);
     console.log(values.json ? JSON.stringify(out.json) : out.text);
     return 0;
   } catch (err) {

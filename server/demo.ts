@@ -82,21 +82,22 @@ export interface DemoResult {
 
 /**
  * Creates the demo organization when the database has no organization at all; otherwise does nothing.
- * `now` is the app's clock (AppDeps.now); the forms are dated by it, a millisecond apart, in list order.
+ * `now` is the app's clock (AppDeps.now): the organization and its key are dated by it, and the forms a
+ * millisecond apart from then, in list order.
  */
 export async function seedDemoIfEmpty(
   db: Db,
   config: Config,
-  now: () => number = Date.now,
+  now: () => number,
 ): Promise<DemoResult | undefined> {
   if ((await countOrganizations(db)) > 0) return undefined;
   const schema = formSchema({ allowHttpImages: !config.production });
   return db.transaction().execute(async (trx) => {
     if ((await countOrganizations(trx)) > 0) return undefined;
-    const org = await createOrganization(trx, { name: "Demo Organization", sandbox: true });
-    const { key } = await createApiKey(trx, { organizationId: org.id, sandbox: true });
-    const forms: DemoResult["forms"] = [];
     const startMs = now();
+    const org = await createOrganization(trx, { name: "Demo Organization", sandbox: true }, startMs);
+    const { key } = await createApiKey(trx, { organizationId: org.id, sandbox: true }, startMs);
+    const forms: DemoResult["forms"] = [];
     for (const [i, input] of DEMO_FORMS.entries()) {
       const form = await insertForm(trx, org.id, schema.parse(input), isoAt(startMs + i));
       const path = form.config.formType === "EVENT" ? "attend" : "donate";

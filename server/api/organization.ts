@@ -125,17 +125,22 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { body }) => {
         const org = await load(c.get("auth").organizationId);
-        const updated = await updateOrganization(deps.store.db, org.id, {
-          name: body.organizationName,
-          baseUrls: body.organizationBaseURLs,
-          globalCustomInputs: body.globalCustomInputs
-            ? assignGlobalInputIds(body.globalCustomInputs, org.globalCustomInputs, uuid)
-            : undefined,
-          country: body.country,
-          legal: { name: body.legalName, address: body.legalAddress, taxId: body.taxId },
-          currency: body.currency,
-          language: body.language,
-        });
+        const updated = await updateOrganization(
+          deps.store.db,
+          org.id,
+          {
+            name: body.organizationName,
+            baseUrls: body.organizationBaseURLs,
+            globalCustomInputs: body.globalCustomInputs
+              ? assignGlobalInputIds(body.globalCustomInputs, org.globalCustomInputs, uuid)
+              : undefined,
+            country: body.country,
+            legal: { name: body.legalName, address: body.legalAddress, taxId: body.taxId },
+            currency: body.currency,
+            language: body.language,
+          },
+          deps.now(),
+        );
         const now = updated ?? org;
         return c.json(presentOrganization(now, deps.processors.nameFor(now)));
       },

@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import { PERMISSIONS, type Permission } from "../../shared/enums.js";
+import { isoAt } from "../../shared/time.js";
 import { prefixedId, randomBase62, sha256Hex } from "../ids.js";
 import type { Db, Store } from "./database.js";
 
@@ -19,6 +20,7 @@ const KEY_SHAPE = /^cs_(live|test)_[0-9A-Za-z]{32}$/;
 export async function createApiKey(
   db: Db,
   input: { organizationId: string; sandbox: boolean; permissions?: Permission[] },
+  nowMs: number,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const key = `cs_${input.sandbox ? "test" : "live"}_${randomBase62(32)}`;
   const record: ApiKeyRecord = {
@@ -26,7 +28,7 @@ export async function createApiKey(
     organizationId: input.organizationId,
     prefix: key.slice(0, 12),
     permissions: input.permissions ?? [...PERMISSIONS],
-    createdAt: new Date().toISOString(),
+    createdAt: isoAt(nowMs),
     revokedAt: null,
   };
   await db
@@ -100,10 +102,10 @@ export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKe
 }
 
 /** Revokes a key; true when it existed and was live. */
-export async function revokeApiKey(db: Db, keyId: string): Promise<boolean> {
+export async function revokeApiKey(db: Db, keyId: string, nowMs: number): Promise<boolean> {
   const result = await db
     .updateTable("api_keys")
-    .set({ revoked_at: new Date().toISOString() })
+    .set({ revoked_at: isoAt(nowMs) })
     .where("id", "=", keyId)
     .where("revoked_at", "is", null)
     .executeTakeFirst();

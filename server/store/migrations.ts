@@ -83,6 +83,7 @@ export async function migrate(db: Kysely<Database>): Promise<{ applied: number[]
     for (const migration of MIGRATIONS) {
       if (done.has(migration.version)) continue;
       await migration.up(trx);
+      // applied_at is the wall clock, not an injected one: it records when the migration really ran.
       await trx
         .insertInto("almoner_migrations")
         .values({ version: migration.version, name: migration.name, applied_at: new Date().toISOString() })

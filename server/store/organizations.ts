@@ -3,6 +3,7 @@ import { DEFAULT_LANGUAGE, isLanguage, type Language } from "../../shared/langua
 import { DEFAULT_COUNTRY } from "../../shared/phone.js";
 import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing/fees.js";
 import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
+import { isoAt } from "../../shared/time.js";
 import { prefixedId } from "../ids.js";
 import type { Db, Store } from "./database.js";
 import type { OrganizationsTable } from "./schema.js";
@@ -97,8 +98,9 @@ function fromRow(row: OrganizationsTable): Organization {
 export async function createOrganization(
   db: Db,
   input: { name: string; sandbox?: boolean },
+  nowMs: number,
 ): Promise<Organization> {
-  const now = new Date().toISOString();
+  const now = isoAt(nowMs);
   const row: OrganizationsTable = {
     id: prefixedId("org"),
     name: input.name,
@@ -157,8 +159,9 @@ export async function updateOrganization(
     currency?: string;
     language?: Language;
   },
+  nowMs: number,
 ): Promise<Organization | undefined> {
-  const set: Partial<OrganizationsTable> = { updated_at: new Date().toISOString() };
+  const set: Partial<OrganizationsTable> = { updated_at: isoAt(nowMs) };
   if (changes.name !== undefined) set.name = changes.name;
   if (changes.baseUrls !== undefined) set.base_urls = JSON.stringify(changes.baseUrls);
   if (changes.globalCustomInputs !== undefined)

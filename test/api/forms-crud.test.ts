@@ -606,11 +606,15 @@ describe(`forms CRUD (${dialect})`, () => {
     beforeAll(async () => {
       // A second key of the SAME organization, so a 403 can only come from the missing permission.
       readOnlyKey = (
-        await createApiKey(t.store.db, {
-          organizationId: t.org.id,
-          sandbox: false,
-          permissions: ["forms:read"],
-        })
+        await createApiKey(
+          t.store.db,
+          {
+            organizationId: t.org.id,
+            sandbox: false,
+            permissions: ["forms:read"],
+          },
+          Date.now(),
+        )
       ).key;
       id = await createForm(validForms.standard());
     });
@@ -653,11 +657,15 @@ describe(`forms CRUD (${dialect})`, () => {
 
     it("answers 403 Missing permission: forms:read to reads with a key lacking it", async () => {
       const writeOnly = (
-        await createApiKey(t.store.db, {
-          organizationId: t.org.id,
-          sandbox: false,
-          permissions: ["forms:write"],
-        })
+        await createApiKey(
+          t.store.db,
+          {
+            organizationId: t.org.id,
+            sandbox: false,
+            permissions: ["forms:write"],
+          },
+          Date.now(),
+        )
       ).key;
       const list = await t.request<ErrorBody>("GET", "/v1/forms", { key: writeOnly });
       expect(list.status).toBe(403);

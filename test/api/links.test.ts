@@ -1526,11 +1526,15 @@ describe(`checkout links (${dialect})`, () => {
       formID = await createForm(validForms.standard());
       link = await createLink(formID, { name: "Guarded", prefill: { email: "g@x.co" } });
       readOnlyKey = (
-        await createApiKey(t.store.db, {
-          organizationId: t.org.id,
-          sandbox: false,
-          permissions: ["forms:read"],
-        })
+        await createApiKey(
+          t.store.db,
+          {
+            organizationId: t.org.id,
+            sandbox: false,
+            permissions: ["forms:read"],
+          },
+          Date.now(),
+        )
       ).key;
     });
 
@@ -1568,11 +1572,15 @@ describe(`checkout links (${dialect})`, () => {
 
     it("a key lacking forms:read gets 403 on list and get", async () => {
       const key = (
-        await createApiKey(t.store.db, {
-          organizationId: t.org.id,
-          sandbox: false,
-          permissions: ["contacts:read"],
-        })
+        await createApiKey(
+          t.store.db,
+          {
+            organizationId: t.org.id,
+            sandbox: false,
+            permissions: ["contacts:read"],
+          },
+          Date.now(),
+        )
       ).key;
       const list = await t.request<ErrorBody>("GET", `/v1/forms/${formID}/links`, { key });
       expect(list.status).toBe(403);

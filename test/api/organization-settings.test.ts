@@ -519,11 +519,15 @@ describe(`organization settings (${dialect})`, () => {
     it("PUT needs organization:write: 403 with organization:read only, and nothing changes", async () => {
       const org = await freshOrg("Guarded");
       const readOnly = (
-        await createApiKey(t.store.db, {
-          organizationId: org.id,
-          sandbox: false,
-          permissions: ["organization:read"],
-        })
+        await createApiKey(
+          t.store.db,
+          {
+            organizationId: org.id,
+            sandbox: false,
+            permissions: ["organization:read"],
+          },
+          Date.now(),
+        )
       ).key;
       const res = await t.request<ErrorBody>("PUT", "/v1/organization", {
         key: readOnly,
@@ -550,11 +554,15 @@ describe(`organization settings (${dialect})`, () => {
     it("a key with organization:write only can PUT", async () => {
       const org = await freshOrg();
       const writeOnly = (
-        await createApiKey(t.store.db, {
-          organizationId: org.id,
-          sandbox: false,
-          permissions: ["organization:write"],
-        })
+        await createApiKey(
+          t.store.db,
+          {
+            organizationId: org.id,
+            sandbox: false,
+            permissions: ["organization:write"],
+          },
+          Date.now(),
+        )
       ).key;
       const res = await t.request<OrgBody>("PUT", "/v1/organization", {
         key: writeOnly,
@@ -568,11 +576,15 @@ describe(`organization settings (${dialect})`, () => {
     it("GET needs organization:read", async () => {
       const org = await freshOrg();
       const formsOnly = (
-        await createApiKey(t.store.db, {
-          organizationId: org.id,
-          sandbox: false,
-          permissions: ["forms:read"],
-        })
+        await createApiKey(
+          t.store.db,
+          {
+            organizationId: org.id,
+            sandbox: false,
+            permissions: ["forms:read"],
+          },
+          Date.now(),
+        )
       ).key;
       const res = await t.request<ErrorBody>("GET", "/v1/organization", { key: formsOnly });
       expect(res.status).toBe(403);

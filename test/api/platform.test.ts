@@ -122,10 +122,10 @@ describe(`platform (${dialect})`, () => {
 
     it("answers 401 once a key is revoked, while the organization's other key keeps working", async () => {
       const org = await t.newOrg();
-      const second = await createApiKey(t.store.db, { organizationId: org.id, sandbox: false });
+      const second = await createApiKey(t.store.db, { organizationId: org.id, sandbox: false }, Date.now());
       expect((await t.request("GET", "/v1/forms", { key: org.key })).status).toBe(200);
 
-      expect(await revokeApiKey(t.store.db, org.keyId)).toBe(true);
+      expect(await revokeApiKey(t.store.db, org.keyId, Date.now())).toBe(true);
 
       const revoked = await t.request("GET", "/v1/forms", { key: org.key });
       expect(revoked.status).toBe(401);
@@ -969,7 +969,7 @@ describe(`rate limit (${dialect})`, () => {
     for (let i = 0; i < 5; i++) await t.request("GET", "/v1/forms", { key: org.key });
     expect((await t.request("GET", "/v1/forms", { key: org.key })).status).toBe(429);
 
-    const sibling = await createApiKey(t.store.db, { organizationId: org.id, sandbox: false });
+    const sibling = await createApiKey(t.store.db, { organizationId: org.id, sandbox: false }, Date.now());
     const bySibling = await t.request("GET", "/v1/forms", { key: sibling.key });
     expect(bySibling.status).toBe(200);
     expect(rateHeaders(bySibling).remaining).toBe("4");

@@ -41,8 +41,8 @@ describe("production without a processor", () => {
 
   it("keeps a sandbox organization on the sandbox", async () => {
     t = await setupTestApp({ env: { NODE_ENV: "production", PUBLIC_URL: "https://forms.test" } });
-    const org = await createOrganization(t.store.db, { name: "Test drive", sandbox: true });
-    const { key } = await createApiKey(t.store.db, { organizationId: org.id, sandbox: true });
+    const org = await createOrganization(t.store.db, { name: "Test drive", sandbox: true }, Date.now());
+    const { key } = await createApiKey(t.store.db, { organizationId: org.id, sandbox: true }, Date.now());
     const form = await t.request<{ formID: string }>("POST", "/v1/forms", {
       key,
       body: validForms.standard(),

@@ -71,13 +71,13 @@ describe(`read cache (${dialect})`, () => {
     const elsewhere = await t.newOrg();
     const ok = await t.request("GET", "/v1/forms", { key: elsewhere.key });
     expect(ok.status).toBe(200);
-    expect(await revokeApiKey(other.db, elsewhere.keyId)).toBe(true);
+    expect(await revokeApiKey(other.db, elsewhere.keyId, Date.now())).toBe(true);
     await pause();
     expect((await t.request("GET", "/v1/forms", { key: elsewhere.key })).status).toBe(401);
 
     const here = await t.newOrg();
     expect((await t.request("GET", "/v1/forms", { key: here.key })).status).toBe(200);
-    expect(await revokeApiKey(t.store.db, here.keyId)).toBe(true);
+    expect(await revokeApiKey(t.store.db, here.keyId, Date.now())).toBe(true);
     expect((await t.request("GET", "/v1/forms", { key: here.key })).status).toBe(401);
   });
 });

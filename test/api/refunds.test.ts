@@ -115,11 +115,15 @@ describe("refunding a payment", () => {
 
   it("needs donations:write, and never reaches another organization's payment", async () => {
     const id = await gift(50);
-    const reader = await createApiKey(t.store.db, {
-      organizationId: t.org.id,
-      sandbox: false,
-      permissions: ["donations:read"],
-    });
+    const reader = await createApiKey(
+      t.store.db,
+      {
+        organizationId: t.org.id,
+        sandbox: false,
+        permissions: ["donations:read"],
+      },
+      Date.now(),
+    );
     const mine = await t.request("POST", `/v1/payments/${id}/refund`, { key: reader.key });
     expect(mine.status).toBe(403);
     expect(mine.body).toEqual({ error: "Missing permission: donations:write" });

@@ -153,8 +153,12 @@ async function seed(databaseUrl: string): Promise<Seeded> {
   const started = performance.now();
   const store = await openStore(databaseUrl);
   try {
-    const org = await createOrganization(store.db, { name: "Bench payments" });
-    const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: org.sandbox });
+    const org = await createOrganization(store.db, { name: "Bench payments" }, Date.now());
+    const { key } = await createApiKey(
+      store.db,
+      { organizationId: org.id, sandbox: org.sandbox },
+      Date.now(),
+    );
     const base = Date.now() - (PAYMENT_COUNT + 600) * 1000;
     const form = await insertForm(
       store.db,

@@ -22,8 +22,12 @@ export async function seedDatabase(
   const started = performance.now();
   const store = await openStore(databaseUrl, opts);
   try {
-    const org = await createOrganization(store.db, { name: "Bench", sandbox: true });
-    const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: org.sandbox });
+    const org = await createOrganization(store.db, { name: "Bench", sandbox: true }, Date.now());
+    const { key } = await createApiKey(
+      store.db,
+      { organizationId: org.id, sandbox: org.sandbox },
+      Date.now(),
+    );
     const schema = formSchema({ allowHttpImages: true });
     // Distinct creation times one second apart, oldest first, ending a little before now.
     const base = Date.now() - (formCount + 60) * 1000;

@@ -99,8 +99,8 @@ async function main(): Promise<void> {
   let stripeKey: string;
   try {
     const box = secretBox(key);
-    const sandbox = await createOrganization(store.db, { name: "Bench sandbox", sandbox: true });
-    const stripeOrg = await createOrganization(store.db, { name: "Bench Stripe" });
+    const sandbox = await createOrganization(store.db, { name: "Bench sandbox", sandbox: true }, Date.now());
+    const stripeOrg = await createOrganization(store.db, { name: "Bench Stripe" }, Date.now());
     const connected = await connectStripe({
       organizationId: stripeOrg.id,
       secretKey: emulator.account.secretKey,
@@ -124,7 +124,9 @@ async function main(): Promise<void> {
     );
     const keys: string[] = [];
     for (const org of [sandbox, stripeOrg])
-      keys.push((await createApiKey(store.db, { organizationId: org.id, sandbox: org.sandbox })).key);
+      keys.push(
+        (await createApiKey(store.db, { organizationId: org.id, sandbox: org.sandbox }, Date.now())).key,
+      );
     [sandboxKey, stripeKey] = keys;
   } finally {
     await store.close();

@@ -87,8 +87,8 @@ async function bench(
   dataDir: string,
 ): Promise<Figures> {
   const store = await openStore(databaseUrl);
-  const org = await createOrganization(store.db, { name: "Webhook bench" });
-  const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: false });
+  const org = await createOrganization(store.db, { name: "Webhook bench" }, Date.now());
+  const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: false }, Date.now());
   const receiver = await startReceiver();
   const server = await startServer(`Almoner (${database})`, "server/index.ts", {
     // The receiver is http on 127.0.0.1, which the delivery guard refuses: off, as for local development.

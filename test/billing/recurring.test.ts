@@ -154,7 +154,7 @@ describe("recurring billing", () => {
     expect(feb).toMatchObject({ amount_cents: 2500 + fee, fee_cents: fee, cover_fees: 1 });
 
     const rate = { percentBps: 500, fixedCents: 0 };
-    await updateOrganization(t.store.db, t.org.id, { feeRate: rate });
+    await updateOrganization(t.store.db, t.org.id, { feeRate: rate }, Date.now());
     await billAt("2026-03-31T10:00:00Z");
     const [, , mar] = await paymentsOf(t.store.db, sub.id);
     expect(mar).toMatchObject({

@@ -61,8 +61,8 @@ function raceAcrossProcesses(setup: (temp: TempDir) => Promise<Shared>) {
     shared = await setup(temp);
     // Migrate and create the organization before the servers start, so that neither seeds the demo.
     store = await shared.open();
-    const org = await createOrganization(store.db, { name: "Race Org" });
-    key = (await createApiKey(store.db, { organizationId: org.id, sandbox: false })).key;
+    const org = await createOrganization(store.db, { name: "Race Org" }, Date.now());
+    key = (await createApiKey(store.db, { organizationId: org.id, sandbox: false }, Date.now())).key;
     const env = {
       DATA_DIR: temp.dir,
       DATABASE_URL: shared.url,

@@ -261,7 +261,7 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     ).organizationId;
     const store = await openStore(env.DATABASE_URL as string, { pgSchema: database.pgSchema });
     try {
-      await updateOrganization(store.db, yen, { currency: "JPY" });
+      await updateOrganization(store.db, yen, { currency: "JPY" }, Date.now());
     } finally {
       await store.close();
     }
@@ -280,8 +280,8 @@ async function sandboxGift(env: Env, database: TestDatabase): Promise<string> {
     const config = loadConfig({ ...env, STRIPE_API_URL: undefined } as NodeJS.ProcessEnv);
     const deps = await composeDeps(store, config);
     const app = createApp(deps);
-    const org = await createOrganization(store.db, { name: "Sandbox charity", sandbox: true });
-    const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: true });
+    const org = await createOrganization(store.db, { name: "Sandbox charity", sandbox: true }, Date.now());
+    const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: true }, Date.now());
     const form = await app.request("/v1/forms", {
       method: "POST",
       headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },

@@ -48,8 +48,8 @@ describe.skipIf(dialect !== "postgres")("two server processes on one PostgreSQL 
   async function newKey(name: string): Promise<string> {
     const store = await openStore(url);
     try {
-      const org = await createOrganization(store.db, { name });
-      return (await createApiKey(store.db, { organizationId: org.id, sandbox: false })).key;
+      const org = await createOrganization(store.db, { name }, Date.now());
+      return (await createApiKey(store.db, { organizationId: org.id, sandbox: false }, Date.now())).key;
     } finally {
       await store.close();
     }

@@ -231,8 +231,8 @@ describe(`server process: forms over real HTTP (${dialect})`, () => {
     database = await freshDatabase();
     const store = await database.open();
     try {
-      const org = await createOrganization(store.db, { name: "HTTP Org" });
-      key = (await createApiKey(store.db, { organizationId: org.id, sandbox: false })).key;
+      const org = await createOrganization(store.db, { name: "HTTP Org" }, Date.now());
+      key = (await createApiKey(store.db, { organizationId: org.id, sandbox: false }, Date.now())).key;
     } finally {
       await store.close();
     }

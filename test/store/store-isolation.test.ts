@@ -39,7 +39,7 @@ describe(`two stores in one process (${dialect})`, () => {
 
   it("keep their read caches apart", async () => {
     expect(a.caches).not.toBe(b.caches);
-    const org = await createOrganization(a.db, { name: "A" });
+    const org = await createOrganization(a.db, { name: "A" }, Date.now());
     const config = formSchema({ allowHttpImages: true }).parse(validForms.standard());
     const form = await insertForm(a.db, org.id, config, new Date().toISOString());
     await a.changes.settled();
@@ -48,7 +48,7 @@ describe(`two stores in one process (${dialect})`, () => {
     expect(peekForm(b, form.id)).toBeUndefined();
     expect(await findFormCached(b, form.id)).toBeUndefined();
 
-    const { key } = await createApiKey(a.db, { organizationId: org.id, sandbox: true });
+    const { key } = await createApiKey(a.db, { organizationId: org.id, sandbox: true }, Date.now());
     expect((await findKeyBySecretCached(a, key))?.organizationId).toBe(org.id);
     expect(peekKeyBySecret(b, key)).toBeUndefined();
   });
@@ -63,7 +63,7 @@ describe(`two stores in one process (${dialect})`, () => {
     const unwakeA = onDeliveriesQueued(a, () => wokenA++);
     const unwakeB = onDeliveriesQueued(b, () => wokenB++);
     try {
-      await createOrganization(b.db, { name: "B" });
+      await createOrganization(b.db, { name: "B" }, Date.now());
       expect(heardA).toEqual([]);
       expect(heardB).toEqual([{ table: "organizations", kind: "insert" }]);
       // An insert into webhook_deliveries (here one its foreign keys refuse: the wake-up is only a hint).

@@ -103,12 +103,16 @@ export async function setupTestApp(
   const app = createApp(deps);
 
   const newOrg = async (o: { name?: string; permissions?: Permission[] } = {}): Promise<TestOrg> => {
-    const org = await createOrganization(store.db, { name: o.name ?? "Test Org" });
-    const { key, record } = await createApiKey(store.db, {
-      organizationId: org.id,
-      sandbox: false,
-      permissions: o.permissions,
-    });
+    const org = await createOrganization(store.db, { name: o.name ?? "Test Org" }, Date.now());
+    const { key, record } = await createApiKey(
+      store.db,
+      {
+        organizationId: org.id,
+        sandbox: false,
+        permissions: o.permissions,
+      },
+      Date.now(),
+    );
     return { id: org.id, key, keyId: record.keyId };
   };
   const org = await newOrg();

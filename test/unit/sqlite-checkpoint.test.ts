@@ -55,7 +55,7 @@ describe.skipIf(dialect !== "sqlite")("SQLite WAL checkpoints", () => {
     const file = path.join(dir, "store.db");
     const store = await openStore(file);
     try {
-      for (let i = 0; i < 50; i++) await createOrganization(store.db, { name: `Org ${i}` });
+      for (let i = 0; i < 50; i++) await createOrganization(store.db, { name: `Org ${i}` }, Date.now());
       const probe = new SQLite(file);
       try {
         const state = () =>

@@ -30,8 +30,8 @@ async function setup(): Promise<Setup> {
   let key: string;
   try {
     // An organization first, so the server seeds no demo data.
-    const org = await createOrganization(store.db, { name: "Webhook Org" });
-    key = (await createApiKey(store.db, { organizationId: org.id, sandbox: false })).key;
+    const org = await createOrganization(store.db, { name: "Webhook Org" }, Date.now());
+    key = (await createApiKey(store.db, { organizationId: org.id, sandbox: false }, Date.now())).key;
   } finally {
     await store.close();
   }
