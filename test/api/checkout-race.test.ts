@@ -5,7 +5,7 @@ import { inventorySold, ledgerCharges, paymentsByStatus, tally } from "../suppor
 import { setupTestApp, type TestApp, type TestResponse, validForms } from "../support/testApp.js";
 
 /**
- * Contract 10 under load: ticket quantities, product quantities and promo-code redemption limits hold
+ * No overselling under load: ticket quantities, product quantities and promo-code redemption limits hold
  * when many donors check out at the same moment; a submission repeated with one Idempotency-Key charges
  * once; declined cards give their stock back. Every checkout here runs concurrently in one process.
  */

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dialect, setupTestApp, type TestApp, type TestResponse, validForms } from "../support/testApp.js";
 
 /**
- * POST /v1/forms: every create rule of seed part 7 / contract section 4 gives a 400 "Validation failed"
+ * POST /v1/forms: every rule a new form must meet (shared/schemas/form.ts) gives a 400 "Validation failed"
  * whose details name the field, and the defaults, type mapping and response shape of a good create.
  */
 

@@ -17,10 +17,11 @@ import { chargedPayments, inventorySold, ledgerCharges, paymentsByStatus, tally 
 import { dialect, pgUrl, validForms } from "../support/testApp.js";
 
 /**
- * Contract 10 across processes: two real servers share one database (a PostgreSQL schema, or one SQLite
- * file), and donors' checkouts reach either over HTTP. Stock taken by one process is stock the other
- * cannot sell; an Idempotency-Key seen by one process is honoured by the other. Each project runs the
- * half on its own database: the postgres project two processes on PostgreSQL, the sqlite project two on SQLite.
+ * No overselling and no double charge across processes: two real servers share one database (a PostgreSQL
+ * schema, or one SQLite file), and donors' checkouts reach either over HTTP. Stock taken by one process is
+ * stock the other cannot sell; an Idempotency-Key seen by one process is honoured by the other. Each project
+ * runs the half on its own database: the postgres project two processes on PostgreSQL, the sqlite project two
+ * on SQLite.
  */
 
 const SEATS = 100;
