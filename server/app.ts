@@ -16,6 +16,7 @@ import { organizationRoutes } from "./api/organization.js";
 import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
 import { type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
+import { staffRoutes } from "./api/staff.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
 import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps) {
       ...donationRoutes(deps),
       ...subscriptionRoutes(deps),
       ...manageRoutes(deps),
+      ...staffRoutes(deps),
     ],
     patterns,
   );

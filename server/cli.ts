@@ -4,9 +4,10 @@ import type { z } from "zod";
 import { PERMISSIONS, type Permission } from "../shared/enums.js";
 import { centsToDollars, formatDollars } from "../shared/money.js";
 import type { FeeRate } from "../shared/pricing/fees.js";
-import { issuesToDetails } from "../shared/schemas/common.js";
+import { emailAddress, issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
 import { refundRequestSchema } from "../shared/schemas/payment.js";
+import { STAFF_ROLES, type StaffRole } from "../shared/schemas/staff.js";
 import { isoAt } from "../shared/time.js";
 import { runBillingAt } from "./billing/run.js";
 import { parseInstant } from "./billing/schedule.js";
@@ -25,6 +26,7 @@ import {
   sealStripeSecrets,
 } from "./processors/stripe/connection.js";
 import { SecretsError } from "./secrets.js";
+import { createStaffMember, StaffError } from "./staff/accounts.js";
 import { openStore, type Store } from "./store/database.js";
 import { createApiKey, listApiKeys, revokeApiKey } from "./store/keys.js";
 import { LATEST_VERSION } from "./store/migrations.js";
@@ -54,6 +56,9 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   key create --org ID [--permissions a,b]   create an API key (shown once)
   key list --org ID                         list an organization's keys (never the secrets)
   key revoke --key KEY_ID                   revoke a key at once
+  user create --org ID --email E --role owner|finance|staff
+                                            add a person to the organization's staff; prints their
+                                            single-use set-up link (24 hours) that sets a password
   migrate                                   bring the database schema up to date
   billing run [--as-of ISO_TIME]            one pass of recurring billing and bank settlement, as of
                                             that moment (default now), e.g. --as-of 2026-03-01T00:00:00Z
@@ -113,6 +118,8 @@ const OPTIONS = {
   payment: { type: "string" },
   amount: { type: "string" },
   reason: { type: "string" },
+  email: { type: "string" },
+  role: { type: "string" },
   help: { type: "boolean", short: "h" },
 } as const;
 
@@ -163,6 +170,36 @@ function parseAsOf(raw: string | undefined, now: () => number): number {
     throw new UsageError(
       `--as-of must be an ISO 8601 time with a time zone, such as 2026-03-01T00:00:00Z (got ${JSON.stringify(raw)})`,
     );
+  }
+}
+
+/** `user create`: a person on the organization's staff, with a set-up link for their password. */
+async function userCreate(values: Values, store: Store, config: Config, now: () => number): Promise<Output> {
+  const org = await requireOrg(store, required(values, "org"));
+  const email = values.email?.trim() ?? "";
+  if (!emailAddress.safeParse(email).success)
+    throw new UsageError(`--email must be an e-mail address, got ${JSON.stringify(values.email ?? "")}`);
+  const role = values.role?.trim().toUpperCase() ?? "";
+  if (!(STAFF_ROLES as readonly string[]).includes(role))
+    throw new UsageError(
+      `--role must be one of owner, finance, staff, got ${JSON.stringify(values.role ?? "")}`,
+    );
+  try {
+    const made = await createStaffMember(store, {
+      organizationId: org.id,
+      email,
+      role: role as StaffRole,
+      publicUrl: config.publicUrl,
+      nowMs: now(),
+    });
+    return {
+      json: { userId: made.userId, setupUrl: made.setupUrl, expiresAt: made.expiresAt },
+      text: `${email} is ${role.toLowerCase()} of ${org.name}.
+Set-up link (single use, until ${made.expiresAt}): ${made.setupUrl}`,
+    };
+  } catch (error) {
+    if (error instanceof StaffError) throw new UsageError(error.message);
+    throw error;
   }
 }
 
@@ -304,6 +341,8 @@ async function run(
       return orgStripe(values, store, config, now);
     case "payment refund":
       return paymentRefund(values, store, config, now);
+    case "user create":
+      return userCreate(values, store, config, now);
     case "migrate":
       return {
         json: { schemaVersion: LATEST_VERSION },

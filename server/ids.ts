@@ -41,7 +41,9 @@ export function ulid(now = Date.now()): string {
   return time + rand;
 }
 
-export function prefixedId(prefix: "pay" | "sub" | "wh" | "log" | "met" | "evt" | "key" | "org"): string {
+export function prefixedId(
+  prefix: "pay" | "sub" | "wh" | "log" | "met" | "evt" | "key" | "org" | "usr",
+): string {
   return `${prefix}_${ulid()}`;
 }
 

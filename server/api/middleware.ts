@@ -7,6 +7,8 @@ import { type ApiKeyRecord, findKeyBySecretCached, peekKeyBySecret } from "../st
 import type { RateLimitResult } from "../store/rateLimits.js";
 import type { ApiMetricsTable } from "../store/schema.js";
 import type { AppDeps, AppEnv, AuthContext } from "./env.js";
+import { checkOwnOrigin } from "./requestSource.js";
+import { staffSessionOf } from "./staffSession.js";
 
 const KNOWN_PERMISSIONS: ReadonlySet<string> = new Set(PERMISSIONS);
 
@@ -171,6 +173,7 @@ function authenticate(deps: AppDeps, then: MiddlewareHandler<AppEnv>): Middlewar
   // One auth context per key record, kept by this app: records from the read cache are shared, so a
   // cached key costs no new context.
   const auths = new WeakMap<ApiKeyRecord, AuthContext>();
+  const bySession = sessionAuth(deps, then);
   const admit = (c: Context<AppEnv>, next: Next, key: ApiKeyRecord | undefined) => {
     if (!key) throw new ApiError(401, "Invalid API key");
     let auth = auths.get(key);
@@ -183,7 +186,7 @@ function authenticate(deps: AppDeps, then: MiddlewareHandler<AppEnv>): Middlewar
   };
   return (c, next) => {
     const header = c.req.header("Authorization");
-    if (!header) throw new ApiError(401, "Missing API key: send Authorization: Bearer <API_KEY>");
+    if (!header) return bySession(c, next);
     const secret = bearerKey(header);
     if (secret === null) throw new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
     const key = peekKeyBySecret(deps.store, secret);
@@ -191,6 +194,27 @@ function authenticate(deps: AppDeps, then: MiddlewareHandler<AppEnv>): Middlewar
     return findKeyBySecretCached(deps.store, secret).then((found) => admit(c, next, found));
   };
 }
+
+/**
+ * Without an API key, the staff session of the dashboard's cookie: the organization and its role's
+ * permissions, as a key with them would have. A change made with a session must come from this instance's
+ * own pages (Origin); no cookie, or an ended session, is the 401 of a missing key.
+ */
+function sessionAuth(deps: AppDeps, then: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const session = await staffSessionOf(c, deps);
+    if (!session) throw new ApiError(401, "Missing API key: send Authorization: Bearer <API_KEY>");
+    if (!SAFE_METHODS.has(c.req.method)) checkOwnOrigin(c, deps.config);
+    c.set("auth", {
+      organizationId: session.organizationId,
+      keyId: session.userId,
+      permissions: session.permissions,
+    });
+    return then(c, next);
+  };
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** The per-key rolling-hour budget, with X-RateLimit-* on every authenticated response. */
 function rateLimit(deps: AppDeps, then: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {

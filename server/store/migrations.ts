@@ -15,6 +15,7 @@ import { phonesE164 } from "./migrations/012-phones-e164.js";
 import { processLiveness } from "./migrations/013-process-liveness.js";
 import { donorPortal } from "./migrations/014-donor-portal.js";
 import { organizationCurrencyLanguage } from "./migrations/015-organization-currency-language.js";
+import { staffAccounts } from "./migrations/016-staff-accounts.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -39,6 +40,7 @@ export const MIGRATIONS: Migration[] = [
   processLiveness,
   donorPortal,
   organizationCurrencyLanguage,
+  staffAccounts,
 ];
 
 export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;

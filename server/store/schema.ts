@@ -419,6 +419,55 @@ export interface DonorSessionsTable {
   created_at: string;
 }
 
+/** A member of an organization's staff (one per e-mail address). */
+export interface StaffUsersTable {
+  id: string;
+  email_key: string;
+  email: string;
+  /** `scrypt$N$r$p$salt$hash`; null until the person has set a password. */
+  password_hash: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A person's role in one organization: OWNER, FINANCE or STAFF. */
+export interface StaffMembershipsTable {
+  user_id: string;
+  organization_id: string;
+  role: string;
+  created_at: string;
+}
+
+/** A single-use link of a staff member's (kind `setup`): only the token's hash. */
+export interface StaffTokensTable {
+  token_hash: string;
+  user_id: string;
+  organization_id: string;
+  kind: string;
+  expires_at: string;
+  used_at: string | null;
+  created_at: string;
+}
+
+/** A staff member's signed-in session in one organization: the cookie's token, hashed. */
+export interface StaffSessionsTable {
+  token_hash: string;
+  user_id: string;
+  organization_id: string;
+  created_at: string;
+  last_seen_at: string;
+  /** The absolute end (7 days after sign-in); the idle end is last_seen_at plus 8 hours. */
+  expires_at: string;
+  revoked_at: string | null;
+}
+
+/** A failed staff sign-in, counted by its key (`email:<address>` or `ip:<client address>`). */
+export interface StaffLoginFailuresTable {
+  id: string;
+  key: string;
+  created_at: string;
+}
+
 /** Who changed what, with the values before and after (JSON objects of the changed fields). */
 export interface AuditLogTable {
   id: string;
@@ -462,6 +511,11 @@ export interface Database {
   donor_links: DonorLinksTable;
   donor_sessions: DonorSessionsTable;
   audit_log: AuditLogTable;
+  staff_users: StaffUsersTable;
+  staff_memberships: StaffMembershipsTable;
+  staff_tokens: StaffTokensTable;
+  staff_sessions: StaffSessionsTable;
+  staff_login_failures: StaffLoginFailuresTable;
   almoner_migrations: SchemaMigrationsTable;
   almoner_schema_lock: SchemaLockTable;
 }

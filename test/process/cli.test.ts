@@ -283,6 +283,76 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     expect((await server.json("GET", "/v1/forms", { key: key.key })).status).toBe(200);
   });
 
+  it("user create --json prints a set-up link that signs the person in at the running server, once", async () => {
+    const made = ok<{ userId: string; setupUrl: string; expiresAt: string }>(
+      await cli(
+        "user",
+        "create",
+        "--org",
+        acme.organizationId,
+        "--email",
+        "owner@acme.example",
+        "--role",
+        "owner",
+        "--json",
+      ),
+    );
+    expect(Object.keys(made).sort()).toEqual(["expiresAt", "setupUrl", "userId"]);
+    const token = new URL(made.setupUrl).searchParams.get("token");
+    expect(new URL(made.setupUrl).pathname).toBe("/dashboard/setup");
+    const origin = `http://127.0.0.1:${server.port}`;
+    const setup = await server.json("POST", "/api/staff/setup", {
+      body: { token, password: "a long enough password" },
+      headers: { Origin: origin },
+    });
+    expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+    expect(setup.body).toMatchObject({ organizationId: acme.organizationId, role: "OWNER" });
+    const cookie = (setup.headers.get("Set-Cookie") ?? "").split(";")[0];
+    expect((await server.json("GET", "/v1/forms", { headers: { Cookie: cookie } })).status).toBe(200);
+
+    const again = failed(
+      await cli(
+        "user",
+        "create",
+        "--org",
+        acme.organizationId,
+        "--email",
+        "OWNER@acme.example",
+        "--role",
+        "staff",
+      ),
+    );
+    expect(again).toMatch(/already a member/);
+    expect(
+      failed(
+        await cli(
+          "user",
+          "create",
+          "--org",
+          acme.organizationId,
+          "--email",
+          "x@acme.example",
+          "--role",
+          "admin",
+        ),
+      ),
+    ).toMatch(/--role must be one of owner, finance, staff/);
+    expect(
+      failed(
+        await cli(
+          "user",
+          "create",
+          "--org",
+          acme.organizationId,
+          "--email",
+          "not-an-address",
+          "--role",
+          "owner",
+        ),
+      ),
+    ).toMatch(/--email must be an e-mail address/);
+  });
+
   it("works while the server is busy writing to the same database", async () => {
     const busy = ok<KeyJson>(await cli("key", "create", "--org", acme.organizationId, "--json"));
     let stop = false;

@@ -1,0 +1,171 @@
+import type { Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { z } from "zod";
+import { staffLoginBodySchema, staffMeSchema, staffSetupBodySchema } from "../../shared/schemas/staff.js";
+import { ApiError } from "../errors.js";
+import {
+  completeSetup,
+  endStaffSession,
+  findStaffSession,
+  SESSION_MAX_DAYS,
+  StaffError,
+  type StaffSession,
+  signIn,
+} from "../staff/accounts.js";
+import { getOrganization } from "../store/organizations.js";
+import type { AppDeps, AppEnv } from "./env.js";
+import { checkOwnOrigin, checkSubmissionOrigin, clientIp } from "./requestSource.js";
+import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
+import { staffCookieName, staffSessionOf } from "./staffSession.js";
+
+/**
+ * Staff sign-in: a set-up link sets the first password, then e-mail and password open a session whose
+ * cookie the dashboard's calls to `/v1` carry instead of an API key. The cookie is HttpOnly and
+ * SameSite=Lax; behind https it is `Secure` with the `__Host-` prefix. Signing in is accepted from this
+ * instance's own pages or from no browser (as checkouts are); a change made with the session (sign-out)
+ * only from its own pages. An API key never reaches these endpoints.
+ */
+
+const e = (description: string) => ({ description, schema: errorSchema });
+const tags = ["Staff sign-in"];
+
+function refusal(error: unknown): never {
+  if (!(error instanceof StaffError)) throw error;
+  if (error.kind === "throttled")
+    throw new ApiError(429, error.message, undefined, { "Retry-After": String(error.retryAfterSeconds) });
+  if (error.kind === "member") throw new ApiError(409, error.message);
+  throw new ApiError(401, error.message);
+}
+
+/** Staff endpoints take no API key: a request that carries one is refused before anything else. */
+function noKey(c: Context): void {
+  if (c.req.header("Authorization"))
+    throw new ApiError(403, "Staff endpoints take a signed-in session, not an API key");
+}
+
+export function staffRoutes(deps: AppDeps): RouteSpec[] {
+  const secure = deps.config.publicUrl.startsWith("https:");
+  const cookie = staffCookieName(deps.config.publicUrl);
+  const startSession = (c: Context<AppEnv>, token: string) =>
+    setCookie(c, cookie, token, {
+      httpOnly: true,
+      secure,
+      sameSite: "Lax",
+      path: "/",
+      maxAge: SESSION_MAX_DAYS * 24 * 3600,
+    });
+  // Signing in is not yet made with a session: like a checkout, from this instance's pages or no browser.
+  const signingIn = (c: Context<AppEnv>) => {
+    noKey(c);
+    checkSubmissionOrigin(c, deps.config);
+  };
+  // A change made with the session: from this instance's own pages only.
+  const withSession = (c: Context<AppEnv>) => {
+    noKey(c);
+    checkOwnOrigin(c, deps.config);
+  };
+
+  return [
+    defineRoute({
+      method: "post",
+      path: "/api/staff/setup",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Set a password with a set-up link's token, and sign in",
+      description:
+        "The token of a single-use set-up link (24 hours; `npm run cli -- user create`). Sets the password (at least 12 characters) and answers with the session cookie.",
+      body: staffSetupBodySchema,
+      before: signingIn,
+      responses: {
+        200: { description: "Signed in", schema: staffMeSchema },
+        400: e("Validation failed (the password is too short or too long)"),
+        401: e("The link has been used or has expired"),
+        403: e("Not sent from this instance's own pages, or sent with an API key"),
+      },
+      handler: async (c, { body }) => {
+        const { sessionToken } = await completeSetup(deps.store, body.token, body.password, deps.now()).catch(
+          refusal,
+        );
+        startSession(c, sessionToken);
+        return me(c, await findStaffSession(deps.store, sessionToken, deps.now()));
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/staff/login",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Sign in with e-mail and password",
+      description:
+        "The same 401 for an unknown address and a wrong password. After 10 failed sign-ins in 15 minutes for one address, or from one client address, 429 with Retry-After.",
+      body: staffLoginBodySchema,
+      before: signingIn,
+      responses: {
+        200: { description: "Signed in: the session cookie is set", schema: staffMeSchema },
+        400: e("Validation failed"),
+        401: e("Wrong e-mail address or password"),
+        403: e("Not sent from this instance's own pages, or sent with an API key"),
+        429: e("Too many failed sign-ins (see Retry-After)"),
+      },
+      handler: async (c, { body }) => {
+        const { sessionToken } = await signIn(deps.store, {
+          email: body.email,
+          password: body.password,
+          clientIp: clientIp(c, deps.config.trustProxyHops),
+          nowMs: deps.now(),
+        }).catch(refusal);
+        startSession(c, sessionToken);
+        return me(c, await findStaffSession(deps.store, sessionToken, deps.now()));
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/staff/logout",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Sign out: the session ends",
+      before: withSession,
+      responses: {
+        204: { description: "Signed out" },
+        403: e("Not sent from this instance's own pages, or sent with an API key"),
+      },
+      handler: async (c) => {
+        const token = getCookie(c, cookie);
+        if (token) await endStaffSession(deps.store, token, deps.now());
+        deleteCookie(c, cookie, { path: "/", secure });
+        return c.body(null, 204);
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/api/staff/me",
+      auth: false,
+      tags,
+      summary: "The signed-in person: organization, role and what it may do",
+      before: (c) => noKey(c),
+      responses: {
+        200: { description: "Signed in", schema: staffMeSchema },
+        401: e("Not signed in, or the session has ended"),
+        403: e("Sent with an API key"),
+      },
+      handler: async (c) => me(c, await staffSessionOf(c, deps)),
+    }),
+  ];
+
+  async function me(c: Context<AppEnv>, session: StaffSession | undefined) {
+    if (!session) throw new ApiError(401, "Not signed in, or the session has ended: sign in again");
+    const org = await getOrganization(deps.store.db, session.organizationId);
+    const body: z.infer<typeof staffMeSchema> = {
+      userId: session.userId,
+      email: session.email,
+      organizationId: session.organizationId,
+      organizationName: org?.name ?? "",
+      role: session.role,
+      permissions: [...session.permissions],
+    };
+    return c.json(body, 200, { "Cache-Control": "no-store" });
+  }
+}

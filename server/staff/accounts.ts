@@ -1,0 +1,290 @@
+import crypto from "node:crypto";
+import type { Permission } from "../../shared/enums.js";
+import { STAFF_ROLES, type StaffRole } from "../../shared/schemas/staff.js";
+import { isoAt } from "../../shared/time.js";
+import { prefixedId, sha256Hex } from "../ids.js";
+import type { Store } from "../store/database.js";
+import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
+import { ROLE_PERMISSIONS } from "./roles.js";
+
+/**
+ * The organization's staff: a person (one per e-mail address) has a role in each organization they belong
+ * to. The first Owner comes from the command line with a single-use set-up link (24 hours) that sets their
+ * password; then they sign in with e-mail and password. A session is an opaque random token kept hashed,
+ * ended by sign-out, 8 hours without use, or 7 days after sign-in. Failed sign-ins are counted per
+ * address and per client address: 10 in 15 minutes, then the next is refused until the oldest is older.
+ */
+
+export const SETUP_LINK_HOURS = 24;
+export const SESSION_IDLE_HOURS = 8;
+export const SESSION_MAX_DAYS = 7;
+export const FAILED_SIGN_INS_ALLOWED = 10;
+export const FAILURE_WINDOW_MINUTES = 15;
+/** The dashboard's set-up page, where a set-up link leads. */
+export const SETUP_PAGE_PATH = "/dashboard/setup";
+
+const HOUR = 3_600_000;
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+export const staffEmailKey = (email: string): string => email.trim().toLowerCase();
+const newToken = (): string => crypto.randomBytes(32).toString("base64url");
+
+export class StaffError extends Error {
+  constructor(
+    readonly kind: "member" | "token" | "credentials" | "throttled",
+    message: string,
+    readonly retryAfterSeconds = 0,
+  ) {
+    super(message);
+  }
+}
+
+export interface StaffSession {
+  userId: string;
+  email: string;
+  organizationId: string;
+  role: StaffRole;
+  permissions: ReadonlySet<Permission>;
+}
+
+/**
+ * Makes `email` a member of the organization with `role` (the person is created if new) and returns a
+ * single-use set-up link. A person already in the organization is refused: their role is changed elsewhere.
+ */
+export async function createStaffMember(
+  store: Store,
+  input: { organizationId: string; email: string; role: StaffRole; publicUrl: string; nowMs: number },
+): Promise<{ userId: string; setupUrl: string; expiresAt: string }> {
+  const key = staffEmailKey(input.email);
+  const now = isoAt(input.nowMs);
+  const token = newToken();
+  const expiresAt = isoAt(input.nowMs + SETUP_LINK_HOURS * HOUR);
+  const userId = await store.db.transaction().execute(async (trx) => {
+    const existing = await trx
+      .selectFrom("staff_users")
+      .select("id")
+      .where("email_key", "=", key)
+      .executeTakeFirst();
+    const id = existing?.id ?? prefixedId("usr");
+    if (!existing)
+      await trx
+        .insertInto("staff_users")
+        .values({
+          id,
+          email_key: key,
+          email: input.email.trim(),
+          password_hash: null,
+          created_at: now,
+          updated_at: now,
+        })
+        .execute();
+    const member = await trx
+      .selectFrom("staff_memberships")
+      .select("role")
+      .where("user_id", "=", id)
+      .where("organization_id", "=", input.organizationId)
+      .executeTakeFirst();
+    if (member)
+      throw new StaffError("member", `${input.email.trim()} is already a member of this organization`);
+    await trx
+      .insertInto("staff_memberships")
+      .values({ user_id: id, organization_id: input.organizationId, role: input.role, created_at: now })
+      .execute();
+    await trx
+      .insertInto("staff_tokens")
+      .values({
+        token_hash: sha256Hex(token),
+        user_id: id,
+        organization_id: input.organizationId,
+        kind: "setup",
+        expires_at: expiresAt,
+        used_at: null,
+        created_at: now,
+      })
+      .execute();
+    return id;
+  });
+  return { userId, setupUrl: `${input.publicUrl}${SETUP_PAGE_PATH}?token=${token}`, expiresAt };
+}
+
+/** Uses a set-up link: sets the person's password and signs them in. A used or expired link: StaffError. */
+export async function completeSetup(
+  store: Store,
+  token: string,
+  password: string,
+  nowMs: number,
+): Promise<{ sessionToken: string }> {
+  const refused = new StaffError(
+    "token",
+    "This set-up link has been used or has expired: ask an Owner for a new one",
+  );
+  if (!TOKEN.test(token)) throw refused;
+  const hash = await hashPassword(password);
+  const now = isoAt(nowMs);
+  return store.db.transaction().execute(async (trx) => {
+    // One conditional update: a link used twice at once sets one password.
+    const used = await trx
+      .updateTable("staff_tokens")
+      .set({ used_at: now })
+      .where("token_hash", "=", sha256Hex(token))
+      .where("kind", "=", "setup")
+      .where("used_at", "is", null)
+      .where("expires_at", ">", now)
+      .returning(["user_id", "organization_id"])
+      .executeTakeFirst();
+    if (!used) throw refused;
+    await trx
+      .updateTable("staff_users")
+      .set({ password_hash: hash, updated_at: now })
+      .where("id", "=", used.user_id)
+      .execute();
+    // A new password ends every earlier session of the person's.
+    await trx
+      .updateTable("staff_sessions")
+      .set({ revoked_at: now })
+      .where("user_id", "=", used.user_id)
+      .where("revoked_at", "is", null)
+      .execute();
+    const sessionToken = newToken();
+    await trx
+      .insertInto("staff_sessions")
+      .values(sessionRow(sessionToken, used.user_id, used.organization_id, nowMs))
+      .execute();
+    return { sessionToken };
+  });
+}
+
+function sessionRow(token: string, userId: string, organizationId: string, nowMs: number) {
+  return {
+    token_hash: sha256Hex(token),
+    user_id: userId,
+    organization_id: organizationId,
+    created_at: isoAt(nowMs),
+    last_seen_at: isoAt(nowMs),
+    expires_at: isoAt(nowMs + SESSION_MAX_DAYS * 24 * HOUR),
+    revoked_at: null,
+  };
+}
+
+/** Refuses a sign-in while the address or the client address has had too many failures lately. */
+async function checkNotThrottled(store: Store, keys: string[], nowMs: number): Promise<void> {
+  const since = isoAt(nowMs - FAILURE_WINDOW_MINUTES * 60_000);
+  for (const key of keys) {
+    const recent = await store.db
+      .selectFrom("staff_login_failures")
+      .select("created_at")
+      .where("key", "=", key)
+      .where("created_at", ">", since)
+      .orderBy("created_at", "desc")
+      .limit(FAILED_SIGN_INS_ALLOWED)
+      .execute();
+    if (recent.length < FAILED_SIGN_INS_ALLOWED) continue;
+    // Free again once the oldest of the last ten leaves the window.
+    const oldest = Date.parse(recent[recent.length - 1].created_at);
+    const retry = Math.max(1, Math.ceil((oldest + FAILURE_WINDOW_MINUTES * 60_000 - nowMs) / 1000));
+    throw new StaffError("throttled", "Too many failed sign-ins; try again later", retry);
+  }
+}
+
+async function recordFailure(store: Store, keys: string[], nowMs: number): Promise<void> {
+  const now = isoAt(nowMs);
+  await store.db
+    .insertInto("staff_login_failures")
+    .values(keys.map((key) => ({ id: prefixedId("log"), key, created_at: now })))
+    .execute();
+  await store.db
+    .deleteFrom("staff_login_failures")
+    .where("created_at", "<", isoAt(nowMs - 24 * HOUR))
+    .execute();
+}
+
+/**
+ * Signs a person in with e-mail and password, in the organization they joined first. An unknown address
+ * and a wrong password are the same refusal and cost the same time.
+ */
+export async function signIn(
+  store: Store,
+  input: { email: string; password: string; clientIp: string; nowMs: number },
+): Promise<{ sessionToken: string }> {
+  const key = staffEmailKey(input.email);
+  const counted = [`email:${key}`, `ip:${input.clientIp}`];
+  await checkNotThrottled(store, counted, input.nowMs);
+  const person = await store.db
+    .selectFrom("staff_users")
+    .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
+    .select(["staff_users.id", "staff_users.password_hash", "staff_memberships.organization_id"])
+    .where("staff_users.email_key", "=", key)
+    .orderBy("staff_memberships.created_at")
+    .limit(1)
+    .executeTakeFirst();
+  const stored = person?.password_hash ?? (await decoyHash());
+  const ok = (await verifyPassword(input.password, stored)) && person?.password_hash != null;
+  if (!person || !ok) {
+    await recordFailure(store, counted, input.nowMs);
+    throw new StaffError("credentials", "Wrong e-mail address or password");
+  }
+  const sessionToken = newToken();
+  await store.db
+    .insertInto("staff_sessions")
+    .values(sessionRow(sessionToken, person.id, person.organization_id, input.nowMs))
+    .execute();
+  return { sessionToken };
+}
+
+/** The session of a cookie's token while it lasts (and the person is still a member), else undefined. */
+export async function findStaffSession(
+  store: Store,
+  token: string,
+  nowMs: number,
+): Promise<StaffSession | undefined> {
+  if (!TOKEN.test(token)) return undefined;
+  const now = isoAt(nowMs);
+  const row = await store.db
+    .selectFrom("staff_sessions")
+    .innerJoin("staff_memberships", (join) =>
+      join
+        .onRef("staff_memberships.user_id", "=", "staff_sessions.user_id")
+        .onRef("staff_memberships.organization_id", "=", "staff_sessions.organization_id"),
+    )
+    .innerJoin("staff_users", "staff_users.id", "staff_sessions.user_id")
+    .select([
+      "staff_sessions.token_hash",
+      "staff_sessions.user_id",
+      "staff_sessions.organization_id",
+      "staff_sessions.last_seen_at",
+      "staff_memberships.role",
+      "staff_users.email",
+    ])
+    .where("staff_sessions.token_hash", "=", sha256Hex(token))
+    .where("staff_sessions.revoked_at", "is", null)
+    .where("staff_sessions.expires_at", ">", now)
+    .where("staff_sessions.last_seen_at", ">", isoAt(nowMs - SESSION_IDLE_HOURS * HOUR))
+    .executeTakeFirst();
+  if (!row || !(STAFF_ROLES as readonly string[]).includes(row.role)) return undefined;
+  // Use keeps the session alive; written at most once a minute.
+  if (Date.parse(row.last_seen_at) < nowMs - 60_000)
+    await store.db
+      .updateTable("staff_sessions")
+      .set({ last_seen_at: now })
+      .where("token_hash", "=", row.token_hash)
+      .execute();
+  const role = row.role as StaffRole;
+  return {
+    userId: row.user_id,
+    email: row.email,
+    organizationId: row.organization_id,
+    role,
+    permissions: new Set(ROLE_PERMISSIONS[role]),
+  };
+}
+
+/** Ends a session (sign-out); nothing happens for an unknown token. */
+export async function endStaffSession(store: Store, token: string, nowMs: number): Promise<void> {
+  if (!TOKEN.test(token)) return;
+  await store.db
+    .updateTable("staff_sessions")
+    .set({ revoked_at: isoAt(nowMs) })
+    .where("token_hash", "=", sha256Hex(token))
+    .where("revoked_at", "is", null)
+    .execute();
+}

@@ -1,0 +1,253 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStaffMember } from "../../server/staff/accounts.js";
+import { ROLE_PERMISSIONS } from "../../server/staff/roles.js";
+import type { StaffRole } from "../../shared/schemas/staff.js";
+import { card, checkout, createForm } from "../support/checkout.js";
+import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
+
+/**
+ * Staff accounts: a set-up link sets a password and signs in; e-mail and password sign in; the session
+ * cookie reaches `/v1` with its role's permissions, from this instance's own pages only, in its own
+ * organization only; sign-out, idleness and age end it; failed sign-ins are limited.
+ */
+describe(`staff sign-in and sessions (${dialect})`, () => {
+  let t: TestApp;
+  let now = Date.parse("2026-11-26T10:00:00Z");
+  const ORIGIN = "http://forms.test";
+  const PASSWORD = "correct horse battery staple";
+
+  beforeAll(async () => {
+    t = await setupTestApp({ now: () => now, env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  const tokenOf = (url: string) => new URL(url).searchParams.get("token") ?? "";
+
+  async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+    const res = await t.app.request(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN, ...headers },
+      body: JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+  }
+
+  const cookieOf = (headers: Headers) => (headers.get("Set-Cookie") ?? "").split(";")[0];
+
+  /** A person with `role`, set up and signed in: their session cookie. */
+  async function member(role: StaffRole, email: string, organizationId = t.org.id): Promise<string> {
+    const made = await createStaffMember(t.store, {
+      organizationId,
+      email,
+      role,
+      publicUrl: t.config.publicUrl,
+      nowMs: now,
+    });
+    const setup = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: PASSWORD });
+    expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+    return cookieOf(setup.headers);
+  }
+
+  const v1 = (method: string, path: string, cookie: string, body?: unknown, origin: string | null = ORIGIN) =>
+    t.app.request(path, {
+      method,
+      headers: {
+        Cookie: cookie,
+        ...(origin ? { Origin: origin } : {}),
+        ...(body ? { "Content-Type": "application/json" } : {}),
+      },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
+
+  it("sets the password with the set-up link once, and signs in with a cookie that scripts cannot read", async () => {
+    const made = await createStaffMember(t.store, {
+      organizationId: t.org.id,
+      email: "Owner@Example.org",
+      role: "OWNER",
+      publicUrl: t.config.publicUrl,
+      nowMs: now,
+    });
+    expect(made.setupUrl).toMatch(/^http:\/\/forms\.test\/dashboard\/setup\?token=[A-Za-z0-9_-]{43}$/);
+    const short = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: "too short" });
+    expect(short.status).toBe(400);
+    const setup = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: PASSWORD });
+    expect(setup.status).toBe(200);
+    expect(setup.body).toMatchObject({
+      email: "Owner@Example.org",
+      organizationId: t.org.id,
+      role: "OWNER",
+      permissions: [...ROLE_PERMISSIONS.OWNER],
+    });
+    const cookie = setup.headers.get("Set-Cookie") ?? "";
+    expect(cookie).toMatch(/^almoner_staff=[A-Za-z0-9_-]{43};/);
+    expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).toMatch(/SameSite=Lax/);
+    expect(cookie).toMatch(/Path=\//);
+    const again = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: PASSWORD });
+    expect(again.status).toBe(401);
+
+    const me = await t.app.request("/api/staff/me", { headers: { Cookie: cookieOf(setup.headers) } });
+    expect(me.status).toBe(200);
+    expect(await me.json()).toMatchObject({ role: "OWNER", email: "Owner@Example.org" });
+  });
+
+  it("refuses an unknown address and a wrong password alike, and signs in with the right one", async () => {
+    await member("FINANCE", "finance@example.org");
+    const wrong = await post("/api/staff/login", {
+      email: "finance@example.org",
+      password: "not the password",
+    });
+    const unknown = await post("/api/staff/login", { email: "nobody@example.org", password: PASSWORD });
+    expect(wrong.status).toBe(401);
+    expect(unknown.status).toBe(401);
+    expect(wrong.body).toEqual(unknown.body);
+    const ok = await post("/api/staff/login", { email: " FINANCE@example.org ", password: PASSWORD });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatchObject({ role: "FINANCE", organizationId: t.org.id });
+    expect(cookieOf(ok.headers)).toMatch(/^almoner_staff=/);
+  });
+
+  it("reaches /v1 with its role's permissions: a refused action is the 403 a key would get", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const gift = await checkout(t, formId, {
+      amount: 20,
+      frequency: "ONE_TIME",
+      donor: { firstName: "Ada", lastName: "Lovelace", email: "ada@example.org" },
+      paymentMethod: card(),
+    });
+    const paymentId = (gift.body.payment as { paymentID: string }).paymentID;
+
+    const staff = await member("STAFF", "staff@example.org");
+    expect((await v1("GET", "/v1/payments", staff)).status).toBe(200);
+    const refused = await v1("POST", `/v1/payments/${paymentId}/refund`, staff, { amount: 5 });
+    expect(refused.status).toBe(403);
+    expect(await refused.json()).toMatchObject({ error: expect.stringMatching(/donations:write/) });
+
+    const finance = await member("FINANCE", "finance2@example.org");
+    const refund = await v1("POST", `/v1/payments/${paymentId}/refund`, finance, { amount: 5 });
+    expect(refund.status).toBe(200);
+  });
+
+  it("changes nothing without this instance's Origin: a cross-site post with the cookie is refused", async () => {
+    const owner = await member("OWNER", "owner2@example.org");
+    const body = { ...validForms.standard(), title: "Posted from elsewhere" };
+    for (const origin of ["https://evil.example", null]) {
+      const res = await v1("POST", "/v1/forms", owner, body, origin);
+      expect(res.status, String(origin)).toBe(403);
+    }
+    const forms = await t.request<{ forms: { title: string }[] }>("GET", "/v1/forms?limit=100");
+    expect(forms.body.forms.map((f) => f.title)).not.toContain("Posted from elsewhere");
+    expect((await v1("POST", "/v1/forms", owner, body)).status).toBe(201);
+  });
+
+  it("never reaches another organization's data", async () => {
+    const other = await t.newOrg({ name: "Other Org" });
+    const theirs = await t.request<{ formID: string }>("POST", "/v1/forms", {
+      key: other.key,
+      body: validForms.standard(),
+    });
+    const owner = await member("OWNER", "owner3@example.org");
+    const res = await v1("GET", `/v1/forms/${theirs.body.formID}`, owner);
+    expect([403, 404]).toContain(res.status);
+    const mine = (await (await v1("GET", "/v1/forms?limit=100", owner)).json()) as {
+      forms: { formID: string }[];
+    };
+    expect(mine.forms.map((f) => f.formID)).not.toContain(theirs.body.formID);
+  });
+
+  it("refuses a sign-in posted from another site", async () => {
+    await member("STAFF", "cross@example.org");
+    const res = await post(
+      "/api/staff/login",
+      { email: "cross@example.org", password: PASSWORD },
+      { Origin: "https://evil.example" },
+    );
+    expect(res.status).toBe(403);
+    expect(res.headers.get("Set-Cookie")).toBeNull();
+  });
+
+  it("keeps API keys out of the staff endpoints", async () => {
+    const me = await t.app.request("/api/staff/me", { headers: { Authorization: `Bearer ${t.org.key}` } });
+    expect(me.status).toBe(403);
+    const login = await post(
+      "/api/staff/login",
+      { email: "finance@example.org", password: PASSWORD },
+      { Authorization: `Bearer ${t.org.key}` },
+    );
+    expect(login.status).toBe(403);
+  });
+
+  it("ends the session at sign-out, after 8 idle hours, and 7 days after sign-in", async () => {
+    const cookie = await member("STAFF", "staff2@example.org");
+    expect((await v1("GET", "/v1/forms", cookie)).status).toBe(200);
+    expect((await post("/api/staff/logout", {}, { Cookie: cookie })).status).toBe(204);
+    expect((await v1("GET", "/v1/forms", cookie)).status).toBe(401);
+    expect((await t.app.request("/api/staff/me", { headers: { Cookie: cookie } })).status).toBe(401);
+
+    const idle = await member("STAFF", "staff3@example.org");
+    now += 7 * 3_600_000;
+    expect((await v1("GET", "/v1/forms", idle)).status).toBe(200);
+    now += 7 * 3_600_000; // 7 idle hours since the last use: still alive
+    expect((await v1("GET", "/v1/forms", idle)).status).toBe(200);
+    now += 8 * 3_600_000 + 1000;
+    expect((await v1("GET", "/v1/forms", idle)).status).toBe(401);
+
+    const busy = await member("STAFF", "staff4@example.org");
+    for (let hour = 0; hour < 7 * 24; hour += 6) {
+      expect((await v1("GET", "/v1/forms", busy)).status, `hour ${hour}`).toBe(200);
+      now += 6 * 3_600_000;
+    }
+    expect((await v1("GET", "/v1/forms", busy)).status).toBe(401);
+  });
+
+  it("refuses sign-ins after 10 failures in 15 minutes for one address, even the right password", async () => {
+    await member("FINANCE", "target@example.org");
+    for (let i = 0; i < 10; i++) {
+      const res = await post("/api/staff/login", {
+        email: "target@example.org",
+        password: `guess ${i} guess`,
+      });
+      expect(res.status).toBe(401);
+    }
+    const locked = await post("/api/staff/login", { email: "target@example.org", password: PASSWORD });
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get("Retry-After"))).toBeGreaterThan(0);
+    now += 15 * 60_000 + 1000;
+    const later = await post("/api/staff/login", { email: "target@example.org", password: PASSWORD });
+    expect(later.status).toBe(200);
+  });
+});
+
+describe(`staff sessions behind https (${dialect})`, () => {
+  it("use a Secure __Host- cookie", async () => {
+    const t = await setupTestApp({ env: { PUBLIC_URL: "https://give.example.org" } });
+    try {
+      const made = await createStaffMember(t.store, {
+        organizationId: t.org.id,
+        email: "owner@example.org",
+        role: "OWNER",
+        publicUrl: t.config.publicUrl,
+        nowMs: Date.now(),
+      });
+      const res = await t.app.request("/api/staff/setup", {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Origin: "https://give.example.org" },
+        body: JSON.stringify({
+          token: new URL(made.setupUrl).searchParams.get("token"),
+          password: "a long enough password",
+        }),
+      });
+      expect(res.status).toBe(200);
+      const cookie = res.headers.get("Set-Cookie") ?? "";
+      expect(cookie).toMatch(/^__Host-almoner_staff=/);
+      expect(cookie).toMatch(/Secure/);
+      expect(cookie).toMatch(/Path=\//);
+      expect(cookie).not.toMatch(/Domain=/);
+    } finally {
+      await t.close();
+    }
+  });
+});
