@@ -1,11 +1,11 @@
 import { formatMoney } from "../../shared/currency.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
-import { DEFAULT_LANGUAGE, type Language } from "../../shared/languages.js";
+import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
 import { translator } from "../i18n.js";
 import type { Organization } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
-import { type Doc, renderPdf, row, rule } from "./pdf.js";
+import { type Doc, gap, isolate, renderPdf, row, rule, text } from "./pdf.js";
 
 /**
  * The documents a donor downloads from the portal: the receipt of one payment and the year-end statement
@@ -34,28 +34,28 @@ function donorName(p: PaymentsTable): string {
   return `${p.first_name} ${p.last_name}`.trim() || p.email;
 }
 
+/** The form's title and the fund, as data inside a line. */
+const giftOf = (p: PaymentsTable) => `${isolate(p.form_title)}${p.fund ? ` (${isolate(p.fund)})` : ""}`;
+
 function header(doc: Doc, org: Organization, title: string, tr: Translate): void {
-  doc
-    .font("Helvetica-Bold")
-    .fontSize(16)
-    .text(org.legal.name ?? org.name);
-  doc.font("Helvetica").fontSize(10);
-  if (org.legal.address) doc.text(org.legal.address);
-  if (org.legal.taxId) doc.text(tr("doc.taxId", { taxId: org.legal.taxId }));
-  doc.moveDown(1);
-  doc.font("Helvetica-Bold").fontSize(14).text(title);
-  doc.moveDown(0.5);
+  text(doc, isolate(org.legal.name ?? org.name), { size: 16, bold: true });
+  if (org.legal.address) text(doc, isolate(org.legal.address));
+  if (org.legal.taxId) text(doc, tr("doc.taxId", { taxId: isolate(org.legal.taxId) }));
+  gap(doc, 1, {});
+  text(doc, title, { size: 14, bold: true });
+  gap(doc, 0.5);
 }
 
 function donorBlock(doc: Doc, p: PaymentsTable): void {
   const address = paymentDetails(p).donor.address;
-  doc.font("Helvetica").fontSize(10).text(donorName(p));
+  text(doc, isolate(donorName(p)));
   if (address) {
     const cityLine = [address.city, address.region, address.postal].filter(Boolean).join(" ");
-    for (const line of [address.line1, address.line2, cityLine, address.country]) if (line) doc.text(line);
+    for (const line of [address.line1, address.line2, cityLine, address.country])
+      if (line) text(doc, isolate(line));
   }
-  doc.text(p.email);
-  doc.moveDown(0.8);
+  text(doc, isolate(p.email));
+  gap(doc, 0.8);
 }
 
 /** The receipt of one payment, as a PDF. */
@@ -67,32 +67,34 @@ export function receiptPdf(
 ): Promise<Buffer> {
   const tr = translator(language);
   return renderPdf(
-    { title: `${tr("doc.receipt")} ${p.id}`, author: org.legal.name ?? org.name, createdAt: new Date(nowMs) },
+    {
+      title: `${tr("doc.receipt")} ${p.id}`,
+      author: org.legal.name ?? org.name,
+      createdAt: new Date(nowMs),
+      direction: directionOf(language),
+    },
     (doc) => {
       const money = (cents: number) => formatMoney(cents, p.currency, language);
       header(doc, org, tr("doc.receipt"), tr);
       donorBlock(doc, p);
       const details = paymentDetails(p);
-      row(doc, tr("doc.receiptNumber"), p.id);
-      row(doc, tr("doc.date"), day(p.created_at));
-      row(
-        doc,
-        tr("doc.for"),
-        `${tr(`doc.gift.${p.frequency}` as MessageKey)}: ${p.form_title}${p.fund ? ` (${p.fund})` : ""}`,
-      );
+      row(doc, tr("doc.receiptNumber"), isolate(p.id));
+      row(doc, tr("doc.date"), isolate(day(p.created_at)));
+      row(doc, tr("doc.for"), `${tr(`doc.gift.${p.frequency}` as MessageKey)}: ${giftOf(p)}`);
       const method = p.payment_method_type === "bank" ? tr("doc.bank") : (p.card_brand ?? tr("doc.card"));
-      if (p.last4) row(doc, tr("doc.paidWith"), tr("doc.ending", { method, last4: p.last4 }));
+      if (p.last4)
+        row(doc, tr("doc.paidWith"), tr("doc.ending", { method: isolate(method), last4: isolate(p.last4) }));
       rule(doc);
       for (const line of details.lines)
         row(
           doc,
-          line.quantity > 1 ? `${line.label} x ${line.quantity}` : line.label,
+          line.quantity > 1 ? `${isolate(line.label)} x ${line.quantity}` : isolate(line.label),
           money(line.amountCents),
         );
       if (details.discountCents > 0)
         row(
           doc,
-          `${tr("doc.discount")}${details.promoCode ? ` (${details.promoCode})` : ""}`,
+          `${tr("doc.discount")}${details.promoCode ? ` (${isolate(details.promoCode)})` : ""}`,
           `-${money(details.discountCents)}`,
         );
       if (Number(p.fee_cents) > 0) row(doc, tr("doc.fee"), money(Number(p.fee_cents)));
@@ -102,12 +104,9 @@ export function receiptPdf(
       const fmv = fairMarketCents(p);
       if (fmv > 0) row(doc, tr("doc.fmv"), `-${money(fmv)}`);
       row(doc, tr("doc.deductible"), money(deductibleCents(p)), { bold: true });
-      doc.moveDown(1.5);
-      doc
-        .font("Helvetica")
-        .fontSize(9)
-        .text(fmv > 0 ? tr("doc.note.fmv") : tr("doc.note.none"));
-      if (p.status === "PENDING") doc.text(tr("doc.pending"));
+      gap(doc, 1.5);
+      text(doc, fmv > 0 ? tr("doc.note.fmv") : tr("doc.note.none"), { size: 9 });
+      if (p.status === "PENDING") text(doc, tr("doc.pending"), { size: 9 });
     },
   );
 }
@@ -126,14 +125,22 @@ export function statementPdf(
     .filter((p) => keptCents(p) > 0)
     .sort((a, b) => a.created_at.localeCompare(b.created_at));
   return renderPdf(
-    { title: tr("doc.statement", { year }), author: org.legal.name ?? org.name, createdAt: new Date(nowMs) },
+    {
+      title: tr("doc.statement", { year }),
+      author: org.legal.name ?? org.name,
+      createdAt: new Date(nowMs),
+      direction: directionOf(language),
+    },
     (doc) => {
       header(doc, org, tr("doc.statement", { year }), tr);
       const latest = kept.at(-1);
       if (latest) donorBlock(doc, latest);
-      else doc.font("Helvetica").fontSize(10).text(donor.email).moveDown(0.8);
+      else {
+        text(doc, isolate(donor.email));
+        gap(doc, 0.8);
+      }
       if (kept.length === 0) {
-        doc.text(tr("doc.noGifts", { year }));
+        text(doc, tr("doc.noGifts", { year }));
         return;
       }
       row(doc, tr("doc.columns"), tr("doc.columns.amounts"), { bold: true });
@@ -141,7 +148,7 @@ export function statementPdf(
       for (const p of kept)
         row(
           doc,
-          `${day(p.created_at)}  ${p.id}  ${p.form_title}${p.fund ? ` (${p.fund})` : ""}`,
+          `${isolate(day(p.created_at))}  ${isolate(p.id)}  ${giftOf(p)}`,
           `${formatMoney(keptCents(p), p.currency, language)} / ${formatMoney(deductibleCents(p), p.currency, language)}`,
         );
       rule(doc);
@@ -151,7 +158,7 @@ export function statementPdf(
         const mine = kept.filter((p) => p.currency === currency);
         const total = mine.reduce((sum, p) => sum + keptCents(p), 0);
         const deductible = mine.reduce((sum, p) => sum + deductibleCents(p), 0);
-        const period = currencies.length > 1 ? `${year}, ${currency}` : String(year);
+        const period = isolate(currencies.length > 1 ? `${year}, ${currency}` : String(year));
         row(
           doc,
           tr("doc.totalGiven", { period, count: mine.length }),
@@ -162,8 +169,8 @@ export function statementPdf(
         );
         row(doc, tr("doc.totalDeductible"), formatMoney(deductible, currency, language), { bold: true });
       }
-      doc.moveDown(1.5);
-      doc.font("Helvetica").fontSize(9).text(tr("doc.note.statement"));
+      gap(doc, 1.5);
+      text(doc, tr("doc.note.statement"), { size: 9 });
     },
   );
 }

@@ -52,7 +52,7 @@ export const portalSubscriptionChangeSchema = z
 
 const documentLanguage = z.string().max(35).optional().meta({
   description:
-    "The document's language (en, es, fr, de, pt-BR); else Accept-Language, else the organization's",
+    "The document's language (en, es, fr, de, pt-BR, ar); else Accept-Language, else the organization's",
 });
 
 export const portalDocumentQuerySchema = z.object({ lang: documentLanguage });

@@ -282,7 +282,7 @@ export const ar: Catalog = {
   "update.held.confirm": "أكّد {amount}",
   "update.held.other": "أو استخدم طريقة دفع أخرى",
 
-  // The receipt and statement PDFs (server/documents/givingDocuments.ts), right to left in Noto Sans Arabic.
+  // The receipt and statement PDFs (server/documents/givingDocuments.ts): right to left, IBM Plex Sans Arabic.
   "doc.gift.ONE_TIME": "تبرع لمرة واحدة",
   "doc.gift.DAILY": "تبرع يومي",
   "doc.gift.WEEKLY": "تبرع أسبوعي",
