@@ -119,8 +119,18 @@ export async function completeSetup(
     "This set-up link has been used or has expired: ask an Owner for a new one",
   );
   if (!TOKEN.test(token)) throw refused;
-  const hash = await hashPassword(password);
   const now = isoAt(nowMs);
+  // A cheap look first: hashing a password costs time no unknown link should buy.
+  const live = await store.db
+    .selectFrom("staff_tokens")
+    .select("token_hash")
+    .where("token_hash", "=", sha256Hex(token))
+    .where("kind", "=", "setup")
+    .where("used_at", "is", null)
+    .where("expires_at", ">", now)
+    .executeTakeFirst();
+  if (!live) throw refused;
+  const hash = await hashPassword(password);
   return store.db.transaction().execute(async (trx) => {
     // One conditional update: a link used twice at once sets one password.
     const used = await trx
