@@ -85,6 +85,14 @@ describe("a checkout page not in English", () => {
     await waitFor(() => expect(soldOut.c.formError.value).toBe(say("checkout.error.soldOut")));
   });
 
+  it("keeps the server's words when they say what happened to the money (503, 409)", async () => {
+    const words =
+      "We could not hear back from the payment processor. Please do not pay again: if the payment went through, a receipt will reach you by email within a few minutes.";
+    const { c } = renderIn("es", { status: 503, body: { error: words } });
+    fillAndSend(c);
+    await waitFor(() => expect(c.formError.value).toContain(words));
+  });
+
   it("names a refused promo code in its own words", async () => {
     const say = translator("fr");
     const { c } = renderIn("fr", {

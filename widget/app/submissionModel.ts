@@ -201,7 +201,9 @@ async function send(c: Checkout): Promise<void> {
       status.value = "form";
       const details = (body.details as string[] | undefined) ?? [];
       const placed = fieldErrors(details);
-      if (pageLanguage() === "en") {
+      // Other answers (a conflict, the processor out of reach) say exactly what happened to the money:
+      // their words are kept as the server wrote them.
+      if (pageLanguage() === "en" || (res.status !== 400 && res.status !== 429)) {
         errors.value = placed;
         formError.value = [String(body.error ?? tr("checkout.error.generic")), ...details].join(" ");
       } else {
