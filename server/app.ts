@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { analyticsRoutes } from "./api/analytics.js";
+import { analyticsSummaryRoutes } from "./api/analyticsSummary.js";
 import { checkoutRoutes } from "./api/checkout.js";
 import { contactRoutes } from "./api/contacts.js";
 import { renderDocsPage } from "./api/docs.js";
@@ -90,6 +91,7 @@ export function createApp(deps: AppDeps) {
       ...organizationRoutes(deps),
       ...webhookRoutes(deps),
       ...analyticsRoutes(deps),
+      ...analyticsSummaryRoutes(deps),
       ...checkoutRoutes(deps),
       ...contactRoutes(deps),
       ...paymentRoutes(deps),

@@ -51,6 +51,9 @@ export const organizationSchema = z.object({
   }),
   currency: z.string().meta({ description: "ISO 4217, upper case: what new gifts are taken in" }),
   language: z.enum(LANGUAGES).meta({ description: "The donors' default language" }),
+  timeZone: z.string().meta({
+    description: "IANA time zone (default UTC): the organization's days in reports and the dates of exports",
+  }),
   legalName: z
     .string()
     .nullable()
@@ -72,6 +75,7 @@ export function presentOrganization(
     country: org.country,
     currency: org.currency,
     language: org.language,
+    timeZone: org.timeZone,
     legalName: org.legal.name,
     legalAddress: org.legal.address,
     taxId: org.legal.taxId,
@@ -116,7 +120,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, and CSV exports write dates in it.",
       body: organizationUpdateSchema,
       rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }],
       responses: {
@@ -138,6 +142,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
             legal: { name: body.legalName, address: body.legalAddress, taxId: body.taxId },
             currency: body.currency,
             language: body.language,
+            timeZone: body.timeZone,
           },
           deps.now(),
         );

@@ -16,6 +16,7 @@ import { processLiveness } from "./migrations/013-process-liveness.js";
 import { donorPortal } from "./migrations/014-donor-portal.js";
 import { organizationCurrencyLanguage } from "./migrations/015-organization-currency-language.js";
 import { staffAccounts } from "./migrations/016-staff-accounts.js";
+import { organizationTimeZone } from "./migrations/019-organization-time-zone.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -41,9 +42,11 @@ export const MIGRATIONS: Migration[] = [
   donorPortal,
   organizationCurrencyLanguage,
   staffAccounts,
+  organizationTimeZone,
 ];
 
-export const LATEST_VERSION = MIGRATIONS[MIGRATIONS.length - 1].version;
+// The highest version, wherever it is listed (migrations written side by side may land out of order).
+export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** Brings the database to the latest schema; refuses one that is newer than this code knows. */
 export async function migrate(db: Kysely<Database>): Promise<{ applied: number[] }> {

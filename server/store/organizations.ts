@@ -52,6 +52,8 @@ export interface Organization {
   currency: string;
   /** The language donors' pages speak unless the donor asks for another. */
   language: Language;
+  /** IANA time zone (default UTC): the organization's days in reports and exports. */
+  timeZone: string;
   createdAt: string;
   updatedAt: string;
 }
@@ -90,6 +92,7 @@ function fromRow(row: OrganizationsTable): Organization {
     legal: { name: row.legal_name ?? null, address: row.legal_address ?? null, taxId: row.tax_id ?? null },
     currency: row.currency ?? DEFAULT_CURRENCY,
     language: row.language && isLanguage(row.language) ? row.language : DEFAULT_LANGUAGE,
+    timeZone: row.time_zone ?? "UTC",
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -158,6 +161,7 @@ export async function updateOrganization(
     legal?: Partial<OrganizationLegal>;
     currency?: string;
     language?: Language;
+    timeZone?: string;
   },
   nowMs: number,
 ): Promise<Organization | undefined> {
@@ -169,6 +173,7 @@ export async function updateOrganization(
   if (changes.country !== undefined) set.country = changes.country;
   if (changes.currency !== undefined) set.currency = changes.currency;
   if (changes.language !== undefined) set.language = changes.language;
+  if (changes.timeZone !== undefined) set.time_zone = changes.timeZone;
   const legal = changes.legal;
   if (legal?.name !== undefined) set.legal_name = legal.name;
   if (legal?.address !== undefined) set.legal_address = legal.address;

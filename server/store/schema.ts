@@ -30,6 +30,8 @@ export interface OrganizationsTable {
   currency?: string;
   /** The donors' default language (default en). Left out: en. */
   language?: string;
+  /** IANA time zone (default UTC): the organization's days in reports and exports. Left out: UTC. */
+  time_zone?: string;
   created_at: string;
   updated_at: string;
 }

@@ -43,7 +43,7 @@ export const TIME_ZONES: string[] = Intl.supportedValuesOf("timeZone").filter(
 );
 if (!TIME_ZONES.includes("UTC")) TIME_ZONES.push("UTC");
 
-function isTimeZone(value: string): boolean {
+export function isTimeZone(value: string): boolean {
   try {
     new Intl.DateTimeFormat("en-US", { timeZone: value });
     return value.includes("/") || value === "UTC";

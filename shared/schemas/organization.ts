@@ -3,7 +3,7 @@ import { CURRENCIES, isCurrency } from "../currency.js";
 import { LANGUAGES } from "../languages.js";
 import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
 import { readOnlyFields, requiredString } from "./common.js";
-import { dropdownOptionProblems, dropdownRule, inputOptionsSchema } from "./form.js";
+import { dropdownOptionProblems, dropdownRule, inputOptionsSchema, isTimeZone, TIME_ZONES } from "./form.js";
 
 /** Organization settings: name, sites' base URLs (overlay links), phone country, global custom inputs. */
 
@@ -81,6 +81,7 @@ const UPDATABLE = [
   "taxId",
   "currency",
   "language",
+  "timeZone",
 ];
 
 /** A legal detail: text, or null (or "") to clear it. */
@@ -147,6 +148,25 @@ export const organizationUpdateSchema = z
       description:
         "The language donors' pages speak unless the donor asks for another (?lang=, Accept-Language)",
     }),
+    timeZone: z
+      .string()
+      .trim()
+      .max(100)
+      .meta({
+        enum: TIME_ZONES,
+        description:
+          "An IANA time zone name such as America/New_York (default UTC): the organization's days in reports (`/v1/analytics/summary`) and the dates of CSV exports",
+      })
+      .check(
+        z.superRefine((zone, ctx) => {
+          if (!isTimeZone(zone))
+            ctx.addIssue({
+              code: "custom",
+              message: "must be an IANA time zone name such as America/New_York",
+            });
+        }),
+      )
+      .optional(),
     // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
     ...readOnlyFields("paymentProcessor"),
   })
@@ -164,12 +184,13 @@ export const organizationUpdateSchema = z
           body.legalAddress === undefined &&
           body.taxId === undefined &&
           body.currency === undefined &&
-          body.language === undefined
+          body.language === undefined &&
+          body.timeZone === undefined
         )
           ctx.addIssue({
             code: "custom",
             message:
-              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId, currency, language",
+              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId, currency, language, timeZone",
             path: [],
           });
         const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];

@@ -84,6 +84,7 @@ describe(`organization settings (${dialect})`, () => {
       legalName: null,
       legalAddress: null,
       taxId: null,
+      timeZone: "UTC",
       paymentProcessor: SANDBOX_PROCESSOR,
     });
   });
@@ -102,6 +103,7 @@ describe(`organization settings (${dialect})`, () => {
         legalName: null,
         legalAddress: null,
         taxId: null,
+        timeZone: "UTC",
         paymentProcessor: SANDBOX_PROCESSOR,
       });
       expect((await get(org)).organizationName).toBe("New Name");
@@ -142,6 +144,7 @@ describe(`organization settings (${dialect})`, () => {
         legalName: null,
         legalAddress: null,
         taxId: null,
+        timeZone: "UTC",
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
@@ -547,6 +550,7 @@ describe(`organization settings (${dialect})`, () => {
         legalName: null,
         legalAddress: null,
         taxId: null,
+        timeZone: "UTC",
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });

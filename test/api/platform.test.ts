@@ -450,6 +450,7 @@ describe(`platform (${dialect})`, () => {
         legalName: null,
         legalAddress: null,
         taxId: null,
+        timeZone: "UTC",
         paymentProcessor: expect.objectContaining({ name: "sandbox", mode: "test", accountId: null }),
       });
     });
@@ -473,6 +474,7 @@ describe(`platform (${dialect})`, () => {
         legalName: null,
         legalAddress: null,
         taxId: null,
+        timeZone: "UTC",
         paymentProcessor: expect.objectContaining({ name: "sandbox" }),
       });
       const got = await t.request("GET", "/v1/organization", { key: org.key });

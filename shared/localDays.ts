@@ -1,0 +1,75 @@
+/**
+ * Calendar days in a time zone: the local date of an instant, and the instant a local day begins. Dates are
+ * `YYYY-MM-DD` strings; instants are milliseconds since the epoch. Built on `Intl` (the runtime's time zone
+ * data), so daylight-saving changes and offsets such as +05:45 are the zone's own.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let format = formatters.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+      second: "2-digit",
+      hourCycle: "h23",
+    });
+    formatters.set(timeZone, format);
+  }
+  return format;
+}
+
+/** The local date and time of an instant in a zone, to the second: `2026-03-01T23:30:00`. */
+export function localDateTime(ms: number, timeZone: string): string {
+  const parts: Record<string, string> = {};
+  for (const p of formatterFor(timeZone).formatToParts(ms)) parts[p.type] = p.value;
+  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`;
+}
+
+/** The date an instant falls on in a zone. */
+export function localDate(ms: number, timeZone: string): string {
+  return localDateTime(ms, timeZone).slice(0, 10);
+}
+
+/** The date `days` days after (or, negative, before) a date. */
+export function addDays(date: string, days: number): string {
+  return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Whole days from `from` to `to` (0 for the same date; negative when `to` is earlier). */
+export function daysBetween(from: string, to: string): number {
+  return Math.round((Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000);
+}
+
+const MINUTE = 60_000;
+
+/**
+ * The first instant of a local date in a zone (usually its midnight; the first minute after a gap when the
+ * clocks skip midnight). Found by bisection on whole minutes, which every zone's offsets are: no offset
+ * arithmetic to get wrong around a change of offset.
+ */
+export function startOfLocalDay(date: string, timeZone: string): number {
+  const utcMidnight = Date.parse(`${date}T00:00:00Z`);
+  // Offsets lie within −12:00 and +14:00: 15 hours before UTC midnight is the day before everywhere, and
+  // 13 hours after it is this day (or later) everywhere.
+  let lo = utcMidnight - 15 * 60 * MINUTE;
+  let hi = utcMidnight + 13 * 60 * MINUTE;
+  while (hi - lo > MINUTE) {
+    const mid = lo + Math.floor((hi - lo) / MINUTE / 2) * MINUTE;
+    if (localDate(mid, timeZone) >= date) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+/** Whether `value` is a real calendar date written `YYYY-MM-DD`. */
+export function isCalendarDate(value: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(value)) return false;
+  const ms = Date.parse(`${value}T00:00:00Z`);
+  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === value;
+}
