@@ -18,6 +18,7 @@ import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
 import { type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
 import { staffRoutes } from "./api/staff.js";
+import { staffTeamRoutes } from "./api/staffTeam.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
 import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
@@ -99,6 +100,7 @@ export function createApp(deps: AppDeps) {
       ...subscriptionRoutes(deps),
       ...manageRoutes(deps),
       ...staffRoutes(deps),
+      ...staffTeamRoutes(deps),
     ],
     patterns,
   );

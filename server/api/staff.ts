@@ -38,7 +38,7 @@ function refusal(error: unknown): never {
 }
 
 /** Staff endpoints take no API key: a request that carries one is refused before anything else. */
-function noKey(c: Context): void {
+export function noKey(c: Context): void {
   if (c.req.header("Authorization"))
     throw new ApiError(403, "Staff endpoints take a signed-in session, not an API key");
 }

@@ -1,0 +1,166 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import {
+  teamInviteBodySchema,
+  teamListSchema,
+  teamMemberParamsSchema,
+  teamMemberSchema,
+  teamRoleBodySchema,
+} from "../../shared/schemas/staffTeam.js";
+import { ApiError } from "../errors.js";
+import { StaffError, type StaffSession } from "../staff/accounts.js";
+import { changeRole, inviteMember, listTeam, removeMember, TeamError } from "../staff/team.js";
+import type { AppDeps, AppEnv } from "./env.js";
+import { checkOwnOrigin } from "./requestSource.js";
+import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
+import { noKey } from "./staff.js";
+import { staffSessionOf } from "./staffSession.js";
+
+/**
+ * The Team page's endpoints, for Owners signed in to the dashboard: the members, invitations (a set-up
+ * link mailed to the person), a change of role and a removal. A session only (never an API key); a
+ * change only from this instance's own pages (Origin). The last Owner can be neither demoted nor removed.
+ */
+
+const e = (description: string) => ({ description, schema: errorSchema });
+const tags = ["Staff team"];
+const NOT_SIGNED_IN = e("Not signed in, or the session has ended");
+const NOT_OWNER = e(
+  "Not an Owner; sent with an API key; or (a change) not sent from this instance's own pages",
+);
+
+function refusal(error: unknown): never {
+  if (error instanceof TeamError) throw new ApiError(error.kind === "notFound" ? 404 : 409, error.message);
+  if (error instanceof StaffError && error.kind === "member") throw new ApiError(409, error.message);
+  throw error;
+}
+
+export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
+  const reading = (c: Context<AppEnv>) => noKey(c);
+  const changing = (c: Context<AppEnv>) => {
+    noKey(c);
+    checkOwnOrigin(c, deps.config);
+  };
+  /** The signed-in Owner of the request, with the role their membership has now. */
+  const owner = async (c: Context<AppEnv>): Promise<StaffSession> => {
+    const session = await staffSessionOf(c, deps);
+    if (!session) throw new ApiError(401, "Not signed in, or the session has ended: sign in again");
+    if (session.role !== "OWNER") throw new ApiError(403, "Only an Owner may manage the team");
+    return session;
+  };
+  const noStore = { "Cache-Control": "no-store" };
+
+  return [
+    defineRoute({
+      method: "get",
+      path: "/api/staff/team",
+      auth: false,
+      tags,
+      summary: "The organization's members (Owner)",
+      description:
+        "Every member of the signed-in Owner's organization, oldest first: role, when they joined, whether they have set a password (an invitation is pending until they do), and their latest sign-in.",
+      before: reading,
+      responses: {
+        200: { description: "The members", schema: teamListSchema },
+        401: NOT_SIGNED_IN,
+        403: NOT_OWNER,
+      },
+      handler: async (c) => {
+        const session = await owner(c);
+        const body: z.infer<typeof teamListSchema> = {
+          members: await listTeam(deps.store.db, session.organizationId),
+        };
+        return c.json(body, 200, noStore);
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/staff/invites",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Invite a person to the team (Owner)",
+      description:
+        "Mails the address a single-use set-up link (24 hours) to set a password, from the organization, with the inviting Owner's address to reply to. Inviting again a person who has not set a password yet mails a fresh link (the earlier ones stop working) and gives them the role sent. The link is never in the answer.",
+      body: teamInviteBodySchema,
+      before: changing,
+      responses: {
+        201: { description: "Invited: the member, as the team list shows them", schema: teamMemberSchema },
+        400: e("Validation failed"),
+        401: NOT_SIGNED_IN,
+        403: NOT_OWNER,
+        409: e("The address is already a member who has set a password; or re-inviting would leave no Owner"),
+      },
+      handler: async (c, { body }) => {
+        const session = await owner(c);
+        const member = await inviteMember(deps.store, {
+          organizationId: session.organizationId,
+          email: body.email,
+          role: body.role,
+          invitedBy: session.email,
+          publicUrl: deps.config.publicUrl,
+          nowMs: deps.now(),
+        }).catch(refusal);
+        return c.json(member satisfies z.infer<typeof teamMemberSchema>, 201, noStore);
+      },
+    }),
+    defineRoute({
+      method: "patch",
+      path: "/api/staff/team/{userId}",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Change a member's role (Owner)",
+      description:
+        "A change of role ends the member's sessions in this organization (they sign in again, with the new role). The last Owner cannot be given another role.",
+      params: teamMemberParamsSchema,
+      body: teamRoleBodySchema,
+      before: changing,
+      responses: {
+        200: { description: "The member with their new role", schema: teamMemberSchema },
+        400: e("Validation failed"),
+        401: NOT_SIGNED_IN,
+        403: NOT_OWNER,
+        404: e("No such member of this organization"),
+        409: e("The member is the organization's last Owner"),
+      },
+      handler: async (c, { params, body }) => {
+        const session = await owner(c);
+        const member = await changeRole(deps.store, {
+          organizationId: session.organizationId,
+          userId: params.userId,
+          role: body.role,
+          nowMs: deps.now(),
+        }).catch(refusal);
+        return c.json(member satisfies z.infer<typeof teamMemberSchema>, 200, noStore);
+      },
+    }),
+    defineRoute({
+      method: "delete",
+      path: "/api/staff/team/{userId}",
+      auth: false,
+      tags,
+      summary: "Remove a member from the organization (Owner)",
+      description:
+        "Their sessions in this organization end at once, and an unused set-up link stops working. The last Owner cannot be removed.",
+      params: teamMemberParamsSchema,
+      before: changing,
+      responses: {
+        204: { description: "Removed" },
+        401: NOT_SIGNED_IN,
+        403: NOT_OWNER,
+        404: e("No such member of this organization"),
+        409: e("The member is the organization's last Owner"),
+      },
+      handler: async (c, { params }) => {
+        const session = await owner(c);
+        await removeMember(deps.store, {
+          organizationId: session.organizationId,
+          userId: params.userId,
+          nowMs: deps.now(),
+        }).catch(refusal);
+        return c.body(null, 204);
+      },
+    }),
+  ];
+}

@@ -1,0 +1,309 @@
+import crypto from "node:crypto";
+import type { z } from "zod";
+import type { StaffRole } from "../../shared/schemas/staff.js";
+import type { teamMemberSchema } from "../../shared/schemas/staffTeam.js";
+import { isoAt } from "../../shared/time.js";
+import { sha256Hex } from "../ids.js";
+import { queueEmail } from "../mail/outbox.js";
+import { renderStaffInvite } from "../mail/staffInvite.js";
+import type { Db, Store } from "../store/database.js";
+import { getOrganization } from "../store/organizations.js";
+import {
+  createStaffMember,
+  SETUP_LINK_HOURS,
+  SETUP_PAGE_PATH,
+  StaffError,
+  staffEmailKey,
+} from "./accounts.js";
+
+/**
+ * The organization's team as its Owners manage it: who is in it, inviting a person (a single-use set-up
+ * link, mailed), changing a role and removing a person. An organization always keeps an Owner: a change
+ * that would leave none is refused, decided inside the change's own transaction (on PostgreSQL the
+ * Owners' rows are locked first; on SQLite the transaction holds the write lock from its start), so two
+ * Owners demoting each other at once leave one. A change of role or a removal ends the person's sessions
+ * in the organization; their next request is refused (sessions take their role from the membership at
+ * each request, see findStaffSession).
+ */
+
+export type TeamMember = z.infer<typeof teamMemberSchema>;
+
+export class TeamError extends Error {
+  constructor(
+    readonly kind: "notFound" | "lastOwner",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const HOUR = 3_600_000;
+const LAST_OWNER =
+  "An organization keeps at least one Owner: make another person Owner before changing or removing this one";
+
+/** The organization's members, oldest first; or the one with `userId`. */
+export async function listTeam(db: Db, organizationId: string, userId?: string): Promise<TeamMember[]> {
+  let query = db
+    .selectFrom("staff_memberships as m")
+    .innerJoin("staff_users as u", "u.id", "m.user_id")
+    .select((eb) => [
+      "m.user_id",
+      "u.email",
+      "m.role",
+      "m.created_at",
+      eb("u.password_hash", "is not", null).as("password_set"),
+      eb
+        .selectFrom("staff_sessions as s")
+        .select((s) => s.fn.max("s.created_at").as("at"))
+        .whereRef("s.user_id", "=", "m.user_id")
+        .whereRef("s.organization_id", "=", "m.organization_id")
+        .as("last_sign_in"),
+      eb
+        .selectFrom("staff_tokens as t")
+        .select((t) => t.fn.max("t.expires_at").as("at"))
+        .whereRef("t.user_id", "=", "m.user_id")
+        .whereRef("t.organization_id", "=", "m.organization_id")
+        .where("t.kind", "=", "setup")
+        .where("t.used_at", "is", null)
+        .as("invite_expires"),
+    ])
+    .where("m.organization_id", "=", organizationId);
+  if (userId !== undefined) query = query.where("m.user_id", "=", userId);
+  const rows = await query.orderBy("m.created_at").orderBy("u.email_key").execute();
+  return rows.map((row) => {
+    const passwordSet = Boolean(row.password_set);
+    return {
+      userId: row.user_id,
+      email: row.email,
+      role: row.role as StaffRole,
+      joinedAt: row.created_at,
+      passwordSet,
+      invitePending: !passwordSet,
+      inviteExpiresAt: row.invite_expires ?? null,
+      lastSignInAt: row.last_sign_in ?? null,
+    };
+  });
+}
+
+async function memberOrThrow(db: Db, organizationId: string, userId: string): Promise<TeamMember> {
+  const [member] = await listTeam(db, organizationId, userId);
+  if (!member) throw new TeamError("notFound", "No such member of this organization");
+  return member;
+}
+
+/**
+ * On PostgreSQL, locks the organization's Owners' rows for the rest of the transaction, so that team
+ * changes that could remove an Owner run one after another. SQLite's write transaction is already alone.
+ */
+async function lockOwners(store: Store, trx: Db, organizationId: string): Promise<void> {
+  if (store.dialect !== "postgres") return;
+  await trx
+    .selectFrom("staff_memberships")
+    .select("user_id")
+    .where("organization_id", "=", organizationId)
+    .where("role", "=", "OWNER")
+    .orderBy("user_id")
+    .forUpdate()
+    .execute();
+}
+
+/** After a change, inside its transaction: refused when the organization has no Owner left. */
+async function checkOwnersRemain(trx: Db, organizationId: string): Promise<void> {
+  const { n } = await trx
+    .selectFrom("staff_memberships")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .where("organization_id", "=", organizationId)
+    .where("role", "=", "OWNER")
+    .executeTakeFirstOrThrow();
+  if (Number(n) === 0) throw new TeamError("lastOwner", LAST_OWNER);
+}
+
+/** Ends every session the person has in the organization. */
+async function endSessions(trx: Db, organizationId: string, userId: string, now: string): Promise<void> {
+  await trx
+    .updateTable("staff_sessions")
+    .set({ revoked_at: now })
+    .where("user_id", "=", userId)
+    .where("organization_id", "=", organizationId)
+    .where("revoked_at", "is", null)
+    .execute();
+}
+
+/** Uses up the person's unused set-up links to the organization (a fresh one replaces them). */
+async function endSetupLinks(trx: Db, organizationId: string, userId: string, now: string): Promise<void> {
+  await trx
+    .updateTable("staff_tokens")
+    .set({ used_at: now })
+    .where("user_id", "=", userId)
+    .where("organization_id", "=", organizationId)
+    .where("kind", "=", "setup")
+    .where("used_at", "is", null)
+    .execute();
+}
+
+/**
+ * A single-use set-up link (24 hours) for `email` as `role`: a new member is added (createStaffMember);
+ * a member who has not set a password yet gets a fresh link that replaces the earlier ones, and the role
+ * given. A member who has a password is refused (StaffError "member"): their role is changed elsewhere.
+ */
+export async function issueSetupLink(
+  store: Store,
+  input: { organizationId: string; email: string; role: StaffRole; publicUrl: string; nowMs: number },
+): Promise<{ userId: string; setupUrl: string; expiresAt: string }> {
+  const email = input.email.trim();
+  const already = new StaffError("member", `${email} is already a member of this organization`);
+  const existing = await memberByEmail(store.db, input.organizationId, email);
+  if (!existing)
+    return createStaffMember(store, { ...input, email }).catch(async (error: unknown) => {
+      // The same address invited twice at once: one adds the person, the other finds them there.
+      if (!(error instanceof StaffError) && (await memberByEmail(store.db, input.organizationId, email)))
+        throw already;
+      throw error;
+    });
+  if (existing.password_set) throw already;
+  const token = crypto.randomBytes(32).toString("base64url");
+  const now = isoAt(input.nowMs);
+  const expiresAt = isoAt(input.nowMs + SETUP_LINK_HOURS * HOUR);
+  await store.transact(async (trx) => {
+    await lockOwners(store, trx, input.organizationId);
+    const current = await memberByEmail(trx, input.organizationId, email);
+    if (!current) throw new TeamError("notFound", "No such member of this organization");
+    if (current.password_set) throw already;
+    await trx
+      .updateTable("staff_memberships")
+      .set({ role: input.role })
+      .where("user_id", "=", current.user_id)
+      .where("organization_id", "=", input.organizationId)
+      .execute();
+    if (current.role === "OWNER" && input.role !== "OWNER")
+      await checkOwnersRemain(trx, input.organizationId);
+    await endSetupLinks(trx, input.organizationId, current.user_id, now);
+    await trx
+      .insertInto("staff_tokens")
+      .values({
+        token_hash: sha256Hex(token),
+        user_id: current.user_id,
+        organization_id: input.organizationId,
+        kind: "setup",
+        expires_at: expiresAt,
+        used_at: null,
+        created_at: now,
+      })
+      .execute();
+  });
+  return {
+    userId: existing.user_id,
+    setupUrl: `${input.publicUrl}${SETUP_PAGE_PATH}?token=${token}`,
+    expiresAt,
+  };
+}
+
+async function memberByEmail(db: Db, organizationId: string, email: string) {
+  const row = await db
+    .selectFrom("staff_users as u")
+    .innerJoin("staff_memberships as m", "m.user_id", "u.id")
+    .select((eb) => ["u.id as user_id", "m.role", eb("u.password_hash", "is not", null).as("password_set")])
+    .where("u.email_key", "=", staffEmailKey(email))
+    .where("m.organization_id", "=", organizationId)
+    .executeTakeFirst();
+  return row && { user_id: row.user_id, role: row.role, password_set: Boolean(row.password_set) };
+}
+
+/**
+ * Invites a person: a set-up link (issueSetupLink) mailed to their address from the organization, with
+ * the inviting Owner's address to reply to. The link itself is never returned.
+ */
+export async function inviteMember(
+  store: Store,
+  input: {
+    organizationId: string;
+    email: string;
+    role: StaffRole;
+    invitedBy: string;
+    publicUrl: string;
+    nowMs: number;
+  },
+): Promise<TeamMember> {
+  const org = await getOrganization(store.db, input.organizationId);
+  if (!org) throw new TeamError("notFound", "No such organization");
+  const link = await issueSetupLink(store, input);
+  // To the address as the person first gave it (a re-invitation may spell it in another case).
+  const member = await memberOrThrow(store.db, input.organizationId, link.userId);
+  const mail = renderStaffInvite({
+    organizationName: org.name,
+    invitedBy: input.invitedBy,
+    role: input.role,
+    url: link.setupUrl,
+    hours: SETUP_LINK_HOURS,
+  });
+  // Queued once the link exists; should this fail, the person stays invited and inviting again mails a
+  // fresh link.
+  await queueEmail(
+    store.db,
+    {
+      organizationId: org.id,
+      to: member.email,
+      fromName: org.name,
+      replyTo: input.invitedBy,
+      subject: mail.subject,
+      text: mail.text,
+      html: mail.html,
+    },
+    input.nowMs,
+  );
+  return member;
+}
+
+/**
+ * Gives a member another role. A real change ends their sessions in the organization; taking the role of
+ * Owner from the last Owner is refused (TeamError "lastOwner").
+ */
+export async function changeRole(
+  store: Store,
+  input: { organizationId: string; userId: string; role: StaffRole; nowMs: number },
+): Promise<TeamMember> {
+  await store.transact(async (trx) => {
+    await lockOwners(store, trx, input.organizationId);
+    const current = await trx
+      .selectFrom("staff_memberships")
+      .select("role")
+      .where("user_id", "=", input.userId)
+      .where("organization_id", "=", input.organizationId)
+      .executeTakeFirst();
+    if (!current) throw new TeamError("notFound", "No such member of this organization");
+    if (current.role === input.role) return;
+    await trx
+      .updateTable("staff_memberships")
+      .set({ role: input.role })
+      .where("user_id", "=", input.userId)
+      .where("organization_id", "=", input.organizationId)
+      .execute();
+    if (current.role === "OWNER") await checkOwnersRemain(trx, input.organizationId);
+    await endSessions(trx, input.organizationId, input.userId, isoAt(input.nowMs));
+  });
+  return memberOrThrow(store.db, input.organizationId, input.userId);
+}
+
+/**
+ * Removes a member from the organization: their sessions and unused set-up links to it end. The person
+ * (and their other organizations) stay. Removing the last Owner is refused (TeamError "lastOwner").
+ */
+export async function removeMember(
+  store: Store,
+  input: { organizationId: string; userId: string; nowMs: number },
+): Promise<void> {
+  const now = isoAt(input.nowMs);
+  await store.transact(async (trx) => {
+    await lockOwners(store, trx, input.organizationId);
+    const removed = await trx
+      .deleteFrom("staff_memberships")
+      .where("user_id", "=", input.userId)
+      .where("organization_id", "=", input.organizationId)
+      .returning("role")
+      .executeTakeFirst();
+    if (!removed) throw new TeamError("notFound", "No such member of this organization");
+    if (removed.role === "OWNER") await checkOwnersRemain(trx, input.organizationId);
+    await endSessions(trx, input.organizationId, input.userId, now);
+    await endSetupLinks(trx, input.organizationId, input.userId, now);
+  });
+}
