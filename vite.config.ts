@@ -131,6 +131,39 @@ function checkoutChunks(): Plugin {
   };
 }
 
+/**
+ * The staff dashboard (/dashboard/*): an ES module (dashboard.js) and its stylesheet (dashboard.css) in
+ * dist/dashboard/, and one chunk per page (dashboard-<name>-<hash>.js) that the shell imports when the page is
+ * first opened. The page loads dashboard.js by its plain name (revalidated by ETag), so the chunks, which import
+ * "./dashboard.js", share that one module; a chunk is named by the hash of its content and cached for good.
+ */
+const DASHBOARD_OUT_DIR = "dist/dashboard";
+function dashboardEnvironment(): EnvironmentOptions {
+  return {
+    consumer: "client",
+    build: {
+      outDir: DASHBOARD_OUT_DIR,
+      emptyOutDir: false,
+      copyPublicDir: false,
+      minify: "terser",
+      terserOptions: { compress: { passes: 2 }, module: true },
+      target: "es2020",
+      modulePreload: false,
+      cssCodeSplit: false,
+      rollupOptions: {
+        input: "widget/dashboard/main.tsx",
+        output: {
+          format: "es",
+          entryFileNames: "dashboard.js",
+          chunkFileNames: "dashboard-[name]-[hash].js",
+          assetFileNames: (asset) =>
+            asset.names.some((n) => n.endsWith(".css")) ? "dashboard.css" : "[name][extname]",
+        },
+      },
+    },
+  };
+}
+
 const widgetEnvironments: Record<string, EnvironmentOptions> = {
   embed: scriptEnvironment("widget/embed/loader.ts", "embed.js"),
   app: appEnvironment("widget/app/main.tsx", "app.js", true),
@@ -138,6 +171,7 @@ const widgetEnvironments: Record<string, EnvironmentOptions> = {
   overlay: scriptEnvironment("widget/overlay/main.ts", "overlay.js"),
   // The donor portal's page (/manage/<organizationId>): its own module, loaded by that page only.
   portal: appEnvironment("widget/portal/main.tsx", "portal.js"),
+  dashboard: dashboardEnvironment(),
 };
 
 export default defineConfig({
@@ -147,7 +181,8 @@ export default defineConfig({
   environments: widgetEnvironments,
   builder: {
     async buildApp(builder) {
-      await rm(new URL(`${WIDGET_OUT_DIR}/`, import.meta.url), { recursive: true, force: true });
+      for (const dir of [WIDGET_OUT_DIR, DASHBOARD_OUT_DIR])
+        await rm(new URL(`${dir}/`, import.meta.url), { recursive: true, force: true });
       for (const name of Object.keys(widgetEnvironments)) await builder.build(builder.environments[name]);
     },
   },

@@ -20,10 +20,12 @@ import {
   withE164,
 } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
+import type { ContactFilters } from "../store/listFilters.js";
 import type { ContactsTable } from "../store/schema.js";
 import { emitEvent } from "../webhooks/events.js";
 import { presentContact } from "../wire/contact.js";
 import type { AppDeps } from "./env.js";
+import { contactSearchParam, filteredList } from "./listFilters.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
@@ -92,7 +94,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "List contacts",
       description:
-        "Live contacts, newest first (deleted and merged contacts are left out). `limit` defaults to 100. `email` returns the contact whose emails include that address (compared case-insensitively).",
+        "Live contacts, newest first (deleted and merged contacts are left out). `limit` defaults to 100. `email` returns the contact whose emails include that address (compared case-insensitively). `search` returns the contacts whose name, organization name or an email address contains it (any case); with `email`, both apply. A `lastEvaluatedKey` pages only the list of the filters it came from: sent with other filters it is a 400.",
       query: paginationQuery(100).extend({
         email: z
           .string()
@@ -103,6 +105,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
           .meta({
             description: "An email address; matched case-insensitively against every email of a contact",
           }),
+        search: contactSearchParam,
       }),
       responses: {
         200: { description: "A page of contacts", schema: pageSchema("contacts", contactSchema) },
@@ -110,9 +113,13 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { query }) => {
         const orgId = c.get("auth").organizationId;
-        const list = `contacts:${query.email?.toLowerCase() ?? ""}`;
+        const filters: ContactFilters = {
+          ...(query.email !== undefined && { email: query.email }),
+          ...(query.search !== undefined && { search: query.search }),
+        };
+        const list = filteredList(`contacts:${query.email?.toLowerCase() ?? ""}`, { search: query.search });
         const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
-        const rows = await listContacts(db, orgId, query.limit + 1, { after, email: query.email });
+        const rows = await listContacts(db, orgId, filters, query.limit + 1, after);
         const shown = await present(db, rows.slice(0, query.limit));
         return c.json(
           page(

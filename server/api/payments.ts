@@ -4,12 +4,20 @@ import { paymentSchema, refundRequestSchema } from "../../shared/schemas/payment
 import { ApiError } from "../errors.js";
 import { refundPayment } from "../payments/refunds.js";
 import type { Db } from "../store/database.js";
+import type { PaymentFilters } from "../store/listFilters.js";
 import { getOrganization } from "../store/organizations.js";
 import { findPayment, listPayments, PAYMENT_ID } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { presentPayment } from "../wire/payment.js";
 import type { AppDeps } from "./env.js";
-import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
+import {
+  filteredList,
+  PAYMENT_FILTERS_DOC,
+  PAYMENT_LIST_RULES,
+  paymentFilters,
+  paymentListQuery,
+} from "./listFilters.js";
+import { decodeCursor, encodeCursor, page, pageSchema } from "./pagination.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /** Payments: one record per charge, newest first; PROCESSING rows (a charge in flight) are never shown. */
@@ -30,25 +38,30 @@ export async function loadOwnedPayment(db: Db, organizationId: string, id: strin
   return row;
 }
 
-/** One page of the organization's payments through the shared keyset cursor of list `list`. */
+/**
+ * One page of the organization's payments that match `filters`, through the shared keyset cursor of list
+ * `list` (a cursor pages only the filters it was handed out with).
+ */
 export async function paymentPage<Item>(
   db: Db,
   organizationId: string,
   list: "payments" | "donations",
   query: { limit: number; lastEvaluatedKey?: string },
   toItem: (row: PaymentsTable) => Item,
+  filters: PaymentFilters = {},
 ) {
+  const scope = filteredList(list, filters);
   const after = query.lastEvaluatedKey
-    ? decodeCursor(list, organizationId, query.lastEvaluatedKey)
+    ? decodeCursor(scope, organizationId, query.lastEvaluatedKey)
     : undefined;
-  const rows = await listPayments(db, organizationId, query.limit + 1, after);
+  const rows = await listPayments(db, organizationId, filters, query.limit + 1, after);
   return page(
     list,
     rows,
     query.limit,
     toItem,
     (r) => ({ sort: r.created_at, id: r.id }),
-    (p) => encodeCursor(list, organizationId, p),
+    (p) => encodeCursor(scope, organizationId, p),
   );
 }
 
@@ -72,15 +85,18 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
       permission: "donations:read",
       tags,
       summary: "List payments",
-      description:
-        "One record per charge (one-time gifts, event orders, each charge of a recurring gift), sorted by `date` descending. Payments recorded while you page through appear at the top of a fresh list, never in later pages: nothing is repeated or skipped.",
-      query: paginationQuery(),
+      description: `One record per charge (one-time gifts, event orders, each charge of a recurring gift), sorted by \`date\` descending. Payments recorded while you page through appear at the top of a fresh list, never in later pages: nothing is repeated or skipped. ${PAYMENT_FILTERS_DOC}`,
+      query: paymentListQuery,
+      rules: PAYMENT_LIST_RULES,
       responses: {
         200: { description: "A page of payments", schema: pageSchema("payments", paymentSchema) },
         ...standardErrors,
       },
-      handler: async (c, { query }) =>
-        c.json(await paymentPage(db, c.get("auth").organizationId, "payments", query, presentPayment)),
+      handler: async (c, { query }) => {
+        const organizationId = c.get("auth").organizationId;
+        const filters = await paymentFilters(db, organizationId, query);
+        return c.json(await paymentPage(db, organizationId, "payments", query, presentPayment, filters));
+      },
     }),
     defineRoute({
       method: "get",

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { isExpressible } from "../../shared/currency.js";
 import {
-  SUBSCRIPTION_STATUSES,
   subscriptionSchema,
   subscriptionUpdateSchema,
   updateLinkBodySchema,
@@ -21,7 +20,8 @@ import type { SubscriptionsTable } from "../store/schema.js";
 import { findSubscription, listSubscriptions } from "../store/subscriptions.js";
 import { presentSubscription } from "../wire/subscription.js";
 import type { AppDeps } from "./env.js";
-import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
+import { filteredList, subscriptionFilters, subscriptionListQuery } from "./listFilters.js";
+import { decodeCursor, encodeCursor, page, pageSchema } from "./pagination.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /** Subscriptions: read, cancel, change the amount, send an update link. */
@@ -73,8 +73,9 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
       permission: "subscriptions:read",
       tags,
       summary: "List subscriptions",
-      description: "Newest first. `status` (`ACTIVE` or `CANCELLED`) filters; omitted returns all.",
-      query: paginationQuery().extend({ status: z.enum(SUBSCRIPTION_STATUSES).optional() }),
+      description:
+        "Newest first. Filters (all optional, all combined): `status` (`ACTIVE` or `CANCELLED`), `search` (a donor's name or e-mail address containing it, any case, or a `sub_…` id exactly), `frequency`, `contactId`. A `lastEvaluatedKey` pages only the list of the filters it came from: sent with other filters it is a 400.",
+      query: subscriptionListQuery,
       responses: {
         200: {
           description: "A page of subscriptions",
@@ -84,9 +85,11 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { query }) => {
         const orgId = c.get("auth").organizationId;
-        const list = `subscriptions:${query.status ?? "all"}`;
+        const filters = subscriptionFilters(query);
+        const { status, ...others } = filters;
+        const list = filteredList(`subscriptions:${status ?? "all"}`, others);
         const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
-        const rows = await listSubscriptions(db, orgId, query.limit + 1, { status: query.status, after });
+        const rows = await listSubscriptions(db, orgId, filters, query.limit + 1, after);
         return c.json(
           page(
             "subscriptions",

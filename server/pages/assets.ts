@@ -25,7 +25,12 @@ const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
 export const CHECKOUT_CHUNK = /^app-[A-Za-z0-9]+-[\w-]+\.js$/;
 
 const widgetDir = new URL("../../dist/widget/", import.meta.url);
-const cache = new Map<string, { body: string; etag: string }>();
+const cache = new Map<string, BuiltFile>();
+
+export interface BuiltFile {
+  body: string;
+  etag: string;
+}
 
 /** The hash a file's ETag is made of (27 characters of base64url). */
 const contentHash = (body: string): string =>
@@ -38,20 +43,29 @@ const contentHash = (body: string): string =>
  */
 export const assetVersion = (body: string): string => contentHash(body).slice(0, 12);
 
-export function serveWidgetAsset(name: string): { body: string; etag: string } | undefined {
-  const cached = cache.get(name);
-  if (cached) return cached;
+export function serveWidgetAsset(name: string): BuiltFile | undefined {
   // Only known names and chunk names: nothing else reaches the file system.
   if (!WIDGET_ASSETS.has(name) && !CHECKOUT_CHUNK.test(name)) return undefined;
+  return builtFile(widgetDir, name);
+}
+
+/**
+ * A file the build wrote to `dir`, read once and kept with its ETag; undefined while it is not built. The
+ * caller has checked `name` against the names it serves.
+ */
+export function builtFile(dir: URL, name: string): BuiltFile | undefined {
+  const key = new URL(name, dir).href;
+  const cached = cache.get(key);
+  if (cached) return cached;
   let body: string;
   try {
-    body = readFileSync(new URL(name, widgetDir), "utf8");
+    body = readFileSync(new URL(name, dir), "utf8");
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw err;
   }
   const asset = { body, etag: `"${contentHash(body)}"` };
-  cache.set(name, asset);
+  cache.set(key, asset);
   return asset;
 }
 

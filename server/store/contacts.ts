@@ -3,6 +3,7 @@ import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
 import { afterPosition } from "./keyset.js";
+import { type ContactFilters, filterConditions } from "./listFilters.js";
 import type { ConsentValue, ContactsTable } from "./schema.js";
 
 /**
@@ -262,19 +263,37 @@ export async function updateContact(
   return { row, taken };
 }
 
-/** Live contacts, newest first; with `email`, the one whose emails include it (case-insensitive). */
+/**
+ * Live contacts that match `filters`, newest first; with `email`, the one whose emails include it
+ * (case-insensitive); with `search`, those whose name, organization name or an e-mail contains it.
+ */
 export async function listContacts(
   db: Db,
   organizationId: string,
+  filters: ContactFilters,
   limit: number,
-  opts: { after?: { sort: string; id: string }; email?: string },
+  after?: { sort: string; id: string },
 ): Promise<ContactsTable[]> {
+  return contactsQuery(db, organizationId, filters, after).limit(limit).execute();
+}
+
+/** The same as a query, after a keyset position if one is given: a page adds its limit; an export streams it. */
+export function contactsQuery(
+  db: Db,
+  organizationId: string,
+  filters: ContactFilters,
+  after?: { sort: string; id: string },
+) {
   let query = db
     .selectFrom("contacts")
     .selectAll()
     .where("organization_id", "=", organizationId)
     .where("status", "=", "ACTIVE");
-  const { after, email } = opts;
+  const { email, search } = filters;
+  if (search !== undefined) {
+    const conditions = filterConditions(db);
+    query = query.where((eb) => conditions.contactSearch(eb, organizationId, search));
+  }
   if (email !== undefined)
     query = query.where("id", "in", (eb) =>
       eb
@@ -285,7 +304,7 @@ export async function listContacts(
         .where("value_key", "=", emailKey(email)),
     );
   if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
-  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+  return query.orderBy("created_at", "desc").orderBy("id", "desc");
 }
 
 /**

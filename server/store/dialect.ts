@@ -82,6 +82,11 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     checkpoints.unref();
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
+    // SQLite's lower() knows only ASCII: the lists' searches fold case with this one, as PostgreSQL's
+    // lower() does under UTF-8 (listFilters.ts), so that "élodie" finds "Élodie".
+    db.function("unicode_lower", { deterministic: true }, (text: unknown) =>
+      typeof text === "string" ? text.toLowerCase() : text,
+    );
     const changes = new SqliteChangeFeed(db);
     const writes = new StoreWrites();
     writes.on((write) => changes.wrote(write.table));

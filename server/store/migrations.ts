@@ -17,6 +17,7 @@ import { donorPortal } from "./migrations/014-donor-portal.js";
 import { organizationCurrencyLanguage } from "./migrations/015-organization-currency-language.js";
 import { staffAccounts } from "./migrations/016-staff-accounts.js";
 import { organizationTimeZone } from "./migrations/019-organization-time-zone.js";
+import { paymentsBySubscription } from "./migrations/020-payments-by-subscription.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -43,6 +44,7 @@ export const MIGRATIONS: Migration[] = [
   organizationCurrencyLanguage,
   staffAccounts,
   organizationTimeZone,
+  paymentsBySubscription,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

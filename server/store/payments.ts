@@ -5,6 +5,7 @@ import type { Db } from "./database.js";
 import { insertRow } from "./fixedQuery.js";
 import type { HeldItem } from "./inventory.js";
 import { afterPosition } from "./keyset.js";
+import { filterConditions, type PaymentFilters } from "./listFilters.js";
 import type { PaymentsTable, SubscriptionsTable } from "./schema.js";
 
 /** Payments: one row per charge (a checkout, or one charge of a subscription). */
@@ -115,16 +116,32 @@ export async function paymentWithGift(
 export async function listPayments(
   db: Db,
   organizationId: string,
+  filters: PaymentFilters,
   limit: number,
   after?: { sort: string; id: string },
 ): Promise<PaymentsTable[]> {
+  return paymentsQuery(db, organizationId, filters, after).limit(limit).execute();
+}
+
+/**
+ * The organization's listed payments that match `filters`, newest first, after a keyset position if one
+ * is given: a page adds its limit; an export streams it whole.
+ */
+export function paymentsQuery(
+  db: Db,
+  organizationId: string,
+  filters: PaymentFilters,
+  after?: { sort: string; id: string },
+) {
+  const conditions = filterConditions(db);
   let query = db
     .selectFrom("payments")
     .selectAll()
     .where("organization_id", "=", organizationId)
-    .where("status", "!=", "PROCESSING");
+    .where("status", "!=", "PROCESSING")
+    .where((eb) => conditions.payments(eb, filters));
   if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
-  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+  return query.orderBy("created_at", "desc").orderBy("id", "desc");
 }
 
 export function paymentDetails(row: Pick<PaymentsTable, "details">): PaymentDetails {

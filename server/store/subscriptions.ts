@@ -1,5 +1,6 @@
 import type { Db } from "./database.js";
 import { afterPosition } from "./keyset.js";
+import { filterConditions, type SubscriptionFilters } from "./listFilters.js";
 import type { PaymentMethodUpdateLinksTable, SubscriptionsTable } from "./schema.js";
 
 /** Recurring gifts: the schedule, the reusable payment method and the claim a billing pass holds. */
@@ -12,18 +13,32 @@ export async function findSubscription(db: Db, id: string): Promise<Subscription
   return db.selectFrom("subscriptions").selectAll().where("id", "=", id).executeTakeFirst();
 }
 
-/** The organization's subscriptions, newest first, optionally of one status. */
+/** The organization's subscriptions that match `filters`, newest first. */
 export async function listSubscriptions(
   db: Db,
   organizationId: string,
+  filters: SubscriptionFilters,
   limit: number,
-  opts: { status?: "ACTIVE" | "CANCELLED"; after?: { sort: string; id: string } },
+  after?: { sort: string; id: string },
 ): Promise<SubscriptionsTable[]> {
-  let query = db.selectFrom("subscriptions").selectAll().where("organization_id", "=", organizationId);
-  if (opts.status) query = query.where("status", "=", opts.status);
-  const after = opts.after;
+  return subscriptionsQuery(db, organizationId, filters, after).limit(limit).execute();
+}
+
+/** The same as a query, after a keyset position if one is given: a page adds its limit; an export streams it. */
+export function subscriptionsQuery(
+  db: Db,
+  organizationId: string,
+  filters: SubscriptionFilters,
+  after?: { sort: string; id: string },
+) {
+  const conditions = filterConditions(db);
+  let query = db
+    .selectFrom("subscriptions")
+    .selectAll()
+    .where("organization_id", "=", organizationId)
+    .where((eb) => conditions.subscriptions(eb, filters));
   if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
-  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+  return query.orderBy("created_at", "desc").orderBy("id", "desc");
 }
 
 /**

@@ -127,10 +127,10 @@ async function timeQueries(
     const last: number[] = [];
     for (let i = 0; i < QUERY_SAMPLES; i++) {
       let t0 = performance.now();
-      const a = await listPayments(store.db, organizationId, PAGE_SIZE + 1);
+      const a = await listPayments(store.db, organizationId, {}, PAGE_SIZE + 1);
       first.push(performance.now() - t0);
       t0 = performance.now();
-      const b = await listPayments(store.db, organizationId, PAGE_SIZE + 1, lastPosition);
+      const b = await listPayments(store.db, organizationId, {}, PAGE_SIZE + 1, lastPosition);
       last.push(performance.now() - t0);
       if (a.length !== PAGE_SIZE + 1 || b.length !== PAGE_SIZE) throw new Error("unexpected page sizes");
     }

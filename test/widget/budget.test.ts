@@ -354,3 +354,65 @@ describe("hosted page first response", () => {
       expect((await t.app.request(`/checkout/${name}`)).status, name).toBe(404);
   });
 });
+
+/** What the staff dashboard's first load may weigh: its module, its stylesheet and the first page's chunks. */
+const DASHBOARD_FIRST_LOAD_BUDGET_GZIP_BYTES = 40 * 1024;
+
+describe("staff dashboard as built (dashboard.js + dashboard.css, then one chunk per page)", () => {
+  let output: Rollup.RollupOutput;
+
+  beforeAll(async () => {
+    const env = process.env.NODE_ENV;
+    process.env.NODE_ENV = "production";
+    try {
+      const builder = await createBuilder({
+        configFile,
+        logLevel: "warn",
+        environments: { dashboard: { build: { write: false } } },
+      });
+      output = (await builder.build(builder.environments.dashboard)) as Rollup.RollupOutput;
+    } finally {
+      process.env.NODE_ENV = env;
+    }
+  });
+
+  const gzipped = (fileName: string): number => {
+    const file = output.output.find((f) => f.fileName === fileName);
+    if (!file) throw new Error(`the dashboard build has no ${fileName}`);
+    return gzipSync(file.type === "chunk" ? file.code : String(file.source)).length;
+  };
+  /** A chunk and every chunk it imports statically (what the browser fetches to run it). */
+  const closure = (fileName: string, seen = new Set<string>()): Set<string> => {
+    const file = output.output.find((f) => f.fileName === fileName);
+    if (file?.type !== "chunk" || seen.has(fileName)) return seen;
+    seen.add(fileName);
+    for (const name of file.imports) closure(name, seen);
+    return seen;
+  };
+
+  it(`opens its first page with at most ${DASHBOARD_FIRST_LOAD_BUDGET_GZIP_BYTES} bytes gzipped of JS and CSS`, () => {
+    const entry = output.output.find((f) => f.fileName === "dashboard.js");
+    if (entry?.type !== "chunk") throw new Error("the dashboard build has no dashboard.js");
+    // Every page is a chunk of its own, loaded when it is first opened.
+    const pages = entry.dynamicImports;
+    expect(pages.length).toBeGreaterThanOrEqual(8);
+    const shell = gzipped("dashboard.js") + gzipped("dashboard.css");
+    // The first page someone opens is home when signed in, the sign-in page otherwise, or a set-up link.
+    let heaviest = 0;
+    for (const name of ["Home", "SignIn", "Setup"]) {
+      const page = pages.find((file) => file.startsWith(`dashboard-${name}-`));
+      expect(page, name).toBeDefined();
+      const files = [...closure(page as string)].filter((file) => file !== "dashboard.js");
+      const size = files.reduce((sum, file) => sum + gzipped(file), 0);
+      console.log(`[budget] dashboard first load with ${name}: ${shell + size} bytes gzipped`);
+      heaviest = Math.max(heaviest, size);
+    }
+    expect(shell + heaviest).toBeLessThanOrEqual(DASHBOARD_FIRST_LOAD_BUDGET_GZIP_BYTES);
+  });
+
+  it("keeps donor-side code out: the dashboard does not bundle the checkout app or zod", () => {
+    const code = output.output.map((f) => (f.type === "chunk" ? f.code : "")).join("\n");
+    expect(code).not.toContain("ZodError");
+    expect(output.output.some((f) => f.fileName.startsWith("app"))).toBe(false);
+  });
+});

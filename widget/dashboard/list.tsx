@@ -1,0 +1,80 @@
+import { useEffect, useState } from "preact/hooks";
+import { listPage } from "./api.js";
+import { ErrorNote, messageOf } from "./ui.js";
+
+/**
+ * A list read page by page through the API's cursor: the first page when the filters change, the next one
+ * when the person asks for more. Nothing loads a whole table.
+ */
+export function usePagedList<Item>(
+  path: string,
+  name: string,
+  params: Record<string, string | number | boolean | undefined>,
+  pageSize = 25,
+) {
+  const [items, setItems] = useState<Item[]>([]);
+  const [next, setNext] = useState<string | undefined>();
+  const [loading, setLoading] = useState(true);
+  const [error, setError] = useState<string | null>(null);
+  const key = JSON.stringify(params);
+
+  useEffect(() => {
+    let current = true;
+    setLoading(true);
+    setError(null);
+    listPage<Item>(path, name, { ...params, limit: pageSize })
+      .then((page) => {
+        if (!current) return;
+        setItems(page.items);
+        setNext(page.next);
+      })
+      .catch((err: unknown) => current && setError(messageOf(err)))
+      .finally(() => current && setLoading(false));
+    return () => {
+      current = false;
+    };
+  }, [path, name, key, pageSize]);
+
+  const more = async () => {
+    if (!next) return;
+    setLoading(true);
+    try {
+      const page = await listPage<Item>(path, name, { ...params, limit: pageSize }, next);
+      setItems((old) => [...old, ...page.items]);
+      setNext(page.next);
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setLoading(false);
+    }
+  };
+
+  return { items, hasMore: next !== undefined, loading, error, more };
+}
+
+export function ListFooter(props: {
+  count: number;
+  hasMore: boolean;
+  loading: boolean;
+  error: string | null;
+  more: () => void;
+  noun: string;
+}) {
+  return (
+    <div class="list-footer">
+      <ErrorNote message={props.error} />
+      <p role="status">
+        {props.loading
+          ? "Loading…"
+          : props.count === 0
+            ? `No ${props.noun} match.`
+            : `${props.count} ${props.noun}${props.hasMore ? " shown so far" : ""}.`}
+      </p>
+      {props.hasMore && (
+        <button type="button" onClick={props.more} disabled={props.loading}>
+          Show more
+        </button>
+      )}
+    </div>
+  );
+}

@@ -1,0 +1,12 @@
+import { render } from "preact";
+import "./dashboard.css";
+import { followLink } from "./router.js";
+import { Shell } from "./Shell.js";
+
+/** The staff dashboard's module: the server's shell page has one element to draw into. */
+const root = document.getElementById("dashboard");
+if (root) {
+  // A click on a link to another dashboard page moves there without reloading.
+  document.addEventListener("click", followLink);
+  render(<Shell />, root);
+}

@@ -1,0 +1,100 @@
+import { useState } from "preact/hooks";
+import { call } from "../api.js";
+import { navigate, to } from "../router.js";
+import type { PageProps } from "../Shell.js";
+import { type Me, me } from "../session.js";
+import { ErrorNote, Field, messageOf, PageTitle } from "../ui.js";
+
+export const MIN_PASSWORD_LENGTH = 12;
+
+/**
+ * A set-up link (`/dashboard/setup?token=…`, from the command line or an invitation) or a reset link
+ * (`/dashboard/reset?token=…`, mailed): the person chooses a password and is signed in.
+ */
+export default function Setup(props: PageProps) {
+  const reset = window.location.pathname.endsWith("/reset");
+  const token = props.query.get("token") ?? "";
+  const [password, setPassword] = useState("");
+  const [again, setAgain] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const title = reset ? "Choose a new password" : "Set up your account";
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (password.length < MIN_PASSWORD_LENGTH) {
+      setError(`The password needs at least ${MIN_PASSWORD_LENGTH} characters.`);
+      return;
+    }
+    if (password !== again) {
+      setError("The two passwords are not the same.");
+      return;
+    }
+    setBusy(true);
+    setError(null);
+    try {
+      me.value = await call<Me>("POST", reset ? "/api/staff/password-reset/complete" : "/api/staff/setup", {
+        token,
+        password,
+      });
+      // The token leaves the address (and the history) once it is used.
+      navigate(to(""), { replace: true });
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  if (!token)
+    return (
+      <>
+        <PageTitle title={title}>{title}</PageTitle>
+        <p>
+          This page is opened from a link you were sent. <a href={to("")}>Sign in</a> if you already have a
+          password.
+        </p>
+      </>
+    );
+
+  return (
+    <>
+      <PageTitle title={title}>{title}</PageTitle>
+      <form onSubmit={submit}>
+        <Field
+          label="Password"
+          hint={`At least ${MIN_PASSWORD_LENGTH} characters; a passphrase of a few words is easy to remember.`}
+        >
+          {(id, hint) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="new-password"
+              aria-describedby={hint}
+              required
+              minLength={MIN_PASSWORD_LENGTH}
+              value={password}
+              onInput={(e) => setPassword(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <Field label="The same password again">
+          {(id) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="new-password"
+              required
+              value={again}
+              onInput={(e) => setAgain(e.currentTarget.value)}
+            />
+          )}
+        </Field>
+        <ErrorNote message={error} />
+        <button type="submit" disabled={busy}>
+          {reset ? "Save and sign in" : "Set password and sign in"}
+        </button>
+      </form>
+    </>
+  );
+}

@@ -1,0 +1,220 @@
+import { useEffect, useState } from "preact/hooks";
+import { call, get } from "../api.js";
+import { when } from "../format.js";
+import { isOwner, me, type Role } from "../session.js";
+import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
+
+/**
+ * The team (Owners): who is in the organization and with which role; invite someone (a set-up link is mailed
+ * to them), change a role, remove a person. The last Owner can be neither demoted nor removed.
+ */
+
+interface Member {
+  userId: string;
+  email: string;
+  role: Role;
+  joinedAt: string;
+  passwordSet: boolean;
+  invitePending: boolean;
+  inviteExpiresAt: string | null;
+  lastSignInAt: string | null;
+}
+
+const ROLES: { value: Role; label: string; description: string }[] = [
+  { value: "OWNER", label: "Owner", description: "Everything, the team and the API keys" },
+  {
+    value: "FINANCE",
+    label: "Finance",
+    description: "Payments, refunds, recurring gifts, contacts, exports and reports",
+  },
+  { value: "STAFF", label: "Staff", description: "Forms and contacts; sees payments and recurring gifts" },
+];
+const roleName = (role: Role): string => ROLES.find((r) => r.value === role)?.label ?? role;
+
+export default function Team() {
+  const [members, setMembers] = useState<Member[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [email, setEmail] = useState("");
+  const [role, setRole] = useState<Role>("STAFF");
+  const [removing, setRemoving] = useState<string | null>(null);
+
+  const load = () =>
+    get<{ members: Member[] }>("/api/staff/team")
+      .then((body) => setMembers(body.members))
+      .catch((err: unknown) => setError(messageOf(err)));
+  useEffect(() => {
+    if (isOwner()) void load();
+  }, []);
+
+  const act = async (work: () => Promise<unknown>, done: string) => {
+    setError(null);
+    setNotice(null);
+    try {
+      await work();
+      setNotice(done);
+      await load();
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+
+  if (!isOwner())
+    return (
+      <>
+        <PageTitle title="Team">Team</PageTitle>
+        <p>Only Owners manage the team.</p>
+      </>
+    );
+
+  return (
+    <>
+      <PageTitle title="Team">Team</PageTitle>
+      <Notice message={notice} />
+      <ErrorNote message={error} />
+      <div class="table-wrap">
+        <table>
+          <caption class="visually-hidden">The organization's team</caption>
+          <thead>
+            <tr>
+              <th scope="col">Person</th>
+              <th scope="col">Role</th>
+              <th scope="col">Last sign-in</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {(members ?? []).map((member) => (
+              <tr key={member.userId}>
+                <td>
+                  {member.email}
+                  {member.userId === me.value?.userId && " (you)"}
+                  {member.invitePending && (
+                    <>
+                      <br />
+                      <small>Invited; the link works until {when(member.inviteExpiresAt)}</small>
+                    </>
+                  )}
+                </td>
+                <td>
+                  <label class="visually-hidden" for={`role-${member.userId}`}>
+                    Role of {member.email}
+                  </label>
+                  <select
+                    id={`role-${member.userId}`}
+                    value={member.role}
+                    onChange={(event) => {
+                      const next = event.currentTarget.value as Role;
+                      void act(
+                        () =>
+                          call("PATCH", `/api/staff/team/${encodeURIComponent(member.userId)}`, {
+                            role: next,
+                          }),
+                        `${member.email} is now ${roleName(next)}.`,
+                      );
+                    }}
+                  >
+                    {ROLES.map((r) => (
+                      <option key={r.value} value={r.value}>
+                        {r.label}
+                      </option>
+                    ))}
+                  </select>
+                </td>
+                <td>{when(member.lastSignInAt)}</td>
+                <td>
+                  {removing === member.userId ? (
+                    <span role="alertdialog" aria-label={`Remove ${member.email}?`}>
+                      Remove {member.email}?{" "}
+                      <button
+                        type="button"
+                        class="danger"
+                        onClick={() =>
+                          act(
+                            () => call("DELETE", `/api/staff/team/${encodeURIComponent(member.userId)}`),
+                            `${member.email} is removed.`,
+                          ).then(() => setRemoving(null))
+                        }
+                      >
+                        Yes, remove
+                      </button>
+                      <button type="button" class="secondary" onClick={() => setRemoving(null)}>
+                        Keep
+                      </button>
+                    </span>
+                  ) : (
+                    <>
+                      {member.invitePending && (
+                        <button
+                          type="button"
+                          class="secondary"
+                          onClick={() =>
+                            act(
+                              () =>
+                                call("POST", "/api/staff/invites", {
+                                  email: member.email,
+                                  role: member.role,
+                                }),
+                              `A fresh link is on its way to ${member.email}.`,
+                            )
+                          }
+                        >
+                          Send the link again
+                        </button>
+                      )}
+                      <button type="button" class="secondary" onClick={() => setRemoving(member.userId)}>
+                        Remove…
+                      </button>
+                    </>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <section aria-labelledby="invite-title">
+        <h2 id="invite-title">Invite someone</h2>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            void act(
+              () => call("POST", "/api/staff/invites", { email, role }),
+              `An invitation is on its way to ${email}. The link works once, for 24 hours.`,
+            ).then(() => setEmail(""));
+          }}
+        >
+          <Field label="E-mail address">
+            {(id) => (
+              <input
+                id={id}
+                type="email"
+                required
+                value={email}
+                onInput={(e) => setEmail(e.currentTarget.value)}
+              />
+            )}
+          </Field>
+          <fieldset>
+            <legend>Role</legend>
+            {ROLES.map((r) => (
+              <label key={r.value} class="choice">
+                <input
+                  type="radio"
+                  name="invite-role"
+                  value={r.value}
+                  checked={role === r.value}
+                  onChange={() => setRole(r.value)}
+                />{" "}
+                <strong>{r.label}</strong> — {r.description}
+              </label>
+            ))}
+          </fieldset>
+          <button type="submit">Send the invitation</button>
+        </form>
+      </section>
+    </>
+  );
+}
