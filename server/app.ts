@@ -23,6 +23,7 @@ import { subscriptionRoutes } from "./api/subscriptions.js";
 import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
 import { serveWidgetAsset } from "./pages/assets.js";
+import { mountDashboard } from "./pages/dashboard.js";
 import { hostedFormPage } from "./pages/hosted.js";
 import { portalPage } from "./pages/portal.js";
 import { mountUpdatePaymentMethodPages } from "./pages/updatePaymentMethod.js";
@@ -144,6 +145,7 @@ export function createApp(deps: AppDeps) {
   mountUpdatePaymentMethodPages(app, deps);
   app.get(`${PORTAL_PAGE_PATH}/:organizationId`, (c) => portalPage(c, deps, c.req.param("organizationId")));
   mountProcessorWebhooks(app, deps);
+  mountDashboard(app);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
