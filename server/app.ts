@@ -14,6 +14,7 @@ import { linkRoutes } from "./api/links.js";
 import { manageRoutes } from "./api/manage.js";
 import { apiGate, requestFrame } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
+import { paymentReceiptRoutes } from "./api/paymentReceipts.js";
 import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
 import { type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
@@ -97,6 +98,7 @@ export function createApp(deps: AppDeps) {
       ...checkoutRoutes(deps),
       ...contactRoutes(deps),
       ...paymentRoutes(deps),
+      ...paymentReceiptRoutes(deps),
       ...donationRoutes(deps),
       ...subscriptionRoutes(deps),
       ...manageRoutes(deps),

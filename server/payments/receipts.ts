@@ -118,3 +118,55 @@ export async function queueTributeNotice(
     Math.min(nowMs, Date.now()),
   );
 }
+
+/** How soon a payment's receipt may be sent again: a second click, or a retried call, sends no second mail. */
+export const RECEIPT_RESEND_INTERVAL_MS = 60_000;
+
+export class ReceiptResendError extends Error {
+  constructor(
+    readonly kind: "not-receipted" | "too-soon" | "gone",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Sends a payment's receipt again, as it was sent (the same words and language) to the donor's address:
+ * for a completed payment, or a bank payment still settling. A refunded or failed payment has no receipt to
+ * send; one sent in the last minute is not sent again.
+ */
+export async function resendReceipt(
+  db: Db,
+  row: PaymentsTable,
+  at: { nowMs: number; publicUrl: string },
+): Promise<{ emailId: string }> {
+  if (row.status !== "COMPLETED" && row.status !== "PENDING")
+    throw new ReceiptResendError(
+      "not-receipted",
+      row.status === "REFUNDED"
+        ? "This payment was refunded in full: it has no receipt to send"
+        : "This payment did not go through: it has no receipt to send",
+    );
+  const since = new Date(at.nowMs - RECEIPT_RESEND_INTERVAL_MS).toISOString();
+  const recent = await db
+    .selectFrom("email_outbox")
+    .select("id")
+    .where("payment_id", "=", row.id)
+    .where("to_address", "=", row.email)
+    .where("created_at", ">", since)
+    .executeTakeFirst();
+  if (recent) throw new ReceiptResendError("too-soon", "The receipt was sent less than a minute ago");
+  const sub = row.subscription_id
+    ? ((await db
+        .selectFrom("subscriptions")
+        .selectAll()
+        .where("id", "=", row.subscription_id)
+        .executeTakeFirst()) ?? null)
+    : null;
+  const mail = await receiptOutboxRow(db, row, sub, at);
+  if (!mail)
+    throw new ReceiptResendError("gone", "The payment's form no longer exists: its receipt cannot be made");
+  await db.insertInto("email_outbox").values(mail).execute();
+  return { emailId: mail.id };
+}
