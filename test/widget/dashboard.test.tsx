@@ -1,0 +1,315 @@
+// @vitest-environment happy-dom
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { location } from "../../widget/dashboard/router.js";
+import { Shell } from "../../widget/dashboard/Shell.js";
+import { me } from "../../widget/dashboard/session.js";
+
+/**
+ * The staff dashboard's pages (widget/dashboard) in happy-dom, against a stand-in for the API that records
+ * each call. The real server and browser are covered by test/e2e/dashboard.e2e.test.ts.
+ */
+
+interface Call {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+type Handler = (call: Call) => { status?: number; body?: unknown } | undefined;
+
+let calls: Call[] = [];
+let routes: [string, RegExp, Handler][] = [];
+
+function on(method: string, path: RegExp, handler: Handler) {
+  routes.unshift([method, path, handler]);
+}
+
+beforeEach(() => {
+  calls = [];
+  routes = [];
+  vi.stubGlobal(
+    "fetch",
+    vi.fn(async (input: string, init: RequestInit = {}) => {
+      const call: Call = {
+        method: init.method ?? "GET",
+        path: input,
+        headers: (init.headers ?? {}) as Record<string, string>,
+        body: init.body ? JSON.parse(String(init.body)) : undefined,
+      };
+      calls.push(call);
+      const route = routes.find(([method, path]) => method === call.method && path.test(call.path));
+      const answer = route?.[2](call) ?? { status: 404, body: { error: "Not found" } };
+      return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+        status: answer.status ?? 200,
+        headers: { "Content-Type": "application/json" },
+      });
+    }),
+  );
+});
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+  me.value = undefined;
+});
+
+function open(path: string) {
+  window.history.replaceState(null, "", path);
+  location.value = {
+    path: window.location.pathname.slice("/dashboard".length).replace(/^\/+|\/+$/g, ""),
+    query: new URLSearchParams(window.location.search),
+  };
+  return render(<Shell />);
+}
+
+const FINANCE = [
+  "donations:read",
+  "donations:write",
+  "subscriptions:read",
+  "contacts:read",
+  "analytics:read",
+];
+const STAFF = ["forms:read", "forms:write", "contacts:read", "donations:read", "subscriptions:read"];
+
+function signedIn(role: "OWNER" | "FINANCE" | "STAFF", permissions: string[]) {
+  on("GET", /^\/api\/staff\/me$/, () => ({
+    body: {
+      userId: "usr_1",
+      email: "pat@charity.example",
+      organizationId: "org_1",
+      organizationName: "Tree Trust",
+      role,
+      permissions,
+    },
+  }));
+}
+
+const payment = (over: Record<string, unknown> = {}) => ({
+  paymentID: "pay_01",
+  email: "ada@example.org",
+  firstName: "Ada",
+  lastName: "Donor",
+  amount: 50,
+  currency: "usd",
+  status: "COMPLETED",
+  fund: "",
+  form: "Plant a tree",
+  formID: "f1",
+  frequency: "ONE_TIME",
+  date: "2026-11-20T10:00:00.000Z",
+  paymentMethod: "card",
+  coverFees: false,
+  anonymous: false,
+  contactId: null,
+  subscriptionId: null,
+  feeAmount: 0,
+  refundedAmount: 0,
+  card: { brand: "visa", last4: "4242" },
+  bankLast4: null,
+  tickets: [],
+  promoCode: null,
+  discount: 0,
+  customInputs: [],
+  tribute: null,
+  utm: {},
+  failureMessage: null,
+  ...over,
+});
+
+describe("signing in", () => {
+  it("shows the sign-in page without a session, and asks for the authenticator's code when the server does", async () => {
+    on("GET", /^\/api\/staff\/me$/, () => ({ status: 401, body: { error: "Not signed in" } }));
+    let attempts = 0;
+    on("POST", /^\/api\/staff\/login$/, (call) => {
+      attempts++;
+      const body = call.body as { code?: string };
+      if (!body.code) return { status: 401, body: { error: "Enter the code", twoFactorRequired: true } };
+      return {
+        body: {
+          userId: "usr_1",
+          email: "pat@charity.example",
+          organizationId: "org_1",
+          organizationName: "Tree Trust",
+          role: "STAFF",
+          permissions: STAFF,
+        },
+      };
+    });
+    open("/dashboard/payments");
+    await screen.findByRole("heading", { name: /Sign in/ });
+    fireEvent.input(screen.getByLabelText("E-mail address"), { target: { value: "pat@charity.example" } });
+    fireEvent.input(screen.getByLabelText("Password"), { target: { value: "correct horse battery" } });
+    fireEvent.submit(screen.getByRole("button", { name: "Sign in" }).closest("form") as HTMLFormElement);
+
+    const code = await screen.findByLabelText("Code from your authenticator app");
+    expect(screen.queryByRole("alert")).toBeNull();
+    fireEvent.input(code, { target: { value: "123 456" } });
+    fireEvent.submit(code.closest("form") as HTMLFormElement);
+    // Signed in, the page the address named opens.
+    await screen.findByRole("heading", { name: "Payments" });
+    expect(attempts).toBe(2);
+    expect(
+      calls.find((c) => c.path === "/api/staff/login" && (c.body as { code?: string }).code)?.body,
+    ).toEqual({
+      email: "pat@charity.example",
+      password: "correct horse battery",
+      code: "123456",
+    });
+  });
+
+  it("sets a password from a set-up link and refuses two that differ before sending anything", async () => {
+    on("POST", /^\/api\/staff\/setup$/, () => ({
+      body: {
+        userId: "u",
+        email: "o@x.org",
+        organizationId: "o",
+        organizationName: "Tree Trust",
+        role: "OWNER",
+        permissions: [],
+      },
+    }));
+    on("GET", /^\/api\/staff\/me$/, () => ({ status: 401, body: { error: "Not signed in" } }));
+    open("/dashboard/setup?token=tok_abc");
+    const password = await screen.findByLabelText("Password");
+    fireEvent.input(password, { target: { value: "a long passphrase here" } });
+    fireEvent.input(screen.getByLabelText("The same password again"), {
+      target: { value: "another one entirely" },
+    });
+    fireEvent.submit(password.closest("form") as HTMLFormElement);
+    expect((await screen.findByRole("alert")).textContent).toMatch(/not the same/);
+    expect(calls.some((c) => c.path === "/api/staff/setup")).toBe(false);
+
+    fireEvent.input(screen.getByLabelText("The same password again"), {
+      target: { value: "a long passphrase here" },
+    });
+    fireEvent.submit(password.closest("form") as HTMLFormElement);
+    await waitFor(() => expect(window.location.pathname).toBe("/dashboard"));
+    expect(calls.find((c) => c.path === "/api/staff/setup")?.body).toEqual({
+      token: "tok_abc",
+      password: "a long passphrase here",
+    });
+    // The token leaves the address once used.
+    expect(window.location.search).toBe("");
+  });
+});
+
+describe("what a role is offered", () => {
+  it("shows Finance a refund, which says it cannot be undone and is sent once with an Idempotency-Key", async () => {
+    signedIn("FINANCE", FINANCE);
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment() }));
+    on("POST", /^\/v1\/payments\/pay_01\/refund$/, () => ({
+      body: { message: "Payment refunded in part", payment: payment({ refundedAmount: 20 }) },
+    }));
+    open("/dashboard/payments/pay_01");
+    await screen.findByRole("heading", { name: /\$50\.00 from Ada Donor/ });
+    const nav = screen.getByRole("navigation", { name: "Dashboard" });
+    expect(within(nav).queryByRole("link", { name: "Team" })).toBeNull();
+    expect(within(nav).queryByRole("link", { name: "Audit log" })).toBeNull();
+
+    fireEvent.input(screen.getByLabelText("Amount (USD)"), { target: { value: "20" } });
+    fireEvent.input(screen.getByLabelText("Reason (optional)"), { target: { value: "Asked by the donor" } });
+    fireEvent.submit(screen.getByRole("button", { name: "Refund…" }).closest("form") as HTMLFormElement);
+    const confirm = await screen.findByRole("alertdialog");
+    expect(confirm.textContent).toMatch(/Refund \$20\.00 to ada@example\.org\? This cannot be undone\./);
+    expect(calls.some((c) => c.path.endsWith("/refund"))).toBe(false);
+
+    fireEvent.click(within(confirm).getByRole("button", { name: /Yes, refund/ }));
+    await screen.findByText(/Payment refunded in part: \$20\.00/);
+    const refund = calls.filter((c) => c.path.endsWith("/refund"));
+    expect(refund).toHaveLength(1);
+    expect(refund[0]?.body).toEqual({ amount: 20, reason: "Asked by the donor" });
+    expect(refund[0]?.headers["Idempotency-Key"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("offers Staff no refund and no receipt resend, and Owners the team and audit log", async () => {
+    signedIn("STAFF", STAFF);
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment() }));
+    open("/dashboard/payments/pay_01");
+    await screen.findByRole("heading", { name: /\$50\.00 from Ada Donor/ });
+    expect(screen.queryByRole("heading", { name: "Refund" })).toBeNull();
+    expect(screen.queryByRole("button", { name: /Send the receipt again/ })).toBeNull();
+    cleanup();
+
+    signedIn("OWNER", [...FINANCE, "organization:read"]);
+    open("/dashboard/payments/pay_01");
+    const nav = await screen.findByRole("navigation", { name: "Dashboard" });
+    expect(within(nav).getByRole("link", { name: "Team" })).toBeTruthy();
+    expect(within(nav).getByRole("link", { name: "Audit log" })).toBeTruthy();
+  });
+});
+
+describe("payments", () => {
+  it("searches with the filters in the address, and shows what donors typed as text", async () => {
+    signedIn("FINANCE", FINANCE);
+    on("GET", /^\/v1\/payments\?/, () => ({
+      body: {
+        payments: [payment({ firstName: '<img src=x onerror="alert(1)">', lastName: "" })],
+        count: 1,
+        hasMore: false,
+      },
+    }));
+    const { container } = open("/dashboard/payments");
+    await screen.findByRole("heading", { name: "Payments" });
+    fireEvent.input(screen.getByLabelText("Search"), { target: { value: "ada@example.org" } });
+    fireEvent.change(screen.getByLabelText("Status"), { target: { value: "COMPLETED" } });
+    fireEvent.submit(screen.getByRole("button", { name: "Search" }).closest("form") as HTMLFormElement);
+    await waitFor(() => expect(window.location.search).toBe("?search=ada%40example.org&status=COMPLETED"));
+    await waitFor(() =>
+      expect(
+        calls.some((c) => c.path === "/v1/payments?search=ada%40example.org&status=COMPLETED&limit=25"),
+      ).toBe(true),
+    );
+    await screen.findByText('<img src=x onerror="alert(1)">');
+    expect(container.querySelector("img")).toBeNull();
+  });
+
+  it("asks for more rows with the cursor the last page gave, and never for the whole table", async () => {
+    signedIn("FINANCE", FINANCE);
+    on("GET", /^\/v1\/payments\?/, (call) =>
+      call.path.includes("lastEvaluatedKey=c1")
+        ? { body: { payments: [payment({ paymentID: "pay_02", firstName: "Bo" })], hasMore: false } }
+        : { body: { payments: [payment()], hasMore: true, lastEvaluatedKey: "c1" } },
+    );
+    open("/dashboard/payments");
+    fireEvent.click(await screen.findByRole("button", { name: "Show more" }));
+    await screen.findByText("Bo Donor");
+    expect(screen.getByText("Ada Donor")).toBeTruthy();
+    expect(screen.queryByRole("button", { name: "Show more" })).toBeNull();
+    expect(
+      calls.filter((c) => c.path.startsWith("/v1/payments?")).every((c) => c.path.includes("limit=25")),
+    ).toBe(true);
+  });
+});
+
+describe("home", () => {
+  it("shows the summary's figures and one bar per day", async () => {
+    signedIn("FINANCE", FINANCE);
+    on("GET", /^\/v1\/analytics\/summary$/, () => ({
+      body: {
+        currency: "usd",
+        timeZone: "America/New_York",
+        today: "2026-11-26",
+        from: "2026-11-24",
+        to: "2026-11-26",
+        raised: { today: 75, last30Days: 1250.5, thisYear: 9000 },
+        range: { raised: 100, gifts: 4, donors: 3 },
+        recurring: { active: 2, monthlyValue: 30 },
+        byDay: [
+          { date: "2026-11-24", amount: 25, count: 1 },
+          { date: "2026-11-25", amount: 0, count: 0 },
+          { date: "2026-11-26", amount: 75, count: 3 },
+        ],
+        failed: { count: 1, recent: [{ ...payment({ status: "FAILED", failureMessage: "Card declined" }) }] },
+        disputed: { count: 0, recent: [] },
+      },
+    }));
+    const { container } = open("/dashboard");
+    await screen.findByText("$1,250.50");
+    expect(screen.getByText("Raised today").nextElementSibling?.textContent).toBe("$75.00");
+    expect(screen.getByText("$30.00 a month")).toBeTruthy();
+    expect(container.querySelectorAll(".chart rect")).toHaveLength(3);
+    expect(screen.getByText(/Card declined/)).toBeTruthy();
+  });
+});
