@@ -24,7 +24,9 @@ import type { ContactFilters } from "../store/listFilters.js";
 import type { ContactsTable } from "../store/schema.js";
 import { emitEvent } from "../webhooks/events.js";
 import { presentContact } from "../wire/contact.js";
+import { csvDoc, wantsCsv } from "./csvExport.js";
 import type { AppDeps } from "./env.js";
+import { exportContacts } from "./exports.js";
 import { contactSearchParam, filteredList } from "./listFilters.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
@@ -108,7 +110,11 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
         search: contactSearchParam,
       }),
       responses: {
-        200: { description: "A page of contacts", schema: pageSchema("contacts", contactSchema) },
+        200: {
+          description: "A page of contacts",
+          schema: pageSchema("contacts", contactSchema),
+          csv: csvDoc("contact"),
+        },
         ...standardErrors,
       },
       handler: async (c, { query }) => {
@@ -117,6 +123,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
           ...(query.email !== undefined && { email: query.email }),
           ...(query.search !== undefined && { search: query.search }),
         };
+        if (wantsCsv(c)) return exportContacts(c, deps, orgId, filters);
         const list = filteredList(`contacts:${query.email?.toLowerCase() ?? ""}`, { search: query.search });
         const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
         const rows = await listContacts(db, orgId, filters, query.limit + 1, after);

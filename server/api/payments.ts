@@ -9,7 +9,9 @@ import { getOrganization } from "../store/organizations.js";
 import { findPayment, listPayments, PAYMENT_ID } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { presentPayment } from "../wire/payment.js";
+import { csvDoc, wantsCsv } from "./csvExport.js";
 import type { AppDeps } from "./env.js";
+import { exportPayments } from "./exports.js";
 import {
   filteredList,
   PAYMENT_FILTERS_DOC,
@@ -89,12 +91,17 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
       query: paymentListQuery,
       rules: PAYMENT_LIST_RULES,
       responses: {
-        200: { description: "A page of payments", schema: pageSchema("payments", paymentSchema) },
+        200: {
+          description: "A page of payments",
+          schema: pageSchema("payments", paymentSchema),
+          csv: csvDoc("payment"),
+        },
         ...standardErrors,
       },
       handler: async (c, { query }) => {
         const organizationId = c.get("auth").organizationId;
         const filters = await paymentFilters(db, organizationId, query);
+        if (wantsCsv(c)) return exportPayments(c, deps, organizationId, filters);
         return c.json(await paymentPage(db, organizationId, "payments", query, presentPayment, filters));
       },
     }),

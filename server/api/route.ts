@@ -56,7 +56,16 @@ export interface RouteSpec<
   deprecated?: boolean;
   /** Documented body schema when it differs from the parsing one (parsing schemas may transform). */
   bodyDoc?: z.ZodType;
-  responses: Record<number, { description: string; schema?: z.ZodType; headers?: Record<string, string> }>;
+  responses: Record<
+    number,
+    {
+      description: string;
+      schema?: z.ZodType;
+      headers?: Record<string, string>;
+      /** The answer also comes as `text/csv` (a list's export, csvExport.ts): what the CSV holds. */
+      csv?: string;
+    }
+  >;
   /** An empty request body stands for `{}` (every field of the body is optional). */
   bodyOptional?: boolean;
   /**
@@ -348,7 +357,14 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
     responses[status] = {
       description: res.description,
       headers,
-      ...(res.schema ? { content: { "application/json": { schema: res.schema } } } : {}),
+      ...(res.schema
+        ? {
+            content: {
+              "application/json": { schema: res.schema },
+              ...(res.csv ? { "text/csv": { schema: z.string().meta({ description: res.csv }) } } : {}),
+            },
+          }
+        : {}),
     };
   }
   const bodySchema = route.bodyDoc ?? route.body;

@@ -19,7 +19,9 @@ import type { Db } from "../store/database.js";
 import type { SubscriptionsTable } from "../store/schema.js";
 import { findSubscription, listSubscriptions } from "../store/subscriptions.js";
 import { presentSubscription } from "../wire/subscription.js";
+import { csvDoc, wantsCsv } from "./csvExport.js";
 import type { AppDeps } from "./env.js";
+import { exportSubscriptions } from "./exports.js";
 import { filteredList, subscriptionFilters, subscriptionListQuery } from "./listFilters.js";
 import { decodeCursor, encodeCursor, page, pageSchema } from "./pagination.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
@@ -80,12 +82,14 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
         200: {
           description: "A page of subscriptions",
           schema: pageSchema("subscriptions", subscriptionSchema),
+          csv: csvDoc("recurring gift"),
         },
         ...standardErrors,
       },
       handler: async (c, { query }) => {
         const orgId = c.get("auth").organizationId;
         const filters = subscriptionFilters(query);
+        if (wantsCsv(c)) return exportSubscriptions(c, deps, orgId, filters);
         const { status, ...others } = filters;
         const list = filteredList(`subscriptions:${status ?? "all"}`, others);
         const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
