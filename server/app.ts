@@ -19,6 +19,7 @@ import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
 import { type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
 import { staffRoutes } from "./api/staff.js";
+import { staffSecurityRoutes } from "./api/staffSecurity.js";
 import { staffTeamRoutes } from "./api/staffTeam.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
 import { webhookRoutes } from "./api/webhooks.js";
@@ -103,6 +104,7 @@ export function createApp(deps: AppDeps) {
       ...subscriptionRoutes(deps),
       ...manageRoutes(deps),
       ...staffRoutes(deps),
+      ...staffSecurityRoutes(deps),
       ...staffTeamRoutes(deps),
     ],
     patterns,

@@ -1,7 +1,8 @@
 import { formSchema } from "../shared/schemas/form.js";
 import { isoAt } from "../shared/time.js";
 import type { Config } from "./config.js";
-import type { Db } from "./store/database.js";
+import { issueSetupLink } from "./staff/team.js";
+import type { Db, Store } from "./store/database.js";
 import { insertForm } from "./store/forms.js";
 import { createApiKey } from "./store/keys.js";
 import { countOrganizations, createOrganization } from "./store/organizations.js";
@@ -105,4 +106,44 @@ export async function seedDemoIfEmpty(
     }
     return { organizationId: org.id, apiKey: key, forms };
   });
+}
+
+/** The demo organization's Owner, who signs in to the dashboard with the set-up link `npm start` prints. */
+export const DEMO_OWNER_EMAIL = "owner@demo.almoner.test";
+
+export type DemoOwner =
+  | { email: string; organizationId: string; setupUrl: string; expiresAt: string }
+  | { email: string; organizationId: string; passwordSet: true };
+
+/**
+ * The demo Owner and, until they have set a password, a fresh set-up link (the earlier ones stop
+ * working): made in the demo organization when it was just created (`createdOrganizationId`), found
+ * again on later starts. Undefined when there is no demo Owner (a database from before them, or one
+ * removed from the team).
+ */
+export async function demoOwner(
+  store: Store,
+  config: Config,
+  now: () => number,
+  createdOrganizationId?: string,
+): Promise<DemoOwner | undefined> {
+  const found = await store.db
+    .selectFrom("staff_users as u")
+    .innerJoin("staff_memberships as m", "m.user_id", "u.id")
+    .select((eb) => ["m.organization_id", eb("u.password_hash", "is not", null).as("password_set")])
+    .where("u.email_key", "=", DEMO_OWNER_EMAIL)
+    .where("m.role", "=", "OWNER")
+    .orderBy("m.created_at")
+    .executeTakeFirst();
+  const organizationId = found?.organization_id ?? createdOrganizationId;
+  if (!organizationId) return undefined;
+  if (found?.password_set) return { email: DEMO_OWNER_EMAIL, organizationId, passwordSet: true };
+  const link = await issueSetupLink(store, {
+    organizationId,
+    email: DEMO_OWNER_EMAIL,
+    role: "OWNER",
+    publicUrl: config.publicUrl,
+    nowMs: now(),
+  });
+  return { email: DEMO_OWNER_EMAIL, organizationId, setupUrl: link.setupUrl, expiresAt: link.expiresAt };
 }

@@ -4,7 +4,7 @@ import { getRequestListener } from "@hono/node-server";
 import { createApp } from "./app.js";
 import { composeDeps } from "./compose.js";
 import { loadConfig } from "./config.js";
-import { seedDemoIfEmpty } from "./demo.js";
+import { type DemoOwner, demoOwner, seedDemoIfEmpty } from "./demo.js";
 import { StartupError } from "./errors.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
@@ -45,12 +45,23 @@ async function main(): Promise<void> {
   });
   async function announce(port: number): Promise<void> {
     const demo = config.production ? undefined : await seedDemoIfEmpty(store.db, config, deps.now);
+    // Made with the demo; on a later start, a fresh set-up link while the Owner has set no password.
+    const owner = config.production
+      ? undefined
+      : await demoOwner(store, config, deps.now, demo?.organizationId);
     console.log(`Almoner listening on http://${config.host}:${port} (${store.describe})`);
     console.log(`API reference: ${config.publicUrl}/docs`);
-    if (!demo) return;
+    if (!demo) {
+      if (owner) announceDemoOwnerAgain(owner);
+      return;
+    }
     console.log("\nCreated a demo organization (shown once):");
     console.log(`  organizationId: ${demo.organizationId}`);
     console.log(`  API key:        ${demo.apiKey}`);
+    if (owner && "setupUrl" in owner) {
+      console.log(`  Owner:          ${owner.email} (the dashboard's; sets a password with this link)`);
+      console.log(`  Set-up link:    ${owner.setupUrl} (single use, 24 hours)`);
+    }
     for (const form of demo.forms) console.log(`  ${form.title.padEnd(24)} ${form.url}`);
     console.log(`\nTry: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicUrl}/v1/forms`);
     if (config.webhookTargetGuard)
@@ -70,6 +81,16 @@ async function main(): Promise<void> {
       );
     }
     console.log("");
+  }
+  function announceDemoOwnerAgain(owner: DemoOwner): void {
+    if ("setupUrl" in owner)
+      console.log(
+        `\nThe demo's dashboard Owner ${owner.email} has not set a password yet. A new set-up link (single use, until ${owner.expiresAt}; earlier ones no longer work):\n  ${owner.setupUrl}\n`,
+      );
+    else
+      console.log(
+        `\nThe demo's dashboard Owner ${owner.email} exists and has set a password: sign in at ${config.publicUrl}/dashboard. A set-up link for another Owner: npm run --silent cli -- user create --org ${owner.organizationId} --email YOU@EXAMPLE.ORG --role owner\n`,
+      );
   }
   server.on("error", (err: NodeJS.ErrnoException) => {
     console.error(

@@ -205,6 +205,12 @@ function sessionAuth(deps: AppDeps, then: MiddlewareHandler<AppEnv>): Middleware
     const session = await staffSessionOf(c, deps);
     if (!session) throw new ApiError(401, "Missing API key: send Authorization: Bearer <API_KEY>");
     if (!SAFE_METHODS.has(c.req.method)) checkOwnOrigin(c, deps.config);
+    // The organization requires two-factor sign-in of this role: nothing but enrolment until it is set up.
+    if (session.twoFactorEnrolmentRequired)
+      throw new ApiError(
+        403,
+        "Your organization requires two-factor sign-in: set it up first (POST /api/staff/two-factor/enrolment)",
+      );
     c.set("auth", {
       organizationId: session.organizationId,
       keyId: session.userId,

@@ -61,6 +61,9 @@ export const organizationSchema = z.object({
   legalAddress: z.string().nullable(),
   taxId: z.string().nullable(),
   paymentProcessor: paymentProcessorSchema,
+  requireTwoFactor: z.boolean().meta({
+    description: "Owners and Finance must sign in to the dashboard with a TOTP code",
+  }),
 });
 
 export function presentOrganization(
@@ -88,6 +91,7 @@ export function presentOrganization(
       currency: (stripe?.currency ?? org.currency).toUpperCase(),
       walletDomains: stripe?.domains ?? [],
     },
+    requireTwoFactor: org.requireTwoFactor,
   };
 }
 
@@ -120,7 +124,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, and CSV exports write dates in it.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, and CSV exports write dates in it. `requireTwoFactor` makes Owners and Finance sign in to the dashboard with a TOTP code: one who has not set it up gets a session that reaches only the set-up (`/api/staff/two-factor/…`) and `/api/staff/me`, and 403 everywhere else, until they do.",
       body: organizationUpdateSchema,
       rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }],
       responses: {
@@ -143,6 +147,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
             currency: body.currency,
             language: body.language,
             timeZone: body.timeZone,
+            requireTwoFactor: body.requireTwoFactor,
           },
           deps.now(),
         );

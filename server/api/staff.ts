@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { z } from "zod";
+import { z } from "zod";
 import { staffLoginBodySchema, staffMeSchema, staffSetupBodySchema } from "../../shared/schemas/staff.js";
 import { ApiError } from "../errors.js";
 import {
@@ -29,12 +29,44 @@ import { staffCookieName, staffSessionOf } from "./staffSession.js";
 const e = (description: string) => ({ description, schema: errorSchema });
 const tags = ["Staff sign-in"];
 
-function refusal(error: unknown): never {
+/** A staff error as the API's answer (staffError.ts lists the kinds). */
+export function refusal(error: unknown): never {
   if (!(error instanceof StaffError)) throw error;
   if (error.kind === "throttled")
     throw new ApiError(429, error.message, undefined, { "Retry-After": String(error.retryAfterSeconds) });
-  if (error.kind === "member") throw new ApiError(409, error.message);
+  if (error.kind === "member" || error.kind === "conflict") throw new ApiError(409, error.message);
+  if (error.kind === "password") throw ApiError.validation([`password: ${error.message}`]);
+  if (error.kind === "twoFactor")
+    throw new ApiError(401, error.message, undefined, undefined, { twoFactorRequired: true });
+  if (error.kind === "code") throw new ApiError(403, error.message);
+  if (error.kind === "notFound") throw new ApiError(404, error.message);
+  if (error.kind === "unavailable") throw new ApiError(503, error.message);
   throw new ApiError(401, error.message);
+}
+
+/** The error body of a sign-in refusal: `twoFactorRequired` when a TOTP or recovery code is wanted. */
+export const signInErrorSchema = errorSchema.extend({
+  twoFactorRequired: z.boolean().optional().meta({
+    description:
+      "true: the password was right (or the link good) but a code is wanted, or the code given was wrong or used; send it again with `code`",
+  }),
+});
+
+/** The body of `GET /api/staff/me` (and of a sign-in) for a session. */
+export async function meAnswer(deps: AppDeps, c: Context<AppEnv>, session: StaffSession | undefined) {
+  if (!session) throw new ApiError(401, "Not signed in, or the session has ended: sign in again");
+  const org = await getOrganization(deps.store.db, session.organizationId);
+  const body: z.infer<typeof staffMeSchema> = {
+    userId: session.userId,
+    email: session.email,
+    organizationId: session.organizationId,
+    organizationName: org?.name ?? "",
+    role: session.role,
+    permissions: [...session.permissions],
+    twoFactorEnabled: session.twoFactorEnabled,
+    twoFactorEnrolmentRequired: session.twoFactorEnrolmentRequired,
+  };
+  return c.json(body, 200, { "Cache-Control": "no-store" });
 }
 
 /** Staff endpoints take no API key: a request that carries one is refused before anything else. */
@@ -79,14 +111,15 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
       before: signingIn,
       responses: {
         200: { description: "Signed in", schema: staffMeSchema },
-        400: e("Validation failed (the password is too short or too long)"),
+        400: e("Validation failed (the password is too short, too long, or one of the most common)"),
         401: e("The link has been used or has expired"),
         403: e("Not sent from this instance's own pages, or sent with an API key"),
       },
       handler: async (c, { body }) => {
-        const { sessionToken } = await completeSetup(deps.store, body.token, body.password, deps.now()).catch(
-          refusal,
-        );
+        const { sessionToken } = await completeSetup(deps.store, body.token, body.password, deps.now(), {
+          userAgent: c.req.header("User-Agent"),
+          clientIp: clientIp(c, deps.config.trustProxyHops),
+        }).catch(refusal);
         startSession(c, sessionToken);
         return me(c, await findStaffSession(deps.store, sessionToken, deps.now()));
       },
@@ -99,13 +132,17 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Sign in with e-mail and password",
       description:
-        "The same 401 for an unknown address and a wrong password. After 10 failed sign-ins in 15 minutes for one address, or from one client address, 429 with Retry-After.",
+        "The same 401 for an unknown address and a wrong password. With two-factor sign-in on, a right password without `code` is a 401 with `twoFactorRequired: true` (not counted as a failure); a wrong or already used code is a failed sign-in. After 10 failed sign-ins in 15 minutes for one address, or from one client address, 429 with Retry-After. When the organization requires two-factor sign-in of Owners and Finance and the person has not enrolled, the session reaches only the enrolment endpoints, `/api/staff/me` and sign-out (`twoFactorEnrolmentRequired: true`).",
       body: staffLoginBodySchema,
       before: signingIn,
       responses: {
         200: { description: "Signed in: the session cookie is set", schema: staffMeSchema },
         400: e("Validation failed"),
-        401: e("Wrong e-mail address or password"),
+        401: {
+          description:
+            "Wrong e-mail address or password; or, with `twoFactorRequired: true`, a TOTP or recovery code is wanted (missing, wrong or already used)",
+          schema: signInErrorSchema,
+        },
         403: e("Not sent from this instance's own pages, or sent with an API key"),
         429: e("Too many failed sign-ins (see Retry-After)"),
       },
@@ -113,8 +150,11 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
         const { sessionToken } = await signIn(deps.store, {
           email: body.email,
           password: body.password,
+          code: body.code,
           clientIp: clientIp(c, deps.config.trustProxyHops),
+          userAgent: c.req.header("User-Agent"),
           nowMs: deps.now(),
+          secrets: deps.secrets,
         }).catch(refusal);
         startSession(c, sessionToken);
         return me(c, await findStaffSession(deps.store, sessionToken, deps.now()));
@@ -155,17 +195,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
     }),
   ];
 
-  async function me(c: Context<AppEnv>, session: StaffSession | undefined) {
-    if (!session) throw new ApiError(401, "Not signed in, or the session has ended: sign in again");
-    const org = await getOrganization(deps.store.db, session.organizationId);
-    const body: z.infer<typeof staffMeSchema> = {
-      userId: session.userId,
-      email: session.email,
-      organizationId: session.organizationId,
-      organizationName: org?.name ?? "",
-      role: session.role,
-      permissions: [...session.permissions],
-    };
-    return c.json(body, 200, { "Cache-Control": "no-store" });
+  function me(c: Context<AppEnv>, session: StaffSession | undefined) {
+    return meAnswer(deps, c, session);
   }
 }

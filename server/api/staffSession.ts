@@ -1,6 +1,6 @@
 import type { Context } from "hono";
-import { getCookie } from "hono/cookie";
-import { findStaffSession, type StaffSession } from "../staff/accounts.js";
+import { getCookie, setCookie } from "hono/cookie";
+import { findStaffSession, SESSION_MAX_DAYS, type StaffSession } from "../staff/accounts.js";
 import type { AppDeps } from "./env.js";
 
 /** The dashboard's session cookie, as requests carry it to `/api/staff/` and to `/v1`. */
@@ -14,4 +14,20 @@ export function staffCookieName(publicUrl: string): string {
 export function staffSessionOf(c: Context, deps: AppDeps): Promise<StaffSession | undefined> {
   const token = getCookie(c, staffCookieName(deps.config.publicUrl));
   return token ? findStaffSession(deps.store, token, deps.now()) : Promise.resolve(undefined);
+}
+
+/** The session cookie's token of a request, if it carries one. */
+export function staffTokenOf(c: Context, deps: AppDeps): string | undefined {
+  return getCookie(c, staffCookieName(deps.config.publicUrl));
+}
+
+/** Sets the session cookie of a new session (as sign-in does). */
+export function setStaffCookie(c: Context, deps: AppDeps, token: string): void {
+  setCookie(c, staffCookieName(deps.config.publicUrl), token, {
+    httpOnly: true,
+    secure: deps.config.publicUrl.startsWith("https:"),
+    sameSite: "Lax",
+    path: "/",
+    maxAge: SESSION_MAX_DAYS * 24 * 3600,
+  });
 }

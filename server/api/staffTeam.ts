@@ -46,6 +46,13 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
     const session = await staffSessionOf(c, deps);
     if (!session) throw new ApiError(401, "Not signed in, or the session has ended: sign in again");
     if (session.role !== "OWNER") throw new ApiError(403, "Only an Owner may manage the team");
+    // An Owner's session that may do nothing yet (the organization requires two-factor sign-in and they
+    // have not set it up) reaches the team no more than /v1.
+    if (!session.permissions.has("organization:write"))
+      throw new ApiError(
+        403,
+        "This session may not manage the team yet: your organization requires two-factor sign-in, set it up first",
+      );
     return session;
   };
   const noStore = { "Cache-Control": "no-store" };

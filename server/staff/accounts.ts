@@ -3,9 +3,13 @@ import type { Permission } from "../../shared/enums.js";
 import { STAFF_ROLES, type StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
 import { prefixedId, sha256Hex } from "../ids.js";
+import type { SecretBox } from "../secrets.js";
 import type { Store } from "../store/database.js";
+import { isCommonPassword } from "./commonPasswords.js";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
 import { ROLE_PERMISSIONS } from "./roles.js";
+import { StaffError } from "./staffError.js";
+import { enrolmentRequired, useSecondFactor } from "./twoFactor.js";
 
 /**
  * The organization's staff: a person (one per e-mail address) has a role in each organization they belong
@@ -27,25 +31,41 @@ const HOUR = 3_600_000;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 export const staffEmailKey = (email: string): string => email.trim().toLowerCase();
-const newToken = (): string => crypto.randomBytes(32).toString("base64url");
+export const newToken = (): string => crypto.randomBytes(32).toString("base64url");
 
-export class StaffError extends Error {
-  constructor(
-    readonly kind: "member" | "token" | "credentials" | "throttled",
-    message: string,
-    readonly retryAfterSeconds = 0,
-  ) {
-    super(message);
-  }
+/** Where a session was opened from, as its person's sessions list shows it. */
+export interface SessionOrigin {
+  userAgent?: string;
+  clientIp?: string;
 }
+
+/** A new password must not be one of the common ones (commonPasswords.ts). */
+export function refuseCommonPassword(password: string): void {
+  if (isCommonPassword(password))
+    throw new StaffError(
+      "password",
+      "This password is one of the most commonly used ones, which are tried first by anyone guessing: choose another",
+    );
+}
+
+export { StaffError };
 
 export interface StaffSession {
   userId: string;
   email: string;
   organizationId: string;
   role: StaffRole;
+  /** Empty while `twoFactorEnrolmentRequired`: such a session reaches nothing but enrolment. */
   permissions: ReadonlySet<Permission>;
+  /** The session's public id (`ses_…`, from its token's hash; never the token). */
+  sessionId: string;
+  twoFactorEnabled: boolean;
+  /** The organization requires TOTP of this role and the person has not enrolled. */
+  twoFactorEnrolmentRequired: boolean;
 }
+
+/** A session's public id: the start of its token's hash (which is not the token, and opens nothing). */
+export const sessionIdOf = (tokenHash: string): string => `ses_${tokenHash.slice(0, 24)}`;
 
 /**
  * Makes `email` a member of the organization with `role` (the person is created if new) and returns a
@@ -113,6 +133,7 @@ export async function completeSetup(
   token: string,
   password: string,
   nowMs: number,
+  origin: SessionOrigin = {},
 ): Promise<{ sessionToken: string }> {
   const refused = new StaffError(
     "token",
@@ -130,6 +151,7 @@ export async function completeSetup(
     .where("expires_at", ">", now)
     .executeTakeFirst();
   if (!live) throw refused;
+  refuseCommonPassword(password);
   const hash = await hashPassword(password);
   return store.db.transaction().execute(async (trx) => {
     // One conditional update: a link used twice at once sets one password.
@@ -158,13 +180,19 @@ export async function completeSetup(
     const sessionToken = newToken();
     await trx
       .insertInto("staff_sessions")
-      .values(sessionRow(sessionToken, used.user_id, used.organization_id, nowMs))
+      .values(sessionRow(sessionToken, used.user_id, used.organization_id, nowMs, origin))
       .execute();
     return { sessionToken };
   });
 }
 
-function sessionRow(token: string, userId: string, organizationId: string, nowMs: number) {
+export function sessionRow(
+  token: string,
+  userId: string,
+  organizationId: string,
+  nowMs: number,
+  origin: SessionOrigin = {},
+) {
   return {
     token_hash: sha256Hex(token),
     user_id: userId,
@@ -173,11 +201,13 @@ function sessionRow(token: string, userId: string, organizationId: string, nowMs
     last_seen_at: isoAt(nowMs),
     expires_at: isoAt(nowMs + SESSION_MAX_DAYS * 24 * HOUR),
     revoked_at: null,
+    user_agent: origin.userAgent?.slice(0, 500) ?? null,
+    client_ip: origin.clientIp?.slice(0, 100) ?? null,
   };
 }
 
 /** Refuses a sign-in while the address or the client address has had too many failures lately. */
-async function checkNotThrottled(store: Store, keys: string[], nowMs: number): Promise<void> {
+export async function checkNotThrottled(store: Store, keys: string[], nowMs: number): Promise<void> {
   const since = isoAt(nowMs - FAILURE_WINDOW_MINUTES * 60_000);
   for (const key of keys) {
     const recent = await store.db
@@ -196,7 +226,7 @@ async function checkNotThrottled(store: Store, keys: string[], nowMs: number): P
   }
 }
 
-async function recordFailure(store: Store, keys: string[], nowMs: number): Promise<void> {
+export async function recordFailure(store: Store, keys: string[], nowMs: number): Promise<void> {
   const now = isoAt(nowMs);
   await store.db
     .insertInto("staff_login_failures")
@@ -208,21 +238,42 @@ async function recordFailure(store: Store, keys: string[], nowMs: number): Promi
     .execute();
 }
 
+/** The keys failed sign-ins are counted under: the address and the client address. */
+export const failureKeys = (email: string, clientIp: string): string[] => [
+  `email:${staffEmailKey(email)}`,
+  `ip:${clientIp}`,
+];
+
 /**
  * Signs a person in with e-mail and password, in the organization they joined first. An unknown address
- * and a wrong password are the same refusal and cost the same time.
+ * and a wrong password are the same refusal and cost the same time. A person with TOTP on also gives a
+ * `code` (6 digits of now, or a recovery code): without one the refusal says a code is wanted (and counts
+ * for nothing); a wrong or used one counts as a failed sign-in.
  */
 export async function signIn(
   store: Store,
-  input: { email: string; password: string; clientIp: string; nowMs: number },
+  input: {
+    email: string;
+    password: string;
+    code?: string;
+    clientIp: string;
+    userAgent?: string;
+    nowMs: number;
+    secrets: SecretBox;
+  },
 ): Promise<{ sessionToken: string }> {
   const key = staffEmailKey(input.email);
-  const counted = [`email:${key}`, `ip:${input.clientIp}`];
+  const counted = failureKeys(input.email, input.clientIp);
   await checkNotThrottled(store, counted, input.nowMs);
   const person = await store.db
     .selectFrom("staff_users")
     .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
-    .select(["staff_users.id", "staff_users.password_hash", "staff_memberships.organization_id"])
+    .select([
+      "staff_users.id",
+      "staff_users.password_hash",
+      "staff_users.totp_secret",
+      "staff_memberships.organization_id",
+    ])
     .where("staff_users.email_key", "=", key)
     .orderBy("staff_memberships.created_at")
     .limit(1)
@@ -233,10 +284,26 @@ export async function signIn(
     await recordFailure(store, counted, input.nowMs);
     throw new StaffError("credentials", "Wrong e-mail address or password");
   }
+  if (person.totp_secret != null) {
+    if (input.code === undefined || input.code.trim() === "")
+      throw new StaffError(
+        "twoFactor",
+        "Enter the 6-digit code from your authenticator app, or a recovery code",
+      );
+    if (!(await useSecondFactor(store, input.secrets, person.id, input.code, input.nowMs))) {
+      await recordFailure(store, counted, input.nowMs);
+      throw new StaffError("twoFactor", "The code is wrong or has already been used");
+    }
+  }
   const sessionToken = newToken();
   await store.db
     .insertInto("staff_sessions")
-    .values(sessionRow(sessionToken, person.id, person.organization_id, input.nowMs))
+    .values(
+      sessionRow(sessionToken, person.id, person.organization_id, input.nowMs, {
+        userAgent: input.userAgent,
+        clientIp: input.clientIp,
+      }),
+    )
     .execute();
   return { sessionToken };
 }
@@ -257,7 +324,10 @@ export async function findStaffSession(
         .onRef("staff_memberships.organization_id", "=", "staff_sessions.organization_id"),
     )
     .innerJoin("staff_users", "staff_users.id", "staff_sessions.user_id")
+    .innerJoin("organizations", "organizations.id", "staff_sessions.organization_id")
     .select([
+      "staff_users.totp_secret",
+      "organizations.require_two_factor",
       "staff_sessions.token_hash",
       "staff_sessions.user_id",
       "staff_sessions.organization_id",
@@ -279,12 +349,17 @@ export async function findStaffSession(
       .where("token_hash", "=", row.token_hash)
       .execute();
   const role = row.role as StaffRole;
+  const twoFactorEnabled = row.totp_secret != null;
+  const restricted = enrolmentRequired(role, Number(row.require_two_factor ?? 0) === 1, twoFactorEnabled);
   return {
     userId: row.user_id,
     email: row.email,
     organizationId: row.organization_id,
     role,
-    permissions: new Set(ROLE_PERMISSIONS[role]),
+    permissions: new Set(restricted ? [] : ROLE_PERMISSIONS[role]),
+    sessionId: sessionIdOf(row.token_hash),
+    twoFactorEnabled,
+    twoFactorEnrolmentRequired: restricted,
   };
 }
 

@@ -16,6 +16,7 @@ import { processLiveness } from "./migrations/013-process-liveness.js";
 import { donorPortal } from "./migrations/014-donor-portal.js";
 import { organizationCurrencyLanguage } from "./migrations/015-organization-currency-language.js";
 import { staffAccounts } from "./migrations/016-staff-accounts.js";
+import { staffSecurity } from "./migrations/017-staff-security.js";
 import { organizationTimeZone } from "./migrations/019-organization-time-zone.js";
 import { paymentsBySubscription } from "./migrations/020-payments-by-subscription.js";
 import type { Migration } from "./migrations/shared.js";
@@ -43,6 +44,7 @@ export const MIGRATIONS: Migration[] = [
   donorPortal,
   organizationCurrencyLanguage,
   staffAccounts,
+  staffSecurity,
   organizationTimeZone,
   paymentsBySubscription,
 ];

@@ -54,6 +54,8 @@ export interface Organization {
   language: Language;
   /** IANA time zone (default UTC): the organization's days in reports and exports. */
   timeZone: string;
+  /** Owners and Finance must sign in with TOTP. */
+  requireTwoFactor: boolean;
   createdAt: string;
   updatedAt: string;
 }
@@ -93,6 +95,7 @@ function fromRow(row: OrganizationsTable): Organization {
     currency: row.currency ?? DEFAULT_CURRENCY,
     language: row.language && isLanguage(row.language) ? row.language : DEFAULT_LANGUAGE,
     timeZone: row.time_zone ?? "UTC",
+    requireTwoFactor: Number(row.require_two_factor ?? 0) === 1,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -162,6 +165,7 @@ export async function updateOrganization(
     currency?: string;
     language?: Language;
     timeZone?: string;
+    requireTwoFactor?: boolean;
   },
   nowMs: number,
 ): Promise<Organization | undefined> {
@@ -174,6 +178,7 @@ export async function updateOrganization(
   if (changes.currency !== undefined) set.currency = changes.currency;
   if (changes.language !== undefined) set.language = changes.language;
   if (changes.timeZone !== undefined) set.time_zone = changes.timeZone;
+  if (changes.requireTwoFactor !== undefined) set.require_two_factor = changes.requireTwoFactor ? 1 : 0;
   const legal = changes.legal;
   if (legal?.name !== undefined) set.legal_name = legal.name;
   if (legal?.address !== undefined) set.legal_address = legal.address;

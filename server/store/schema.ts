@@ -30,6 +30,8 @@ export interface OrganizationsTable {
   currency?: string;
   /** The donors' default language (default en). Left out: en. */
   language?: string;
+  /** 1: Owners and Finance must sign in with TOTP. Left out: 0. */
+  require_two_factor?: number;
   /** IANA time zone (default UTC): the organization's days in reports and exports. Left out: UTC. */
   time_zone?: string;
   created_at: string;
@@ -428,6 +430,13 @@ export interface StaffUsersTable {
   email: string;
   /** `scrypt$N$r$p$salt$hash`; null until the person has set a password. */
   password_hash: string | null;
+  /** The TOTP secret, sealed with the instance key (secrets.ts); null while two-factor sign-in is off. */
+  totp_secret?: string | null;
+  /** A secret handed out for enrolment, sealed, until a code from it confirms it. */
+  totp_pending_secret?: string | null;
+  totp_enabled_at?: string | null;
+  /** The 30-second time-step of the last TOTP code accepted: no code is used twice. */
+  totp_last_step?: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -461,6 +470,17 @@ export interface StaffSessionsTable {
   /** The absolute end (7 days after sign-in); the idle end is last_seen_at plus 8 hours. */
   expires_at: string;
   revoked_at: string | null;
+  /** The browser's User-Agent and the client address at sign-in, shown in the person's sessions list. */
+  user_agent?: string | null;
+  client_ip?: string | null;
+}
+
+/** A staff member's one-time recovery code (ten at a time): only its hash; used_at once it is used. */
+export interface StaffRecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+  used_at: string | null;
+  created_at: string;
 }
 
 /** A failed staff sign-in, counted by its key (`email:<address>` or `ip:<client address>`). */
@@ -518,6 +538,7 @@ export interface Database {
   staff_tokens: StaffTokensTable;
   staff_sessions: StaffSessionsTable;
   staff_login_failures: StaffLoginFailuresTable;
+  staff_recovery_codes: StaffRecoveryCodesTable;
   almoner_migrations: SchemaMigrationsTable;
   almoner_schema_lock: SchemaLockTable;
 }

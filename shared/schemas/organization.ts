@@ -82,6 +82,7 @@ const UPDATABLE = [
   "currency",
   "language",
   "timeZone",
+  "requireTwoFactor",
 ];
 
 /** A legal detail: text, or null (or "") to clear it. */
@@ -167,6 +168,10 @@ export const organizationUpdateSchema = z
         }),
       )
       .optional(),
+    requireTwoFactor: z.boolean().optional().meta({
+      description:
+        "true: Owners and Finance must sign in to the dashboard with a TOTP code; one who has not set it up reaches nothing but the set-up until they do",
+    }),
     // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
     ...readOnlyFields("paymentProcessor"),
   })
@@ -185,12 +190,13 @@ export const organizationUpdateSchema = z
           body.taxId === undefined &&
           body.currency === undefined &&
           body.language === undefined &&
-          body.timeZone === undefined
+          body.timeZone === undefined &&
+          body.requireTwoFactor === undefined
         )
           ctx.addIssue({
             code: "custom",
             message:
-              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId, currency, language, timeZone",
+              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId, currency, language, timeZone, requireTwoFactor",
             path: [],
           });
         const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];

@@ -23,6 +23,10 @@ export const staffSetupBodySchema = z.strictObject({
 export const staffLoginBodySchema = z.strictObject({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(PASSWORD_MAX_LENGTH),
+  code: z.string().max(64).optional().meta({
+    description:
+      "With two-factor sign-in on: the 6-digit code of the authenticator app, or one of the recovery codes (each works once)",
+  }),
 });
 
 export const staffMeSchema = z.object({
@@ -32,4 +36,83 @@ export const staffMeSchema = z.object({
   organizationName: z.string(),
   role: z.enum(STAFF_ROLES),
   permissions: z.array(z.string()).meta({ description: "What the role may do, as API key permissions" }),
+  twoFactorEnabled: z.boolean().meta({ description: "Whether the person signs in with a TOTP code" }),
+  twoFactorEnrolmentRequired: z.boolean().meta({
+    description:
+      "The organization requires two-factor sign-in of this role and the person has not enrolled: until they do, the session reaches only `/api/staff/me`, the enrolment endpoints and sign-out, and its `permissions` are empty",
+  }),
 });
+
+// Account security: two-factor sign-in, password change and reset, sessions.
+
+const sixDigits = z.string().min(1).max(64).meta({
+  description:
+    "The 6-digit code the authenticator app shows now, or (to sign in or turn off) a recovery code",
+});
+
+export const twoFactorEnrolmentSchema = z.object({
+  secret: z
+    .string()
+    .meta({ description: "The TOTP secret in base 32, for typing into an authenticator app" }),
+  uri: z.string().meta({
+    description: "The same as an `otpauth://totp/…` URI (SHA-1, 6 digits, 30 seconds), for a QR code",
+  }),
+});
+
+export const twoFactorConfirmBodySchema = z.strictObject({ code: sixDigits });
+
+export const twoFactorConfirmedSchema = z.object({
+  recoveryCodes: z.array(z.string()).meta({
+    description:
+      "Ten one-time recovery codes (`xxxxx-xxxxx`), shown this once: each signs in once instead of a TOTP code",
+  }),
+});
+
+export const twoFactorDisableBodySchema = z
+  .strictObject({
+    password: z.string().min(1).max(PASSWORD_MAX_LENGTH).optional(),
+    code: sixDigits.optional(),
+  })
+  .meta({ anyOf: [{ required: ["password"] }, { required: ["code"] }] })
+  .check(
+    z.superRefine((body, ctx) => {
+      if (body.password === undefined && body.code === undefined)
+        ctx.addIssue({ code: "custom", message: "must contain the password or a code", path: [] });
+    }),
+  );
+
+export const twoFactorStatusSchema = z.object({
+  enabled: z.boolean(),
+  enabledAt: z.string().nullable(),
+  recoveryCodesLeft: z.number().int().meta({ description: "Recovery codes not yet used" }),
+  required: z.boolean().meta({ description: "Whether the organization requires it of this person's role" }),
+});
+
+export const staffPasswordChangeBodySchema = z.strictObject({
+  currentPassword: z.string().min(1).max(PASSWORD_MAX_LENGTH),
+  newPassword: password,
+});
+
+export const staffPasswordResetBodySchema = z.strictObject({
+  email: z.string().trim().min(1).max(254),
+});
+
+export const staffPasswordResetCompleteBodySchema = z.strictObject({
+  token: z.string().min(1).max(100).meta({ description: "The token of the mailed reset link (`?token=`)" }),
+  password,
+  code: z.string().max(64).optional().meta({
+    description: "With two-factor sign-in on: a TOTP or recovery code, as for signing in",
+  }),
+});
+
+export const staffSessionSchema = z.object({
+  id: z.string().meta({ description: "The session's id (`ses_…`), not its token" }),
+  createdAt: z.string().meta({ description: "Signed in at (ISO 8601)" }),
+  lastSeenAt: z.string().meta({ description: "Last used at, to the minute" }),
+  expiresAt: z.string().meta({ description: "Ends at the latest (7 days after sign-in)" }),
+  userAgent: z.string().nullable().meta({ description: "The browser's User-Agent at sign-in" }),
+  clientIp: z.string().nullable().meta({ description: "The client address at sign-in" }),
+  current: z.boolean().meta({ description: "The session of this request" }),
+});
+
+export const staffSessionListSchema = z.object({ sessions: z.array(staffSessionSchema) });

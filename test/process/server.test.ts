@@ -19,6 +19,8 @@ import { dialect, freshDatabase, type TestDatabase, validForms } from "../suppor
 const DEMO_KEY_LINE = /API key:\s+(cs_(?:live|test)_[A-Za-z0-9]+)/g;
 const ANY_KEY = /cs_(?:live|test)_[A-Za-z0-9]{32}/g;
 const FORM_URL = /(https?:\/\/[^\s/]+)\/(donate|attend)\/([0-9a-f-]{36})\b/g;
+const SETUP_LINK = /https?:\/\/[^\s/]+\/dashboard\/setup\?token=([A-Za-z0-9_-]{43})/g;
+const DEMO_OWNER = "owner@demo.almoner.test";
 
 describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DATA_DIR", () => {
   let temp: TempDir;
@@ -66,6 +68,12 @@ describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DA
     const eventIds = list.body.forms.filter((f) => f.formType === "EVENT").map((f) => f.formID);
     expect(eventIds).toEqual(urls.filter((m) => m[2] === "attend").map((m) => m[3]));
 
+    // A demo Owner for the dashboard, with one set-up link (used after the restart below).
+    expect(log).toMatch(new RegExp(`Owner:\\s+${DEMO_OWNER}`));
+    const links = [...log.matchAll(SETUP_LINK)];
+    expect(links).toHaveLength(1);
+    expect(log).toMatch(/Set-up link:\s+http:\/\/localhost:\d+\/dashboard\/setup\?token=/);
+
     // The printed paths are real hosted pages on this server.
     for (const m of urls) {
       const page = await server.fetch(`/${m[2]}/${m[3]}`);
@@ -87,9 +95,11 @@ describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DA
     }
   });
 
-  it("stops cleanly on SIGTERM and does not print a demo key again on restart", async () => {
+  it("stops cleanly on SIGTERM; a restart prints no demo key again, and a fresh demo Owner link until one is used", async () => {
     if (!server) throw new Error("the first start failed");
     const firstKey = [...server.stdout().matchAll(DEMO_KEY_LINE)][0]?.[1];
+    const firstToken = [...server.stdout().matchAll(SETUP_LINK)][0]?.[1];
+    const organizationId = /organizationId:\s+(org_\S+)/.exec(server.stdout())?.[1];
     const stopped = await server.stop();
     expect(stopped.code).toBe(0);
 
@@ -100,14 +110,39 @@ describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DA
       const log = again.stdout();
       expect(log).not.toMatch(/API key/i);
       expect(log).not.toMatch(ANY_KEY);
-      expect(log).not.toMatch(/demo/i);
+      expect(log).not.toMatch(/Created a demo organization/);
       expect([...log.matchAll(FORM_URL)]).toHaveLength(0);
       // The demo data from the first start is still there and the key still works.
       const list = await again.json<{ count: number }>("GET", "/v1/forms", { key: firstKey });
       expect(list.status).toBe(200);
       expect(list.body.count).toBe(4);
+
+      // The demo Owner has set no password yet: a fresh link, and the first one no longer works.
+      expect(log).toContain(`${DEMO_OWNER} has not set a password yet`);
+      const tokens = [...log.matchAll(SETUP_LINK)].map((m) => m[1]);
+      expect(tokens).toHaveLength(1);
+      expect(tokens[0]).not.toBe(firstToken);
+      const password = "a long enough password";
+      const stale = await again.json("POST", "/api/staff/setup", { body: { token: firstToken, password } });
+      expect(stale.status).toBe(401);
+      const setup = await again.json("POST", "/api/staff/setup", { body: { token: tokens[0], password } });
+      expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+      expect(setup.body).toMatchObject({ email: DEMO_OWNER, organizationId, role: "OWNER" });
     } finally {
       await again.stop();
+    }
+
+    // Once the password is set, a start says so and how to make another Owner's link, and prints none.
+    const third = await startServer({ DATA_DIR: temp.dir });
+    try {
+      expect((await third.json("GET", "/health")).status).toBe(200);
+      const log = third.stdout();
+      expect(log).toContain(`${DEMO_OWNER} exists and has set a password`);
+      expect(log).toContain(`npm run --silent cli -- user create --org ${organizationId} --email`);
+      expect([...log.matchAll(SETUP_LINK)]).toHaveLength(0);
+      expect(log).not.toMatch(ANY_KEY);
+    } finally {
+      await third.stop();
     }
   });
 });
@@ -136,6 +171,8 @@ describe.skipIf(dialect !== "sqlite")("server process: NODE_ENV=production", () 
         expect(row.n).toBe(0);
         const keys = db.prepare("select count(*) as n from api_keys").get() as { n: number };
         expect(keys.n).toBe(0);
+        const staff = db.prepare("select count(*) as n from staff_users").get() as { n: number };
+        expect(staff.n).toBe(0);
       } finally {
         db.close();
       }

@@ -1,0 +1,169 @@
+import { isoAt } from "../../shared/time.js";
+import { sha256Hex } from "../ids.js";
+import { outboxRow } from "../mail/outbox.js";
+import { renderStaffPasswordReset } from "../mail/staffPasswordReset.js";
+import type { SecretBox } from "../secrets.js";
+import type { Store } from "../store/database.js";
+import { insertRow } from "../store/fixedQuery.js";
+import {
+  checkNotThrottled,
+  failureKeys,
+  newToken,
+  recordFailure,
+  refuseCommonPassword,
+  type SessionOrigin,
+  sessionRow,
+  staffEmailKey,
+} from "./accounts.js";
+import { hashPassword } from "./passwords.js";
+import { StaffError } from "./staffError.js";
+import { useSecondFactor } from "./twoFactor.js";
+
+/**
+ * A forgotten password: a person asks by e-mail address; when the address is a staff member's, a
+ * single-use link (30 minutes) to the dashboard's reset page is mailed to it through the e-mail outbox
+ * (SMTP, or an `.eml` under `$DATA_DIR/mail`, as receipts). The link's token sets a new password once:
+ * every session of the person's ends, every other reset link of theirs is used up, and a new session
+ * begins. With two-factor sign-in on, the link alone is not enough: a code is wanted as for signing in.
+ */
+
+export const RESET_LINK_MINUTES = 30;
+export const RESET_PAGE_PATH = "/dashboard/reset";
+const TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/** Mails a reset link when the address is a staff member's; does nothing otherwise. Returns whether one was. */
+export async function requestPasswordReset(
+  store: Store,
+  email: string,
+  publicUrl: string,
+  nowMs: number,
+): Promise<boolean> {
+  const person = await store.db
+    .selectFrom("staff_users")
+    .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
+    .innerJoin("organizations", "organizations.id", "staff_memberships.organization_id")
+    .select([
+      "staff_users.id",
+      "staff_users.email",
+      "staff_memberships.organization_id",
+      "organizations.name",
+    ])
+    .where("staff_users.email_key", "=", staffEmailKey(email))
+    .orderBy("staff_memberships.created_at")
+    .limit(1)
+    .executeTakeFirst();
+  if (!person) return false;
+  const token = newToken();
+  const url = `${publicUrl}${RESET_PAGE_PATH}?token=${token}`;
+  const mail = renderStaffPasswordReset({ organizationName: person.name, url, minutes: RESET_LINK_MINUTES });
+  const now = isoAt(nowMs);
+  await store.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("staff_tokens")
+      .values({
+        token_hash: sha256Hex(token),
+        user_id: person.id,
+        organization_id: person.organization_id,
+        kind: "reset",
+        expires_at: isoAt(nowMs + RESET_LINK_MINUTES * 60_000),
+        used_at: null,
+        created_at: now,
+      })
+      .execute();
+    await insertRow(
+      trx,
+      "email_outbox",
+      outboxRow(
+        {
+          organizationId: person.organization_id,
+          to: person.email,
+          fromName: person.name,
+          subject: mail.subject,
+          text: mail.text,
+          html: mail.html,
+        },
+        nowMs,
+      ),
+    );
+  });
+  return true;
+}
+
+/**
+ * Sets a new password with a reset link's token and signs in. A used, expired or unknown token: a
+ * "token" StaffError; a common password: "password"; TOTP on and no good code: "twoFactor" (the link is
+ * not used up, so the person can try again with a code; a wrong code counts as a failed sign-in).
+ */
+export async function completePasswordReset(
+  store: Store,
+  box: SecretBox,
+  input: { token: string; password: string; code?: string; nowMs: number } & SessionOrigin,
+): Promise<{ sessionToken: string }> {
+  const refused = new StaffError("token", "This reset link has been used or has expired: ask for a new one");
+  if (!TOKEN.test(input.token)) throw refused;
+  const now = isoAt(input.nowMs);
+  const live = () =>
+    store.db
+      .selectFrom("staff_tokens")
+      .innerJoin("staff_users", "staff_users.id", "staff_tokens.user_id")
+      .select(["staff_tokens.user_id", "staff_users.email", "staff_users.totp_secret"])
+      .where("staff_tokens.token_hash", "=", sha256Hex(input.token))
+      .where("staff_tokens.kind", "=", "reset")
+      .where("staff_tokens.used_at", "is", null)
+      .where("staff_tokens.expires_at", ">", now);
+  const link = await live().executeTakeFirst();
+  if (!link) throw refused;
+  refuseCommonPassword(input.password);
+  if (link.totp_secret != null) {
+    const counted = failureKeys(link.email, input.clientIp ?? "unknown");
+    await checkNotThrottled(store, counted, input.nowMs);
+    if (input.code === undefined || input.code.trim() === "")
+      throw new StaffError(
+        "twoFactor",
+        "Enter the 6-digit code from your authenticator app, or a recovery code",
+      );
+    if (!(await useSecondFactor(store, box, link.user_id, input.code, input.nowMs))) {
+      await recordFailure(store, counted, input.nowMs);
+      throw new StaffError("twoFactor", "The code is wrong or has already been used");
+    }
+  }
+  const hash = await hashPassword(input.password);
+  return store.db.transaction().execute(async (trx) => {
+    // One conditional update: a link used twice at once sets one password.
+    const used = await trx
+      .updateTable("staff_tokens")
+      .set({ used_at: now })
+      .where("token_hash", "=", sha256Hex(input.token))
+      .where("kind", "=", "reset")
+      .where("used_at", "is", null)
+      .where("expires_at", ">", now)
+      .returning(["user_id", "organization_id"])
+      .executeTakeFirst();
+    if (!used) throw refused;
+    await trx
+      .updateTable("staff_users")
+      .set({ password_hash: hash, updated_at: now })
+      .where("id", "=", used.user_id)
+      .execute();
+    // Every other reset link of the person's is used up, and every session of theirs ends.
+    await trx
+      .updateTable("staff_tokens")
+      .set({ used_at: now })
+      .where("user_id", "=", used.user_id)
+      .where("kind", "=", "reset")
+      .where("used_at", "is", null)
+      .execute();
+    await trx
+      .updateTable("staff_sessions")
+      .set({ revoked_at: now })
+      .where("user_id", "=", used.user_id)
+      .where("revoked_at", "is", null)
+      .execute();
+    const sessionToken = newToken();
+    await trx
+      .insertInto("staff_sessions")
+      .values(sessionRow(sessionToken, used.user_id, used.organization_id, input.nowMs, input))
+      .execute();
+    return { sessionToken };
+  });
+}

@@ -1,0 +1,24 @@
+/**
+ * A refusal of the staff accounts' domain; the HTTP layer turns its kind into a status:
+ * member 409, token/credentials/twoFactor 401 (twoFactor with `twoFactorRequired`), throttled 429,
+ * password 400, code 403, conflict 409, notFound 404, unavailable 503.
+ */
+export class StaffError extends Error {
+  constructor(
+    readonly kind:
+      | "member"
+      | "token"
+      | "credentials"
+      | "throttled"
+      | "password"
+      | "twoFactor"
+      | "code"
+      | "conflict"
+      | "notFound"
+      | "unavailable",
+    message: string,
+    readonly retryAfterSeconds = 0,
+  ) {
+    super(message);
+  }
+}
