@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { EXPORT_BATCH } from "../../server/api/csvExport.js";
 import { prefixedId } from "../../server/ids.js";
 import { insertPayment } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
@@ -458,6 +459,40 @@ describe(`GET /v1/payments filters (${dialect})`, () => {
       ["contactId", "frequency", "lastEvaluatedKey", "limit", "search", "status"].sort(),
     );
     expect(names("/v1/contacts")).toEqual(["email", "lastEvaluatedKey", "limit", "search"].sort());
+  });
+});
+
+describe(`CSV exports under the filters (${dialect})`, () => {
+  it("Accept: text/csv exports every payment the filters show, past one export batch, and nothing else", async () => {
+    const form = await createForm(t, validForms.standard());
+    const other = await createForm(t, validForms.standard());
+    // More matches than one export batch reads, among rows each filter leaves out.
+    const matching = await store(
+      Array.from({ length: EXPORT_BATCH + 7 }, (_, i) =>
+        payment(form, { first_name: "Batch", amount_cents: 3000 + (i % 5), status: "COMPLETED" }),
+      ),
+    );
+    await store([
+      payment(form, { first_name: "Batch", amount_cents: 2999 }),
+      payment(form, { first_name: "Batch", amount_cents: 3000, status: "FAILED" }),
+      payment(other, { first_name: "Batch", amount_cents: 3000 }),
+      payment(form, { first_name: "Nobody", amount_cents: 3000 }),
+    ]);
+    const query = `search=BATCH&minAmount=30&status=COMPLETED&formID=${form}`;
+    const res = await t.app.request(`/v1/payments?${query}`, {
+      headers: { Authorization: `Bearer ${t.org.key}`, Accept: "text/csv" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("Content-Type")).toMatch(/^text\/csv/);
+    const lines = (await res.text())
+      .replace(/^\uFEFF/, "")
+      .split("\r\n")
+      .filter((l) => l !== "");
+    expect(lines[0].split(",")[0]).toBe("Payment ID");
+    const exported = lines.slice(1).map((l) => l.split(",")[0]);
+    expect(exported).toEqual(newestFirst(matching));
+    // The same filters' JSON pages show the same rows.
+    expect(await walk("/v1/payments", query, 100, "payments", "paymentID")).toEqual(exported);
   });
 });
 
