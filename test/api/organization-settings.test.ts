@@ -85,6 +85,7 @@ describe(`organization settings (${dialect})`, () => {
       legalAddress: null,
       taxId: null,
       timeZone: "UTC",
+      requireTwoFactor: false,
       paymentProcessor: SANDBOX_PROCESSOR,
     });
   });
@@ -104,6 +105,7 @@ describe(`organization settings (${dialect})`, () => {
         legalAddress: null,
         taxId: null,
         timeZone: "UTC",
+        requireTwoFactor: false,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
       expect((await get(org)).organizationName).toBe("New Name");
@@ -145,6 +147,7 @@ describe(`organization settings (${dialect})`, () => {
         legalAddress: null,
         taxId: null,
         timeZone: "UTC",
+        requireTwoFactor: false,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
@@ -551,6 +554,7 @@ describe(`organization settings (${dialect})`, () => {
         legalAddress: null,
         taxId: null,
         timeZone: "UTC",
+        requireTwoFactor: false,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
