@@ -4,6 +4,7 @@ import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { analyticsRoutes } from "./api/analytics.js";
 import { analyticsSummaryRoutes } from "./api/analyticsSummary.js";
+import { auditLogRoutes } from "./api/auditLog.js";
 import { checkoutRoutes } from "./api/checkout.js";
 import { contactRoutes } from "./api/contacts.js";
 import { renderDocsPage } from "./api/docs.js";
@@ -102,6 +103,7 @@ export function createApp(deps: AppDeps) {
       ...paymentReceiptRoutes(deps),
       ...donationRoutes(deps),
       ...subscriptionRoutes(deps),
+      ...auditLogRoutes(deps),
       ...manageRoutes(deps),
       ...staffRoutes(deps),
       ...staffSecurityRoutes(deps),

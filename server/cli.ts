@@ -8,7 +8,7 @@ import { emailAddress, issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
 import { refundRequestSchema } from "../shared/schemas/payment.js";
 import { STAFF_ROLES, type StaffRole } from "../shared/schemas/staff.js";
-import { isoAt } from "../shared/time.js";
+import { isoAt, wireTime } from "../shared/time.js";
 import { runBillingAt } from "./billing/run.js";
 import { parseInstant } from "./billing/schedule.js";
 import { composeDeps } from "./compose.js";
@@ -26,9 +26,11 @@ import {
   sealStripeSecrets,
 } from "./processors/stripe/connection.js";
 import { SecretsError } from "./secrets.js";
-import { createStaffMember, StaffError } from "./staff/accounts.js";
+import { StaffError } from "./staff/accounts.js";
+import { issueSetupLink, TeamError } from "./staff/team.js";
+import { recordAudit, SYSTEM_ACTOR } from "./store/auditLog.js";
 import { openStore, type Store } from "./store/database.js";
-import { createApiKey, listApiKeys, revokeApiKey } from "./store/keys.js";
+import { createApiKey, keyOrganizationId, listApiKeys, revokeApiKey } from "./store/keys.js";
 import { LATEST_VERSION } from "./store/migrations.js";
 import {
   createOrganization,
@@ -59,6 +61,7 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
   user create --org ID --email E --role owner|finance|staff
                                             add a person to the organization's staff; prints their
                                             single-use set-up link (24 hours) that sets a password
+                                            (again for one with no password yet: a fresh link)
   migrate                                   bring the database schema up to date
   billing run [--as-of ISO_TIME]            one pass of recurring billing and bank settlement, as of
                                             that moment (default now), e.g. --as-of 2026-03-01T00:00:00Z
@@ -185,7 +188,7 @@ async function userCreate(values: Values, store: Store, config: Config, now: () 
       `--role must be one of owner, finance, staff, got ${JSON.stringify(values.role ?? "")}`,
     );
   try {
-    const made = await createStaffMember(store, {
+    const made = await issueSetupLink(store, {
       organizationId: org.id,
       email,
       role: role as StaffRole,
@@ -198,7 +201,7 @@ async function userCreate(values: Values, store: Store, config: Config, now: () 
 Set-up link (single use, until ${made.expiresAt}): ${made.setupUrl}`,
     };
   } catch (error) {
-    if (error instanceof StaffError) throw new UsageError(error.message);
+    if (error instanceof StaffError || error instanceof TeamError) throw new UsageError(error.message);
     throw error;
   }
 }
@@ -284,15 +287,34 @@ async function run(
     }
     case "key create": {
       const org = await requireOrg(store, required(values, "org"));
-      const { key: secret, record } = await createApiKey(
-        store.db,
-        {
-          organizationId: org.id,
-          sandbox: org.sandbox,
-          permissions: parsePermissions(values.permissions),
-        },
-        now(),
-      );
+      const nowMs = now();
+      // The key and its audit-log entry (its id, prefix and permissions; never the secret) are one.
+      const { key: secret, record } = await store.db.transaction().execute(async (trx) => {
+        const made = await createApiKey(
+          trx,
+          {
+            organizationId: org.id,
+            sandbox: org.sandbox,
+            permissions: parsePermissions(values.permissions),
+          },
+          nowMs,
+        );
+        const { keyId, prefix, permissions } = made.record;
+        await recordAudit(
+          trx,
+          {
+            organizationId: org.id,
+            actor: SYSTEM_ACTOR,
+            action: "key.created",
+            subjectType: "key",
+            subjectId: keyId,
+            before: {},
+            after: { prefix, permissions },
+          },
+          nowMs,
+        );
+        return made;
+      });
       return {
         json: { key: secret, keyId: record.keyId, permissions: record.permissions },
         text: `API key (shown once, store it now): ${secret}\nkeyId: ${record.keyId}\npermissions: ${record.permissions.join(", ")}`,
@@ -319,7 +341,27 @@ async function run(
     case "key revoke": {
       const keyId = values.key ?? command[2];
       if (!keyId) throw new UsageError("--key is required");
-      if (!(await revokeApiKey(store.db, keyId, now()))) throw new UsageError(`No live key with id ${keyId}`);
+      const nowMs = now();
+      const revoked = await store.db.transaction().execute(async (trx) => {
+        const organizationId = await keyOrganizationId(trx, keyId);
+        const done = organizationId !== undefined && (await revokeApiKey(trx, keyId, nowMs));
+        if (done)
+          await recordAudit(
+            trx,
+            {
+              organizationId,
+              actor: SYSTEM_ACTOR,
+              action: "key.revoked",
+              subjectType: "key",
+              subjectId: keyId,
+              before: { revokedAt: null },
+              after: { revokedAt: wireTime(isoAt(nowMs)) },
+            },
+            nowMs,
+          );
+        return done;
+      });
+      if (!revoked) throw new UsageError(`No live key with id ${keyId}`);
       return { json: { keyId, revoked: true }, text: `Revoked ${keyId}` };
     }
     case "billing run": {
@@ -488,10 +530,16 @@ async function paymentRefund(
   }
   const deps = await composeDeps(store, config, now);
   try {
-    const done = await refundPayment(deps, org, id, {
-      ...(amountCents !== undefined && { amountCents }),
-      ...(values.reason?.trim() ? { reason: values.reason.trim() } : {}),
-    });
+    const done = await refundPayment(
+      deps,
+      org,
+      id,
+      {
+        ...(amountCents !== undefined && { amountCents }),
+        ...(values.reason?.trim() ? { reason: values.reason.trim() } : {}),
+      },
+      SYSTEM_ACTOR,
+    );
     const view = presentPayment(done.payment);
     return {
       json: {

@@ -15,7 +15,12 @@ const KNOWN_PERMISSIONS: ReadonlySet<string> = new Set(PERMISSIONS);
 /** A key's auth context: the organization, the key and its permissions as a set. */
 function authOf(key: ApiKeyRecord): AuthContext {
   const permissions = new Set(key.permissions.filter((p): p is Permission => KNOWN_PERMISSIONS.has(p)));
-  return Object.freeze({ organizationId: key.organizationId, keyId: key.keyId, permissions });
+  return Object.freeze({
+    organizationId: key.organizationId,
+    keyId: key.keyId,
+    permissions,
+    actor: { type: "key", id: key.keyId } as const,
+  });
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -215,6 +220,8 @@ function sessionAuth(deps: AppDeps, then: MiddlewareHandler<AppEnv>): Middleware
       organizationId: session.organizationId,
       keyId: session.userId,
       permissions: session.permissions,
+      actor: { type: "staff", userId: session.userId, email: session.email },
+      role: session.role,
     });
     return then(c, next);
   };

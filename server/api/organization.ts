@@ -7,6 +7,7 @@ import {
 } from "../../shared/schemas/organization.js";
 import { ApiError } from "../errors.js";
 import { uuid } from "../ids.js";
+import { recordChange } from "../store/auditLog.js";
 import { getOrganization, type Organization, updateOrganization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
 import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
@@ -95,6 +96,12 @@ export function presentOrganization(
   };
 }
 
+/** The settings as the audit log shows them: the configuration without the processor (set elsewhere). */
+function settingsOf(org: Organization): Record<string, unknown> {
+  const { paymentProcessor: _, ...settings } = presentOrganization(org, null);
+  return settings;
+}
+
 /** The organization of the authenticated key; a key whose organization is gone is no longer valid. */
 export async function loadCallerOrganization(deps: AppDeps, organizationId: string): Promise<Organization> {
   const org = await getOrganization(deps.store.db, organizationId);
@@ -132,25 +139,45 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
         ...standardErrors,
       },
       handler: async (c, { body }) => {
-        const org = await load(c.get("auth").organizationId);
-        const updated = await updateOrganization(
-          deps.store.db,
-          org.id,
-          {
-            name: body.organizationName,
-            baseUrls: body.organizationBaseURLs,
-            globalCustomInputs: body.globalCustomInputs
-              ? assignGlobalInputIds(body.globalCustomInputs, org.globalCustomInputs, uuid)
-              : undefined,
-            country: body.country,
-            legal: { name: body.legalName, address: body.legalAddress, taxId: body.taxId },
-            currency: body.currency,
-            language: body.language,
-            timeZone: body.timeZone,
-            requireTwoFactor: body.requireTwoFactor,
-          },
-          deps.now(),
-        );
+        const { organizationId, actor } = c.get("auth");
+        const org = await load(organizationId);
+        const nowMs = deps.now();
+        // The change and its audit-log entry (the settings that changed, before and after) are one.
+        const updated = await deps.store.db.transaction().execute(async (trx) => {
+          const changed = await updateOrganization(
+            trx,
+            org.id,
+            {
+              name: body.organizationName,
+              baseUrls: body.organizationBaseURLs,
+              globalCustomInputs: body.globalCustomInputs
+                ? assignGlobalInputIds(body.globalCustomInputs, org.globalCustomInputs, uuid)
+                : undefined,
+              country: body.country,
+              legal: { name: body.legalName, address: body.legalAddress, taxId: body.taxId },
+              currency: body.currency,
+              language: body.language,
+              timeZone: body.timeZone,
+              requireTwoFactor: body.requireTwoFactor,
+            },
+            nowMs,
+          );
+          if (changed)
+            await recordChange(
+              trx,
+              {
+                organizationId,
+                actor,
+                action: "organization.updated",
+                subjectType: "organization",
+                subjectId: organizationId,
+                before: settingsOf(org),
+                after: settingsOf(changed),
+              },
+              nowMs,
+            );
+          return changed;
+        });
         const now = updated ?? org;
         return c.json(presentOrganization(now, deps.processors.nameFor(now)));
       },

@@ -142,14 +142,20 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
         409: { description: "Not refundable", schema: errorSchema },
       },
       handler: async (c, { params, body }) => {
-        const organizationId = c.get("auth").organizationId;
+        const { organizationId, actor } = c.get("auth");
         await loadOwnedPayment(db, organizationId, params.id);
         const org = await getOrganization(db, organizationId);
         if (!org) throw new ApiError(401, "Invalid API key");
-        const done = await refundPayment(deps, org, params.id, {
-          ...(body?.amount !== undefined && { amountCents: body.amount }),
-          ...(body?.reason !== undefined && { reason: body.reason }),
-        });
+        const done = await refundPayment(
+          deps,
+          org,
+          params.id,
+          {
+            ...(body?.amount !== undefined && { amountCents: body.amount }),
+            ...(body?.reason !== undefined && { reason: body.reason }),
+          },
+          actor,
+        );
         return c.json({
           message:
             done.payment.status === "REFUNDED" ? "Payment refunded in full" : "Payment refunded in part",

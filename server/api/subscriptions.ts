@@ -149,7 +149,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
           deps,
           sub,
           { amountCents: body.amount, cancel: body.status === "CANCELLED" },
-          { type: "key", id: auth.keyId },
+          auth.actor,
         );
         return c.json(presentSubscription(row));
       },

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { AuditAction } from "../../shared/schemas/auditLog.js";
 import {
   EVENT_TYPES,
   type WebhookOut,
@@ -9,6 +10,7 @@ import {
 import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { ulid } from "../ids.js";
+import { type AuditActor, type AuditEntry, recordAudit, recordChange } from "../store/auditLog.js";
 import { refuseUrl } from "../webhooks/guard.js";
 import { newWebhookSecret } from "../webhooks/signature.js";
 import {
@@ -57,11 +59,27 @@ export async function loadOwnedWebhook(
   return hook;
 }
 
+/** A webhook as the audit log shows it: what it sends where, never its signing secret. */
+function auditView(hook: { url: string; events: string | string[]; status: string; description: string }) {
+  const events = typeof hook.events === "string" ? (JSON.parse(hook.events) as string[]) : hook.events;
+  return { url: hook.url, events, status: hook.status, description: hook.description };
+}
+
+function webhookEntry(
+  organizationId: string,
+  actor: AuditActor,
+  action: AuditAction,
+  id: string,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): AuditEntry {
+  return { organizationId, actor, action, subjectType: "webhook", subjectId: id, before, after };
+}
+
 export function webhookRoutes(deps: AppDeps): RouteSpec[] {
   const httpsOnly = deps.config.production || deps.config.webhookTargetGuard;
   const createBody = webhookCreateSchema({ httpsOnly });
   const updateBody = webhookUpdateSchema({ httpsOnly });
-  const nowIso = () => isoAt(deps.now());
   const tags = ["Webhooks"];
   const idParams = z.object({ id: pathId("The webhookId (`wh_…`)") });
   const errors = {
@@ -104,8 +122,9 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { body }) => {
         checkTarget(body.url);
-        const orgId = c.get("auth").organizationId;
-        const now = nowIso();
+        const { organizationId: orgId, actor } = c.get("auth");
+        const nowMs = deps.now();
+        const now = isoAt(nowMs);
         const row = {
           id: `wh_${ulid(deps.now())}`,
           organization_id: orgId,
@@ -121,7 +140,14 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
           updated_at: now,
           deleted_at: null,
         };
-        await insertWebhook(deps.store.db, row);
+        await deps.store.db.transaction().execute(async (trx) => {
+          await insertWebhook(trx, row);
+          await recordAudit(
+            trx,
+            webhookEntry(orgId, actor, "webhook.created", row.id, {}, auditView(row)),
+            nowMs,
+          );
+        });
         const hook = await loadOwnedWebhook(deps, orgId, row.id);
         return c.json(
           {
@@ -188,11 +214,20 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
         ...errors,
       },
       handler: async (c, { params, body }) => {
-        const orgId = c.get("auth").organizationId;
+        const { organizationId: orgId, actor } = c.get("auth");
         const hook = await loadOwnedWebhook(deps, orgId, params.id);
         checkTarget(body.url);
-        const updated = await updateWebhook(deps.store.db, hook.id, body, nowIso());
-        if (!updated) throw new ApiError(410, "Webhook has been deleted");
+        const nowMs = deps.now();
+        const updated = await deps.store.db.transaction().execute(async (trx) => {
+          const after = await updateWebhook(trx, hook.id, body, isoAt(nowMs));
+          if (!after) throw new ApiError(410, "Webhook has been deleted");
+          await recordChange(
+            trx,
+            webhookEntry(orgId, actor, "webhook.updated", hook.id, auditView(hook), auditView(after)),
+            nowMs,
+          );
+          return after;
+        });
         return c.json({ message: "Webhook updated successfully", webhook: presentWebhook(updated) });
       },
     }),
@@ -214,10 +249,18 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
         ...errors,
       },
       handler: async (c, { params }) => {
-        const orgId = c.get("auth").organizationId;
+        const { organizationId: orgId, actor } = c.get("auth");
         const hook = await loadOwnedWebhook(deps, orgId, params.id, { deleted: "allow" });
-        if (hook.status === "DELETED" || !(await deleteWebhook(deps.store.db, hook.id, nowIso())))
-          throw new ApiError(410, "Webhook has already been deleted");
+        const gone = () => new ApiError(410, "Webhook has already been deleted");
+        if (hook.status === "DELETED") throw gone();
+        const nowMs = deps.now();
+        await deps.store.db.transaction().execute(async (trx) => {
+          if (!(await deleteWebhook(trx, hook.id, isoAt(nowMs)))) throw gone();
+          const entry = webhookEntry(orgId, actor, "webhook.deleted", hook.id, auditView(hook), {
+            status: "DELETED",
+          });
+          await recordAudit(trx, entry, nowMs);
+        });
         return c.json({
           message: "Webhook deleted successfully",
           webhookId: hook.id,

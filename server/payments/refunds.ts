@@ -1,6 +1,8 @@
 import { formatMoney, isExpressible } from "../../shared/currency.js";
+import { centsToDollars } from "../../shared/money.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { type AuditActor, recordAudit } from "../store/auditLog.js";
 import type { Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -23,6 +25,7 @@ export async function refundPayment(
   org: Organization,
   paymentId: string,
   request: { amountCents?: number; reason?: string },
+  actor: AuditActor,
 ): Promise<RefundOutcome> {
   const row = await findPayment(deps.store.db, paymentId);
   if (!row || row.organization_id !== org.id || row.status === "PROCESSING")
@@ -64,7 +67,32 @@ export async function refundPayment(
     throw new ApiError(409, result.message);
   }
   const total = result.refundedTotalCents ?? refunded + result.amountCents;
-  const recorded = await deps.store.transact((trx) => recordRefund(trx, deps.now(), row.id, total));
+  const nowMs = deps.now();
+  const recorded = await deps.store.transact(async (trx) => {
+    const done = await recordRefund(trx, nowMs, row.id, total);
+    // The refund was made, whether this records it or the processor's own news did a moment before.
+    await recordAudit(
+      trx,
+      {
+        organizationId: org.id,
+        actor,
+        action: "payment.refunded",
+        subjectType: "payment",
+        subjectId: row.id,
+        before: { status: row.status, refundedAmount: centsToDollars(refunded) },
+        after: {
+          status: done.row.status,
+          refundedAmount: centsToDollars(Number(done.row.refunded_cents)),
+          refundId: result.refundId,
+          amount: centsToDollars(result.amountCents),
+          currency: row.currency,
+          reason: request.reason ?? null,
+        },
+      },
+      nowMs,
+    );
+    return done;
+  });
   return {
     payment: recorded.row,
     refund: { id: result.refundId, amountCents: result.amountCents, status: result.status },

@@ -8,6 +8,7 @@ import type { Store } from "../store/database.js";
 import { isCommonPassword } from "./commonPasswords.js";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
 import { ROLE_PERMISSIONS } from "./roles.js";
+import { recordFailedSignIn, recordSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 import { enrolmentRequired, useSecondFactor } from "./twoFactor.js";
 
@@ -270,6 +271,7 @@ export async function signIn(
     .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
     .select([
       "staff_users.id",
+      "staff_users.email",
       "staff_users.password_hash",
       "staff_users.totp_secret",
       "staff_memberships.organization_id",
@@ -280,8 +282,10 @@ export async function signIn(
     .executeTakeFirst();
   const stored = person?.password_hash ?? (await decoyHash());
   const ok = (await verifyPassword(input.password, stored)) && person?.password_hash != null;
-  if (!person || !ok) {
+  const attempt = person && { userId: person.id, email: person.email, clientIp: input.clientIp };
+  if (!person || !attempt || !ok) {
     await recordFailure(store, counted, input.nowMs);
+    if (attempt) await recordFailedSignIn(store, attempt, "password", input.nowMs);
     throw new StaffError("credentials", "Wrong e-mail address or password");
   }
   if (person.totp_secret != null) {
@@ -292,19 +296,24 @@ export async function signIn(
       );
     if (!(await useSecondFactor(store, input.secrets, person.id, input.code, input.nowMs))) {
       await recordFailure(store, counted, input.nowMs);
+      await recordFailedSignIn(store, attempt, "code", input.nowMs);
       throw new StaffError("twoFactor", "The code is wrong or has already been used");
     }
   }
   const sessionToken = newToken();
-  await store.db
-    .insertInto("staff_sessions")
-    .values(
-      sessionRow(sessionToken, person.id, person.organization_id, input.nowMs, {
-        userAgent: input.userAgent,
-        clientIp: input.clientIp,
-      }),
-    )
-    .execute();
+  // The session and its audit-log entry are one.
+  await store.db.transaction().execute(async (trx) => {
+    await trx
+      .insertInto("staff_sessions")
+      .values(
+        sessionRow(sessionToken, person.id, person.organization_id, input.nowMs, {
+          userAgent: input.userAgent,
+          clientIp: input.clientIp,
+        }),
+      )
+      .execute();
+    await recordSignIn(trx, person.organization_id, attempt, input.nowMs);
+  });
   return { sessionToken };
 }
 

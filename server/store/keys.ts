@@ -111,3 +111,13 @@ export async function revokeApiKey(db: Db, keyId: string, nowMs: number): Promis
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }
+
+/** The organization a key (live or revoked) belongs to, or undefined for an unknown id. */
+export async function keyOrganizationId(db: Db, keyId: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("api_keys")
+    .select("organization_id")
+    .where("id", "=", keyId)
+    .executeTakeFirst();
+  return row?.organization_id;
+}

@@ -17,6 +17,7 @@ import { donorPortal } from "./migrations/014-donor-portal.js";
 import { organizationCurrencyLanguage } from "./migrations/015-organization-currency-language.js";
 import { staffAccounts } from "./migrations/016-staff-accounts.js";
 import { staffSecurity } from "./migrations/017-staff-security.js";
+import { auditLogActors } from "./migrations/018-audit-log-actors.js";
 import { organizationTimeZone } from "./migrations/019-organization-time-zone.js";
 import { paymentsBySubscription } from "./migrations/020-payments-by-subscription.js";
 import type { Migration } from "./migrations/shared.js";
@@ -45,6 +46,7 @@ export const MIGRATIONS: Migration[] = [
   organizationCurrencyLanguage,
   staffAccounts,
   staffSecurity,
+  auditLogActors,
   organizationTimeZone,
   paymentsBySubscription,
 ];

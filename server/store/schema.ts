@@ -494,9 +494,11 @@ export interface StaffLoginFailuresTable {
 export interface AuditLogTable {
   id: string;
   organization_id: string;
-  /** "key" (an API key's id), "donor" (the donor's e-mail address), "system". */
+  /** "staff" (a staff member's user id), "key" (an API key's id), "donor" (the donor's e-mail address), "system". */
   actor_type: string;
   actor: string;
+  /** How the actor reads in the log: a staff member's e-mail address as it was then; null for keys and the system. */
+  actor_label: string | null;
   /** What was done, `subject.verb` (`subscription.updated`, `subscription.cancelled`). */
   action: string;
   subject_type: string;

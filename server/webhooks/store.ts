@@ -69,59 +69,59 @@ export interface WebhookChanges {
 
 /**
  * Applies a partial update to a live webhook; undefined when it was deleted meanwhile. Queued deliveries
- * of kinds no longer subscribed are cancelled in the same transaction (a webhook receives only its kinds).
+ * of kinds no longer subscribed are cancelled with it: `trx` is the caller's transaction (a webhook
+ * receives only its kinds).
  */
 export async function updateWebhook(
-  db: Db,
+  trx: Db,
   id: string,
   changes: WebhookChanges,
   nowIso: string,
 ): Promise<WebhookRecord | undefined> {
-  return db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable("webhooks")
-      .set({
-        ...(changes.url !== undefined && { url: changes.url }),
-        ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
-        ...(changes.status !== undefined && { status: changes.status }),
-        ...(changes.description !== undefined && { description: changes.description }),
-        updated_at: nowIso,
-      })
-      .where("id", "=", id)
-      .where("status", "!=", "DELETED")
-      .returningAll()
-      .executeTakeFirst();
-    if (!row) return undefined;
-    if (changes.events !== undefined)
-      await trx
-        .updateTable("webhook_deliveries")
-        .set({ status: "CANCELLED", updated_at: nowIso })
-        .where("webhook_id", "=", id)
-        .where("status", "=", "PENDING")
-        .where("event_type", "not in", changes.events)
-        .execute();
-    return fromRow(row);
-  });
-}
-
-/** Deletes (permanently deactivates) a live webhook and cancels its queued deliveries; false if already deleted. */
-export async function deleteWebhook(db: Db, id: string, nowIso: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    const result = await trx
-      .updateTable("webhooks")
-      .set({ status: "DELETED", deleted_at: nowIso, updated_at: nowIso })
-      .where("id", "=", id)
-      .where("status", "!=", "DELETED")
-      .executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) return false;
+  const row = await trx
+    .updateTable("webhooks")
+    .set({
+      ...(changes.url !== undefined && { url: changes.url }),
+      ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
+      ...(changes.status !== undefined && { status: changes.status }),
+      ...(changes.description !== undefined && { description: changes.description }),
+      updated_at: nowIso,
+    })
+    .where("id", "=", id)
+    .where("status", "!=", "DELETED")
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) return undefined;
+  if (changes.events !== undefined)
     await trx
       .updateTable("webhook_deliveries")
       .set({ status: "CANCELLED", updated_at: nowIso })
       .where("webhook_id", "=", id)
       .where("status", "=", "PENDING")
+      .where("event_type", "not in", changes.events)
       .execute();
-    return true;
-  });
+  return fromRow(row);
+}
+
+/**
+ * Deletes (permanently deactivates) a live webhook and cancels its queued deliveries, in the caller's
+ * transaction `trx`; false if already deleted.
+ */
+export async function deleteWebhook(trx: Db, id: string, nowIso: string): Promise<boolean> {
+  const result = await trx
+    .updateTable("webhooks")
+    .set({ status: "DELETED", deleted_at: nowIso, updated_at: nowIso })
+    .where("id", "=", id)
+    .where("status", "!=", "DELETED")
+    .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  await trx
+    .updateTable("webhook_deliveries")
+    .set({ status: "CANCELLED", updated_at: nowIso })
+    .where("webhook_id", "=", id)
+    .where("status", "=", "PENDING")
+    .execute();
+  return true;
 }
 
 /** One page of the organization's delivery log, newest first, optionally for one webhook and one status. */

@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { decimalsOf } from "../../../shared/currency.js";
 import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
-import { isoAt } from "../../../shared/time.js";
+import { isoAt, wireTime } from "../../../shared/time.js";
 import { ApiError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
 import { FORM_PAGE_LIMIT_BYTES, formPageBytes } from "../../pages/hosted.js";
+import { recordAudit, recordChange } from "../../store/auditLog.js";
 import type { Db } from "../../store/database.js";
 import { isUniqueViolation } from "../../store/dialect.js";
 import {
@@ -153,7 +154,6 @@ function duplicateTitle(title: string): ApiError {
 export function formRoutes(deps: AppDeps): RouteSpec[] {
   const { config } = deps;
   const schema = formSchema({ allowHttpImages: !config.production });
-  const nowIso = () => isoAt(deps.now());
   const answers = new FormAnswers(config.publicUrl);
 
   return [
@@ -182,7 +182,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         409: conflict,
       },
       handler: async (c, { body }) => {
-        const orgId = c.get("auth").organizationId;
+        const { organizationId: orgId, actor } = c.get("auth");
         await checkPageSize(deps, orgId, randomUUID(), body);
         const nowMs = deps.now();
         let full: ReturnType<typeof toFull>;
@@ -191,6 +191,19 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
             const form = await insertForm(trx, orgId, body, isoAt(nowMs));
             const created = toFull(config.publicUrl, form);
             await emitEvent(trx, orgId, "form.created", form.id, created, nowMs);
+            await recordAudit(
+              trx,
+              {
+                organizationId: orgId,
+                actor,
+                action: "form.created",
+                subjectType: "form",
+                subjectId: form.id,
+                before: {},
+                after: { title: created.title, formType: created.formType },
+              },
+              nowMs,
+            );
             return created;
           });
         } catch (err) {
@@ -294,7 +307,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           410: gone,
         },
         handler: async (c, { params, body }) => {
-          const orgId = c.get("auth").organizationId;
+          const { organizationId: orgId, actor } = c.get("auth");
           const existing = await loadOwnedForm(deps, orgId, params.id);
           if (Object.keys(body).length === 0)
             throw ApiError.validation(["body must contain at least one form field to change"]);
@@ -329,6 +342,20 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
               const form = { ...existing, config: next, updatedAt: now };
               const updated = toFull(config.publicUrl, form, await salesOf(trx, form));
               await emitEvent(trx, orgId, "form.updated", form.id, updated, nowMs);
+              // The top-level fields that changed, as the form is read and sent.
+              await recordChange(
+                trx,
+                {
+                  organizationId: orgId,
+                  actor,
+                  action: "form.updated",
+                  subjectType: "form",
+                  subjectId: form.id,
+                  before: toInput(existing),
+                  after: toInput(form),
+                },
+                nowMs,
+              );
               return updated;
             });
           } catch (err) {
@@ -355,12 +382,28 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         410: { description: "Already deleted", schema: errorSchema },
       },
       handler: async (c, { params }) => {
-        const orgId = c.get("auth").organizationId;
+        const { organizationId: orgId, actor } = c.get("auth");
         const form = isUuid(params.id) ? await findForm(deps.store.db, params.id.toLowerCase()) : undefined;
         if (!form) throw new ApiError(404, "Form not found");
         if (form.organizationId !== orgId) throw new ApiError(403, "Form belongs to another organization");
-        if (!(await softDeleteForm(deps.store.db, form.id, nowIso())))
-          throw new ApiError(410, "Form has already been deleted");
+        const nowMs = deps.now();
+        await deps.store.db.transaction().execute(async (trx) => {
+          if (!(await softDeleteForm(trx, form.id, isoAt(nowMs))))
+            throw new ApiError(410, "Form has already been deleted");
+          await recordAudit(
+            trx,
+            {
+              organizationId: orgId,
+              actor,
+              action: "form.deleted",
+              subjectType: "form",
+              subjectId: form.id,
+              before: { title: form.config.title, deletedAt: null },
+              after: { deletedAt: wireTime(isoAt(nowMs)) },
+            },
+            nowMs,
+          );
+        });
         return c.json({ message: "Form deleted successfully", formID: form.id });
       },
     }),

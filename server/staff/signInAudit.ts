@@ -1,0 +1,74 @@
+import { type AuditActor, recordAudit } from "../store/auditLog.js";
+import type { Db, Store } from "../store/database.js";
+
+/**
+ * Sign-ins in the audit log. A sign-in is written in the organization signed in to, in the transaction
+ * that opens the session. A failed sign-in is written under every organization the address's person
+ * belongs to (each Owner sees the attempts on their own people), named by the account tried, which says
+ * who was tried, not who tried; an address that is nobody's is not written anywhere (no organization's
+ * log holds it), though it still counts towards the failure limits.
+ */
+
+export interface SignInAttempt {
+  userId: string;
+  email: string;
+  clientIp: string;
+}
+
+const actorOf = (attempt: SignInAttempt): AuditActor => ({
+  type: "staff",
+  userId: attempt.userId,
+  email: attempt.email,
+});
+
+/** A session opened in `organizationId`, in the caller's transaction. */
+export async function recordSignIn(
+  trx: Db,
+  organizationId: string,
+  attempt: SignInAttempt,
+  nowMs: number,
+): Promise<void> {
+  await recordAudit(
+    trx,
+    {
+      organizationId,
+      actor: actorOf(attempt),
+      action: "staff.signed_in",
+      subjectType: "staff_user",
+      subjectId: attempt.userId,
+      before: {},
+      after: { clientIp: attempt.clientIp },
+    },
+    nowMs,
+  );
+}
+
+/** A refused sign-in of a person's account: a wrong password, or a wrong second-factor code. */
+export async function recordFailedSignIn(
+  store: Store,
+  attempt: SignInAttempt,
+  reason: "password" | "code",
+  nowMs: number,
+): Promise<void> {
+  await store.db.transaction().execute(async (trx) => {
+    const memberships = await trx
+      .selectFrom("staff_memberships")
+      .select("organization_id")
+      .where("user_id", "=", attempt.userId)
+      .execute();
+    for (const { organization_id } of memberships)
+      await recordAudit(
+        trx,
+        {
+          organizationId: organization_id,
+          actor: actorOf(attempt),
+          action: "staff.sign_in_failed",
+          subjectType: "staff_user",
+          subjectId: attempt.userId,
+          before: {},
+          after: { clientIp: attempt.clientIp, reason },
+        },
+        nowMs,
+      );
+  });
+}
