@@ -2,6 +2,8 @@ import type { Context } from "hono";
 import { accepts } from "hono/accepts";
 import { type CsvColumn, csvHeader, csvRows, UTF8_BOM } from "../../shared/csv.js";
 import { localDate, localDateTime } from "../../shared/localDays.js";
+import type { AppDeps } from "./env.js";
+import { loadCallerOrganization } from "./organization.js";
 import type { KeysetPosition } from "./pagination.js";
 
 /**
@@ -104,6 +106,36 @@ export function csvResponse<Item>(
     "Content-Type": CSV_CONTENT_TYPE,
     "Content-Disposition": `attachment; filename="${filename}"`,
     "Cache-Control": "no-store",
+  });
+}
+
+/**
+ * A list's whole export in one call, for a list handler's `if (wantsCsv(c)) return exportList(…)`:
+ * `fetch(after, limit)` is the list's keyset store query with the request's filters (newest first, rows
+ * after `after`), `present` turns a batch of rows into what the columns read (one lookup per batch), and
+ * `columns` are built for the organization (its time zone for time columns, its currency). Rows are
+ * positioned by `created_at` and `id` unless `position` says otherwise.
+ */
+export async function exportList<Row extends { created_at: string; id: string }, Item>(
+  c: Context,
+  deps: AppDeps,
+  organizationId: string,
+  opts: {
+    name: string;
+    fetch: (after: KeysetPosition | undefined, limit: number) => Promise<Row[]>;
+    present: (rows: Row[]) => Item[] | Promise<Item[]>;
+    columns: (org: { timeZone: string; currency: string }) => CsvColumn<Item>[];
+    position?: (row: Row) => KeysetPosition;
+  },
+): Promise<Response> {
+  const org = await loadCallerOrganization(deps, organizationId);
+  const position = opts.position ?? ((row: Row) => ({ sort: row.created_at, id: row.id }));
+  return csvResponse(c, {
+    name: opts.name,
+    columns: opts.columns(org),
+    batches: mapBatches(keysetBatches(opts.fetch, position), opts.present),
+    timeZone: org.timeZone,
+    nowMs: deps.now(),
   });
 }
 

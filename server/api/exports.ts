@@ -8,17 +8,14 @@ import { listSubscriptions } from "../store/subscriptions.js";
 import { presentContact } from "../wire/contact.js";
 import { presentPayment } from "../wire/payment.js";
 import { presentSubscription } from "../wire/subscription.js";
-import { csvResponse, csvTime, keysetBatches, mapBatches, timeHeader } from "./csvExport.js";
+import { csvTime, exportList, timeHeader } from "./csvExport.js";
 import type { AppDeps } from "./env.js";
-import { loadCallerOrganization } from "./organization.js";
 
 /**
  * The CSV exports of the payments, contacts and subscriptions lists: their columns, and the batches of
  * rows the list's own store query (with the same filters as a page) reads. Each list route calls these
  * when the request asks for `text/csv`.
  */
-
-const position = (row: { created_at: string; id: string }) => ({ sort: row.created_at, id: row.id });
 
 type Payment = { row: PaymentsTable; view: ReturnType<typeof presentPayment> };
 
@@ -70,24 +67,17 @@ function paymentColumns(timeZone: string): CsvColumn<Payment>[] {
 }
 
 /** Every payment matching `filters`, as CSV. */
-export async function exportPayments(
+export function exportPayments(
   c: Context,
   deps: AppDeps,
   organizationId: string,
   filters: PaymentFilters,
 ): Promise<Response> {
-  const org = await loadCallerOrganization(deps, organizationId);
-  const db = deps.store.db;
-  const rows = keysetBatches(
-    (after, limit) => listPayments(db, organizationId, filters, limit, after),
-    position,
-  );
-  return csvResponse(c, {
+  return exportList(c, deps, organizationId, {
     name: "payments",
-    columns: paymentColumns(org.timeZone),
-    batches: mapBatches(rows, (batch) => batch.map((row) => ({ row, view: presentPayment(row) }))),
-    timeZone: org.timeZone,
-    nowMs: deps.now(),
+    fetch: (after, limit) => listPayments(deps.store.db, organizationId, filters, limit, after),
+    present: (rows) => rows.map((row) => ({ row, view: presentPayment(row) })),
+    columns: (org) => paymentColumns(org.timeZone),
   });
 }
 
@@ -133,34 +123,28 @@ function contactColumns(timeZone: string, currency: string): CsvColumn<Contact>[
 }
 
 /** Every live contact matching `filters`, as CSV, with their totals. */
-export async function exportContacts(
+export function exportContacts(
   c: Context,
   deps: AppDeps,
   organizationId: string,
   filters: ContactFilters,
 ): Promise<Response> {
-  const org = await loadCallerOrganization(deps, organizationId);
   const db = deps.store.db;
-  const rows = keysetBatches(
-    (after, limit) => listContacts(db, organizationId, filters, limit, after),
-    position,
-  );
   const empty = { count: 0, valueCents: 0, first: null, last: null, activeSubscription: false };
-  return csvResponse(c, {
+  return exportList(c, deps, organizationId, {
     name: "contacts",
-    columns: contactColumns(org.timeZone, org.currency),
-    batches: mapBatches(rows, async (batch) => {
+    fetch: (after, limit) => listContacts(db, organizationId, filters, limit, after),
+    present: async (rows) => {
       const totals = await contactTotals(
         db,
-        batch.map((r) => r.id),
+        rows.map((r) => r.id),
       );
-      return batch.map((row) => {
+      return rows.map((row) => {
         const t = totals.get(row.id) ?? empty;
         return { row, view: presentContact(row, t), valueCents: t.valueCents };
       });
-    }),
-    timeZone: org.timeZone,
-    nowMs: deps.now(),
+    },
+    columns: (org) => contactColumns(org.timeZone, org.currency),
   });
 }
 
@@ -193,23 +177,16 @@ function subscriptionColumns(timeZone: string): CsvColumn<Subscription>[] {
 }
 
 /** Every recurring gift matching `filters`, as CSV. */
-export async function exportSubscriptions(
+export function exportSubscriptions(
   c: Context,
   deps: AppDeps,
   organizationId: string,
   filters: SubscriptionFilters,
 ): Promise<Response> {
-  const org = await loadCallerOrganization(deps, organizationId);
-  const db = deps.store.db;
-  const rows = keysetBatches(
-    (after, limit) => listSubscriptions(db, organizationId, filters, limit, after),
-    position,
-  );
-  return csvResponse(c, {
+  return exportList(c, deps, organizationId, {
     name: "subscriptions",
-    columns: subscriptionColumns(org.timeZone),
-    batches: mapBatches(rows, (batch) => batch.map((row) => ({ row, view: presentSubscription(row) }))),
-    timeZone: org.timeZone,
-    nowMs: deps.now(),
+    fetch: (after, limit) => listSubscriptions(deps.store.db, organizationId, filters, limit, after),
+    present: (rows) => rows.map((row) => ({ row, view: presentSubscription(row) })),
+    columns: (org) => subscriptionColumns(org.timeZone),
   });
 }
