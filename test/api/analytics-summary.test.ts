@@ -237,6 +237,27 @@ describe("GET /v1/analytics/summary", () => {
       ...base(prefixedId("pay"), "2026-03-01T10:00:00.000Z"),
       dispute: dispute("won"),
     });
+    // Another organization's failed bank debit and open dispute are not this one's to act on.
+    const other = await t.newOrg({ name: "Other" });
+    const otherForm = (
+      await t.request<{ formID: string }>("POST", "/v1/forms", {
+        body: validForms.standard(),
+        key: other.key,
+      })
+    ).body.formID;
+    await insertPayment(t.store.db, {
+      ...base(prefixedId("pay"), "2026-03-09T10:30:00.000Z"),
+      organization_id: other.id,
+      form_id: otherForm,
+      status: "FAILED",
+      payment_method_type: "bank",
+    });
+    await insertPayment(t.store.db, {
+      ...base(prefixedId("pay"), "2026-03-09T10:40:00.000Z"),
+      organization_id: other.id,
+      form_id: otherForm,
+      dispute: dispute("needs_response"),
+    });
 
     const res = await summary();
     expect(res.status, res.text).toBe(200);
