@@ -1,6 +1,7 @@
 import type { ComponentType } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { call, whenSignedOut } from "./api.js";
+import type { PageProps } from "./page.js";
 import { location, navigate, to } from "./router.js";
 import { isOwner, loadMe, me } from "./session.js";
 import { ErrorNote, messageOf } from "./ui.js";
@@ -9,12 +10,6 @@ import { ErrorNote, messageOf } from "./ui.js";
  * The dashboard's frame: who is signed in, the pages their role may open, and the page the address names.
  * Each page is a chunk of its own, loaded the first time it is opened.
  */
-
-export interface PageProps {
-  /** The address's path after the page's own name ("pay_…" in /dashboard/payments/pay_…). */
-  rest: string;
-  query: URLSearchParams;
-}
 
 type PageModule = { default: ComponentType<PageProps> };
 

@@ -2,8 +2,8 @@ import { useState } from "preact/hooks";
 import { downloadCsv, query } from "../api.js";
 import { when } from "../format.js";
 import { ListFooter, usePagedList } from "../list.js";
+import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
-import type { PageProps } from "../Shell.js";
 import { isOwner } from "../session.js";
 import { ErrorNote, Field, messageOf, PageTitle } from "../ui.js";
 

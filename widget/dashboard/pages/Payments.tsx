@@ -2,8 +2,8 @@ import { useEffect, useState } from "preact/hooks";
 import { call, downloadCsv, get, newIdempotencyKey, query } from "../api.js";
 import { money, when, words } from "../format.js";
 import { ListFooter, usePagedList } from "../list.js";
+import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
-import type { PageProps } from "../Shell.js";
 import { can } from "../session.js";
 import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
 

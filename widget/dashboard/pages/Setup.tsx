@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { call } from "../api.js";
+import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
-import type { PageProps } from "../Shell.js";
 import { type Me, me } from "../session.js";
 import { ErrorNote, Field, messageOf, PageTitle } from "../ui.js";
 
