@@ -11,7 +11,9 @@ import { ApiError } from "../errors.js";
 import { type AuditLogFilter, listAuditLog } from "../store/auditLog.js";
 import { getOrganization } from "../store/organizations.js";
 import type { AuditLogTable } from "../store/schema.js";
+import { csvDoc, wantsCsv } from "./csvExport.js";
 import type { AppDeps } from "./env.js";
+import { exportAuditLog } from "./exports.js";
 import { ownersOnly } from "./ownerOnly.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "./pagination.js";
 import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
@@ -76,7 +78,11 @@ export function auditLogRoutes(deps: AppDeps): RouteSpec[] {
       query: auditLogQuery,
       rules: [{ fields: ["from"], rule: "from on or before to" }],
       responses: {
-        200: { description: "A page of entries", schema: pageSchema("entries", auditEntrySchema) },
+        200: {
+          description: "A page of entries",
+          schema: pageSchema("entries", auditEntrySchema),
+          csv: csvDoc("entry"),
+        },
         ...standardErrors,
       },
       handler: async (c, { query }) => {
@@ -88,6 +94,7 @@ export function auditLogRoutes(deps: AppDeps): RouteSpec[] {
             .sort(),
         )}`;
         const filter = await filterOf(deps, orgId, query);
+        if (wantsCsv(c)) return exportAuditLog(c, deps, orgId, filter);
         if (lastEvaluatedKey) filter.after = decodeCursor(list, orgId, lastEvaluatedKey);
         const rows = await listAuditLog(deps.store.db, orgId, limit + 1, filter);
         return c.json(

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { EXPORT_BATCH } from "../../server/api/csvExport.js";
 import { prefixedId } from "../../server/ids.js";
+import { recordChange } from "../../server/store/auditLog.js";
 import { createContact } from "../../server/store/contacts.js";
 import { insertPayment } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
@@ -314,6 +315,46 @@ describe("GET /v1/subscriptions with Accept: text/csv", () => {
   });
 });
 
+describe("GET /v1/audit-log with Accept: text/csv", () => {
+  it("exports the entries of the action asked for, the organization's only, times in its zone", async () => {
+    await t.request("PUT", "/v1/organization", { body: { timeZone: "Asia/Kolkata" } });
+    const other = await t.newOrg({ name: "Other" });
+    const change = (organizationId: string, keyId: string, subjectId: string, title: string) =>
+      recordChange(
+        t.store.db,
+        {
+          organizationId,
+          actor: { type: "key", id: keyId },
+          action: "form.updated",
+          subjectType: "form",
+          subjectId,
+          before: { title: "Old" },
+          after: { title },
+        },
+        clock,
+      );
+    await change(t.org.id, t.org.keyId, "form-a", "=cmd|' /C calc'!A0");
+    await change(other.id, other.keyId, "form-theirs", "Theirs");
+
+    const csv = await getCsv("/v1/audit-log?action=form.updated");
+    expect(csv.status, csv.text.slice(0, 300)).toBe(200);
+    expect(csv.headers.get("Content-Disposition")).toBe('attachment; filename="audit-log-2026-03-10.csv"');
+    expect(csv.rows).toHaveLength(1);
+    expect(csv.rows[0]).toMatchObject({
+      "Actor type": "key",
+      "Actor ID": t.org.keyId,
+      Action: "form.updated",
+      "Subject ID": "form-a",
+      // 12:00 UTC is 17:30 in India.
+      "Time (Asia/Kolkata)": "2026-03-10 17:30:00",
+    });
+    expect(JSON.parse(csv.rows[0]["After (JSON)"])).toEqual({ title: "=cmd|' /C calc'!A0" });
+    // The PUT above is an entry of its own, of another action.
+    const all = await getCsv("/v1/audit-log");
+    expect(all.rows.map((r) => r.Action).sort()).toEqual(["form.updated", "organization.updated"]);
+  });
+});
+
 describe("the OpenAPI document", () => {
   it("offers text/csv beside JSON for the lists", async () => {
     const doc = (
@@ -321,7 +362,7 @@ describe("the OpenAPI document", () => {
         paths: Record<string, { get: { responses: Record<string, { content: Record<string, unknown> }> } }>;
       }>("GET", "/v1/openapi.json")
     ).body;
-    for (const path of ["/v1/payments", "/v1/contacts", "/v1/subscriptions"])
+    for (const path of ["/v1/payments", "/v1/contacts", "/v1/subscriptions", "/v1/audit-log"])
       expect(Object.keys(doc.paths[path].get.responses["200"].content).sort(), path).toEqual([
         "application/json",
         "text/csv",
