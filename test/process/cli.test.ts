@@ -353,6 +353,37 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     ).toMatch(/--email must be an e-mail address/);
   });
 
+  it("user create again for a person with no password yet prints a fresh link, and the first stops working", async () => {
+    const create = async (role: string) =>
+      ok<{ userId: string; setupUrl: string }>(
+        await cli(
+          "user",
+          "create",
+          "--org",
+          acme.organizationId,
+          "--email",
+          "late@acme.example",
+          "--role",
+          role,
+          "--json",
+        ),
+      );
+    const first = await create("staff");
+    const second = await create("finance");
+    expect(second.userId).toBe(first.userId);
+    expect(second.setupUrl).not.toBe(first.setupUrl);
+    const origin = `http://127.0.0.1:${server.port}`;
+    const setUp = (url: string) =>
+      server.json("POST", "/api/staff/setup", {
+        body: { token: new URL(url).searchParams.get("token"), password: "a long enough password" },
+        headers: { Origin: origin },
+      });
+    expect((await setUp(first.setupUrl)).status).toBe(401);
+    const setup = await setUp(second.setupUrl);
+    expect(setup.status, JSON.stringify(setup.body)).toBe(200);
+    expect(setup.body).toMatchObject({ organizationId: acme.organizationId, role: "FINANCE" });
+  });
+
   it("works while the server is busy writing to the same database", async () => {
     const busy = ok<KeyJson>(await cli("key", "create", "--org", acme.organizationId, "--json"));
     let stop = false;
