@@ -28,7 +28,8 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 export function localDateTime(ms: number, timeZone: string): string {
   const parts: Record<string, string> = {};
   for (const p of formatterFor(timeZone).formatToParts(ms)) parts[p.type] = p.value;
-  return `${parts.year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`;
+  // Years before 1000 come unpadded ("1"); dates compare as text, so they are written with four digits.
+  return `${parts.year.padStart(4, "0")}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}`;
 }
 
 /** The date an instant falls on in a zone. */

@@ -36,6 +36,9 @@ describe("local days", () => {
     expect(isCalendarDate("2026-02-29")).toBe(false);
     expect(isCalendarDate("2024-02-29")).toBe(true);
     expect(isCalendarDate("2026-3-1")).toBe(false);
+    // Years before 1000 keep four digits, so that dates still compare as text.
+    expect(localDate(Date.parse("0999-06-01T12:00:00Z"), "UTC")).toBe("0999-06-01");
+    expect(new Date(startOfLocalDay("0999-06-01", "UTC")).toISOString()).toBe("0999-06-01T00:00:00.000Z");
   });
 });
 
