@@ -420,6 +420,25 @@ describe(`staff team (${dialect})`, () => {
     expect((await call("GET", "/api/staff/me", { cookie: direct.cookie })).body.role).toBe("STAFF");
   });
 
+  it("refuses an Owner who must set up two-factor sign-in first, as /v1 does", async () => {
+    const org = await t.newOrg({ name: "Two-factor Org" });
+    const owner2 = await member("OWNER", "owner@twofactor.example", org.id);
+    expect((await call("GET", "/api/staff/team", { cookie: owner2.cookie })).status).toBe(200);
+    const required = await t.request("PUT", "/v1/organization", {
+      key: org.key,
+      body: { requireTwoFactor: true },
+    });
+    expect(required.status, required.text).toBe(200);
+    const list = await call("GET", "/api/staff/team", { cookie: owner2.cookie });
+    expect(list.status).toBe(403);
+    expect(list.body.error).toMatch(/two-factor/);
+    const invite = await call("POST", "/api/staff/invites", {
+      cookie: owner2.cookie,
+      body: { email: "nope@twofactor.example", role: "OWNER" },
+    });
+    expect(invite.status).toBe(403);
+  });
+
   it("never reaches another organization's members", async () => {
     const other = await t.newOrg({ name: "Elsewhere" });
     const theirs = await member("STAFF", "theirs@elsewhere.example", other.id);
