@@ -10,6 +10,7 @@ import {
 import { ApiError } from "../errors.js";
 import { StaffError, type StaffSession } from "../staff/accounts.js";
 import { changeRole, inviteMember, listTeam, removeMember, TeamError } from "../staff/team.js";
+import type { AuditActor } from "../store/auditLog.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { checkOwnOrigin } from "./requestSource.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
@@ -23,6 +24,13 @@ import { staffSessionOf } from "./staffSession.js";
  */
 
 const e = (description: string) => ({ description, schema: errorSchema });
+
+/** The signed-in Owner as the audit log names them. */
+const staffActor = (session: StaffSession): AuditActor => ({
+  type: "staff",
+  userId: session.userId,
+  email: session.email,
+});
 const tags = ["Staff team"];
 const NOT_SIGNED_IN = e("Not signed in, or the session has ended");
 const NOT_OWNER = e(
@@ -107,6 +115,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
           invitedBy: session.email,
           publicUrl: deps.config.publicUrl,
           nowMs: deps.now(),
+          actor: staffActor(session),
         }).catch(refusal);
         return c.json(member satisfies z.infer<typeof teamMemberSchema>, 201, noStore);
       },
@@ -138,6 +147,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
           userId: params.userId,
           role: body.role,
           nowMs: deps.now(),
+          actor: staffActor(session),
         }).catch(refusal);
         return c.json(member satisfies z.infer<typeof teamMemberSchema>, 200, noStore);
       },
@@ -165,6 +175,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
           organizationId: session.organizationId,
           userId: params.userId,
           nowMs: deps.now(),
+          actor: staffActor(session),
         }).catch(refusal);
         return c.body(null, 204);
       },

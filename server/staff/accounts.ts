@@ -4,6 +4,7 @@ import { STAFF_ROLES, type StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
 import { prefixedId, sha256Hex } from "../ids.js";
 import type { SecretBox } from "../secrets.js";
+import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Store } from "../store/database.js";
 import { isCommonPassword } from "./commonPasswords.js";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
@@ -74,7 +75,15 @@ export const sessionIdOf = (tokenHash: string): string => `ses_${tokenHash.slice
  */
 export async function createStaffMember(
   store: Store,
-  input: { organizationId: string; email: string; role: StaffRole; publicUrl: string; nowMs: number },
+  input: {
+    organizationId: string;
+    email: string;
+    role: StaffRole;
+    publicUrl: string;
+    nowMs: number;
+    /** Who adds the person, for the audit log; the system (the command line) when left out. */
+    actor?: AuditActor;
+  },
 ): Promise<{ userId: string; setupUrl: string; expiresAt: string }> {
   const key = staffEmailKey(input.email);
   const now = isoAt(input.nowMs);
@@ -111,6 +120,19 @@ export async function createStaffMember(
       .insertInto("staff_memberships")
       .values({ user_id: id, organization_id: input.organizationId, role: input.role, created_at: now })
       .execute();
+    await recordAudit(
+      trx,
+      {
+        organizationId: input.organizationId,
+        actor: input.actor ?? SYSTEM_ACTOR,
+        action: "staff.invited",
+        subjectType: "staff_user",
+        subjectId: id,
+        before: {},
+        after: { email: input.email.trim(), role: input.role },
+      },
+      input.nowMs,
+    );
     await trx
       .insertInto("staff_tokens")
       .values({

@@ -6,6 +6,7 @@ import { isoAt } from "../../shared/time.js";
 import { sha256Hex } from "../ids.js";
 import { queueEmail } from "../mail/outbox.js";
 import { renderStaffInvite } from "../mail/staffInvite.js";
+import { type AuditActor, type AuditEntry, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
 import { getOrganization } from "../store/organizations.js";
 import {
@@ -148,7 +149,15 @@ async function endSetupLinks(trx: Db, organizationId: string, userId: string, no
  */
 export async function issueSetupLink(
   store: Store,
-  input: { organizationId: string; email: string; role: StaffRole; publicUrl: string; nowMs: number },
+  input: {
+    organizationId: string;
+    email: string;
+    role: StaffRole;
+    publicUrl: string;
+    nowMs: number;
+    /** Who invites, for the audit log; the system (the command line, the demo) when left out. */
+    actor?: AuditActor;
+  },
 ): Promise<{ userId: string; setupUrl: string; expiresAt: string }> {
   const email = input.email.trim();
   const already = new StaffError("member", `${email} is already a member of this organization`);
@@ -178,6 +187,11 @@ export async function issueSetupLink(
     if (current.role === "OWNER" && input.role !== "OWNER")
       await checkOwnersRemain(trx, input.organizationId);
     await endSetupLinks(trx, input.organizationId, current.user_id, now);
+    await recordAudit(
+      trx,
+      teamEntry(input, "staff.invited", current.user_id, { role: current.role }, { email, role: input.role }),
+      input.nowMs,
+    );
     await trx
       .insertInto("staff_tokens")
       .values({
@@ -195,6 +209,31 @@ export async function issueSetupLink(
     userId: existing.user_id,
     setupUrl: `${input.publicUrl}${SETUP_PAGE_PATH}?token=${token}`,
     expiresAt,
+  };
+}
+
+/** A person's address, for the audit log (which keeps it after they are removed). */
+async function emailOf(trx: Db, userId: string): Promise<string | null> {
+  const row = await trx.selectFrom("staff_users").select("email").where("id", "=", userId).executeTakeFirst();
+  return row?.email ?? null;
+}
+
+/** A team change as the audit log keeps it, in the change's own transaction. */
+function teamEntry(
+  input: { organizationId: string; actor?: AuditActor },
+  action: "staff.invited" | "staff.role_changed" | "staff.removed",
+  userId: string,
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+): AuditEntry {
+  return {
+    organizationId: input.organizationId,
+    actor: input.actor ?? SYSTEM_ACTOR,
+    action,
+    subjectType: "staff_user",
+    subjectId: userId,
+    before,
+    after,
   };
 }
 
@@ -222,6 +261,7 @@ export async function inviteMember(
     invitedBy: string;
     publicUrl: string;
     nowMs: number;
+    actor?: AuditActor;
   },
 ): Promise<TeamMember> {
   const org = await getOrganization(store.db, input.organizationId);
@@ -260,7 +300,7 @@ export async function inviteMember(
  */
 export async function changeRole(
   store: Store,
-  input: { organizationId: string; userId: string; role: StaffRole; nowMs: number },
+  input: { organizationId: string; userId: string; role: StaffRole; nowMs: number; actor?: AuditActor },
 ): Promise<TeamMember> {
   await store.transact(async (trx) => {
     await lockOwners(store, trx, input.organizationId);
@@ -280,6 +320,18 @@ export async function changeRole(
       .execute();
     if (current.role === "OWNER") await checkOwnersRemain(trx, input.organizationId);
     await endSessions(trx, input.organizationId, input.userId, isoAt(input.nowMs));
+    const email = await emailOf(trx, input.userId);
+    await recordAudit(
+      trx,
+      teamEntry(
+        input,
+        "staff.role_changed",
+        input.userId,
+        { email, role: current.role },
+        { email, role: input.role },
+      ),
+      input.nowMs,
+    );
   });
   return memberOrThrow(store.db, input.organizationId, input.userId);
 }
@@ -290,7 +342,7 @@ export async function changeRole(
  */
 export async function removeMember(
   store: Store,
-  input: { organizationId: string; userId: string; nowMs: number },
+  input: { organizationId: string; userId: string; nowMs: number; actor?: AuditActor },
 ): Promise<void> {
   const now = isoAt(input.nowMs);
   await store.transact(async (trx) => {
@@ -305,5 +357,11 @@ export async function removeMember(
     if (removed.role === "OWNER") await checkOwnersRemain(trx, input.organizationId);
     await endSessions(trx, input.organizationId, input.userId, now);
     await endSetupLinks(trx, input.organizationId, input.userId, now);
+    const email = await emailOf(trx, input.userId);
+    await recordAudit(
+      trx,
+      teamEntry(input, "staff.removed", input.userId, { email, role: removed.role }, {}),
+      input.nowMs,
+    );
   });
 }

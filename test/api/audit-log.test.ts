@@ -314,7 +314,7 @@ describe(`the audit log (${dialect})`, () => {
     clock += 1000;
     expect((await login("Owner@Example.org", PASSWORD)).status).toBe(200);
 
-    const log = await entries("?subjectType=staff_user");
+    const log = await entries("?subjectType=staff_user&actorType=staff");
     expect(log.map((e) => e.action)).toEqual(["staff.signed_in", "staff.sign_in_failed"]);
     for (const e of log) {
       expect(e.actor).toEqual({ type: "staff", id: owner.userId, label: "owner@example.org" });
@@ -327,6 +327,42 @@ describe(`the audit log (${dialect})`, () => {
     expect(text).not.toContain("nobody@example.org");
     const elsewhere = await t.request<Page>("GET", "/v1/audit-log", { key: other.key });
     expect(elsewhere.body.entries).toEqual([]);
+  });
+
+  it("records the team's changes by the Owner who made them, keeping the person's address after they are removed; a refused change records nothing", async () => {
+    const owner = await member("OWNER", "owner@example.org");
+    const staff = { key: null, headers: { Cookie: owner.cookie, Origin: ORIGIN } };
+    clock += 1000;
+    const invited = await t.request<{ userId: string }>("POST", "/api/staff/invites", {
+      ...staff,
+      body: { email: "Helper@Example.org", role: "STAFF" },
+    });
+    expect(invited.status, invited.text).toBe(201);
+    const userId = invited.body.userId;
+    clock += 1000;
+    expect(
+      (await t.request("PATCH", `/api/staff/team/${userId}`, { ...staff, body: { role: "FINANCE" } })).status,
+    ).toBe(200);
+    const lastOwner = await t.request("PATCH", `/api/staff/team/${owner.userId}`, {
+      ...staff,
+      body: { role: "STAFF" },
+    });
+    expect(lastOwner.status).toBe(409);
+    clock += 1000;
+    expect((await t.request("DELETE", `/api/staff/team/${userId}`, staff)).status).toBe(204);
+
+    const log = await entries(`?subjectType=staff_user&subjectId=${userId}`);
+    expect(log.map((e) => e.action)).toEqual(["staff.removed", "staff.role_changed", "staff.invited"]);
+    for (const e of log)
+      expect(e.actor).toEqual({ type: "staff", id: owner.userId, label: "owner@example.org" });
+    expect(log[2].after).toEqual({ email: "Helper@Example.org", role: "STAFF" });
+    expect(log[1].before).toEqual({ email: "Helper@Example.org", role: "STAFF" });
+    expect(log[1].after).toEqual({ email: "Helper@Example.org", role: "FINANCE" });
+    expect(log[0].before).toEqual({ email: "Helper@Example.org", role: "FINANCE" });
+    expect(await entries(`?action=staff.role_changed&subjectId=${owner.userId}`)).toEqual([]);
+    // The first Owner, made on the command line, was added by the system.
+    const [first] = await entries(`?action=staff.invited&subjectId=${owner.userId}`);
+    expect(first.actor).toEqual({ type: "system", id: "system", label: null });
   });
 
   it("answers Owners' sessions and keys with organization:read; Finance and Staff sessions and other keys get 403", async () => {
