@@ -22,8 +22,13 @@ export default function Account() {
       <PageTitle title="Account">Your account</PageTitle>
       <p>Signed in as {me.value?.email}.</p>
       <TwoFactor />
-      <Password />
-      <Sessions />
+      {/* Until a required second step is set up, the session reaches nothing else. */}
+      {!me.value?.twoFactorEnrolmentRequired && (
+        <>
+          <Password />
+          <Sessions />
+        </>
+      )}
     </>
   );
 }
@@ -153,7 +158,9 @@ function TwoFactor() {
             type="button"
             onClick={() =>
               attempt(async () =>
-                setEnrolment(await call<{ secret: string; uri: string }>("POST", "/api/staff/two-factor")),
+                setEnrolment(
+                  await call<{ secret: string; uri: string }>("POST", "/api/staff/two-factor/enrolment"),
+                ),
               )
             }
           >

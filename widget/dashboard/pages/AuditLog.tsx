@@ -12,16 +12,35 @@ import { ErrorNote, Field, messageOf, PageTitle } from "../ui.js";
 interface AuditEntry {
   id: string;
   createdAt: string;
-  actor: { type: string; id: string | null; label?: string | null };
+  actor: { type: string; id: string; label: string | null };
   action: string;
-  subjectType: string;
-  subjectId: string;
+  subject: { type: string; id: string };
   before: Record<string, unknown>;
   after: Record<string, unknown>;
 }
 
 const FILTERS = ["actorType", "actor", "action", "from", "to"];
 const ACTOR_TYPES = ["staff", "key", "donor", "system"];
+/** The actions the log records (the API's list, GET /v1/audit-log). */
+const ACTIONS = [
+  "payment.refunded",
+  "subscription.updated",
+  "subscription.cancelled",
+  "form.created",
+  "form.updated",
+  "form.deleted",
+  "organization.updated",
+  "key.created",
+  "key.revoked",
+  "webhook.created",
+  "webhook.updated",
+  "webhook.deleted",
+  "staff.invited",
+  "staff.role_changed",
+  "staff.removed",
+  "staff.signed_in",
+  "staff.sign_in_failed",
+];
 
 const actorText = (actor: AuditEntry["actor"]): string => {
   const who = actor.label || actor.id || "";
@@ -65,9 +84,16 @@ export default function AuditLog(props: PageProps) {
           navigate(to("audit-log", draft));
         }}
       >
-        <Field label="Action" hint="For example payment.refunded">
-          {(id, hint) => (
-            <input id={id} aria-describedby={hint} value={draft.action ?? ""} onInput={set("action")} />
+        <Field label="Action">
+          {(id) => (
+            <select id={id} value={draft.action ?? ""} onChange={set("action")}>
+              <option value="">Any</option>
+              {ACTIONS.map((a) => (
+                <option key={a} value={a}>
+                  {a}
+                </option>
+              ))}
+            </select>
           )}
         </Field>
         <Field label="Done by">
@@ -131,7 +157,7 @@ export default function AuditLog(props: PageProps) {
                   {entry.action}
                   <br />
                   <small>
-                    {entry.subjectType} {entry.subjectId}
+                    {entry.subject.type} {entry.subject.id}
                   </small>
                 </td>
                 <td>
