@@ -28,6 +28,7 @@ import {
 import { SecretsError } from "./secrets.js";
 import { StaffError } from "./staff/accounts.js";
 import { issueSetupLink, TeamError } from "./staff/team.js";
+import { resetTwoFactor } from "./staff/twoFactor.js";
 import { recordAudit, SYSTEM_ACTOR } from "./store/auditLog.js";
 import { openStore, type Store } from "./store/database.js";
 import { createApiKey, keyOrganizationId, listApiKeys, revokeApiKey } from "./store/keys.js";
@@ -62,6 +63,9 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
                                             add a person to the organization's staff; prints their
                                             single-use set-up link (24 hours) that sets a password
                                             (again for one with no password yet: a fresh link)
+  user reset-two-factor --email E           turn off a person's two-factor sign-in (TOTP and recovery
+                                            codes), for one who has lost both; they sign in with their
+                                            password and may enrol again
   migrate                                   bring the database schema up to date
   billing run [--as-of ISO_TIME]            one pass of recurring billing and bank settlement, as of
                                             that moment (default now), e.g. --as-of 2026-03-01T00:00:00Z
@@ -202,6 +206,24 @@ Set-up link (single use, until ${made.expiresAt}): ${made.setupUrl}`,
     };
   } catch (error) {
     if (error instanceof StaffError || error instanceof TeamError) throw new UsageError(error.message);
+    throw error;
+  }
+}
+
+/** `user reset-two-factor`: the way back in for a person who lost their authenticator and recovery codes. */
+async function userResetTwoFactor(values: Values, store: Store, now: () => number): Promise<Output> {
+  const email = values.email?.trim() ?? "";
+  if (!email) throw new UsageError("--email is required");
+  try {
+    const wasOn = await resetTwoFactor(store, email, now());
+    return {
+      json: { email, twoFactorWasOn: wasOn },
+      text: wasOn
+        ? `Two-factor sign-in is off for ${email}: they sign in with their password alone, and may enrol again (their organization may require it).`
+        : `${email} had no two-factor sign-in; nothing changed.`,
+    };
+  } catch (error) {
+    if (error instanceof StaffError) throw new UsageError(error.message);
     throw error;
   }
 }
@@ -385,6 +407,8 @@ async function run(
       return paymentRefund(values, store, config, now);
     case "user create":
       return userCreate(values, store, config, now);
+    case "user reset-two-factor":
+      return userResetTwoFactor(values, store, now);
     case "migrate":
       return {
         json: { schemaVersion: LATEST_VERSION },

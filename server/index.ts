@@ -6,6 +6,7 @@ import { composeDeps } from "./compose.js";
 import { loadConfig } from "./config.js";
 import { type DemoOwner, demoOwner, seedDemoIfEmpty } from "./demo.js";
 import { StartupError } from "./errors.js";
+import { countTwoFactorSecrets } from "./staff/twoFactor.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
 import { countOrganizationsWithSecrets } from "./store/organizations.js";
@@ -20,6 +21,12 @@ async function main(): Promise<void> {
     await store.close();
     throw new StartupError(
       "SECRETS_KEY is not set, but organizations have payment processor keys sealed with it: set SECRETS_KEY (the key they were sealed with)",
+    );
+  }
+  if (config.production && !config.secretsKey && (await countTwoFactorSecrets(store.db)) > 0) {
+    await store.close();
+    throw new StartupError(
+      "SECRETS_KEY is not set, but staff members' two-factor secrets are sealed with it: set SECRETS_KEY (the key they were sealed with)",
     );
   }
   // This process's heartbeat, before it serves or claims anything: the checkouts it charges and the work

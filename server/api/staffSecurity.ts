@@ -10,6 +10,7 @@ import {
   twoFactorConfirmedSchema,
   twoFactorDisableBodySchema,
   twoFactorEnrolmentSchema,
+  twoFactorRecoveryCodesBodySchema,
   twoFactorStatusSchema,
 } from "../../shared/schemas/staff.js";
 import { ApiError } from "../errors.js";
@@ -28,6 +29,7 @@ import {
   confirmEnrolment,
   disableTwoFactor,
   organizationRequiresTwoFactor,
+  renewRecoveryCodes,
   startEnrolment,
   TWO_FACTOR_ROLES,
   twoFactorState,
@@ -210,6 +212,39 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
           refusal(err);
         }
         return c.body(null, 204);
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/staff/two-factor/recovery-codes",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Ten new recovery codes in place of the old ones",
+      description:
+        "With the password or a code (a wrong one is a failed sign-in). The old codes, used or not, stop working; the new ones are shown this once.",
+      body: twoFactorRecoveryCodesBodySchema,
+      before: withSession,
+      responses: {
+        200: { description: "The new recovery codes", schema: twoFactorConfirmedSchema },
+        400: e("Validation failed"),
+        401: notSignedIn,
+        403: e("The password or code is wrong, sent with an API key, or not from this instance's own pages"),
+        409: e("Two-factor sign-in is not on"),
+        429: e("Too many failed attempts (see Retry-After)"),
+      },
+      handler: async (c, { body }) => {
+        const { session } = await signedIn(c);
+        const counted = failureKeys(session.email, ip(c));
+        await checkNotThrottled(store, counted, deps.now()).catch(refusal);
+        try {
+          const renewed = await renewRecoveryCodes(store, deps.secrets, session.userId, body, deps.now());
+          return c.json(renewed, 200, { "Cache-Control": "no-store" });
+        } catch (err) {
+          if (err instanceof StaffError && err.kind === "code")
+            await recordFailure(store, counted, deps.now());
+          refusal(err);
+        }
       },
     }),
     defineRoute({

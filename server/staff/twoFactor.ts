@@ -4,7 +4,7 @@ import type { StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
 import { sha256Hex } from "../ids.js";
 import { type SecretBox, SecretsError } from "../secrets.js";
-import type { Store } from "../store/database.js";
+import type { Db, Store } from "../store/database.js";
 import { verifyPassword } from "./passwords.js";
 import { StaffError } from "./staffError.js";
 
@@ -192,18 +192,7 @@ export async function confirmEnrolment(
       .where("totp_pending_secret", "=", pending)
       .executeTakeFirst();
     if (Number(on.numUpdatedRows) !== 1) throw new StaffError("conflict", "Two-factor sign-in is already on");
-    await trx.deleteFrom("staff_recovery_codes").where("user_id", "=", userId).execute();
-    await trx
-      .insertInto("staff_recovery_codes")
-      .values(
-        recoveryCodes.map((c) => ({
-          user_id: userId,
-          code_hash: sha256Hex(normalise(c)),
-          used_at: null,
-          created_at: now,
-        })),
-      )
-      .execute();
+    await replaceRecoveryCodes(trx, userId, recoveryCodes, nowMs);
   });
   return { recoveryCodes };
 }
@@ -250,6 +239,95 @@ export async function useSecondFactor(
   return Number(used.numUpdatedRows) === 1;
 }
 
+/** The person's password or a code (used up), else a "code" StaffError. */
+async function prove(
+  store: Store,
+  box: SecretBox,
+  userId: string,
+  passwordHash: string | null,
+  proof: { password?: string; code?: string },
+  nowMs: number,
+): Promise<void> {
+  const proven =
+    proof.password !== undefined
+      ? passwordHash != null && (await verifyPassword(proof.password, passwordHash))
+      : proof.code !== undefined && (await useSecondFactor(store, box, userId, proof.code, nowMs));
+  if (!proven) throw new StaffError("code", "The password or code is wrong");
+}
+
+/** Ten new recovery codes in place of the old ones (used or not), proven as for turning TOTP off. */
+export async function renewRecoveryCodes(
+  store: Store,
+  box: SecretBox,
+  userId: string,
+  proof: { password?: string; code?: string },
+  nowMs: number,
+): Promise<{ recoveryCodes: string[] }> {
+  const user = await store.db
+    .selectFrom("staff_users")
+    .select(["password_hash", "totp_secret"])
+    .where("id", "=", userId)
+    .executeTakeFirst();
+  if (!user?.totp_secret) throw new StaffError("conflict", "Two-factor sign-in is not on");
+  await prove(store, box, userId, user.password_hash, proof, nowMs);
+  const recoveryCodes = Array.from({ length: RECOVERY_CODE_COUNT }, newRecoveryCode);
+  await store.db.transaction().execute((trx) => replaceRecoveryCodes(trx, userId, recoveryCodes, nowMs));
+  return { recoveryCodes };
+}
+
+async function replaceRecoveryCodes(trx: Db, userId: string, codes: string[], nowMs: number): Promise<void> {
+  await trx.deleteFrom("staff_recovery_codes").where("user_id", "=", userId).execute();
+  await trx
+    .insertInto("staff_recovery_codes")
+    .values(
+      codes.map((c) => ({
+        user_id: userId,
+        code_hash: sha256Hex(normalise(c)),
+        used_at: null,
+        created_at: isoAt(nowMs),
+      })),
+    )
+    .execute();
+}
+
+/**
+ * Turns two-factor sign-in off for a person who has lost both their authenticator and their recovery
+ * codes: the operator's way back in (`npm run cli -- user reset-two-factor`). Returns whether it was on.
+ */
+export async function resetTwoFactor(store: Store, email: string, nowMs: number): Promise<boolean> {
+  return store.db.transaction().execute(async (trx) => {
+    const user = await trx
+      .selectFrom("staff_users")
+      .select(["id", "totp_secret"])
+      .where("email_key", "=", email.trim().toLowerCase())
+      .executeTakeFirst();
+    if (!user) throw new StaffError("notFound", `No staff member has the address ${email.trim()}`);
+    await trx
+      .updateTable("staff_users")
+      .set({
+        totp_secret: null,
+        totp_pending_secret: null,
+        totp_enabled_at: null,
+        totp_last_step: null,
+        updated_at: isoAt(nowMs),
+      })
+      .where("id", "=", user.id)
+      .execute();
+    await trx.deleteFrom("staff_recovery_codes").where("user_id", "=", user.id).execute();
+    return user.totp_secret != null;
+  });
+}
+
+/** How many people sign in with TOTP (their secrets are sealed with the instance key). */
+export async function countTwoFactorSecrets(db: Db): Promise<number> {
+  const row = await db
+    .selectFrom("staff_users")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where((eb) => eb.or([eb("totp_secret", "is not", null), eb("totp_pending_secret", "is not", null)]))
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /**
  * Turns TOTP off, proven with the person's password or a code (TOTP or recovery). A wrong proof: a
  * "code" StaffError (the caller counts it as a failed sign-in).
@@ -267,11 +345,7 @@ export async function disableTwoFactor(
     .where("id", "=", userId)
     .executeTakeFirst();
   if (!user?.totp_secret) throw new StaffError("conflict", "Two-factor sign-in is not on");
-  const proven =
-    proof.password !== undefined
-      ? user.password_hash != null && (await verifyPassword(proof.password, user.password_hash))
-      : proof.code !== undefined && (await useSecondFactor(store, box, userId, proof.code, nowMs));
-  if (!proven) throw new StaffError("code", "The password or code is wrong");
+  await prove(store, box, userId, user.password_hash, proof, nowMs);
   await store.db.transaction().execute(async (trx) => {
     await trx
       .updateTable("staff_users")

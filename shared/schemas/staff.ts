@@ -116,3 +116,6 @@ export const staffSessionSchema = z.object({
 });
 
 export const staffSessionListSchema = z.object({ sessions: z.array(staffSessionSchema) });
+
+/** New recovery codes are asked for with the password or a code, as turning two-factor sign-in off is. */
+export const twoFactorRecoveryCodesBodySchema = twoFactorDisableBodySchema;

@@ -1,6 +1,7 @@
 import { Secret, TOTP } from "otpauth";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createStaffMember } from "../../server/staff/accounts.js";
+import { resetTwoFactor } from "../../server/staff/twoFactor.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
@@ -219,6 +220,38 @@ describe(`staff two-factor sign-in (${dialect})`, () => {
       enabled: false,
       recoveryCodesLeft: 0,
     });
+  });
+
+  it("renews the recovery codes with the password: the old ones stop working, the new ones work once", async () => {
+    const cookie = await member("OWNER", "renew@example.org");
+    const { recoveryCodes: old } = await enrol(cookie);
+    const refused = await post(
+      "/api/staff/two-factor/recovery-codes",
+      { password: "not the password" },
+      cookie,
+    );
+    expect(refused.status).toBe(403);
+    expect(await failuresOf("renew@example.org")).toBe(1);
+    const renewed = await post("/api/staff/two-factor/recovery-codes", { password: PASSWORD }, cookie);
+    expect(renewed.status, renewed.text).toBe(200);
+    const fresh: string[] = renewed.body.recoveryCodes;
+    expect(fresh).toHaveLength(10);
+    expect(fresh.filter((code) => old.includes(code))).toEqual([]);
+    expect((await login("renew@example.org", old[1])).status).toBe(401);
+    expect((await login("renew@example.org", fresh[1])).status).toBe(200);
+    expect((await login("renew@example.org", fresh[1])).status).toBe(401);
+  });
+
+  it("is turned off by the operator for a person who lost authenticator and codes (cli user reset-two-factor)", async () => {
+    const cookie = await member("FINANCE", "lost@example.org");
+    await enrol(cookie);
+    expect((await login("lost@example.org")).status).toBe(401);
+    expect(await resetTwoFactor(t.store, " Lost@Example.org ", now)).toBe(true);
+    const back = await login("lost@example.org");
+    expect(back.status).toBe(200);
+    expect(back.body.twoFactorEnabled).toBe(false);
+    expect(await resetTwoFactor(t.store, "lost@example.org", now)).toBe(false);
+    await expect(resetTwoFactor(t.store, "nobody@example.org", now)).rejects.toThrow(/No staff member/);
   });
 
   it("refuses enrolment and its endpoints without this instance's Origin, and with an API key", async () => {
