@@ -119,6 +119,8 @@ export async function buildSummary(
   org: Organization,
   query: { from?: string; to?: string },
   nowMs: number,
+  /** Whether the caller may read payments (`donations:read`): the lists to act on name donors. */
+  showPayments: boolean,
 ) {
   const tz = org.timeZone;
   const today = localDate(nowMs, tz);
@@ -153,8 +155,8 @@ export async function buildSummary(
       monthlyValue: centsToDollars(monthlyValueCents(recurring, org.currency)),
     },
     byDay: days,
-    failed: { count: failed.count, recent: failed.recent.map(attentionItem) },
-    disputed: { count: disputed.count, recent: disputed.recent.map(attentionItem) },
+    failed: { count: failed.count, recent: showPayments ? failed.recent.map(attentionItem) : [] },
+    disputed: { count: disputed.count, recent: showPayments ? disputed.recent.map(attentionItem) : [] },
   };
 }
 
@@ -166,7 +168,7 @@ export function analyticsSummaryRoutes(deps: AppDeps): RouteSpec[] {
       permission: "analytics:read",
       tags: ["Analytics"],
       summary: "Summary of giving: totals, a day-by-day series, recurring gifts, payments to act on",
-      description: `The dashboard's home page. Days are the organization's (its \`timeZone\`, default UTC): a gift at 23:30 there counts on that day. Sums are in the organization's \`currency\` (major units), of completed payments net of their refunds (a payment refunded in full counts for nothing and is not a gift), whenever the refund was made; payments in another currency (taken before the organization changed its own) are left out. \`from\` and \`to\` (YYYY-MM-DD, both included) default to the last ${SUMMARY_DEFAULT_DAYS} days ending today; \`raised\`, \`recurring\` and \`disputed\` do not depend on them.`,
+      description: `The dashboard's home page. Days are the organization's (its \`timeZone\`, default UTC): a gift at 23:30 there counts on that day. Sums are in the organization's \`currency\` (major units), of completed payments net of their refunds (a payment refunded in full counts for nothing and is not a gift), whenever the refund was made; payments in another currency (taken before the organization changed its own) are left out. The lists of failed and disputed payments name donors: they are empty unless the caller may also read payments (\`donations:read\`); their counts are always given. \`from\` and \`to\` (YYYY-MM-DD, both included) default to the last ${SUMMARY_DEFAULT_DAYS} days ending today; \`raised\`, \`recurring\` and \`disputed\` do not depend on them.`,
       query: summaryQuerySchema,
       rules: [
         {
@@ -180,8 +182,10 @@ export function analyticsSummaryRoutes(deps: AppDeps): RouteSpec[] {
         ...standardErrors,
       },
       handler: async (c, { query }) => {
-        const org = await loadCallerOrganization(deps, c.get("auth").organizationId);
-        return c.json(await buildSummary(deps.store.db, org, query, deps.now()));
+        const auth = c.get("auth");
+        const org = await loadCallerOrganization(deps, auth.organizationId);
+        const showPayments = auth.permissions.has("donations:read");
+        return c.json(await buildSummary(deps.store.db, org, query, deps.now(), showPayments));
       },
     }),
   ];

@@ -92,16 +92,16 @@ export const summarySchema = z.strictObject({
     count: count(
       "Failed recurring charges and bank debits in the range: failures the donor did not see on the page (a card declined at checkout is not counted)",
     ),
-    recent: z
-      .array(attentionItem)
-      .meta({ description: `The most recent of them (at most ${SUMMARY_ATTENTION_LIMIT}), newest first` }),
+    recent: z.array(attentionItem).meta({
+      description: `The most recent of them (at most ${SUMMARY_ATTENTION_LIMIT}), newest first; empty without \`donations:read\``,
+    }),
   }),
   disputed: z.strictObject({
     count: count(
       "Payments with an open dispute (needs_response, warning_needs_response, under_review, warning_under_review), whenever made",
     ),
     recent: z.array(attentionItem).meta({
-      description: `The most recently changed of them (at most ${SUMMARY_ATTENTION_LIMIT}), newest first`,
+      description: `The most recently changed of them (at most ${SUMMARY_ATTENTION_LIMIT}), newest first; empty without \`donations:read\``,
     }),
   }),
 });

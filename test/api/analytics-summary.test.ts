@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { prefixedId } from "../../server/ids.js";
+import { createApiKey } from "../../server/store/keys.js";
 import { insertPayment } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
@@ -269,6 +270,17 @@ describe("GET /v1/analytics/summary", () => {
     expect(res.body.disputed.recent).toMatchObject([
       { paymentID: open, dispute: { status: "needs_response" } },
     ]);
+
+    // A key that reads analytics but not payments gets the counts without the donors' names.
+    const { key: analyticsOnly } = await createApiKey(
+      t.store.db,
+      { organizationId: t.org.id, sandbox: false, permissions: ["analytics:read"] },
+      Date.now(),
+    );
+    const narrow = await summary("", analyticsOnly);
+    expect(narrow.status).toBe(200);
+    expect(narrow.body.failed).toEqual({ count: 1, recent: [] });
+    expect(narrow.body.disputed).toEqual({ count: 1, recent: [] });
   });
 
   it("defaults to the 90 days ending today, every day listed", async () => {
