@@ -29,7 +29,7 @@ import { SecretsError } from "./secrets.js";
 import { StaffError } from "./staff/accounts.js";
 import { issueSetupLink, TeamError } from "./staff/team.js";
 import { resetTwoFactor } from "./staff/twoFactor.js";
-import { recordAudit, SYSTEM_ACTOR } from "./store/auditLog.js";
+import { recordAudit, recordChange, SYSTEM_ACTOR } from "./store/auditLog.js";
 import { openStore, type Store } from "./store/database.js";
 import { createApiKey, keyOrganizationId, listApiKeys, revokeApiKey } from "./store/keys.js";
 import { LATEST_VERSION } from "./store/migrations.js";
@@ -37,6 +37,7 @@ import {
   createOrganization,
   getOrganization,
   listOrganizations,
+  type Organization,
   setProcessorConnection,
   updateOrganization,
 } from "./store/organizations.js";
@@ -228,6 +229,17 @@ async function userResetTwoFactor(values: Values, store: Store, now: () => numbe
   }
 }
 
+/** The settings `org set` changes, as its answer names them, for the audit log. */
+function cliSettingsOf(org: Organization): Record<string, unknown> {
+  return {
+    organizationName: org.name,
+    organizationBaseURLs: org.baseUrls,
+    globalCustomInputs: org.globalCustomInputs,
+    feePercent: org.feeRate.percentBps / 100,
+    feeFixed: org.feeRate.fixedCents / 100,
+  };
+}
+
 async function run(
   command: string[],
   values: Values,
@@ -284,19 +296,38 @@ async function run(
         if (!parsed.success) throw new UsageError(issuesToDetails(parsed.error.issues, body).join("; "));
         settings = parsed.data;
       }
-      const updated = await updateOrganization(
-        store.db,
-        org.id,
-        {
-          name: settings.organizationName,
-          baseUrls: settings.organizationBaseURLs,
-          globalCustomInputs: settings.globalCustomInputs
-            ? assignGlobalInputIds(settings.globalCustomInputs, org.globalCustomInputs, uuid)
-            : undefined,
-          feeRate,
-        },
-        now(),
-      );
+      const nowMs = now();
+      // The change and its audit-log entry (the settings that changed, by the system) are one.
+      const updated = await store.db.transaction().execute(async (trx) => {
+        const changed = await updateOrganization(
+          trx,
+          org.id,
+          {
+            name: settings.organizationName,
+            baseUrls: settings.organizationBaseURLs,
+            globalCustomInputs: settings.globalCustomInputs
+              ? assignGlobalInputIds(settings.globalCustomInputs, org.globalCustomInputs, uuid)
+              : undefined,
+            feeRate,
+          },
+          nowMs,
+        );
+        if (changed)
+          await recordChange(
+            trx,
+            {
+              organizationId: org.id,
+              actor: SYSTEM_ACTOR,
+              action: "organization.updated",
+              subjectType: "organization",
+              subjectId: org.id,
+              before: cliSettingsOf(org),
+              after: cliSettingsOf(changed),
+            },
+            nowMs,
+          );
+        return changed;
+      });
       const json = {
         organizationId: org.id,
         organizationName: updated?.name,

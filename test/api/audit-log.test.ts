@@ -1,10 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createStaffMember } from "../../server/staff/accounts.js";
 import { recordChange } from "../../server/store/auditLog.js";
 import type { AuditEntryOut } from "../../shared/schemas/auditLog.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
-import { JAN_31, recurringForm, subscribe } from "../billing/support.js";
+import { databaseUrlOfStore, JAN_31, recurringForm, subscribe } from "../billing/support.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
+import { killAll, runCli, type TempDir, tempDir } from "../support/processes.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
@@ -472,5 +473,46 @@ describe(`the audit log (${dialect})`, () => {
       expect(res.status, query).toBe(400);
       expect(res.body).toHaveProperty("error");
     }
+  });
+});
+
+describe(`the audit log of the command line (${dialect})`, { timeout: 120_000 }, () => {
+  let temp: TempDir;
+  beforeAll(() => {
+    temp = tempDir();
+  });
+  afterAll(async () => {
+    await killAll();
+    temp?.remove();
+  });
+
+  it("records keys made and revoked and settings changed on the command line by the system, never the key", async () => {
+    const env = { DATA_DIR: temp.dir, DATABASE_URL: await databaseUrlOfStore(t.store) };
+    const made = await runCli(
+      ["key", "create", "--org", t.org.id, "--permissions", "forms:read", "--json"],
+      env,
+    );
+    expect(made.code, made.stderr).toBe(0);
+    const { key, keyId } = made.json as { key: string; keyId: string };
+    const revoked = await runCli(["key", "revoke", "--key", keyId, "--json"], env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    const set = await runCli(
+      ["org", "set", "--org", t.org.id, "--name", "Renamed on the server", "--json"],
+      env,
+    );
+    expect(set.code, set.stderr).toBe(0);
+
+    const keys = await entries(`?subjectType=key&subjectId=${keyId}`);
+    expect(keys.map((e) => e.action)).toEqual(["key.revoked", "key.created"]);
+    for (const e of keys) expect(e.actor).toEqual({ type: "system", id: "system", label: null });
+    expect(keys[1].after).toEqual({ prefix: key.slice(0, 12), permissions: ["forms:read"] });
+    expect(keys[0].before).toEqual({ revokedAt: null });
+    const [renamed] = await entries("?action=organization.updated");
+    expect(renamed).toMatchObject({
+      actor: { type: "system" },
+      before: { organizationName: "Test Org" },
+      after: { organizationName: "Renamed on the server" },
+    });
+    expect(await storedText()).not.toContain(key);
   });
 });
