@@ -1,0 +1,382 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import * as OTPAuth from "otpauth";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTransport } from "../../server/mail/transport.js";
+import { MailWorker } from "../../server/mail/worker.js";
+import { parseMail } from "../mail/support.js";
+import { databaseUrlOf, killAll, runCli } from "../support/processes.js";
+import {
+  type Browser,
+  browserAvailable,
+  launchBrowser,
+  type ServedApp,
+  serveTestApp,
+} from "./support/browser.js";
+import { createForm, seriousAxeIssues, uniqueEmail } from "./support/checkout.js";
+import { type HostSite, hostPage, startHostSite } from "./support/hostSite.js";
+
+/**
+ * The staff dashboard in Chromium, through the whole round trip: the first Owner's set-up link from the
+ * command line, two-step sign-in set up and used, a Finance person invited by mail who finds a gift by the
+ * donor's e-mail, refunds part of it and exports the month as CSV; a Staff person who is not offered a refund
+ * and whom the API refuses; a cross-site form post refused; and the audit log naming who refunded.
+ */
+
+const PASSWORD = "a long passphrase for tests";
+
+/** RFC 4180: quoted fields, doubled quotes, CRLF rows. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = "";
+  let quoted = false;
+  const body = text.replace(/^\uFEFF/, "");
+  for (let i = 0; i < body.length; i++) {
+    const ch = body[i];
+    if (quoted) {
+      if (ch === '"' && body[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      row.push(field);
+      field = "";
+    } else if (ch === "\r" && body[i + 1] === "\n") {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = "";
+      i++;
+    } else field += ch;
+  }
+  if (field !== "" || row.length > 0) rows.push([...row, field]);
+  return rows;
+}
+
+describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
+  let served: ServedApp;
+  let browser: Browser;
+  let host: HostSite;
+  let dataDir: string;
+  let page: Page;
+  const problems: string[] = [];
+
+  beforeAll(async () => {
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-dashboard-"));
+    served = await serveTestApp({
+      CHECKOUT_LIMIT_PER_IP: "0",
+      CHECKOUT_LIMIT_PER_FORM: "0",
+      DATA_DIR: dataDir,
+    });
+    browser = await launchBrowser();
+    host = await startHostSite();
+    page = await browser.context.newPage();
+    page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    // Refusals the test provokes (401, 403) are expected; a missing file is not.
+    page.on("response", (r) => {
+      if (r.status() === 404 || r.status() >= 500) problems.push(`${r.status()}: ${r.url()}`);
+    });
+    page.on("request", (r) => {
+      const origin = new URL(r.url()).origin;
+      if (origin !== served.baseUrl && origin !== host.origin && !r.url().startsWith("blob:"))
+        problems.push(`request: ${r.url()}`);
+    });
+  });
+
+  afterAll(async () => {
+    await killAll();
+    await browser?.close();
+    await host?.close();
+    await served?.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** The command line, on the served app's database. */
+  const cli = async (...args: string[]) => {
+    const result = await runCli(args, {
+      DATABASE_URL: databaseUrlOf(served.t.database),
+      PUBLIC_URL: served.baseUrl,
+      DATA_DIR: dataDir,
+    });
+    expect(result.code, result.stderr).toBe(0);
+    return result.json as { setupUrl: string };
+  };
+
+  /** Sends what the outbox holds as .eml files and returns the dashboard link mailed to `email`. */
+  async function mailedLink(email: string): Promise<string> {
+    const worker = new MailWorker({
+      store: served.t.store,
+      now: Date.now,
+      transport: createTransport({ smtpUrl: undefined, dataDir, publicUrl: served.baseUrl }),
+    });
+    await worker.runOnce();
+    const dir = path.join(dataDir, "mail");
+    for (const file of fs.readdirSync(dir)) {
+      const mail = parseMail(fs.readFileSync(path.join(dir, file), "utf8"));
+      if (!mail.header("to")?.includes(email)) continue;
+      const text = mail.parts.find((p) => p.contentType.startsWith("text/plain"))?.body ?? "";
+      const url = text.match(/https?:\/\/\S+\/dashboard\/setup\?token=\S+/)?.[0];
+      if (url) return url;
+    }
+    throw new Error(`no set-up link for ${email} in ${dir}`);
+  }
+
+  /** axe finds nothing serious; on a page with form fields, its label rule checked them and passed. */
+  async function accessible(what: string, fields = true) {
+    expect(await seriousAxeIssues(page, fields ? ["label"] : []), what).toEqual([]);
+  }
+
+  async function setPassword(link: string) {
+    await page.goto(link);
+    await page.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await accessible("set-up page");
+    await page.getByLabel("The same password again").fill(PASSWORD);
+    await page.getByRole("button", { name: /Set password and sign in/ }).click();
+    await page.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    // The token leaves the address once it is used.
+    expect(new URL(page.url()).search).toBe("");
+  }
+
+  async function signOut() {
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { name: /Sign in/ }).waitFor();
+  }
+
+  async function give(email: string, amount: number): Promise<string> {
+    const { formID } = await createForm(served, { title: "Plant a tree", funds: ["General"] });
+    const res = await fetch(`${served.baseUrl}/api/forms/${formID}/checkout`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        amount,
+        donor: { firstName: "Ada", lastName: "Lovelace", email },
+        paymentMethod: { type: "card", number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123" },
+      }),
+    });
+    const body = (await res.json()) as { payment: { paymentID: string } };
+    expect(res.status, JSON.stringify(body)).toBe(201);
+    return body.payment.paymentID;
+  }
+
+  const refundedCents = async (paymentId: string) =>
+    Number(
+      (
+        await served.t.store.db
+          .selectFrom("payments")
+          .select("refunded_cents")
+          .where("id", "=", paymentId)
+          .executeTakeFirstOrThrow()
+      ).refunded_cents,
+    );
+
+  it("runs the organization's round trip: Owner, two-step sign-in, an invited Finance person's refund and export, Staff refused, the audit log", async () => {
+    const donorEmail = uniqueEmail("gift");
+    const paymentId = await give(donorEmail, 50);
+    const ownerEmail = uniqueEmail("owner");
+    const financeEmail = uniqueEmail("finance");
+    const staffEmail = uniqueEmail("staff");
+
+    // The first Owner: a set-up link from the command line.
+    const owner = await cli(
+      "user",
+      "create",
+      "--org",
+      served.t.org.id,
+      "--email",
+      ownerEmail,
+      "--role",
+      "owner",
+      "--json",
+    );
+    await setPassword(owner.setupUrl);
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    await accessible("home", false);
+
+    // Two-step sign-in: the key from the page into an authenticator (here, the otpauth library).
+    await page.getByRole("link", { name: "Account" }).click();
+    await page.getByRole("button", { name: "Set up two-step sign-in" }).click();
+    const secret = (await page.locator("[data-secret]").textContent())?.trim() ?? "";
+    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
+    await page.getByLabel("The 6-digit code the app shows").fill(totp.generate());
+    await accessible("two-step enrolment");
+    await page.getByRole("button", { name: "Turn it on" }).click();
+    const codes = page.getByRole("list", { name: "Recovery codes" }).getByRole("listitem");
+    await expect.poll(() => codes.count()).toBe(10);
+    const recoveryCodes = await codes.allTextContents();
+    await accessible("account");
+
+    // Signing in again asks for the code (the next one: a code is taken once).
+    await signOut();
+    await page.getByLabel("E-mail address").fill(ownerEmail);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    const code = page.getByLabel("Code from your authenticator app");
+    await code.waitFor();
+    await accessible("sign-in with a code");
+    await code.fill(totp.generate({ timestamp: Date.now() + 30_000 }));
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("navigation", { name: "Dashboard" }).waitFor();
+
+    // The Owner invites a Finance person from the Team page; the link arrives by mail.
+    await page.getByRole("link", { name: "Team" }).click();
+    await page.getByRole("heading", { name: "Team" }).waitFor();
+    await page.getByLabel("E-mail address").fill(financeEmail);
+    await page.getByRole("radio", { name: /Finance/ }).check();
+    await accessible("team");
+    await page.getByRole("button", { name: "Send the invitation" }).click();
+    await expect
+      .poll(() => page.getByRole("status").first().textContent())
+      .toMatch(/invitation is on its way/);
+    await signOut();
+
+    await setPassword(await mailedLink(financeEmail));
+    const nav = page.getByRole("navigation", { name: "Dashboard" });
+    expect(await nav.getByRole("link", { name: "Team" }).count()).toBe(0);
+
+    // Finance finds the gift by the donor's e-mail and refunds part of it.
+    await nav.getByRole("link", { name: "Payments" }).click();
+    await page.getByLabel("Search").fill(donorEmail);
+    await page.getByRole("button", { name: "Search", exact: true }).click();
+    await page.getByRole("link", { name: "Ada Lovelace" }).click();
+    await page.getByRole("heading", { name: /\$50\.00 from Ada Lovelace/ }).waitFor();
+    await accessible("payment");
+    await page.getByLabel("Amount (USD)").fill("20");
+    await page.getByLabel("Reason (optional)").fill("Asked by the donor");
+    await page.getByRole("button", { name: "Refund…" }).click();
+    const confirm = page.getByRole("alertdialog");
+    expect(await confirm.textContent()).toMatch(/This cannot be undone/);
+    await confirm.getByRole("button", { name: /Yes, refund \$20\.00/ }).click();
+    await page.getByText(/refunded in part: \$20\.00/).waitFor();
+    expect(await refundedCents(paymentId)).toBe(2000);
+
+    // The month as CSV: the list's export, parsed back.
+    const month = new Date().toISOString().slice(0, 7);
+    await page.goto(`${served.baseUrl}/dashboard/payments?from=${month}-01&to=${month}-28`);
+    await page.getByRole("heading", { name: "Payments" }).waitFor();
+    await accessible("payments");
+    const [download] = await Promise.all([
+      page.waitForEvent("download"),
+      page.getByRole("button", { name: "Export CSV" }).click(),
+    ]);
+    const file = await download.path();
+    const rows = parseCsv(fs.readFileSync(file as string, "utf8"));
+    const header = rows[0] ?? [];
+    const idColumn = header.findIndex((name) => /payment ?id/i.test(name));
+    expect(idColumn, header.join(",")).toBeGreaterThanOrEqual(0);
+    const ours = rows.find((row) => row[idColumn] === paymentId);
+    if (new Date().getUTCDate() <= 28)
+      expect(ours, "the refunded gift is in the month's export").toBeDefined();
+    expect(rows.slice(1).every((row) => row.length === header.length)).toBe(true);
+
+    // The other pages open, and are accessible.
+    for (const [link, heading] of [
+      ["Recurring gifts", "Recurring gifts"],
+      ["Contacts", "Contacts"],
+      ["Home", null],
+    ] as const) {
+      await nav.getByRole("link", { name: link }).click();
+      if (heading) await page.getByRole("heading", { name: heading, level: 1 }).waitFor();
+      else await page.getByRole("heading", { level: 1 }).waitFor();
+      await accessible(link, heading !== null);
+    }
+    await signOut();
+
+    // A Staff person is not offered a refund, and the API refuses them one.
+    const staff = await cli(
+      "user",
+      "create",
+      "--org",
+      served.t.org.id,
+      "--email",
+      staffEmail,
+      "--role",
+      "staff",
+      "--json",
+    );
+    await setPassword(staff.setupUrl);
+    await page.goto(`${served.baseUrl}/dashboard/payments/${paymentId}`);
+    await page.getByRole("heading", { name: /\$50\.00 from Ada Lovelace/ }).waitFor();
+    expect(await page.getByRole("heading", { name: "Refund" }).count()).toBe(0);
+    const refused = await page.evaluate(async (id) => {
+      const res = await fetch(`/v1/payments/${id}/refund`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify({ amount: 5 }),
+      });
+      return res.status;
+    }, paymentId);
+    expect(refused).toBe(403);
+
+    // A form on another site posting to the API with this browser's session changes nothing.
+    host.page(
+      "/attack",
+      hostPage(
+        `<form id="f" method="post" enctype="text/plain" action="${served.baseUrl}/v1/payments/${paymentId}/refund"><input name='{"amount":5,"x":"' value='"}'></form><script>document.getElementById("f").submit()</script>`,
+      ),
+    );
+    const answer = page.waitForResponse((r) => r.url().endsWith(`/v1/payments/${paymentId}/refund`));
+    await page.goto(`${host.origin}/attack`);
+    expect([401, 403]).toContain((await answer).status());
+    // Sent with the session cookie but from another origin: 403.
+    await page.goto(`${served.baseUrl}/dashboard`);
+    const crossOrigin = await page.request.post(`${served.baseUrl}/v1/payments/${paymentId}/refund`, {
+      headers: { Origin: host.origin, "Content-Type": "application/json" },
+      data: { amount: 5 },
+    });
+    expect(crossOrigin.status()).toBe(403);
+    expect(await refundedCents(paymentId)).toBe(2000);
+    await signOut();
+
+    // The Owner's audit log shows the refund and who made it.
+    await page.getByLabel("E-mail address").fill(ownerEmail);
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await code.waitFor();
+    // A recovery code instead of the app's (each works once).
+    await code.fill(recoveryCodes[0] ?? "");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("heading", { name: "Audit log" }).waitFor();
+    const row = page.getByRole("row").filter({ hasText: "payment.refunded" });
+    await row.first().waitFor();
+    expect(await row.first().textContent()).toContain(financeEmail);
+    expect(await row.first().textContent()).toContain(paymentId);
+    await accessible("audit log");
+
+    expect(problems).toEqual([]);
+  });
+
+  it("fits a phone's width (360 px) and reloads a deep link to its page", async () => {
+    const phone = await browser.context.newPage();
+    await phone.setViewportSize({ width: 360, height: 740 });
+    const email = uniqueEmail("phone");
+    const made = await cli(
+      "user",
+      "create",
+      "--org",
+      served.t.org.id,
+      "--email",
+      email,
+      "--role",
+      "finance",
+      "--json",
+    );
+    await phone.goto(made.setupUrl);
+    await phone.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await phone.getByLabel("The same password again").fill(PASSWORD);
+    await phone.getByRole("button", { name: /Set password and sign in/ }).click();
+    await phone.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    await phone.goto(`${served.baseUrl}/dashboard/payments`);
+    await phone.getByRole("heading", { name: "Payments", level: 1 }).waitFor();
+    await phone.reload();
+    await phone.getByRole("heading", { name: "Payments", level: 1 }).waitFor();
+    const overflow = await phone.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    expect(overflow).toBeLessThanOrEqual(0);
+    await phone.close();
+  });
+});
