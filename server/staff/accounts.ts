@@ -9,7 +9,7 @@ import type { Store } from "../store/database.js";
 import { isCommonPassword } from "./commonPasswords.js";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
 import { ROLE_PERMISSIONS } from "./roles.js";
-import { recordFailedSignIn, recordSignIn } from "./signInAudit.js";
+import { recordFailedSignIn, recordLinkSignIn, recordSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 import { enrolmentRequired, useSecondFactor } from "./twoFactor.js";
 
@@ -205,6 +205,8 @@ export async function completeSetup(
       .insertInto("staff_sessions")
       .values(sessionRow(sessionToken, used.user_id, used.organization_id, nowMs, origin))
       .execute();
+    const session = { userId: used.user_id, organizationId: used.organization_id, clientIp: origin.clientIp };
+    await recordLinkSignIn(trx, session, "setup", nowMs);
     return { sessionToken };
   });
 }

@@ -16,6 +16,7 @@ import {
   staffEmailKey,
 } from "./accounts.js";
 import { hashPassword } from "./passwords.js";
+import { recordLinkSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 import { useSecondFactor } from "./twoFactor.js";
 
@@ -164,6 +165,8 @@ export async function completePasswordReset(
       .insertInto("staff_sessions")
       .values(sessionRow(sessionToken, used.user_id, used.organization_id, input.nowMs, input))
       .execute();
+    const session = { userId: used.user_id, organizationId: used.organization_id, clientIp: input.clientIp };
+    await recordLinkSignIn(trx, session, "reset", input.nowMs);
     return { sessionToken };
   });
 }

@@ -12,8 +12,11 @@ import type { Db, Store } from "../store/database.js";
 export interface SignInAttempt {
   userId: string;
   email: string;
-  clientIp: string;
+  clientIp: string | null;
 }
+
+/** How a session was opened: e-mail and password, a set-up link, or a password-reset link. */
+export type SignInWay = "password" | "setup" | "reset";
 
 const actorOf = (attempt: SignInAttempt): AuditActor => ({
   type: "staff",
@@ -27,6 +30,7 @@ export async function recordSignIn(
   organizationId: string,
   attempt: SignInAttempt,
   nowMs: number,
+  via: SignInWay = "password",
 ): Promise<void> {
   await recordAudit(
     trx,
@@ -37,10 +41,29 @@ export async function recordSignIn(
       subjectType: "staff_user",
       subjectId: attempt.userId,
       before: {},
-      after: { clientIp: attempt.clientIp },
+      after: { clientIp: attempt.clientIp, via },
     },
     nowMs,
   );
+}
+
+/**
+ * A session opened by a link (set-up or password reset) in `organizationId`, in the caller's transaction;
+ * the person's address is read there.
+ */
+export async function recordLinkSignIn(
+  trx: Db,
+  session: { userId: string; organizationId: string; clientIp?: string },
+  via: Exclude<SignInWay, "password">,
+  nowMs: number,
+): Promise<void> {
+  const person = await trx
+    .selectFrom("staff_users")
+    .select("email")
+    .where("id", "=", session.userId)
+    .executeTakeFirstOrThrow();
+  const attempt = { userId: session.userId, email: person.email, clientIp: session.clientIp ?? null };
+  await recordSignIn(trx, session.organizationId, attempt, nowMs, via);
 }
 
 /** A refused sign-in of a person's account: a wrong password, or a wrong second-factor code. */
