@@ -1,6 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, downloadCsv, get, newIdempotencyKey, query } from "../api.js";
 import { money, when, words } from "../format.js";
+import { formNames, loadFormNames } from "../forms.js";
 import { ListFooter, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
@@ -73,6 +74,9 @@ function PaymentList(props: { query: URLSearchParams }) {
   const [draft, setDraft] = useState<Record<string, string>>(filters);
   const [exportError, setExportError] = useState<string | null>(null);
   const list = usePagedList<Payment>("/v1/payments", "payments", filters);
+  useEffect(() => {
+    if (can("forms:read")) void loadFormNames();
+  }, []);
   const set = (name: string) => (event: Event) =>
     setDraft({ ...draft, [name]: (event.currentTarget as HTMLInputElement).value });
 
@@ -152,8 +156,21 @@ function PaymentList(props: { query: URLSearchParams }) {
             </select>
           )}
         </Field>
-        <Field label="Form id">
-          {(id) => <input id={id} value={draft.formID ?? ""} onInput={set("formID")} />}
+        <Field label="Form">
+          {(id) =>
+            (formNames.value ?? []).length > 0 ? (
+              <select id={id} value={draft.formID ?? ""} onChange={set("formID")}>
+                <option value="">Any</option>
+                {(formNames.value ?? []).map((f) => (
+                  <option key={f.formID} value={f.formID}>
+                    {f.title}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input id={id} placeholder="A form's id" value={draft.formID ?? ""} onInput={set("formID")} />
+            )
+          }
         </Field>
         <Field label="Amount from">
           {(id) => (
