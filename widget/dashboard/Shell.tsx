@@ -3,7 +3,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call, whenSignedOut } from "./api.js";
 import type { PageProps } from "./page.js";
 import { location, navigate, to } from "./router.js";
-import { isOwner, loadMe, me } from "./session.js";
+import { can, isOwner, loadMe, me } from "./session.js";
 import { ErrorNote, messageOf } from "./ui.js";
 
 /**
@@ -15,6 +15,7 @@ type PageModule = { default: ComponentType<PageProps> };
 
 const PAGES: Record<string, () => Promise<PageModule>> = {
   "": () => import("./pages/Home.js"),
+  forms: () => import("./pages/Forms.js"),
   payments: () => import("./pages/Payments.js"),
   recurring: () => import("./pages/Recurring.js"),
   contacts: () => import("./pages/Contacts.js"),
@@ -37,6 +38,7 @@ interface NavItem {
 
 const NAV: NavItem[] = [
   { path: "", label: "Home", shown: () => true },
+  { path: "forms", label: "Forms", shown: () => can("forms:read") },
   { path: "payments", label: "Payments", shown: () => true },
   { path: "recurring", label: "Recurring gifts", shown: () => true },
   { path: "contacts", label: "Contacts", shown: () => true },
