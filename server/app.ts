@@ -11,6 +11,7 @@ import { renderDocsPage } from "./api/docs.js";
 import { donationRoutes, donationsGate } from "./api/donations.js";
 import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
+import { keyRoutes } from "./api/keys.js";
 import { linkRoutes } from "./api/links.js";
 import { manageRoutes } from "./api/manage.js";
 import { apiGate, requestFrame } from "./api/middleware.js";
@@ -95,6 +96,7 @@ export function createApp(deps: AppDeps) {
       ...linkRoutes(deps),
       ...organizationRoutes(deps),
       ...webhookRoutes(deps),
+      ...keyRoutes(deps),
       ...analyticsRoutes(deps),
       ...analyticsSummaryRoutes(deps),
       ...checkoutRoutes(deps),

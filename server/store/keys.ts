@@ -3,6 +3,7 @@ import { PERMISSIONS, type Permission } from "../../shared/enums.js";
 import { isoAt } from "../../shared/time.js";
 import { prefixedId, randomBase62, sha256Hex } from "../ids.js";
 import type { Db, Store } from "./database.js";
+import type { ApiKeysTable } from "./schema.js";
 
 /** API keys: shown once at creation, stored only as a SHA-256 hash, looked up by that hash. */
 
@@ -13,13 +14,15 @@ export interface ApiKeyRecord {
   permissions: Permission[];
   createdAt: string;
   revokedAt: string | null;
+  /** What the key is for ("" when unnamed). */
+  name: string;
 }
 
 const KEY_SHAPE = /^cs_(live|test)_[0-9A-Za-z]{32}$/;
 
 export async function createApiKey(
   db: Db,
-  input: { organizationId: string; sandbox: boolean; permissions?: Permission[] },
+  input: { organizationId: string; sandbox: boolean; permissions?: Permission[]; name?: string },
   nowMs: number,
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const key = `cs_${input.sandbox ? "test" : "live"}_${randomBase62(32)}`;
@@ -30,6 +33,7 @@ export async function createApiKey(
     permissions: input.permissions ?? [...PERMISSIONS],
     createdAt: isoAt(nowMs),
     revokedAt: null,
+    name: input.name ?? "",
   };
   await db
     .insertInto("api_keys")
@@ -41,6 +45,7 @@ export async function createApiKey(
       permissions: JSON.stringify(record.permissions),
       created_at: record.createdAt,
       revoked_at: null,
+      name: record.name,
     })
     .execute();
   return { key, record };
@@ -63,6 +68,7 @@ export async function findKeyBySecret(db: Db, secret: string): Promise<ApiKeyRec
     permissions: JSON.parse(row.permissions),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+    name: row.name ?? "",
   };
 }
 
@@ -91,14 +97,19 @@ export async function listApiKeys(db: Db, organizationId: string): Promise<ApiKe
     .orderBy("created_at")
     .orderBy("id")
     .execute();
-  return rows.map((row) => ({
+  return rows.map(recordOf);
+}
+
+function recordOf(row: ApiKeysTable): ApiKeyRecord {
+  return {
     keyId: row.id,
     organizationId: row.organization_id,
     prefix: row.key_prefix,
     permissions: JSON.parse(row.permissions),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
-  }));
+    name: row.name ?? "",
+  };
 }
 
 /** Revokes a key; true when it existed and was live. */
@@ -110,6 +121,21 @@ export async function revokeApiKey(db: Db, keyId: string, nowMs: number): Promis
     .where("revoked_at", "is", null)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
+}
+
+/** One of an organization's keys (live or revoked), or undefined. */
+export async function findOrganizationKey(
+  db: Db,
+  organizationId: string,
+  keyId: string,
+): Promise<ApiKeyRecord | undefined> {
+  const row = await db
+    .selectFrom("api_keys")
+    .selectAll()
+    .where("id", "=", keyId)
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
+  return row && recordOf(row);
 }
 
 /** The organization a key (live or revoked) belongs to, or undefined for an unknown id. */

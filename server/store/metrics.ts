@@ -2,6 +2,7 @@ import { CompiledQuery } from "kysely";
 import type { Db, Store } from "./database.js";
 import { type Statements, valuesList } from "./dialect.js";
 import { afterPosition } from "./keyset.js";
+import { KeyUseNotes } from "./keyUses.js";
 import type { ApiMetricsTable } from "./schema.js";
 
 const COLUMNS = [
@@ -24,13 +25,15 @@ const ROWS_PER_STATEMENT = 100;
  * (docs/benchmarks.md). On a SQLite file the rows are written by the store's background thread
  * (dialect.ts), so that the serving thread spends no time on them; elsewhere, or if that thread is
  * unavailable, in one transaction here. Every request of the API makes a record, so the insert skips
- * Kysely's query building: its text is made once per row count, with the dialect's placeholders.
+ * Kysely's query building: its text is made once per row count, with the dialect's placeholders. The
+ * records also give each API key's last use (keyUses.ts), written with the same batch.
  */
 export class MetricsRecorder {
   /** The recorded rows' values, COLUMNS.length per row. */
   private values: unknown[] = [];
   private writing: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout;
+  private readonly keyUses = new KeyUseNotes();
 
   private readonly statements = new Map<number, string>();
 
@@ -46,6 +49,7 @@ export class MetricsRecorder {
   record(metric: ApiMetricsTable): void {
     const values = this.values;
     for (const column of COLUMNS) values.push(metric[column]);
+    this.keyUses.note(metric.key_id, metric.created_at);
     if (values.length >= 1000 * COLUMNS.length) void this.flush();
   }
 
@@ -53,14 +57,16 @@ export class MetricsRecorder {
   flush(): Promise<void> {
     const values = this.values;
     this.values = [];
+    const keyUses = this.keyUses.take(this.store.dialect);
     this.writing = this.writing.then(async () => {
-      if (values.length === 0) return;
+      if (values.length === 0 && !keyUses) return;
       const statements: Statements = [];
       const perStatement = ROWS_PER_STATEMENT * COLUMNS.length;
       for (let i = 0; i < values.length; i += perStatement) {
         const params = values.slice(i, i + perStatement);
         statements.push([this.insertText(params.length / COLUMNS.length), params]);
       }
+      if (keyUses) statements.push(keyUses);
       const background = this.store.background;
       if (background) {
         try {

@@ -20,6 +20,7 @@ import { staffSecurity } from "./migrations/017-staff-security.js";
 import { auditLogActors } from "./migrations/018-audit-log-actors.js";
 import { organizationTimeZone } from "./migrations/019-organization-time-zone.js";
 import { paymentsBySubscription } from "./migrations/020-payments-by-subscription.js";
+import { developers } from "./migrations/022-developers.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -49,6 +50,7 @@ export const MIGRATIONS: Migration[] = [
   auditLogActors,
   organizationTimeZone,
   paymentsBySubscription,
+  developers,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

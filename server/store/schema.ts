@@ -46,6 +46,14 @@ export interface ApiKeysTable {
   permissions: string;
   created_at: string;
   revoked_at: string | null;
+  /** What the key is for, as its creator named it ("" for keys made before names, or without one). */
+  name?: string;
+}
+
+/** When each API key was last used, noted at most once a minute per key and process (keyUses.ts). */
+export interface ApiKeyUsesTable {
+  key_id: string;
+  last_used_at: string;
 }
 
 export interface FormsTable {
@@ -282,6 +290,9 @@ export interface WebhooksTable {
   description: string;
   /** The signing secret (`whsec_...`). Kept as is: signing needs it, so it cannot be a hash. */
   secret: string;
+  /** The secret a rotation replaced: deliveries are signed with it too until previous_secret_expires_at. */
+  previous_secret?: string | null;
+  previous_secret_expires_at?: string | null;
   success_count: number;
   failure_count: number;
   last_delivery_at: string | null;
@@ -324,6 +335,8 @@ export interface WebhookLogsTable {
   response_time_ms: number | null;
   attempt: number;
   error: string | null;
+  /** The start of the receiver's answer (at most 500 characters); null without one. */
+  response_body?: string | null;
   created_at: string;
 }
 
@@ -511,6 +524,7 @@ export interface AuditLogTable {
 export interface Database {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
+  api_key_uses: ApiKeyUsesTable;
   forms: FormsTable;
   checkout_links: CheckoutLinksTable;
   rate_limit_buckets: RateLimitBucketsTable;
