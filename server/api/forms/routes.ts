@@ -27,6 +27,7 @@ import { answer } from "../middleware.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
+import { mergeFormUpdate } from "./merge.js";
 import {
   FormAnswers,
   type FormSales,
@@ -36,6 +37,7 @@ import {
   toInput,
   toSummary,
 } from "./present.js";
+import { formPreviewRoutes } from "./preview.js";
 import { amountsWithDecimals } from "./wholeAmounts.js";
 
 /** Refuses a form whose hosted page would outgrow the page budget (see pages/hosted.ts). */
@@ -157,6 +159,8 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
   const answers = new FormAnswers(config.publicUrl);
 
   return [
+    // Before /v1/forms/{id}: "preview" is not a form's id.
+    ...formPreviewRoutes(deps, (orgId, id) => loadOwnedForm(deps, orgId, id)),
     defineRoute({
       method: "post",
       path: "/v1/forms",
@@ -311,15 +315,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           const existing = await loadOwnedForm(deps, orgId, params.id);
           if (Object.keys(body).length === 0)
             throw ApiError.validation(["body must contain at least one form field to change"]);
-          const merged = { ...toInput(existing), ...body };
-          // A new list of frequencies without a default keeps the old default only if it is still offered.
-          if (
-            Array.isArray(body.frequencies) &&
-            body.defaultFrequency === undefined &&
-            !body.frequencies.includes(merged.defaultFrequency)
-          )
-            delete merged.defaultFrequency;
-          const next = parseWith(schema, merged);
+          const next = parseWith(schema, mergeFormUpdate(existing, body));
           // Custom inputs keep their ids across updates when the client sends them back without one.
           next.customInputs = next.customInputs.map((input, i) => {
             const sent = Array.isArray(body.customInputs)
