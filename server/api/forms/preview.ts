@@ -13,6 +13,7 @@ import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from
 import { parseWith } from "../validate.js";
 import { mergeFormUpdate } from "./merge.js";
 import { toInput } from "./present.js";
+import { FORM_RULES } from "./rules.js";
 
 /**
  * The dashboard's form editor asks what a draft would look like before it is saved: the draft is checked by
@@ -26,11 +27,9 @@ export const PREVIEW_FORM_ID = "00000000-0000-4000-8000-000000000000";
 
 const previewSchema = z.object({
   view: publicFormViewSchema.meta({ description: "What the checkout would show (as GET /api/forms/{id})" }),
-  input: z
-    .record(z.string(), z.unknown())
-    .meta({
-      description: "The whole form as POST /v1/forms takes it: the draft's fields over the stored form",
-    }),
+  input: z.record(z.string(), z.unknown()).meta({
+    description: "The whole form as POST /v1/forms takes it: the draft's fields over the stored form",
+  }),
 });
 
 const idParams = z.object({ id: pathId("The form's formID (UUID)") });
@@ -67,6 +66,7 @@ export function formPreviewRoutes(
         "The body is what `POST /v1/forms` takes; it is checked by the same rules (a 400 lists every problem, as the save would) and nothing is saved. The answer is the checkout's view of the form, as `GET /api/forms/{id}` would give it once created.",
       body: z.record(z.string(), z.unknown()),
       bodyDoc: formInputShape,
+      rules: FORM_RULES,
       responses: { 200: { description: "The preview", schema: previewSchema }, ...standardErrors },
       handler: async (c, { body }) => {
         const orgId = c.get("auth").organizationId;
@@ -95,6 +95,7 @@ export function formPreviewRoutes(
       params: idParams,
       body: z.record(z.string(), z.unknown()),
       bodyDoc: formInputShape.partial(),
+      rules: FORM_RULES,
       responses: {
         200: { description: "The preview", schema: previewSchema },
         ...standardErrors,

@@ -25,7 +25,7 @@ import { emitEvent } from "../../webhooks/events.js";
 import type { AppDeps } from "../env.js";
 import { answer } from "../middleware.js";
 import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from "../pagination.js";
-import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "../route.js";
+import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "../route.js";
 import { parseWith } from "../validate.js";
 import { mergeFormUpdate } from "./merge.js";
 import {
@@ -38,6 +38,7 @@ import {
   toSummary,
 } from "./present.js";
 import { formPreviewRoutes } from "./preview.js";
+import { FORM_RULES } from "./rules.js";
 import { amountsWithDecimals } from "./wholeAmounts.js";
 
 /** Refuses a form whose hosted page would outgrow the page budget (see pages/hosted.ts). */
@@ -64,50 +65,6 @@ async function checkPageSize(deps: AppDeps, orgId: string, formId: string, confi
 const kb = (bytes: number) => Math.ceil(bytes / 1024).toLocaleString("en-US");
 
 const idParams = z.object({ id: pathId("The form's formID (UUID)") });
-
-/** The rules of a form between its fields (and, on an update, with the stored form the body changes). */
-const FORM_RULES: BodyRule[] = [
-  {
-    fields: [
-      "oneTimeAmounts",
-      "dailyAmounts",
-      "weeklyAmounts",
-      "monthlyAmounts",
-      "annuallyAmounts",
-      "defaultAmount",
-      "goal",
-      "givingLevels",
-      "sponsorshipGroups",
-      "tickets",
-      "promoCodes",
-    ],
-    rule: "whole amounts when the organization's currency has no decimals (JPY)",
-  },
-  { fields: ["goal"], rule: "goal above 0 when enableFundraisingBar is true" },
-  {
-    fields: ["replyToAddress", "emailSubject", "customMessage"],
-    rule: "replyToAddress, emailSubject and customMessage when enableCustomEmail is true",
-  },
-  { fields: ["eventDate", "startTime"], rule: "eventDate and startTime when enableTimeAndLocation is true" },
-  {
-    fields: ["frequencies", "defaultFrequency"],
-    rule: 'defaultFrequency one of frequencies; an event form\'s frequencies are ["ONE_TIME"]',
-  },
-  {
-    fields: ["amountType", "givingLevels", "sponsorshipGroups", "tickets", "promoCodes"],
-    rule: "by form type: event forms need tickets (promo codes only there); giving_level forms need givingLevels and sponsorship forms sponsorshipGroups, and only they take them; a stored formType (EMBED_FORM, CROWDFUNDING_FORM, PRODUCT) fixes amountType",
-  },
-  {
-    fields: ["sponsorshipGroups", "tickets", "promoCodes", "customInputs", "funds"],
-    rule: "no group title, option title, ticket name, promo code (any case), custom input id or title twice; maxPerOrder at most the ticket's quantity; a promo code's applicableTickets name tickets of the form",
-  },
-  { fields: ["customInputs"], rule: "a custom input's title and question match when both are sent" },
-  { fields: ["enableTribute", "formType"], rule: "enableTribute only on donation forms, not on event forms" },
-  {
-    fields: ["enableMonthlyUpsell", "frequencies"],
-    rule: "enableMonthlyUpsell only on donation forms offering ONE_TIME and MONTHLY",
-  },
-];
 
 const notFound = { description: "No form with this id", schema: errorSchema };
 const gone = { description: "The form was deleted", schema: errorSchema };
