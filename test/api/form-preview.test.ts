@@ -25,6 +25,11 @@ describe(`form preview (${dialect})`, () => {
       amounts: { ONE_TIME: [15, 30] },
     });
     expect(res.body.input).toMatchObject({ title: "Plant a tree", funds: ["Trees"] });
+    // The checkout's own words come along, as the hosted page sends them.
+    const answer = res.body as Preview & { language: string; messages: Record<string, unknown> };
+    expect(answer.language).toBe("en");
+    expect(Object.keys(answer.messages).length).toBeGreaterThan(20);
+    expect(Object.keys(answer.messages).every((key) => key.startsWith("checkout."))).toBe(true);
     expect(await countForms(t.store.db, t.org.id)).toBe(before);
   });
 

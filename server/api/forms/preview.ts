@@ -5,6 +5,7 @@ import { publicFormViewSchema } from "../../../shared/schemas/publicForm.js";
 import { isoAt } from "../../../shared/time.js";
 import { publicFormView } from "../../checkout/publicView.js";
 import { ApiError } from "../../errors.js";
+import { messagesFor } from "../../i18n.js";
 import type { FormRecord } from "../../store/forms.js";
 import { stockTaken } from "../../store/inventory.js";
 import { getOrganization } from "../../store/organizations.js";
