@@ -16,6 +16,7 @@ import { linkRoutes } from "./api/links.js";
 import { manageRoutes } from "./api/manage.js";
 import { apiGate, requestFrame } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
+import { organizationPaymentRoutes } from "./api/organizationPayments.js";
 import { paymentReceiptRoutes } from "./api/paymentReceipts.js";
 import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
@@ -24,6 +25,7 @@ import { staffRoutes } from "./api/staff.js";
 import { staffSecurityRoutes } from "./api/staffSecurity.js";
 import { staffTeamRoutes } from "./api/staffTeam.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
+import { testReceiptRoutes } from "./api/testReceipt.js";
 import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
 import { serveWidgetAsset } from "./pages/assets.js";
@@ -95,6 +97,8 @@ export function createApp(deps: AppDeps) {
       ...formRoutes(deps),
       ...linkRoutes(deps),
       ...organizationRoutes(deps),
+      ...organizationPaymentRoutes(deps),
+      ...testReceiptRoutes(deps),
       ...webhookRoutes(deps),
       ...keyRoutes(deps),
       ...analyticsRoutes(deps),

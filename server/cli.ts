@@ -16,16 +16,12 @@ import { type Config, loadConfig } from "./config.js";
 import { ApiError, StartupError } from "./errors.js";
 import { uuid } from "./ids.js";
 import { refundPayment } from "./payments/refunds.js";
-import { stripeClient } from "./processors/stripe/client.js";
+import { StripeConnectError } from "./processors/stripe/connection.js";
 import {
-  connectStripe,
-  openStripeSecrets,
-  registerDomain,
-  removeWebhookEndpoint,
-  StripeConnectError,
-  sealStripeSecrets,
-} from "./processors/stripe/connection.js";
-import { SecretsError } from "./secrets.js";
+  connectOrganizationStripe,
+  disconnectOrganizationStripe,
+  registerOrganizationDomain,
+} from "./processors/stripe/organizationStripe.js";
 import { StaffError } from "./staff/accounts.js";
 import { issueSetupLink, TeamError } from "./staff/team.js";
 import { resetTwoFactor } from "./staff/twoFactor.js";
@@ -38,7 +34,6 @@ import {
   getOrganization,
   listOrganizations,
   type Organization,
-  setProcessorConnection,
   updateOrganization,
 } from "./store/organizations.js";
 import { findPayment, PAYMENT_ID } from "./store/payments.js";
@@ -454,43 +449,23 @@ async function run(
 async function orgStripe(values: Values, store: Store, config: Config, now: () => number): Promise<Output> {
   const org = await requireOrg(store, required(values, "org"));
   const deps = await composeDeps(store, config, now);
+  const account = { db: store.db, secrets: deps.secrets, config, now: deps.now };
   try {
-    const nowIso = isoAt(deps.now());
-    const previousSecrets =
-      org.processor && org.processorSecrets
-        ? openStripeSecrets(deps.secrets, org.id, org.processorSecrets)
-        : null;
     if (values.off) {
-      if (!org.processor || !previousSecrets)
+      const { disconnected, warnings } = await disconnectOrganizationStripe(account, org, SYSTEM_ACTOR);
+      if (!disconnected)
         return { json: { organizationId: org.id, processor: null }, text: "Stripe was not connected." };
-      const warning = await removeWebhookEndpoint(org.processor, previousSecrets, config.stripeApiUrl);
-      await setProcessorConnection(store.db, org.id, null, nowIso);
       return {
-        json: { organizationId: org.id, processor: null, warnings: warning ? [warning] : [] },
-        text: `Disconnected Stripe from ${org.name}.${warning ? `\n${warning}` : ""}`,
+        json: { organizationId: org.id, processor: null, warnings },
+        text: [`Disconnected Stripe from ${org.name}.`, ...warnings].join("\n"),
       };
     }
     const domain = values["register-domain"];
     if (domain !== undefined) {
-      if (!org.processor || !previousSecrets || !org.processorSecrets)
-        throw new UsageError("Connect Stripe first: org stripe --org ID --secret-key … --publishable-key …");
-      const host = domain
-        .trim()
-        .toLowerCase()
-        .replace(/^https?:\/\//, "")
-        .replace(/\/.*$/, "");
-      const result = await registerDomain(stripeClient(previousSecrets.secretKey, config.stripeApiUrl), host);
-      if (result !== true) throw new UsageError(result);
-      const domains = [...new Set([...org.processor.domains, host])];
-      await setProcessorConnection(
-        store.db,
-        org.id,
-        { settings: { ...org.processor, domains }, sealedSecrets: org.processorSecrets },
-        nowIso,
-      );
+      const { host, view } = await registerOrganizationDomain(account, org, domain, SYSTEM_ACTOR);
       return {
-        json: { organizationId: org.id, walletDomains: domains },
-        text: `Registered ${host} for Apple Pay and Google Pay. Wallet domains: ${domains.join(", ")}`,
+        json: { organizationId: org.id, walletDomains: view.walletDomains },
+        text: `Registered ${host} for Apple Pay and Google Pay. Wallet domains: ${view.walletDomains.join(", ")}`,
       };
     }
     const secretKey = values["secret-key"]?.trim();
@@ -499,64 +474,39 @@ async function orgStripe(values: Values, store: Store, config: Config, now: () =
       throw new UsageError(
         "org stripe needs --secret-key and --publishable-key (or --off, or --register-domain)",
       );
-    if (config.production && !config.secretsKey)
-      throw new UsageError(
-        "Set SECRETS_KEY (32 random bytes: openssl rand -hex 32) before storing Stripe keys: they are kept sealed with it",
-      );
-    let connected: Awaited<ReturnType<typeof connectStripe>>;
-    try {
-      connected = await connectStripe({
-        organizationId: org.id,
-        secretKey,
-        publishableKey,
-        ...(values["webhook-secret"] ? { webhookSecret: values["webhook-secret"].trim() } : {}),
-        publicUrl: config.publicUrl,
-        apiUrl: config.stripeApiUrl,
-        production: config.production,
-        nowIso,
-        previous: org.processor,
-        previousSecrets,
-      });
-    } catch (err) {
-      if (err instanceof StripeConnectError) throw new UsageError(err.message);
-      throw err;
-    }
-    let sealed: string;
-    try {
-      sealed = sealStripeSecrets(deps.secrets, org.id, connected.secrets);
-    } catch (err) {
-      if (err instanceof SecretsError) throw new UsageError(err.message);
-      throw err;
-    }
-    await setProcessorConnection(
-      store.db,
-      org.id,
-      { settings: connected.settings, sealedSecrets: sealed },
-      nowIso,
+    const webhookSecret = values["webhook-secret"]?.trim();
+    const { view: s, warnings } = await connectOrganizationStripe(
+      account,
+      org,
+      { secretKey, publishableKey, ...(webhookSecret ? { webhookSecret } : {}) },
+      SYSTEM_ACTOR,
     );
-    const s = connected.settings;
     const json = {
       organizationId: org.id,
       processor: "stripe",
       mode: s.mode,
       accountId: s.accountId,
       accountName: s.accountName,
-      currency: s.currency.toUpperCase(),
-      webhookEndpoint: `${config.publicUrl}/stripe/webhooks/${org.id}`,
-      webhookEndpointId: s.webhookEndpointId,
-      walletDomains: s.domains,
-      warnings: connected.warnings,
+      currency: s.currency,
+      webhookEndpoint: s.webhook.url,
+      webhookEndpointId: s.webhook.endpointId,
+      walletDomains: s.walletDomains,
+      warnings,
     };
     return {
       json,
       text: [
         `Connected ${org.name} to Stripe account ${s.accountId}${s.accountName ? ` (${s.accountName})` : ""} in ${s.mode} mode.`,
-        `Webhooks: ${json.webhookEndpoint}${s.webhookEndpointId ? ` (endpoint ${s.webhookEndpointId} created at Stripe)` : " (with the secret you gave)"}`,
-        `Wallet domains: ${s.domains.join(", ") || "none yet"}`,
-        `Gifts are charged in ${org.currency} (the organization's currency; the account's default is ${s.currency.toUpperCase()}).`,
-        ...connected.warnings.map((w) => `Note: ${w}`),
+        `Webhooks: ${json.webhookEndpoint}${s.webhook.endpointId ? ` (endpoint ${s.webhook.endpointId} created at Stripe)` : " (with the secret you gave)"}`,
+        `Wallet domains: ${s.walletDomains.join(", ") || "none yet"}`,
+        `Gifts are charged in ${org.currency} (the organization's currency; the account's default is ${s.currency}).`,
+        ...warnings.map((w) => `Note: ${w}`),
       ].join("\n"),
     };
+  } catch (err) {
+    // Refusals are the operator's to fix: one line, exit 2 (as the keys' shapes were refused before).
+    if (err instanceof StripeConnectError) throw new UsageError(err.message);
+    throw err;
   } finally {
     await deps.metrics.close();
   }

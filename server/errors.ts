@@ -3,7 +3,7 @@ const VALIDATION_FAILED = "Validation failed";
 /** The one error type: handlers throw it, the app's error handler renders it as the API's JSON error body. */
 export class ApiError extends Error {
   constructor(
-    readonly status: 400 | 401 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 503,
+    readonly status: 400 | 401 | 402 | 403 | 404 | 405 | 409 | 410 | 413 | 415 | 422 | 429 | 500 | 502 | 503,
     message: string,
     readonly details?: string[],
     readonly headers?: Record<string, string>,

@@ -41,6 +41,10 @@ export interface ReceiptInput {
   currency?: string;
   /** The donor's language (the page's when they gave); default English. */
   language?: Language;
+  /** The organization's logo (https) above the receipt and its colour (#RRGGBB) as its accent. */
+  branding?: { logoUrl?: string | null; color?: string | null };
+  /** A sample sent from the settings: marked as a test in the subject and at the top of the body. */
+  test?: boolean;
   /** The gift's dedication, when it has one. */
   tribute?: { kind: "HONOR" | "MEMORY"; honoreeName: string };
   /** The donor portal of the organization, where the donor finds their gifts and receipts. */
@@ -125,6 +129,8 @@ function compose(input: ReceiptInput) {
   else if (recurring) subject = tr("mail.receipt.subject.recurring", { frequency, organization });
   subject = (nonEmpty(custom?.emailSubject) ?? subject).replace(/\s+/g, " ");
 
+  if (input.test) subject = tr("mail.receipt.test.subject", { subject });
+
   let thanks = tr("mail.receipt.thanks.gift", { organization });
   if (isEvent) thanks = tr("mail.receipt.thanks.event", { event });
   else if (input.recurringCharge) thanks = tr("mail.receipt.thanks.charge", { frequency, organization });
@@ -172,6 +178,7 @@ function compose(input: ReceiptInput) {
   const firstName = input.donor.firstName.trim();
   return {
     subject,
+    testNotice: input.test ? tr("mail.receipt.test.notice", { organization }) : null,
     customMessage: nonEmpty(custom?.customMessage),
     greeting: firstName ? tr("mail.receipt.dear", { name: firstName }) : tr("mail.receipt.hello"),
     paragraphs: [
@@ -219,10 +226,23 @@ export function htmlParagraphs(text: string): string {
     .join("");
 }
 
+/** The branding a receipt may show: an https logo and a #RRGGBB colour, anything else left out. */
+function brandingOf(input: ReceiptInput): { logoUrl: string | null; color: string | null } {
+  const logo = input.branding?.logoUrl?.trim() ?? "";
+  const color = input.branding?.color?.trim() ?? "";
+  return {
+    logoUrl: /^https:\/\/[^\s"'<>]+$/.test(logo) ? logo : null,
+    color: /^#[0-9A-Fa-f]{6}$/.test(color) ? color : null,
+  };
+}
+
 export function renderReceipt(input: ReceiptInput): RenderedReceipt {
   const r = compose(input);
+  const brand = brandingOf(input);
+  const accent = brand.color ? `border-top:4px solid ${brand.color};` : "";
 
   const text = [
+    ...(r.testNotice ? [r.testNotice, "=".repeat(60)] : []),
     ...(r.customMessage ? [r.customMessage, "-".repeat(60)] : []),
     r.greeting,
     ...r.paragraphs,
@@ -238,7 +258,13 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
     '<meta name="viewport" content="width=device-width,initial-scale=1">',
     `<title>${escapeHtml(r.subject)}</title></head>`,
     '<body style="margin:0;padding:24px;background:#f6f6f6;font-family:Helvetica,Arial,sans-serif;color:#222;line-height:1.5">',
-    '<div style="max-width:560px;margin:0 auto;background:#fff;padding:24px;border-radius:6px">',
+    `<div style="max-width:560px;margin:0 auto;background:#fff;padding:24px;border-radius:6px;${accent}">`,
+    r.testNotice
+      ? `<p style="margin:0 0 20px;padding:12px;background:#fff4ce;border:1px solid #e0b400;border-radius:4px;font-weight:bold">${escapeHtml(r.testNotice)}</p>`
+      : "",
+    brand.logoUrl
+      ? `<p style="margin:0 0 20px"><img src="${escapeHtml(brand.logoUrl)}" alt="${escapeHtml(r.signature)}" style="max-height:64px;max-width:240px;border:0"></p>`
+      : "",
     r.customMessage
       ? `<div style="margin:0 0 20px;padding:0 0 8px;border-bottom:1px solid #ddd">${htmlParagraphs(r.customMessage)}</div>`
       : "",

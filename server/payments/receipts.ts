@@ -8,6 +8,7 @@ import { getOrganization, type Organization } from "../store/organizations.js";
 import { paymentDetails, type Tribute } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { portalUrl } from "./portalUrl.js";
+import { receiptEmailSettings } from "./receiptSettings.js";
 
 /**
  * The outbox row of the thank-you email of a completed payment (a checkout, a settled bank payment, or a
@@ -31,12 +32,8 @@ export async function receiptOutboxRow(
   const mail = renderReceipt({
     organizationName: org.name,
     formTitle: row.form_title,
-    customEmail: {
-      enabled: c.enableCustomEmail,
-      replyToAddress: c.replyToAddress ?? undefined,
-      emailSubject: c.emailSubject ?? undefined,
-      customMessage: c.customMessage ?? undefined,
-    },
+    customEmail: receiptEmailSettings(c, org.receiptDefaults),
+    branding: org.branding,
     donor: { firstName: row.first_name, lastName: row.last_name, email: row.email },
     paymentId: row.id,
     status: row.status === "PENDING" ? "PENDING" : "COMPLETED",

@@ -33,6 +33,19 @@ export interface OrganizationLegal {
   taxId: string | null;
 }
 
+/** The organization's look: its logo (an https URL) and colour (`#RRGGBB`); null until set. */
+export interface OrganizationBranding {
+  logoUrl: string | null;
+  color: string | null;
+}
+
+/** What receipts say when their form sets no custom e-mail of its own; null: the built-in text. */
+export interface ReceiptDefaults {
+  replyTo: string | null;
+  subject: string | null;
+  message: string | null;
+}
+
 export interface Organization {
   id: string;
   name: string;
@@ -56,6 +69,8 @@ export interface Organization {
   timeZone: string;
   /** Owners and Finance must sign in with TOTP. */
   requireTwoFactor: boolean;
+  branding: OrganizationBranding;
+  receiptDefaults: ReceiptDefaults;
   createdAt: string;
   updatedAt: string;
 }
@@ -96,6 +111,12 @@ function fromRow(row: OrganizationsTable): Organization {
     language: row.language && isLanguage(row.language) ? row.language : DEFAULT_LANGUAGE,
     timeZone: row.time_zone ?? "UTC",
     requireTwoFactor: Number(row.require_two_factor ?? 0) === 1,
+    branding: { logoUrl: row.logo_url ?? null, color: row.brand_color ?? null },
+    receiptDefaults: {
+      replyTo: row.receipt_reply_to ?? null,
+      subject: row.receipt_subject ?? null,
+      message: row.receipt_message ?? null,
+    },
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -166,6 +187,8 @@ export async function updateOrganization(
     language?: Language;
     timeZone?: string;
     requireTwoFactor?: boolean;
+    branding?: Partial<OrganizationBranding>;
+    receiptDefaults?: Partial<ReceiptDefaults>;
   },
   nowMs: number,
 ): Promise<Organization | undefined> {
@@ -179,6 +202,12 @@ export async function updateOrganization(
   if (changes.language !== undefined) set.language = changes.language;
   if (changes.timeZone !== undefined) set.time_zone = changes.timeZone;
   if (changes.requireTwoFactor !== undefined) set.require_two_factor = changes.requireTwoFactor ? 1 : 0;
+  const { branding, receiptDefaults } = changes;
+  if (branding?.logoUrl !== undefined) set.logo_url = branding.logoUrl;
+  if (branding?.color !== undefined) set.brand_color = branding.color;
+  if (receiptDefaults?.replyTo !== undefined) set.receipt_reply_to = receiptDefaults.replyTo;
+  if (receiptDefaults?.subject !== undefined) set.receipt_subject = receiptDefaults.subject;
+  if (receiptDefaults?.message !== undefined) set.receipt_message = receiptDefaults.message;
   const legal = changes.legal;
   if (legal?.name !== undefined) set.legal_name = legal.name;
   if (legal?.address !== undefined) set.legal_address = legal.address;

@@ -34,6 +34,13 @@ export interface OrganizationsTable {
   require_two_factor?: number;
   /** IANA time zone (default UTC): the organization's days in reports and exports. Left out: UTC. */
   time_zone?: string;
+  /** Branding: the logo's https URL and the `#RRGGBB` colour; null until set. Left out: null. */
+  logo_url?: string | null;
+  brand_color?: string | null;
+  /** Receipt defaults for forms without custom e-mail settings: reply-to, subject, message. */
+  receipt_reply_to?: string | null;
+  receipt_subject?: string | null;
+  receipt_message?: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { CURRENCIES, isCurrency } from "../currency.js";
+import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { LANGUAGES } from "../languages.js";
 import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
-import { readOnlyFields, requiredString } from "./common.js";
+import { boundedString, HTTPS_URL, readOnlyFields, requiredString } from "./common.js";
 import { dropdownOptionProblems, dropdownRule, inputOptionsSchema, isTimeZone, TIME_ZONES } from "./form.js";
 
 /** Organization settings: name, sites' base URLs (overlay links), phone country, global custom inputs. */
@@ -83,7 +84,70 @@ const UPDATABLE = [
   "language",
   "timeZone",
   "requireTwoFactor",
+  "logoUrl",
+  "brandColor",
+  "receiptReplyTo",
+  "receiptSubject",
+  "receiptMessage",
 ];
+
+/** `null` or an empty string clears a setting. */
+const emptyToNull = (value: string | null) => (value === "" ? null : value);
+
+/** The logo: an absolute https URL without credentials (it is shown in donors' mail), or null. */
+const logoUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .meta(HTTPS_URL)
+  .check(
+    z.superRefine((value, ctx) => {
+      if (value === "") return;
+      let url: URL;
+      try {
+        url = new URL(value);
+      } catch {
+        ctx.addIssue({ code: "custom", message: "must be an https URL" });
+        return;
+      }
+      if (url.protocol !== "https:") ctx.addIssue({ code: "custom", message: "must be an https URL" });
+      else if (url.username || url.password)
+        ctx.addIssue({ code: "custom", message: "must not carry a user name or password" });
+    }),
+  )
+  .nullable()
+  .transform(emptyToNull);
+
+const BRAND_COLOR = /^#[0-9A-Fa-f]{6}$/;
+
+const brandColor = z
+  .string()
+  .trim()
+  .meta({ pattern: "^(#[0-9A-Fa-f]{6})?$" })
+  .check(
+    z.superRefine((value, ctx) => {
+      if (value !== "" && !BRAND_COLOR.test(value))
+        ctx.addIssue({ code: "custom", message: "must be a hex color like #3B82F6" });
+    }),
+  )
+  .nullable()
+  .transform((value) => (value ? value.toUpperCase() : null));
+
+const receiptReplyTo = z
+  .string()
+  .trim()
+  .max(254)
+  .meta(EMAIL_ADDRESS)
+  .check(
+    z.superRefine((value, ctx) => {
+      if (value !== "" && !isEmailAddress(value))
+        ctx.addIssue({ code: "custom", message: "must be a valid email address" });
+    }),
+  )
+  .nullable()
+  .transform(emptyToNull);
+
+const receiptText = (max: number) => boundedString(max).nullable().transform(emptyToNull);
 
 /** A legal detail: text, or null (or "") to clear it. */
 const legalText = (max: number, description: string) =>
@@ -172,7 +236,28 @@ export const organizationUpdateSchema = z
       description:
         "true: Owners and Finance must sign in to the dashboard with a TOTP code; one who has not set it up reaches nothing but the set-up until they do",
     }),
-    // What GET returns and only `org stripe` changes: a configuration read can be sent back as it is.
+    logoUrl: logoUrl.optional().meta({
+      description:
+        'The organization\'s logo, an https URL (PNG, JPEG, GIF or SVG the mail clients can load): shown at the top of receipts. null or "" removes it',
+    }),
+    brandColor: brandColor.optional().meta({
+      description:
+        'The organization\'s colour, #RRGGBB (stored upper case): the accent of receipts. null or "" removes it',
+    }),
+    receiptReplyTo: receiptReplyTo.optional().meta({
+      description:
+        "Where donors' replies to receipts go, for receipts of forms without custom e-mail settings (enableCustomEmail false). null or \"\": replies go to the instance's sender address",
+    }),
+    receiptSubject: receiptText(200).optional().meta({
+      description:
+        'The subject of receipts of forms without custom e-mail settings, instead of the built-in one. null or "": the built-in subject',
+    }),
+    receiptMessage: receiptText(5000).optional().meta({
+      description:
+        'A message put at the top of receipts of forms without custom e-mail settings (blank lines separate paragraphs). null or "": none',
+    }),
+    // What GET returns and only the payments endpoints (`/v1/organization/payments`, `org stripe`) change:
+    // a configuration read can be sent back as it is.
     ...readOnlyFields("paymentProcessor"),
   })
   .meta({ anyOf: UPDATABLE.map((field) => ({ required: [field] })) })
@@ -191,12 +276,16 @@ export const organizationUpdateSchema = z
           body.currency === undefined &&
           body.language === undefined &&
           body.timeZone === undefined &&
-          body.requireTwoFactor === undefined
+          body.requireTwoFactor === undefined &&
+          body.logoUrl === undefined &&
+          body.brandColor === undefined &&
+          body.receiptReplyTo === undefined &&
+          body.receiptSubject === undefined &&
+          body.receiptMessage === undefined
         )
           ctx.addIssue({
             code: "custom",
-            message:
-              "must contain at least one of organizationName, organizationBaseURLs, globalCustomInputs, country, legalName, legalAddress, taxId, currency, language, timeZone, requireTwoFactor",
+            message: `must contain at least one of ${UPDATABLE.join(", ")}`,
             path: [],
           });
         const inputs = Array.isArray(body.globalCustomInputs) ? body.globalCustomInputs : [];

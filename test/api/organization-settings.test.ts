@@ -86,6 +86,11 @@ describe(`organization settings (${dialect})`, () => {
       taxId: null,
       timeZone: "UTC",
       requireTwoFactor: false,
+      logoUrl: null,
+      brandColor: null,
+      receiptReplyTo: null,
+      receiptSubject: null,
+      receiptMessage: null,
       paymentProcessor: SANDBOX_PROCESSOR,
     });
   });
@@ -106,6 +111,11 @@ describe(`organization settings (${dialect})`, () => {
         taxId: null,
         timeZone: "UTC",
         requireTwoFactor: false,
+        logoUrl: null,
+        brandColor: null,
+        receiptReplyTo: null,
+        receiptSubject: null,
+        receiptMessage: null,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
       expect((await get(org)).organizationName).toBe("New Name");
@@ -148,6 +158,11 @@ describe(`organization settings (${dialect})`, () => {
         taxId: null,
         timeZone: "UTC",
         requireTwoFactor: false,
+        logoUrl: null,
+        brandColor: null,
+        receiptReplyTo: null,
+        receiptSubject: null,
+        receiptMessage: null,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });
@@ -555,6 +570,11 @@ describe(`organization settings (${dialect})`, () => {
         taxId: null,
         timeZone: "UTC",
         requireTwoFactor: false,
+        logoUrl: null,
+        brandColor: null,
+        receiptReplyTo: null,
+        receiptSubject: null,
+        receiptMessage: null,
         paymentProcessor: SANDBOX_PROCESSOR,
       });
     });

@@ -17,7 +17,35 @@ export interface StripeSecrets {
   webhookSecret: string | null;
 }
 
-export class StripeConnectError extends Error {}
+/**
+ * Why a connection was refused: `invalid` (the keys, the account or a domain: the caller can fix it),
+ * `stripe` (Stripe could not be reached or failed), `setup` (this instance cannot keep secrets),
+ * `not-connected` (a change of a connection there is none of).
+ */
+export class StripeConnectError extends Error {
+  constructor(
+    message: string,
+    readonly kind: "invalid" | "stripe" | "setup" | "not-connected" = "invalid",
+  ) {
+    super(message);
+  }
+}
+
+/** How the caller names the inputs in messages: the command line's flags, or the API's fields. */
+export interface InputNames {
+  secretKey: string;
+  publishableKey: string;
+  webhookSecret: string;
+  /** How another domain is registered. */
+  registerDomain: string;
+}
+
+export const CLI_NAMES: InputNames = {
+  secretKey: "--secret-key",
+  publishableKey: "--publishable-key",
+  webhookSecret: "--webhook-secret",
+  registerDomain: "--register-domain",
+};
 
 const SECRET_KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$/;
 const PUBLISHABLE_KEY = /^pk_(test|live)_[A-Za-z0-9]{8,247}$/;
@@ -52,6 +80,8 @@ export interface ConnectInput {
   previousSecrets: StripeSecrets | null;
   /** Tests: a client of their own. */
   client?: Stripe;
+  /** How messages name the inputs (default: the command line's flags). */
+  names?: InputNames;
 }
 
 export interface ConnectResult {
@@ -67,24 +97,31 @@ function mode(key: string): "test" | "live" {
 
 /** Checks the keys' shapes and this instance's rules before anything is sent to Stripe. */
 function checkKeys(input: ConnectInput): void {
+  const names = input.names ?? CLI_NAMES;
   if (!SECRET_KEY.test(input.secretKey))
     throw new StripeConnectError(
-      "--secret-key must be a Stripe secret key (sk_test_…, sk_live_…) or restricted key (rk_test_…, rk_live_…)",
+      `${names.secretKey} must be a Stripe secret key (sk_test_…, sk_live_…) or restricted key (rk_test_…, rk_live_…)`,
     );
   if (!PUBLISHABLE_KEY.test(input.publishableKey))
     throw new StripeConnectError(
-      "--publishable-key must be a Stripe publishable key (pk_test_… or pk_live_…)",
+      `${names.publishableKey} must be a Stripe publishable key (pk_test_… or pk_live_…)`,
     );
   if (mode(input.secretKey) !== mode(input.publishableKey))
     throw new StripeConnectError(
       `The keys are from different modes: the secret key is a ${mode(input.secretKey)} key and the publishable key a ${mode(input.publishableKey)} key`,
     );
   if (input.webhookSecret !== undefined && !WEBHOOK_SECRET.test(input.webhookSecret))
-    throw new StripeConnectError("--webhook-secret must be an endpoint signing secret (whsec_…)");
+    throw new StripeConnectError(`${names.webhookSecret} must be an endpoint signing secret (whsec_…)`);
   if (input.apiUrl && (input.production || mode(input.secretKey) === "live"))
     throw new StripeConnectError(
       "STRIPE_API_URL points Stripe calls at a stand-in: it is refused with live keys and in production",
     );
+}
+
+/** Whether a failure of the `stripe` package is Stripe's (unreachable, its error) rather than the keys'. */
+function failureKind(err: unknown): "invalid" | "stripe" {
+  const type = (err as { type?: string }).type;
+  return type === "StripeConnectionError" || type === "StripeAPIError" ? "stripe" : "invalid";
 }
 
 function describeStripeFailure(err: unknown, key: string): string {
@@ -107,7 +144,7 @@ export async function connectStripe(input: ConnectInput): Promise<ConnectResult>
   try {
     account = await client.accounts.retrieveCurrent();
   } catch (err) {
-    throw new StripeConnectError(describeStripeFailure(err, input.secretKey));
+    throw new StripeConnectError(describeStripeFailure(err, input.secretKey), failureKind(err));
   }
   if (!account.charges_enabled)
     throw new StripeConnectError(
@@ -139,18 +176,20 @@ export async function connectStripe(input: ConnectInput): Promise<ConnectResult>
         webhookSecret = endpoint.secret ?? null;
       } catch (err) {
         throw new StripeConnectError(
-          `Could not create the webhook endpoint ${url}: ${describeStripeFailure(err, input.secretKey)} (or give --webhook-secret)`,
+          `Could not create the webhook endpoint ${url}: ${describeStripeFailure(err, input.secretKey)} (or give ${(input.names ?? CLI_NAMES).webhookSecret})`,
+          failureKind(err),
         );
       }
-      if (!webhookSecret) throw new StripeConnectError("Stripe did not return the webhook endpoint's secret");
+      if (!webhookSecret)
+        throw new StripeConnectError("Stripe did not return the webhook endpoint's secret", "stripe");
     }
   }
 
   const domains = sameAccount ? [...(input.previous?.domains ?? [])] : [];
   const host = new URL(input.publicUrl).hostname;
-  const registered = await registerDomain(client, host);
+  const registered = await registerDomain(client, host, input.names);
   if (registered === true && !domains.includes(host)) domains.push(host);
-  else if (registered !== true) warnings.push(registered);
+  else if (registered !== true) warnings.push(registered.message);
 
   return {
     settings: {
@@ -169,17 +208,44 @@ export async function connectStripe(input: ConnectInput): Promise<ConnectResult>
   };
 }
 
+/** Why a domain was not registered: not a public domain (`invalid`), or Stripe refused or failed. */
+export interface DomainRefusal {
+  kind: "invalid" | "stripe";
+  message: string;
+}
+
+/** A site as a bare host: `https://Give.Example.org/path` → `give.example.org`. */
+export function hostOf(domain: string): string {
+  return domain
+    .trim()
+    .toLowerCase()
+    .replace(/^https?:\/\//, "")
+    .replace(/[/?#].*$/, "")
+    .replace(/:\d+$/, "")
+    .replace(/\.$/, "");
+}
+
 /** Registers a host for wallets (Apple Pay, Google Pay, Link); true, or why it was not registered. */
-export async function registerDomain(client: Stripe, host: string): Promise<true | string> {
+export async function registerDomain(
+  client: Stripe,
+  host: string,
+  names: InputNames = CLI_NAMES,
+): Promise<true | DomainRefusal> {
   if (!/^[a-z0-9.-]+\.[a-z]{2,}$/i.test(host) || host === "localhost")
-    return `${host} is not a public domain: wallets are offered only on registered public domains (register one with --register-domain)`;
+    return {
+      kind: "invalid",
+      message: `${host} is not a public domain: wallets are offered only on registered public domains (register one with ${names.registerDomain})`,
+    };
   try {
     const existing = await client.paymentMethodDomains.list({ domain_name: host, limit: 1 });
     if (existing.data.length === 0)
       await client.paymentMethodDomains.create({ domain_name: host, enabled: true });
     return true;
   } catch (err) {
-    return `Stripe did not register ${host} for wallets: ${(err as Error).message}`;
+    return {
+      kind: failureKind(err),
+      message: `Stripe did not register ${host} for wallets: ${(err as Error).message}`,
+    };
   }
 }
 

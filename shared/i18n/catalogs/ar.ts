@@ -219,6 +219,11 @@ export const ar: Catalog = {
   "mail.receipt.reply": "إن كانت لديك أسئلة، ردّ على هذه الرسالة.",
   "mail.receipt.portal": "لرؤية تبرعاتك وتنزيل الإيصالات وتغيير تبرع متكرر، زر",
   "mail.receipt.portalLink": "صفحة تبرعاتك",
+  "mail.receipt.test.subject": "[تجربة] {subject}",
+  "mail.receipt.test.notice":
+    "هذا إيصال تجريبي أُرسل من إعدادات {organization}. لم يتم أي دفع: المتبرع والمبلغ وتفاصيل الدفع غير حقيقية.",
+  "mail.receipt.test.form": "نموذج تبرع تجريبي",
+  "mail.receipt.test.fund": "الصندوق العام",
   "mail.receipt.dear": "عزيزي {name}،",
   "mail.receipt.hello": "مرحبًا،",
   "mail.receipt.heading": "الإيصال",

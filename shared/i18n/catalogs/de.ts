@@ -235,6 +235,11 @@ export const de: Catalog = {
   "mail.receipt.reply": "Bei Fragen antworten Sie einfach auf diese E-Mail.",
   "mail.receipt.portal": "Ihre Spenden, Belege und regelmäßigen Spenden finden Sie auf",
   "mail.receipt.portalLink": "Ihrer Spendenseite",
+  "mail.receipt.test.subject": "[TEST] {subject}",
+  "mail.receipt.test.notice":
+    "Dies ist ein Testbeleg aus den Einstellungen von {organization}. Es wurde keine Zahlung geleistet: Spender, Betrag und Zahlungsangaben sind erfunden.",
+  "mail.receipt.test.form": "Beispiel-Spendenformular",
+  "mail.receipt.test.fund": "Allgemeiner Fonds",
   "mail.receipt.dear": "Guten Tag {name},",
   "mail.receipt.hello": "Guten Tag,",
   "mail.receipt.heading": "Beleg",

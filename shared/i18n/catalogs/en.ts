@@ -228,6 +228,11 @@ export const en = {
   "mail.receipt.reply": "If you have any questions, reply to this e-mail.",
   "mail.receipt.portal": "To see your gifts, download receipts or change a recurring gift, visit",
   "mail.receipt.portalLink": "your giving page",
+  "mail.receipt.test.subject": "[TEST] {subject}",
+  "mail.receipt.test.notice":
+    "This is a test receipt from the settings of {organization}. No payment was made: the donor, the amount and the payment details are made up.",
+  "mail.receipt.test.form": "Sample donation form",
+  "mail.receipt.test.fund": "General fund",
   "mail.receipt.dear": "Dear {name},",
   "mail.receipt.hello": "Hello,",
   "mail.receipt.heading": "Receipt",

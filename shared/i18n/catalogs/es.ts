@@ -230,6 +230,11 @@ export const es: Catalog = {
   "mail.receipt.portal":
     "Para ver tus donaciones, descargar recibos o cambiar una donación periódica, visita",
   "mail.receipt.portalLink": "tu página de donaciones",
+  "mail.receipt.test.subject": "[PRUEBA] {subject}",
+  "mail.receipt.test.notice":
+    "Este es un recibo de prueba enviado desde la configuración de {organization}. No se realizó ningún pago: el donante, el importe y los datos del pago son inventados.",
+  "mail.receipt.test.form": "Formulario de donación de ejemplo",
+  "mail.receipt.test.fund": "Fondo general",
   "mail.receipt.dear": "Hola, {name}:",
   "mail.receipt.hello": "Hola:",
   "mail.receipt.heading": "Recibo",

@@ -229,6 +229,11 @@ export const fr: Catalog = {
   "mail.receipt.portal":
     "Pour voir vos dons, télécharger vos reçus ou modifier un don régulier, rendez-vous sur",
   "mail.receipt.portalLink": "votre espace donateur",
+  "mail.receipt.test.subject": "[TEST] {subject}",
+  "mail.receipt.test.notice":
+    "Ceci est un reçu de test envoyé depuis les paramètres de {organization}. Aucun paiement n’a été effectué : le donateur, le montant et les détails du paiement sont fictifs.",
+  "mail.receipt.test.form": "Formulaire de don d’exemple",
+  "mail.receipt.test.fund": "Fonds général",
   "mail.receipt.dear": "Bonjour {name},",
   "mail.receipt.hello": "Bonjour,",
   "mail.receipt.heading": "Reçu",

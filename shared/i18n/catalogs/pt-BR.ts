@@ -227,6 +227,11 @@ export const ptBR: Catalog = {
   "mail.receipt.reply": "Se tiver dúvidas, responda a este e-mail.",
   "mail.receipt.portal": "Para ver suas doações, baixar recibos ou alterar uma doação recorrente, acesse",
   "mail.receipt.portalLink": "sua página de doações",
+  "mail.receipt.test.subject": "[TESTE] {subject}",
+  "mail.receipt.test.notice":
+    "Este é um recibo de teste enviado pelas configurações de {organization}. Nenhum pagamento foi feito: o doador, o valor e os dados do pagamento são fictícios.",
+  "mail.receipt.test.form": "Formulário de doação de exemplo",
+  "mail.receipt.test.fund": "Fundo geral",
   "mail.receipt.dear": "Olá, {name},",
   "mail.receipt.hello": "Olá,",
   "mail.receipt.heading": "Recibo",

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { emailAddress } from "../../shared/schemas/common.js";
+import { ApiError } from "../errors.js";
+import { queueTestReceipt } from "../payments/testReceipt.js";
+import type { AppDeps } from "./env.js";
+import { loadCallerOrganization } from "./organization.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
+
+/** "Send a test receipt": a sample receipt with the organization's settings, to see what donors get. */
+
+/** Test receipts an organization may send in a rolling hour. */
+export const TEST_RECEIPTS_PER_HOUR = 10;
+
+const testReceiptSchema = z.strictObject({
+  to: emailAddress.optional().meta({
+    description:
+      "Where it goes; default (a staff session) the signed-in person's address. Required with an API key",
+  }),
+});
+
+const queuedSchema = z.object({
+  message: z.string(),
+  emailId: z.string().meta({ description: "The queued e-mail's id (`eml_…`)" }),
+  to: z.string().meta({ description: "The address it goes to" }),
+});
+
+export function testReceiptRoutes(deps: AppDeps): RouteSpec[] {
+  return [
+    defineRoute({
+      method: "post",
+      path: "/v1/organization/test-receipt",
+      permission: "organization:write",
+      tags: ["Organization"],
+      summary: "Send a test receipt",
+      description: `Queues a sample receipt, as a donor would get it from a form without custom e-mail settings: the organization's name, language, currency, logo, colour and receipt defaults (\`receiptReplyTo\`, \`receiptSubject\`, \`receiptMessage\`), a made-up donor and gift of 50 in the organization's currency, and "[TEST]" (in the organization's language) in the subject and a notice at the top of the body. It goes to \`to\`, or with a staff session and no \`to\` to the signed-in person; an API key must give \`to\`. It names no payment and changes nothing. At most ${TEST_RECEIPTS_PER_HOUR} an hour per organization: past that, 429 with Retry-After.`,
+      body: testReceiptSchema,
+      bodyOptional: true,
+      responses: {
+        202: { description: "Queued: the mail worker sends it within moments", schema: queuedSchema },
+        ...standardErrors,
+        429: {
+          description: `More than ${TEST_RECEIPTS_PER_HOUR} test receipts in an hour, or the key's rate limit`,
+          schema: errorSchema,
+        },
+      },
+      handler: async (c, { body }) => {
+        const { organizationId, actor } = c.get("auth");
+        const to = body.to ?? (actor.type === "staff" ? actor.email : undefined);
+        if (!to)
+          throw ApiError.validation([
+            "to is required with an API key: the address to send the test receipt to",
+          ]);
+        const org = await loadCallerOrganization(deps, organizationId);
+        const limit = await deps.store.rateLimits.hit(
+          `test-receipt:${organizationId}`,
+          TEST_RECEIPTS_PER_HOUR,
+          deps.now(),
+        );
+        if (!limit.allowed)
+          throw new ApiError(
+            429,
+            `At most ${TEST_RECEIPTS_PER_HOUR} test receipts an hour: try again later`,
+            undefined,
+            { "Retry-After": String(limit.retryAfterSeconds) },
+          );
+        const emailId = await queueTestReceipt(deps.store.db, org, to, {
+          nowMs: deps.now(),
+          publicUrl: deps.config.publicUrl,
+        });
+        return c.json({ message: `A test receipt is queued for ${to}`, emailId, to }, 202);
+      },
+    }),
+  ];
+}
