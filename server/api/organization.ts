@@ -32,7 +32,10 @@ const paymentProcessorSchema = z
       .array(z.string())
       .meta({ description: "Hosts registered at Stripe for Apple Pay and Google Pay" }),
   })
-  .meta({ description: "Read-only: set with the command line (org stripe). Never a secret." });
+  .meta({
+    description:
+      "Read-only here: changed through /v1/organization/payments or the command line (org stripe). Never a secret.",
+  });
 
 export const organizationSchema = z.object({
   organizationName: z.string(),
