@@ -6,7 +6,7 @@
  */
 /** Every layer above the store: the domain, HTTP and the composition root. */
 const ABOVE_THE_STORE =
-  "^server/(api|pages|checkout|payments|processors|billing|webhooks|mail|portal|staff|documents)/|^server/(app|workers|compose|index)\\.ts$";
+  "^server/(api|pages|checkout|payments|processors|billing|webhooks|mail|portal|staff|documents|tickets)/|^server/(app|workers|compose|index)\\.ts$";
 
 module.exports = {
   forbidden: [
@@ -43,7 +43,7 @@ module.exports = {
       comment: "Checkout, payments, billing, webhooks and mail know nothing of HTTP requests.",
       severity: "error",
       from: {
-        path: "^server/(checkout|payments|processors|billing|webhooks|mail|portal|staff|documents)/|^server/workers\\.ts$",
+        path: "^server/(checkout|payments|processors|billing|webhooks|mail|portal|staff|documents|tickets)/|^server/workers\\.ts$",
       },
       to: { path: "^server/(api|pages)/|^server/app\\.ts$" },
     },

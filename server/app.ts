@@ -26,6 +26,7 @@ import { staffSecurityRoutes } from "./api/staffSecurity.js";
 import { staffTeamRoutes } from "./api/staffTeam.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
 import { testReceiptRoutes } from "./api/testReceipt.js";
+import { ticketRoutes } from "./api/tickets.js";
 import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
 import { serveWidgetAsset } from "./pages/assets.js";
@@ -109,6 +110,7 @@ export function createApp(deps: AppDeps) {
       ...paymentReceiptRoutes(deps),
       ...donationRoutes(deps),
       ...subscriptionRoutes(deps),
+      ...ticketRoutes(deps),
       ...auditLogRoutes(deps),
       ...manageRoutes(deps),
       ...staffRoutes(deps),

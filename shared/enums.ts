@@ -66,6 +66,8 @@ export const PERMISSIONS = [
   "analytics:read",
   "organization:read",
   "organization:write",
+  "tickets:read",
+  "tickets:write",
 ] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 

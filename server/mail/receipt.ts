@@ -6,6 +6,7 @@ import type { MessageValues } from "../../shared/i18n/format.js";
 import { directionOf, type Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
 import { translator } from "../i18n.js";
+import { qrContentId } from "./qrImages.js";
 
 /**
  * The donor's receipt e-mail: one pure function from what was paid to a subject, a plain-text part and
@@ -49,6 +50,8 @@ export interface ReceiptInput {
   tribute?: { kind: "HONOR" | "MEMORY"; honoreeName: string };
   /** The donor portal of the organization, where the donor finds their gifts and receipts. */
   portalUrl?: string;
+  /** An event order's tickets (not voided): each listed with its code and the code's QR image. */
+  tickets?: { code: string; ticketType: string; admits: number }[];
 }
 
 export interface RenderedReceipt {
@@ -199,7 +202,31 @@ function compose(input: ReceiptInput) {
       ? `${escapeHtml(tr("mail.receipt.portal"))} <a href="${escapeHtml(input.portalUrl)}">${escapeHtml(tr("mail.receipt.portalLink"))}</a>.`
       : null,
     replyTo: nonEmpty(custom?.replyToAddress),
+    tickets: (input.tickets ?? []).map((t) => ({
+      code: t.code,
+      label:
+        t.admits > 1 ? `${t.ticketType} (${tr("mail.receipt.admits", { count: t.admits })})` : t.ticketType,
+    })),
+    ticketHeadings: { title: tr("mail.receipt.tickets"), note: tr("mail.receipt.ticketsNote") },
   };
+}
+
+/** The tickets as text: one line each, the code first (what the door asks for). */
+function textTickets(r: ReturnType<typeof compose>): string {
+  const lines = r.tickets.map((t) => `  ${t.code}  ${t.label}`);
+  return `${r.ticketHeadings.title}\n${r.ticketHeadings.note}\n${lines.join("\n")}`;
+}
+
+/** The tickets in HTML: each its QR image (an inline attachment, qrImages.ts), code and name. */
+function htmlTickets(r: ReturnType<typeof compose>): string {
+  const cards = r.tickets
+    .map(
+      (t) =>
+        `<tr><td style="padding:8px 12px 8px 0;border-bottom:1px solid #eee;width:132px"><img src="cid:${qrContentId(t.code)}" width="132" height="132" alt="${escapeHtml(t.code)}" style="display:block;width:132px;height:132px"></td>` +
+        `<td style="padding:8px 0;border-bottom:1px solid #eee;vertical-align:middle"><div style="font-family:Menlo,Consolas,monospace;font-size:20px;font-weight:bold;letter-spacing:1px">${escapeHtml(t.code)}</div><div style="color:#555">${escapeHtml(t.label)}</div></td></tr>`,
+    )
+    .join("");
+  return `<h2 style="font-size:16px;margin:20px 0 8px">${escapeHtml(r.ticketHeadings.title)}</h2><p style="margin:0 0 8px;color:#555">${escapeHtml(r.ticketHeadings.note)}</p><table role="presentation" style="width:100%;border-collapse:collapse;margin:0 0 16px">${cards}</table>`;
 }
 
 function textTable(rows: [string, string][]): string {
@@ -248,6 +275,7 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
     ...r.paragraphs,
     `${r.headings.receipt}\n${textTable(r.summary)}`,
     ...(r.items.length > 0 ? [`${r.headings.details}\n${textTable(r.items)}`] : []),
+    ...(r.tickets.length > 0 ? [textTickets(r)] : []),
     r.closing,
     ...(r.portal ? [r.portal] : []),
     r.signature,
@@ -274,6 +302,7 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
     r.items.length > 0
       ? `<h2 style="font-size:16px;margin:20px 0 8px">${escapeHtml(r.headings.details)}</h2>${htmlTable(r.items, true)}`
       : "",
+    ...(r.tickets.length > 0 ? [htmlTickets(r)] : []),
     htmlParagraphs(r.closing),
     r.portalHtml ? `<p style="margin:0 0 12px">${r.portalHtml}</p>` : "",
     `<p style="margin:0">${escapeHtml(r.signature)}</p>`,

@@ -4,6 +4,7 @@ import net from "node:net";
 import path from "node:path";
 import { createTransport as createNodemailer, type SendMailOptions } from "nodemailer";
 import { isoAt } from "../../shared/time.js";
+import { inlineQrImages } from "./qrImages.js";
 
 /**
  * Where messages go: an SMTP server (SMTP_URL), or, with none configured, one `.eml` file per message
@@ -59,11 +60,14 @@ const oneLine = (value: string): string => value.replace(/[\r\n\t]+/g, " ").trim
 // nodemailer reads "a@x.org, b@y.org" as two recipients; a receipt goes to exactly one plain address.
 const SINGLE_ADDRESS = /^[^\s@,;:<>()"[\]\\]+@[^\s@,;:<>()"[\]\\]+$/;
 
-function composeOptions(m: MailMessage, domain: string, nowMs: number): SendMailOptions {
+async function composeOptions(m: MailMessage, domain: string, nowMs: number): Promise<SendMailOptions> {
   const to = m.to.trim();
   if (!SINGLE_ADDRESS.test(to))
     throw new UndeliverableError(`not a single e-mail address: ${JSON.stringify(to)}`);
+  // The QR codes the HTML shows (a receipt's tickets), as inline images; none for other messages.
+  const images = await inlineQrImages(m.html);
   return {
+    ...(images.length > 0 && { attachments: images }),
     from: { name: oneLine(m.fromName), address: `receipts@${domain}` },
     to,
     replyTo: m.replyTo ? oneLine(m.replyTo) : undefined,
@@ -102,7 +106,7 @@ export function smtpTransport(
   });
   return {
     async send(message, signal) {
-      await mailer.sendMail({ ...composeOptions(message, domain, now()), signal });
+      await mailer.sendMail({ ...(await composeOptions(message, domain, now())), signal });
     },
     async close() {
       mailer.close();
@@ -117,7 +121,7 @@ export function fileTransport(dir: string, opts: { publicUrl: string; now?: () =
   return {
     async send(message, signal) {
       const nowMs = now();
-      const info = await composer.sendMail({ ...composeOptions(message, domain, nowMs), signal });
+      const info = await composer.sendMail({ ...(await composeOptions(message, domain, nowMs)), signal });
       const raw = Buffer.isBuffer(info.message) ? info.message : Buffer.from(String(info.message));
       await fs.mkdir(dir, { recursive: true });
       const stamp = isoAt(nowMs).replace(/[-:.]/g, "");

@@ -6,7 +6,8 @@ import type { Db } from "../store/database.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
 import { paymentDetails, type Tribute } from "../store/payments.js";
-import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable, TicketsTable } from "../store/schema.js";
+import { ticketsOfPayment } from "../store/tickets.js";
 import { portalUrl } from "./portalUrl.js";
 import { receiptEmailSettings } from "./receiptSettings.js";
 
@@ -22,6 +23,8 @@ export async function receiptOutboxRow(
   at: { nowMs: number; publicUrl: string },
   /** The payment's form and organization when the caller has them already (a checkout does). */
   loaded?: { form: FormRecord; org: Organization },
+  /** The payment's tickets when the caller has just issued them; read otherwise (an event order's). */
+  issued?: TicketsTable[],
 ): Promise<EmailOutboxTable | null> {
   const [form, org] = loaded
     ? [loaded.form, loaded.org]
@@ -29,6 +32,8 @@ export async function receiptOutboxRow(
   if (!form || !org) return null;
   const c = form.config;
   const d = paymentDetails(row);
+  const tickets =
+    issued ?? (d.lines.some((l) => l.kind === "ticket") ? await ticketsOfPayment(trx, row.id) : []);
   const mail = renderReceipt({
     organizationName: org.name,
     formTitle: row.form_title,
@@ -61,6 +66,11 @@ export async function receiptOutboxRow(
     currency: row.currency,
     ...(d.tribute && { tribute: { kind: d.tribute.kind, honoreeName: d.tribute.honoreeName } }),
     ...(d.language && { language: d.language }),
+    ...(tickets.length > 0 && {
+      tickets: tickets
+        .filter((t) => t.voided_at === null)
+        .map((t) => ({ code: t.code, ticketType: t.ticket_type, admits: t.admits })),
+    }),
   });
   return outboxRow(
     {

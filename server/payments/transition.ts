@@ -8,6 +8,7 @@ import type { Organization } from "../store/organizations.js";
 import { insertPayment, paymentDetails } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
+import { issueTickets, voidTickets } from "../tickets/issue.js";
 import { emitEvent } from "../webhooks/events.js";
 import { presentPayment } from "../wire/payment.js";
 import { chargeOrigin } from "./chargeKey.js";
@@ -207,7 +208,9 @@ export async function settlePayment(
       effect.sub ??
       (row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null);
     effect = { ...effect, sub };
-    receipt = await receiptOutboxRow(trx, row, sub, at, loaded);
+    // An event order's tickets exist once its payment completes, and are listed on its receipt.
+    const tickets = origin.kind === "checkout" ? await issueTickets(trx, row, nowMs) : [];
+    receipt = await receiptOutboxRow(trx, row, sub, at, loaded, tickets);
   }
   // The receipt is written with the payment's event (on PostgreSQL by the same statement).
   await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs, receipt ?? undefined);
@@ -227,7 +230,7 @@ async function unchanged(trx: Db, id: string): Promise<Settled> {
  * Records that `refundedTotalCents` of the payment have been refunded (however the refund was made: the
  * API, the command line, the processor's dashboard). Takes totals, not increments, so a refund heard of
  * twice is counted once; only the processor's own report (`exact`) may lower it (a refund that failed).
- * A payment refunded in full is REFUNDED and gives back the stock it held.
+ * A payment refunded in full is REFUNDED, gives back the stock it held and voids its tickets.
  */
 export async function recordRefund(
   trx: Db,
@@ -254,7 +257,12 @@ export async function recordRefund(
     .returningAll()
     .executeTakeFirst();
   if (!row) return { row: current, changed: false };
-  if (full && current.status !== "REFUNDED") await releaseItems(trx, row.form_id, paymentDetails(row).hold);
+  if (full && current.status !== "REFUNDED") {
+    await releaseItems(trx, row.form_id, paymentDetails(row).hold);
+    // Its tickets admit nobody any more. A partial refund leaves them all valid: which ticket it paid
+    // back is not known (a refund is an amount), so the organization decides at the door.
+    await voidTickets(trx, row.id, nowMs);
+  }
   await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
   return { row, changed: true };
 }

@@ -5,8 +5,8 @@ import type { StaffRole } from "../../shared/schemas/staff.js";
  * A staff member's role is a fixed set of the permissions an API key carries, so a session is refused
  * exactly what a key with those permissions would be refused:
  * - OWNER: everything, the team and the keys;
- * - FINANCE: payments, refunds, recurring gifts, contacts, exports and reports; reads forms;
- * - STAFF: forms and contacts; reads payments and recurring gifts.
+ * - FINANCE: payments, refunds, recurring gifts, contacts, exports and reports; reads forms and tickets;
+ * - STAFF: forms, contacts and the door (tickets and their check-in); reads payments and recurring gifts.
  */
 export const ROLE_PERMISSIONS: Record<StaffRole, readonly Permission[]> = {
   OWNER: PERMISSIONS,
@@ -20,6 +20,7 @@ export const ROLE_PERMISSIONS: Record<StaffRole, readonly Permission[]> = {
     "analytics:read",
     "forms:read",
     "organization:read",
+    "tickets:read",
   ],
   STAFF: [
     "forms:read",
@@ -29,5 +30,7 @@ export const ROLE_PERMISSIONS: Record<StaffRole, readonly Permission[]> = {
     "donations:read",
     "subscriptions:read",
     "organization:read",
+    "tickets:read",
+    "tickets:write",
   ],
 };

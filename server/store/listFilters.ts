@@ -58,12 +58,12 @@ export function containsPattern(text: string): string {
  */
 type Fold = (e: Expression<string>) => Expression<string>;
 
-function foldFor(db: Db): Fold {
+export function foldFor(db: Db): Fold {
   const name = isPostgres(db) ? sql.raw("lower") : sql.raw("unicode_lower");
   return (e) => sql<string>`${name}(${e})`;
 }
 
-function likeContains(folded: Expression<string>, search: string) {
+export function likeContains(folded: Expression<string>, search: string) {
   return sql<SqlBool>`${folded} like ${containsPattern(search)} escape '\\'`;
 }
 

@@ -20,8 +20,9 @@ import { staffSecurity } from "./migrations/017-staff-security.js";
 import { auditLogActors } from "./migrations/018-audit-log-actors.js";
 import { organizationTimeZone } from "./migrations/019-organization-time-zone.js";
 import { paymentsBySubscription } from "./migrations/020-payments-by-subscription.js";
-import { organizationBrandingReceipts } from "./migrations/023-organization-branding-receipts.js";
+import { tickets } from "./migrations/021-tickets.js";
 import { developers } from "./migrations/022-developers.js";
+import { organizationBrandingReceipts } from "./migrations/023-organization-branding-receipts.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -51,6 +52,7 @@ export const MIGRATIONS: Migration[] = [
   auditLogActors,
   organizationTimeZone,
   paymentsBySubscription,
+  tickets,
   organizationBrandingReceipts,
   developers,
 ];

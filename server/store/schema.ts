@@ -510,6 +510,31 @@ export interface StaffLoginFailuresTable {
   created_at: string;
 }
 
+/** An event ticket: one per ticket bought, written with its order's completed payment (tickets.ts). */
+export interface TicketsTable {
+  id: string;
+  /** `ABCD-EFGH-JK`, unique: what the door types or scans. */
+  code: string;
+  organization_id: string;
+  form_id: string;
+  payment_id: string;
+  /** Its place among the payment's tickets, from 0. */
+  position: number;
+  contact_id: string | null;
+  buyer_name: string;
+  buyer_email: string;
+  /** The ticket's name on the form. */
+  ticket_type: string;
+  /** How many people it lets in (a GROUP ticket: its group size). */
+  admits: number;
+  checked_in_at: string | null;
+  /** Who checked it in, as the audit log labels them (a staff member's address, `key:<id>`). */
+  checked_in_by: string | null;
+  /** Set when the order was refunded in full: the ticket no longer admits anyone. */
+  voided_at: string | null;
+  created_at: string;
+}
+
 /** Who changed what, with the values before and after (JSON objects of the changed fields). */
 export interface AuditLogTable {
   id: string;
@@ -556,6 +581,7 @@ export interface Database {
   donor_links: DonorLinksTable;
   donor_sessions: DonorSessionsTable;
   audit_log: AuditLogTable;
+  tickets: TicketsTable;
   staff_users: StaffUsersTable;
   staff_memberships: StaffMembershipsTable;
   staff_tokens: StaffTokensTable;

@@ -3,6 +3,7 @@ import { contactSchema } from "../../shared/schemas/contact.js";
 import { formRecordSchema } from "../../shared/schemas/formRecord.js";
 import { paymentFields, paymentSchema } from "../../shared/schemas/payment.js";
 import { subscriptionFields, subscriptionSchema } from "../../shared/schemas/subscription.js";
+import { ticketFields } from "../../shared/schemas/tickets.js";
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { time } from "../../shared/schemas/wire.js";
 import { ATTEMPT_TIMEOUT_MS, WEBHOOK_USER_AGENT } from "./post.js";
@@ -73,6 +74,20 @@ export const contactEventData = contactSchema.meta({ id: "WebhookContact" });
 
 /** The form as `GET /v1/forms/{id}` returns it. */
 export const formEventData = formRecordSchema.meta({ id: "WebhookForm" });
+
+// ---------------------------------------------------------------------------------------------
+// Tickets (ticket.*)
+
+/** A ticket just checked in, as the check-in answers it. */
+export const checkedInTicketEventData = z
+  .strictObject({
+    ...ticketFields,
+    status: z.literal("CHECKED_IN"),
+    checkedInAt: time("When it was checked in"),
+    checkedInBy: z.string().meta({ description: "Who checked it in" }),
+    voidedAt: z.null(),
+  })
+  .meta({ id: "WebhookCheckedInTicket" });
 
 // ---------------------------------------------------------------------------------------------
 // The envelope and the event types
@@ -152,6 +167,12 @@ export const WEBHOOK_EVENTS = {
     summary: "A form changed",
     description: "Through the API (`PUT` or `PATCH`). `data` is the form after the change.",
     body: envelope("form.updated", formEventData),
+  },
+  "ticket.checked_in": {
+    summary: "An event ticket was checked in",
+    description:
+      "At the door, through `POST /v1/forms/{formID}/tickets/{code}/check-in` (the dashboard's door page uses it). Once per check-in: a ticket refused as already checked in sends nothing; a check-in undone and made again sends it again. `data` is the ticket.",
+    body: envelope("ticket.checked_in", checkedInTicketEventData),
   },
 } as const satisfies Record<EventType, EventDoc>;
 

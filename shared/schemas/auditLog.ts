@@ -26,6 +26,8 @@ export const AUDIT_ACTIONS = [
   "staff.removed",
   "staff.signed_in",
   "staff.sign_in_failed",
+  "ticket.checked_in",
+  "ticket.check_in_undone",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -37,6 +39,7 @@ export const AUDIT_SUBJECT_TYPES = [
   "key",
   "webhook",
   "staff_user",
+  "ticket",
 ] as const;
 export type AuditSubjectType = (typeof AUDIT_SUBJECT_TYPES)[number];
 

@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   "contact.updated",
   "form.created",
   "form.updated",
+  "ticket.checked_in",
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

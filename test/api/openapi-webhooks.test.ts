@@ -279,6 +279,8 @@ describe(`OpenAPI webhooks (${dialect})`, () => {
       ["contact.updated", (b) => Object.assign(b.data, { totalTransactionCount: 0.5 })],
       ["form.created", (b) => Object.assign(b.data, { formType: "fundraising" })],
       ["form.updated", (b) => delete b.data.eventDate],
+      ["ticket.checked_in", (b) => Object.assign(b.data, { checkedInAt: null })],
+      ["ticket.checked_in", (b) => Object.assign(b.data, { code: "ABCD-EFGH-IJ" })],
     ];
     for (const [type, mutate] of mutations) {
       const body = sample(type);
@@ -359,6 +361,10 @@ async function causeEveryEvent(t: TestApp): Promise<{ ids: string[] }> {
   const paymentId = String((tickets.body.payment as { paymentID: string }).paymentID);
   // A free registration (no payment method), a bank debit still clearing, a declined card.
   ok(await checkout(t, eventForm, { tickets: [{ name: "Volunteer", quantity: 1 }], donor: donor() }), 201);
+  // ticket.checked_in: a ticket of that order checked in at the door.
+  const sold = await t.request<{ tickets: { code: string }[] }>("GET", `/v1/forms/${eventForm}/tickets`);
+  ok(sold);
+  ok(await t.request("POST", `/v1/forms/${eventForm}/tickets/${sold.body.tickets[0].code}/check-in`));
   ok(await checkout(t, recurringForm, { amount: 25, donor: donor(), paymentMethod: bank() }), 201);
   const declined = await checkout(t, recurringForm, {
     amount: 25,

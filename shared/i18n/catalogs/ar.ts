@@ -228,6 +228,10 @@ export const ar: Catalog = {
   "mail.receipt.hello": "مرحبًا،",
   "mail.receipt.heading": "الإيصال",
   "mail.receipt.details": "التفاصيل",
+  "mail.receipt.tickets": "تذاكرك",
+  "mail.receipt.ticketsNote": "أظهِر رمز كل تذكرة أو رمز QR الخاص بها عند الدخول.",
+  "mail.receipt.admits":
+    "{count, plural, one {تسمح بدخول شخص واحد} two {تسمح بدخول شخصين} few {تسمح بدخول # أشخاص} many {تسمح بدخول # شخصًا} other {تسمح بدخول # شخص}}",
 
   "mail.portalLink.subject": "رابطك لإدارة تبرعاتك إلى {organization}",
   "mail.portalLink.intro":

@@ -244,6 +244,9 @@ export const de: Catalog = {
   "mail.receipt.hello": "Guten Tag,",
   "mail.receipt.heading": "Beleg",
   "mail.receipt.details": "Einzelheiten",
+  "mail.receipt.tickets": "Ihre Tickets",
+  "mail.receipt.ticketsNote": "Zeigen Sie am Eingang den Code jedes Tickets oder seinen QR-Code vor.",
+  "mail.receipt.admits": "{count, plural, one {für # Person} other {für # Personen}}",
 
   "mail.portalLink.subject": "Ihr Link zur Verwaltung Ihrer Spenden an {organization}",
   "mail.portalLink.intro":

@@ -237,6 +237,9 @@ export const en = {
   "mail.receipt.hello": "Hello,",
   "mail.receipt.heading": "Receipt",
   "mail.receipt.details": "Details",
+  "mail.receipt.tickets": "Your tickets",
+  "mail.receipt.ticketsNote": "Show each ticket's code or its QR code at the door.",
+  "mail.receipt.admits": "{count, plural, one {admits # person} other {admits # people}}",
 
   "mail.portalLink.subject": "Your link to manage your giving to {organization}",
   "mail.portalLink.intro":

@@ -239,6 +239,9 @@ export const es: Catalog = {
   "mail.receipt.hello": "Hola:",
   "mail.receipt.heading": "Recibo",
   "mail.receipt.details": "Detalles",
+  "mail.receipt.tickets": "Tus entradas",
+  "mail.receipt.ticketsNote": "Muestra en la entrada el código de cada entrada o su código QR.",
+  "mail.receipt.admits": "{count, plural, one {admite # persona} other {admite # personas}}",
 
   "mail.portalLink.subject": "Tu enlace para gestionar tus donaciones a {organization}",
   "mail.portalLink.intro":

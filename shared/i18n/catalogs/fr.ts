@@ -238,6 +238,9 @@ export const fr: Catalog = {
   "mail.receipt.hello": "Bonjour,",
   "mail.receipt.heading": "Reçu",
   "mail.receipt.details": "Détail",
+  "mail.receipt.tickets": "Vos billets",
+  "mail.receipt.ticketsNote": "Présentez à l’entrée le code de chaque billet ou son code QR.",
+  "mail.receipt.admits": "{count, plural, one {pour # personne} other {pour # personnes}}",
 
   "mail.portalLink.subject": "Votre lien pour gérer vos dons à {organization}",
   "mail.portalLink.intro":

@@ -236,6 +236,9 @@ export const ptBR: Catalog = {
   "mail.receipt.hello": "Olá,",
   "mail.receipt.heading": "Recibo",
   "mail.receipt.details": "Detalhes",
+  "mail.receipt.tickets": "Seus ingressos",
+  "mail.receipt.ticketsNote": "Apresente na entrada o código de cada ingresso ou seu código QR.",
+  "mail.receipt.admits": "{count, plural, one {vale para # pessoa} other {vale para # pessoas}}",
 
   "mail.portalLink.subject": "Seu link para gerenciar suas doações para {organization}",
   "mail.portalLink.intro":
