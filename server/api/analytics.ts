@@ -70,7 +70,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Analytics"],
       summary: "List webhook delivery attempts",
       description:
-        "Every delivery attempt of the organization's webhooks (deleted ones included), newest first. `webhookId` limits it to one webhook (an empty value is no filter); `status` to SUCCESS, FAILED or PENDING (an attempt under way). A retry is a new record with the next `attempt` number and the same `eventId`.",
+        "Every delivery attempt of the organization's webhooks (deleted ones included), newest first. `webhookId` limits it to one webhook (an empty value is no filter); `status` to SUCCESS, FAILED or PENDING (an attempt under way). A retry is a new record with the next `attempt` number and the same `eventId` and `deliveryId`; a resend (`POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend`) is a new `deliveryId` with the same `eventId`, from attempt 1. Each record shows the receiver's answer: `httpStatus` and the start of its body (`responseBody`).",
       query: paginationQuery().extend({
         webhookId: z.string().max(100).optional(),
         status: z.enum(WEBHOOK_LOG_STATUSES).optional(),
@@ -102,6 +102,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
             (row) => ({
               logId: row.id,
               webhookId: row.webhook_id,
+              deliveryId: row.delivery_id,
               eventId: row.event_id,
               eventType: row.event_type,
               status: row.status,
@@ -109,6 +110,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
               responseTime: row.response_time_ms === null ? null : Number(row.response_time_ms),
               attempt: Number(row.attempt),
               error: row.error,
+              responseBody: row.response_body ?? null,
               timestamp: Math.floor(Date.parse(row.created_at) / 1000),
             }),
             (row) => ({ sort: row.created_at, id: row.id }),

@@ -2,12 +2,15 @@ import { z } from "zod";
 import type { AuditAction } from "../../shared/schemas/auditLog.js";
 import {
   EVENT_TYPES,
+  type EventType,
   type WebhookOut,
   webhookCreateSchema,
+  webhookResendSchema,
+  webhookRotatedSchema,
   webhookSchema,
   webhookUpdateSchema,
 } from "../../shared/schemas/webhook.js";
-import { isoAt } from "../../shared/time.js";
+import { isoAt, wireTime } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { ulid } from "../ids.js";
 import { type AuditActor, type AuditEntry, recordAudit, recordChange } from "../store/auditLog.js";
@@ -15,9 +18,13 @@ import { refuseUrl } from "../webhooks/guard.js";
 import { newWebhookSecret } from "../webhooks/signature.js";
 import {
   deleteWebhook,
+  findDelivery,
   findWebhook,
   insertWebhook,
   listWebhooks,
+  queueResend,
+  rotateWebhookSecret,
+  SECRET_OVERLAP_MS,
   updateWebhook,
   type WebhookRecord,
 } from "../webhooks/store.js";
@@ -27,6 +34,7 @@ import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from
 /** Webhook registrations. Delivery itself is server/webhooks/dispatcher.ts. */
 
 const WEBHOOK_ID = /^wh_[0-9a-z]{26}$/;
+const DELIVERY_ID = /^dlv_[0-9a-z]{26}$/;
 const unixSeconds = (isoTime: string): number => Math.floor(Date.parse(isoTime) / 1000);
 
 export function presentWebhook(hook: WebhookRecord): WebhookOut {
@@ -108,7 +116,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       permission: "webhooks:write",
       tags,
       summary: "Register a webhook",
-      description: `Registers an https endpoint for the listed events; it receives every later event of those kinds while ACTIVE. The response carries the signing \`secret\`, shown only this once. ${eventsNote} Deliveries are signed: \`X-Webhook-Signature: sha256=<hex HMAC-SHA256(secret, X-Webhook-Timestamp + "." + raw body)>\`.`,
+      description: `Registers an https endpoint for the listed events; it receives every later event of those kinds while ACTIVE. The response carries the signing \`secret\`, shown only this once. ${eventsNote} Deliveries are signed: \`X-Webhook-Signature: sha256=<hex HMAC-SHA256(secret, X-Webhook-Timestamp + "." + raw body)>\` (two comma-separated signatures for 24 hours after a rotation of the secret).`,
       body: createBody,
       responses: {
         201: {
@@ -229,6 +237,89 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
           return after;
         });
         return c.json({ message: "Webhook updated successfully", webhook: presentWebhook(updated) });
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/v1/webhooks/{id}/deliveries/{deliveryId}/resend",
+      permission: "webhooks:write",
+      tags,
+      summary: "Resend a delivery",
+      description:
+        "Sends the delivery's event to the webhook again, now: a new delivery (its own `deliveryId`, attempts from 1, retried on failure like any delivery) with the same event id (`X-Webhook-ID`) and the same body, signed with the webhook's secret as it is when sent (both secrets during a rotation's overlap). Any delivery of the webhook may be resent, whatever its outcome, and as often as wanted; the receiver should skip an event id it has already handled. Its attempts appear in `GET /v1/analytics/webhook-logs`. The `deliveryId` is the log record's. A DISABLED webhook is a 409 (nothing is sent while it is paused); another organization's webhook a 403, as on the other webhook routes; a delivery unknown or of another webhook a 404.",
+      params: z.object({
+        id: pathId("The webhookId (`wh_…`)"),
+        deliveryId: pathId("The deliveryId (`dlv_…`) of a delivery-log record"),
+      }),
+      responses: {
+        202: { description: "Queued: sent at once", schema: webhookResendSchema },
+        ...errors,
+        404: { description: "No webhook with this id, or no such delivery of it", schema: errorSchema },
+        409: { description: "The webhook is DISABLED", schema: errorSchema },
+      },
+      handler: async (c, { params }) => {
+        const { organizationId: orgId } = c.get("auth");
+        const hook = await loadOwnedWebhook(deps, orgId, params.id);
+        const original = DELIVERY_ID.test(params.deliveryId)
+          ? await findDelivery(deps.store.db, hook.id, params.deliveryId)
+          : undefined;
+        if (!original) throw new ApiError(404, "Delivery not found");
+        if (hook.status !== "ACTIVE")
+          throw new ApiError(409, "The webhook is DISABLED: set it ACTIVE to resend to it");
+        const nowMs = deps.now();
+        const resent = await queueResend(deps.store.db, original, `dlv_${ulid(nowMs)}`, isoAt(nowMs));
+        const body: z.output<typeof webhookResendSchema> = {
+          deliveryId: resent.id,
+          webhookId: hook.id,
+          eventId: resent.event_id,
+          eventType: resent.event_type as EventType,
+          status: "PENDING",
+        };
+        return c.json(body, 202);
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/v1/webhooks/{id}/rotate-secret",
+      permission: "webhooks:write",
+      // The answer holds the new secret: it is not kept for an Idempotency-Key replay.
+      idempotent: false,
+      tags,
+      summary: "Rotate the signing secret",
+      description:
+        "Gives the webhook a new signing secret, shown only in this answer. For the next 24 hours every delivery carries two signatures in `X-Webhook-Signature`, comma-separated, the new secret's first and the old one's second, so a receiver verifying with either secret accepts it while it changes over; after that, only the new one. Rotating again within the 24 hours ends the older secret at once (two secrets at most). Recorded in the audit log as `webhook.updated` (that the secret was rotated and until when the old one lasts; never a secret).",
+      params: idParams,
+      responses: {
+        200: { description: "Rotated: the new secret, this once", schema: webhookRotatedSchema },
+        ...errors,
+      },
+      handler: async (c, { params }) => {
+        const { organizationId: orgId, actor } = c.get("auth");
+        const hook = await loadOwnedWebhook(deps, orgId, params.id);
+        const nowMs = deps.now();
+        const expires = isoAt(nowMs + SECRET_OVERLAP_MS);
+        const secret = newWebhookSecret();
+        await deps.store.db.transaction().execute(async (trx) => {
+          const rotated = await rotateWebhookSecret(trx, hook.id, secret, isoAt(nowMs), expires);
+          if (!rotated) throw new ApiError(410, "Webhook has been deleted");
+          const entry = webhookEntry(
+            orgId,
+            actor,
+            "webhook.updated",
+            hook.id,
+            {},
+            { secretRotated: true, previousSecretExpiresAt: wireTime(expires) },
+          );
+          await recordAudit(trx, entry, nowMs);
+        });
+        const body: z.output<typeof webhookRotatedSchema> = {
+          webhookId: hook.id,
+          secret,
+          previousSecretExpiresAt: wireTime(expires),
+        };
+        return c.json(body, 200, { "Cache-Control": "no-store" });
       },
     }),
 

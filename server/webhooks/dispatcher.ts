@@ -10,7 +10,7 @@ import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import type { WebhookBody, WebhookHeaders } from "./eventSchemas.js";
 import type { TargetPolicy } from "./guard.js";
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, postWebhook } from "./post.js";
-import { signWebhook } from "./signature.js";
+import { signatureHeader } from "./signature.js";
 import { pruneWebhookHistory } from "./store.js";
 import { onDeliveriesQueued } from "./wake.js";
 
@@ -55,7 +55,8 @@ interface Claimed {
   logId: string;
   token: string;
   url: string;
-  secret: string;
+  /** The secrets to sign with: the webhook's current one, then the one a rotation replaced while it lasts. */
+  secrets: string[];
   body: string;
 }
 
@@ -221,7 +222,7 @@ export class WebhookDispatcher {
     const headers: Omit<WebhookHeaders, "User-Agent"> = {
       "X-Webhook-ID": claimed.delivery.event_id,
       "X-Webhook-Timestamp": String(timestamp),
-      "X-Webhook-Signature": signWebhook(claimed.secret, timestamp, claimed.body),
+      "X-Webhook-Signature": signatureHeader(claimed.secrets, timestamp, claimed.body),
     };
     return postWebhook(claimed.url, { "Content-Type": "application/json", ...headers }, claimed.body, {
       timeoutMs: this.timeoutMs,
@@ -324,6 +325,7 @@ export class WebhookDispatcher {
             response_time_ms: null,
             attempt: Number(r.attempts),
             error: null,
+            response_body: null,
             created_at: nowIso,
           })),
         )
@@ -345,10 +347,12 @@ export class WebhookDispatcher {
         .execute(),
       db
         .selectFrom("webhooks")
-        .select(["id", "url", "secret"])
+        .select(["id", "url", "secret", "previous_secret", "previous_secret_expires_at"])
         .where("id", "in", [...new Set(rows.map((r) => r.webhook_id))])
         .execute(),
     ]);
+    // A rotated-out secret's overlap is judged by the app's clock, which set its end (api/webhooks.ts).
+    const overlapIso = isoAt(this.deps.now());
     const eventById = new Map(events.map((e) => [e.id, e]));
     const hookById = new Map(hooks.map((h) => [h.id, h]));
     return rows.flatMap((delivery) => {
@@ -363,7 +367,10 @@ export class WebhookDispatcher {
         createdAt: Math.floor(Date.parse(event.created_at) / 1000),
       };
       const body = `${JSON.stringify(head).slice(0, -1)},"data":${event.data}}`;
-      return [{ delivery, logId, token, url: hook.url, secret: hook.secret, body }];
+      const secrets = [hook.secret];
+      if (hook.previous_secret && (hook.previous_secret_expires_at ?? "") > overlapIso)
+        secrets.push(hook.previous_secret);
+      return [{ delivery, logId, token, url: hook.url, secrets, body }];
     });
   }
 
@@ -450,6 +457,7 @@ export class WebhookDispatcher {
             response_time_ms: result.responseTimeMs,
             attempt: Number(delivery.attempts),
             error: result.error === null ? null : result.error.slice(0, MAX_ERROR_LENGTH),
+            response_body: result.responseBody,
             created_at: delivery.updated_at,
           })),
         )
@@ -459,6 +467,7 @@ export class WebhookDispatcher {
             http_status: eb.ref("excluded.http_status"),
             response_time_ms: eb.ref("excluded.response_time_ms"),
             error: eb.ref("excluded.error"),
+            response_body: eb.ref("excluded.response_body"),
           })),
         )
         .execute();

@@ -201,10 +201,10 @@ export const webhookHeadersSchema = z.object({
     .meta({ description: "When this attempt was signed (Unix seconds); each attempt is signed anew" }),
   "X-Webhook-Signature": z
     .string()
-    .regex(/^sha256=[0-9a-f]{64}$/)
+    .regex(/^sha256=[0-9a-f]{64}(,sha256=[0-9a-f]{64})?$/)
     .meta({
       description:
-        '`sha256=` and the lower-case hex HMAC-SHA256 of `X-Webhook-Timestamp + "." + raw body`, keyed with the webhook\'s secret',
+        "`sha256=` and the lower-case hex HMAC-SHA256 of `X-Webhook-Timestamp + \".\" + raw body`, keyed with the webhook's secret; for 24 hours after a secret rotation, two of them separated by a comma (the new secret's first, then the old one's)",
     }),
   "User-Agent": z.literal(WEBHOOK_USER_AGENT).meta({ description: "The sender" }),
 });
@@ -231,7 +231,7 @@ export function webhookOperations(opts: { retryScheduleMs: readonly number[] }) 
   const attempts = opts.retryScheduleMs.length + 1;
   const delivery = [
     `Sent as a \`POST\` of JSON to every \`ACTIVE\` webhook subscribed to this event type, at least once: skip an \`id\` (\`X-Webhook-ID\`) you have already handled. Events of one resource may arrive out of order; use \`createdAt\` and the resource's own fields.`,
-    `**Verifying the signature.** Take \`X-Webhook-Timestamp\` and the raw request body exactly as received (not re-serialised JSON); compute HMAC-SHA256 over the bytes of \`timestamp + "." + body\` with the webhook's whole secret string (\`whsec_...\`, as returned by registration, UTF-8) as the key; the header \`X-Webhook-Signature\` must equal \`sha256=\` followed by the lower-case hex digest (compare in constant time). Refuse a timestamp more than ${SIGNATURE_TOLERANCE_SECONDS} s away from your clock, which limits replays.`,
+    `**Verifying the signature.** Take \`X-Webhook-Timestamp\` and the raw request body exactly as received (not re-serialised JSON); compute HMAC-SHA256 over the bytes of \`timestamp + "." + body\` with the webhook's whole secret string (\`whsec_...\`, as returned by registration, UTF-8) as the key; the header \`X-Webhook-Signature\` holds \`sha256=\` followed by the lower-case hex digest (compare in constant time). For 24 hours after the secret is rotated (\`POST /v1/webhooks/{id}/rotate-secret\`) it holds two such signatures separated by a comma, one with the new secret and one with the old: accept the delivery when any of them matches. Refuse a timestamp more than ${SIGNATURE_TOLERANCE_SECONDS} s away from your clock, which limits replays.`,
     `**Answering.** Any 2xx within ${timeout} delivers the event. Anything else (another status, a redirect, which is not followed, no answer within ${timeout}, a network error) fails the attempt; it is tried again after about ${waits} (each ±20%), ${attempts} attempts in all, then given up.`,
   ].join("\n\n");
   return (Object.keys(WEBHOOK_EVENTS) as EventType[]).map((type) => {

@@ -14,6 +14,8 @@ export interface AttemptResult {
   error: string | null;
   /** The attempt was cut short by the dispatcher stopping, not by the receiver. */
   interrupted: boolean;
+  /** The start of the receiver's answer (RESPONSE_EXCERPT_CHARS at most); null without one. */
+  responseBody: string | null;
 }
 
 /** The longest wait for a receiver's answer. */
@@ -27,6 +29,14 @@ const agents = {
 };
 
 const ERROR_BODY_BYTES = 200;
+/** How much of a receiver's answer is kept for the delivery log. */
+export const RESPONSE_EXCERPT_CHARS = 500;
+
+/** The kept start of an answer: NUL characters dropped (PostgreSQL text cannot hold them); null if empty. */
+function excerpt(text: string): string | null {
+  const kept = text.slice(0, RESPONSE_EXCERPT_CHARS).replaceAll("\0", "");
+  return kept === "" ? null : kept;
+}
 
 export function postWebhook(
   target: string,
@@ -42,6 +52,7 @@ export function postWebhook(
     responseTimeMs: elapsed(),
     error,
     interrupted,
+    responseBody: null,
   });
 
   let url: URL;
@@ -74,8 +85,11 @@ export function postWebhook(
       },
       lookup: opts.policy.guard ? guardedLookup : undefined,
     });
+    // Set once a 2xx has come: the answer is a success even if its body is still arriving at the time limit.
+    let succeed: (() => void) | undefined;
     const timer = setTimeout(() => {
-      finish(failed(`timed out after ${opts.timeoutMs / 1000} s`));
+      if (succeed) succeed();
+      else finish(failed(`timed out after ${opts.timeoutMs / 1000} s`));
       req.destroy();
     }, opts.timeoutMs);
     const onAbort = () => {
@@ -86,24 +100,36 @@ export function postWebhook(
 
     req.on("response", (res) => {
       const status = res.statusCode ?? 0;
-      if (status >= 200 && status < 300) {
-        res.resume();
-        finish({ ok: true, httpStatus: status, responseTimeMs: elapsed(), error: null, interrupted: false });
-        return;
-      }
       const location = res.headers.location;
       let text = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => {
-        if (text.length < ERROR_BODY_BYTES) text += chunk;
+        if (text.length < RESPONSE_EXCERPT_CHARS) text += chunk;
       });
+      if (status >= 200 && status < 300) {
+        // The time is the answer's arrival; its body (only its start is kept) is read to its end.
+        const responseTimeMs = elapsed();
+        succeed = () =>
+          finish({
+            ok: true,
+            httpStatus: status,
+            responseTimeMs,
+            error: null,
+            interrupted: false,
+            responseBody: excerpt(text),
+          });
+        res.on("end", succeed);
+        res.on("error", succeed);
+        res.on("close", succeed);
+        return;
+      }
       const done = () => {
         const snippet = text.replace(/\s+/g, " ").trim().slice(0, ERROR_BODY_BYTES);
         const why =
           status >= 300 && status < 400
             ? `HTTP ${status}: redirect${location ? ` to ${location}` : ""} not followed`
             : `HTTP ${status}${snippet ? `: ${snippet}` : ""}`;
-        finish(failed(why, status));
+        finish({ ...failed(why, status), responseBody: excerpt(text) });
       };
       res.on("end", done);
       res.on("error", done);

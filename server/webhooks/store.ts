@@ -2,7 +2,7 @@ import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
 import { afterPosition } from "../store/keyset.js";
-import type { WebhookLogsTable, WebhooksTable } from "../store/schema.js";
+import type { WebhookDeliveriesTable, WebhookLogsTable, WebhooksTable } from "../store/schema.js";
 
 /** Webhook records, and the delivery log as the analytics API reads it. */
 
@@ -19,6 +19,8 @@ export interface WebhookRecord {
   lastDeliveryAt: string | null;
   createdAt: string;
   updatedAt: string;
+  /** Until when the secret a rotation replaced still signs deliveries (ISO); null when none does. */
+  previousSecretExpiresAt: string | null;
 }
 
 export function fromRow(row: WebhooksTable): WebhookRecord {
@@ -35,6 +37,7 @@ export function fromRow(row: WebhooksTable): WebhookRecord {
     lastDeliveryAt: row.last_delivery_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    previousSecretExpiresAt: row.previous_secret ? (row.previous_secret_expires_at ?? null) : null,
   };
 }
 
@@ -122,6 +125,79 @@ export async function deleteWebhook(trx: Db, id: string, nowIso: string): Promis
     .where("status", "=", "PENDING")
     .execute();
   return true;
+}
+
+/** How long a rotated-out secret keeps signing deliveries beside the new one. */
+export const SECRET_OVERLAP_MS = 24 * 3_600_000;
+
+/**
+ * Gives a live webhook a new signing secret; the one it replaces signs deliveries too until `expiresIso`
+ * (a secret rotated out earlier and still in its overlap stops at once: two secrets at most). In the
+ * caller's transaction; undefined when the webhook was deleted meanwhile.
+ */
+export async function rotateWebhookSecret(
+  trx: Db,
+  id: string,
+  secret: string,
+  nowIso: string,
+  expiresIso: string,
+): Promise<WebhookRecord | undefined> {
+  const row = await trx
+    .updateTable("webhooks")
+    .set((eb) => ({
+      previous_secret: eb.ref("secret"),
+      previous_secret_expires_at: expiresIso,
+      secret,
+      updated_at: nowIso,
+    }))
+    .where("id", "=", id)
+    .where("status", "!=", "DELETED")
+    .returningAll()
+    .executeTakeFirst();
+  return row && fromRow(row);
+}
+
+/** A delivery of the webhook `webhookId`, or undefined. */
+export async function findDelivery(
+  db: Db,
+  webhookId: string,
+  deliveryId: string,
+): Promise<WebhookDeliveriesTable | undefined> {
+  return db
+    .selectFrom("webhook_deliveries")
+    .selectAll()
+    .where("id", "=", deliveryId)
+    .where("webhook_id", "=", webhookId)
+    .executeTakeFirst();
+}
+
+/**
+ * Queues `original`'s event to its webhook again, due now, as a new delivery (its own attempts, from 1,
+ * in the log under the new id); the dispatcher sends it like any other, signed with the webhook's secrets
+ * as they are when it is sent. Returns the new delivery.
+ */
+export async function queueResend(
+  db: Db,
+  original: WebhookDeliveriesTable,
+  id: string,
+  nowIso: string,
+): Promise<WebhookDeliveriesTable> {
+  const row: WebhookDeliveriesTable = {
+    id,
+    organization_id: original.organization_id,
+    webhook_id: original.webhook_id,
+    event_id: original.event_id,
+    event_type: original.event_type,
+    status: "PENDING",
+    attempts: 0,
+    next_attempt_at: nowIso,
+    claimed_until: null,
+    claim_token: null,
+    created_at: nowIso,
+    updated_at: nowIso,
+  };
+  await db.insertInto("webhook_deliveries").values(row).execute();
+  return row;
 }
 
 /** One page of the organization's delivery log, newest first, optionally for one webhook and one status. */

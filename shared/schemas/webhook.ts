@@ -136,6 +136,10 @@ export type WebhookOut = z.output<typeof webhookSchema>;
 export const webhookLogSchema = z.object({
   logId: z.string(),
   webhookId: z.string(),
+  deliveryId: z.string().meta({
+    description:
+      "The delivery this attempt belongs to (`dlv_…`; its retries share it): what `POST /v1/webhooks/{id}/deliveries/{deliveryId}/resend` takes",
+  }),
   eventId: z.string(),
   eventType: z.enum(EVENT_TYPES),
   status: z.enum(WEBHOOK_LOG_STATUSES).meta({
@@ -150,5 +154,30 @@ export const webhookLogSchema = z.object({
     .number()
     .meta({ description: "1 for the first attempt of this event to this webhook, then 2, 3, ..." }),
   error: z.string().nullable(),
+  responseBody: z.string().nullable().meta({
+    description:
+      "The start of the receiver's answer, as it sent it (at most 500 characters); null without an answer or for an empty one",
+  }),
   timestamp: z.number().meta({ description: "Unix seconds when the attempt started" }),
+});
+
+export const webhookResendSchema = z.object({
+  deliveryId: z
+    .string()
+    .meta({ description: "The new delivery (`dlv_…`): its attempts appear in the log under it" }),
+  webhookId: z.string(),
+  eventId: z
+    .string()
+    .meta({ description: "The same event id (`X-Webhook-ID`) and body as the delivery resent" }),
+  eventType: z.enum(EVENT_TYPES),
+  status: z.literal("PENDING").meta({ description: "Queued: sent at once, then retried like any delivery" }),
+});
+
+export const webhookRotatedSchema = z.object({
+  webhookId: z.string(),
+  secret: z.string().meta({ description: "whsec_...: the new signing secret, shown only this once" }),
+  previousSecretExpiresAt: z.string().meta({
+    description:
+      "Until when (ISO 8601) deliveries are signed with the replaced secret as well as the new one; after it, with the new one only",
+  }),
 });
