@@ -53,8 +53,8 @@ export const MIGRATIONS: Migration[] = [
   organizationTimeZone,
   paymentsBySubscription,
   tickets,
-  organizationBrandingReceipts,
   developers,
+  organizationBrandingReceipts,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).
