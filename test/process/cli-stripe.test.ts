@@ -172,6 +172,28 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     expect(
       emulator.requests.some((r) => r.method === "DELETE" && r.path.startsWith("/v1/webhook_endpoints/")),
     ).toBe(true);
+    // Connected, domain added, disconnected: each in the audit log by the system, never with a secret.
+    const store = await openStore(env.DATABASE_URL as string, { pgSchema: database.pgSchema });
+    try {
+      const entries = await store.db
+        .selectFrom("audit_log")
+        .selectAll()
+        .where("organization_id", "=", orgId)
+        .where("action", "=", "organization.updated")
+        .orderBy("id")
+        .execute();
+      expect(entries.map((e) => e.actor_type)).toEqual(["system", "system", "system"]);
+      expect(JSON.parse(entries[1].new_values ?? "null").paymentProcessor.walletDomains).toEqual([
+        "give.example.org",
+        "www.acme.org",
+      ]);
+      expect(JSON.parse(entries[2].new_values ?? "null")).toEqual({ paymentProcessor: null });
+      const text = JSON.stringify(entries);
+      expect(text).not.toContain(emulator.account.secretKey);
+      expect(text).not.toContain("whsec_");
+    } finally {
+      await store.close();
+    }
   });
 
   it("refuses STRIPE_API_URL with live keys, and in production", async () => {
