@@ -379,4 +379,76 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     expect(overflow).toBeLessThanOrEqual(0);
     await phone.close();
   });
+
+  it("edits an event form beside a live preview of the checkout, and shows a problem at its field before saving", async () => {
+    const editor = await browser.context.newPage();
+    editor.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    const email = uniqueEmail("editor");
+    const made = await cli(
+      "user",
+      "create",
+      "--org",
+      served.t.org.id,
+      "--email",
+      email,
+      "--role",
+      "owner",
+      "--json",
+    );
+    await editor.goto(made.setupUrl);
+    await editor.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await editor.getByLabel("The same password again").fill(PASSWORD);
+    await editor.getByRole("button", { name: /Set password and sign in/ }).click();
+    await editor.getByRole("navigation", { name: "Dashboard" }).waitFor();
+
+    const { formID } = await createForm(served, {
+      title: "Spring gala",
+      funds: ["Gala"],
+      formType: "event",
+      tickets: [{ name: "Adult", price: 50 }],
+    });
+    await editor.getByRole("link", { name: "Forms" }).click();
+    await editor.getByRole("link", { name: "Spring gala" }).click();
+    await editor.getByRole("heading", { name: "Edit Spring gala" }).waitFor();
+    const preview = editor.locator("[data-preview]");
+    await expect.poll(() => preview.textContent()).toContain("Adult");
+
+    // A second ticket type and a promo code: the preview shows them before anything is saved.
+    await editor.getByRole("button", { name: "Add a ticket type" }).click();
+    await editor.getByLabel("Ticket 2 name").fill("Table of eight");
+    await editor.getByLabel("Ticket 2 price").fill("400");
+    await editor.getByLabel("Ticket 2 admits").fill("8");
+    await expect.poll(() => preview.textContent()).toContain("Table of eight");
+    await editor.getByRole("button", { name: "Add a promo code" }).click();
+    await editor.getByLabel("Code 1", { exact: true }).fill("FRIENDS");
+    await editor.getByLabel("Title").fill("Spring gala 2027");
+    await expect
+      .poll(() => preview.getByRole("heading", { level: 1 }).textContent())
+      .toBe("Spring gala 2027");
+    const stored = async () =>
+      (await (
+        await fetch(`${served.baseUrl}/v1/forms/${formID}`, {
+          headers: { Authorization: `Bearer ${served.t.org.key}` },
+        })
+      ).json()) as { title: string; tickets: { name: string }[]; promoCodes: { code: string }[] };
+    expect((await stored()).title).toBe("Spring gala");
+
+    // A price the save would refuse is shown at the tickets before saving, and the save waits for it.
+    await editor.getByLabel("Ticket 2 price").fill("-5");
+    const ticketErrors = editor.locator("#form-tickets-error");
+    await expect.poll(() => ticketErrors.textContent()).toMatch(/tickets/);
+    expect(await editor.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
+    await editor.getByLabel("Ticket 2 price").fill("400");
+    await expect.poll(() => ticketErrors.count()).toBe(0);
+    expect(await seriousAxeIssues(editor, ["label"]), "editor").toEqual([]);
+
+    await editor.getByRole("button", { name: "Phone" }).click();
+    await editor.getByRole("button", { name: "Save" }).click();
+    await editor.getByText(/Saved/).waitFor();
+    const saved = await stored();
+    expect(saved.title).toBe("Spring gala 2027");
+    expect(saved.tickets.map((t) => t.name)).toEqual(["Adult", "Table of eight"]);
+    expect(saved.promoCodes.map((p) => p.code)).toEqual(["FRIENDS"]);
+    await editor.close();
+  });
 });

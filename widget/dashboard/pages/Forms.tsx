@@ -49,7 +49,29 @@ const KINDS: Record<string, string> = {
 export default function Forms(props: PageProps) {
   const [id, section] = props.rest.split("/");
   if (id && section === "share") return <Share formId={decodeURIComponent(id)} />;
+  if (id && section === "edit") return <Editor formId={decodeURIComponent(id)} />;
   return <FormList />;
+}
+
+type EditorModule = typeof import("./FormEditor.js");
+let editorModule: EditorModule | undefined;
+
+/** The editor and the checkout's components it previews with: a chunk of their own, loaded when first opened. */
+function Editor(props: { formId: string }) {
+  const [module, setModule] = useState<EditorModule | undefined>(editorModule);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    if (editorModule) return;
+    import("./FormEditor.js")
+      .then((m) => {
+        editorModule = m;
+        setModule(m);
+      })
+      .catch((err: unknown) => setError(messageOf(err)));
+  }, []);
+  if (error) return <ErrorNote message={`The editor could not be loaded: ${error}`} />;
+  if (!module) return <p aria-busy="true">Loading the editor…</p>;
+  return <module.default formId={props.formId} />;
 }
 
 function FormList() {
@@ -80,6 +102,21 @@ function FormList() {
       },
       `${form.title} is ${active ? "on: donors can give" : "off: its page says it is closed"}.`,
     );
+  /** A copy of the whole form (as the API takes it), turned off until someone turns it on. */
+  const duplicate = (form: FormSummary) =>
+    act(async () => {
+      const current = await call<{ input: Record<string, unknown> }>(
+        "POST",
+        `/v1/forms/${encodeURIComponent(form.formID)}/preview`,
+        {},
+      );
+      const copy = await call<{ formID: string }>("POST", "/v1/forms", {
+        ...current.input,
+        title: `${form.title} (copy ${new Date().toISOString().slice(0, 16).replace("T", " ")})`,
+        active: false,
+      });
+      navigate(to(`forms/${copy.formID}/edit`));
+    }, `${form.title} is copied; the copy is off until you turn it on.`);
   const remove = (form: FormSummary) =>
     act(async () => {
       await call("DELETE", `/v1/forms/${encodeURIComponent(form.formID)}`);
@@ -111,7 +148,7 @@ function FormList() {
             {shown.map((form) => (
               <tr key={form.formID}>
                 <td>
-                  <a href={to(`forms/${form.formID}/share`)}>{form.title}</a>
+                  <a href={to(`forms/${form.formID}/${writable ? "edit" : "share"}`)}>{form.title}</a>
                   <br />
                   <small>Made {when(form.createdAt)}</small>
                 </td>
@@ -119,6 +156,7 @@ function FormList() {
                 <td>{form.active ? "On" : "Off"}</td>
                 <td>{form.goal === null ? "—" : form.goal.toLocaleString()}</td>
                 <td>
+                  <a href={to(`forms/${form.formID}/share`)}>Share</a>{" "}
                   <a href={to("payments", { formID: form.formID })}>Its payments</a>
                   {writable &&
                     (deleting === form.formID ? (
@@ -137,6 +175,9 @@ function FormList() {
                         {" "}
                         <button type="button" class="secondary" onClick={() => setActive(form, !form.active)}>
                           {form.active ? "Turn off" : "Turn on"}
+                        </button>
+                        <button type="button" class="secondary" onClick={() => duplicate(form)}>
+                          Duplicate
                         </button>
                         <button type="button" class="secondary" onClick={() => setDeleting(form.formID)}>
                           Delete…
