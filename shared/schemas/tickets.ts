@@ -40,7 +40,7 @@ export const ticketFields = {
   createdAt: time("When it was issued (its order's payment completed)"),
 };
 
-export const ticketSchema = z.strictObject(ticketFields).meta({ id: "Ticket" });
+export const ticketSchema = z.strictObject(ticketFields);
 export type TicketOut = z.output<typeof ticketSchema>;
 
 /** A ticket checked in already (409): when, and by whom, it was first admitted. */
