@@ -16,6 +16,7 @@ type PageModule = { default: ComponentType<PageProps> };
 const PAGES: Record<string, () => Promise<PageModule>> = {
   "": () => import("./pages/Home.js"),
   forms: () => import("./pages/Forms.js"),
+  door: () => import("./pages/Door.js"),
   payments: () => import("./pages/Payments.js"),
   recurring: () => import("./pages/Recurring.js"),
   contacts: () => import("./pages/Contacts.js"),
@@ -39,6 +40,7 @@ interface NavItem {
 const NAV: NavItem[] = [
   { path: "", label: "Home", shown: () => true },
   { path: "forms", label: "Forms", shown: () => can("forms:read") },
+  { path: "door", label: "Door", shown: () => can("tickets:read") },
   { path: "payments", label: "Payments", shown: () => true },
   { path: "recurring", label: "Recurring gifts", shown: () => true },
   { path: "contacts", label: "Contacts", shown: () => true },

@@ -6,6 +6,7 @@ import { listPage } from "./api.js";
 export interface FormName {
   formID: string;
   title: string;
+  formType: string;
 }
 
 export const formNames = signal<FormName[] | null>(null);
@@ -18,7 +19,7 @@ export function loadFormNames(max = 200): Promise<void> {
     let cursor: string | undefined;
     do {
       const page = await listPage<FormName>("/v1/forms", "forms", { limit: 100 }, cursor);
-      all.push(...page.items.map((f) => ({ formID: f.formID, title: f.title })));
+      all.push(...page.items.map((f) => ({ formID: f.formID, title: f.title, formType: f.formType })));
       cursor = page.next;
     } while (cursor && all.length < max);
     formNames.value = all;
