@@ -451,6 +451,12 @@ describe(`platform (${dialect})`, () => {
         legalAddress: null,
         taxId: null,
         timeZone: "UTC",
+        requireTwoFactor: false,
+        logoUrl: null,
+        brandColor: null,
+        receiptReplyTo: null,
+        receiptSubject: null,
+        receiptMessage: null,
         paymentProcessor: expect.objectContaining({ name: "sandbox", mode: "test", accountId: null }),
       });
     });
@@ -475,6 +481,12 @@ describe(`platform (${dialect})`, () => {
         legalAddress: null,
         taxId: null,
         timeZone: "UTC",
+        requireTwoFactor: false,
+        logoUrl: null,
+        brandColor: null,
+        receiptReplyTo: null,
+        receiptSubject: null,
+        receiptMessage: null,
         paymentProcessor: expect.objectContaining({ name: "sandbox" }),
       });
       const got = await t.request("GET", "/v1/organization", { key: org.key });
