@@ -74,3 +74,43 @@ export type Permission = (typeof PERMISSIONS)[number];
 /** A dedication's kind: the gift is made in honor (HONOR) or in memory (MEMORY) of someone. */
 export const TRIBUTE_KINDS = ["HONOR", "MEMORY"] as const;
 export type TributeKind = (typeof TRIBUTE_KINDS)[number];
+
+/** The events webhooks are sent for (the widget and the dashboard read them here, without zod). */
+export const EVENT_TYPES = [
+  "donation.created",
+  "donation.updated",
+  "subscription.created",
+  "subscription.updated",
+  "subscription.cancelled",
+  "subscription.payment_method_updated",
+  "contact.created",
+  "contact.updated",
+  "form.created",
+  "form.updated",
+  "ticket.checked_in",
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+/** Everything the log records, `subject.verb`. */
+export const AUDIT_ACTIONS = [
+  "payment.refunded",
+  "subscription.updated",
+  "subscription.cancelled",
+  "form.created",
+  "form.updated",
+  "form.deleted",
+  "organization.updated",
+  "key.created",
+  "key.revoked",
+  "webhook.created",
+  "webhook.updated",
+  "webhook.deleted",
+  "staff.invited",
+  "staff.role_changed",
+  "staff.removed",
+  "staff.signed_in",
+  "staff.sign_in_failed",
+  "ticket.checked_in",
+  "ticket.check_in_undone",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];

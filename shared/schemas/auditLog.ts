@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { AUDIT_ACTIONS } from "../enums.js";
 import { isCalendarDate } from "../localDays.js";
 import { time } from "./wire.js";
 
@@ -7,29 +8,7 @@ import { time } from "./wire.js";
 export const AUDIT_ACTOR_TYPES = ["staff", "key", "donor", "system"] as const;
 export type AuditActorType = (typeof AUDIT_ACTOR_TYPES)[number];
 
-/** Everything the log records, `subject.verb`. */
-export const AUDIT_ACTIONS = [
-  "payment.refunded",
-  "subscription.updated",
-  "subscription.cancelled",
-  "form.created",
-  "form.updated",
-  "form.deleted",
-  "organization.updated",
-  "key.created",
-  "key.revoked",
-  "webhook.created",
-  "webhook.updated",
-  "webhook.deleted",
-  "staff.invited",
-  "staff.role_changed",
-  "staff.removed",
-  "staff.signed_in",
-  "staff.sign_in_failed",
-  "ticket.checked_in",
-  "ticket.check_in_undone",
-] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export { AUDIT_ACTIONS, type AuditAction } from "../enums.js";
 
 export const AUDIT_SUBJECT_TYPES = [
   "payment",

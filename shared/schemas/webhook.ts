@@ -1,22 +1,10 @@
 import { z } from "zod";
+import { EVENT_TYPES } from "../enums.js";
 import { HTTPS_URL, readOnlyFields } from "./common.js";
 
 /** Webhook registrations, their event types and their delivery log. */
 
-export const EVENT_TYPES = [
-  "donation.created",
-  "donation.updated",
-  "subscription.created",
-  "subscription.updated",
-  "subscription.cancelled",
-  "subscription.payment_method_updated",
-  "contact.created",
-  "contact.updated",
-  "form.created",
-  "form.updated",
-  "ticket.checked_in",
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
+export { EVENT_TYPES, type EventType } from "../enums.js";
 
 export const WEBHOOK_STATUSES = ["ACTIVE", "DISABLED"] as const;
 export const WEBHOOK_LOG_STATUSES = ["SUCCESS", "FAILED", "PENDING"] as const;

@@ -1,4 +1,5 @@
 import { useState } from "preact/hooks";
+import { AUDIT_ACTIONS } from "../../../shared/enums.js";
 import { downloadCsv, query } from "../api.js";
 import { when } from "../format.js";
 import { ListFooter, usePagedList } from "../list.js";
@@ -21,26 +22,6 @@ interface AuditEntry {
 
 const FILTERS = ["actorType", "actor", "action", "from", "to"];
 const ACTOR_TYPES = ["staff", "key", "donor", "system"];
-/** The actions the log records (the API's list, GET /v1/audit-log). */
-const ACTIONS = [
-  "payment.refunded",
-  "subscription.updated",
-  "subscription.cancelled",
-  "form.created",
-  "form.updated",
-  "form.deleted",
-  "organization.updated",
-  "key.created",
-  "key.revoked",
-  "webhook.created",
-  "webhook.updated",
-  "webhook.deleted",
-  "staff.invited",
-  "staff.role_changed",
-  "staff.removed",
-  "staff.signed_in",
-  "staff.sign_in_failed",
-];
 
 const actorText = (actor: AuditEntry["actor"]): string => {
   const who = actor.label || actor.id || "";
@@ -88,7 +69,7 @@ export default function AuditLog(props: PageProps) {
           {(id) => (
             <select id={id} value={draft.action ?? ""} onChange={set("action")}>
               <option value="">Any</option>
-              {ACTIONS.map((a) => (
+              {AUDIT_ACTIONS.map((a) => (
                 <option key={a} value={a}>
                   {a}
                 </option>
