@@ -22,6 +22,8 @@ const PAGES: Record<string, () => Promise<PageModule>> = {
   contacts: () => import("./pages/Contacts.js"),
   team: () => import("./pages/Team.js"),
   "audit-log": () => import("./pages/AuditLog.js"),
+  developers: () => import("./pages/Developers.js"),
+  settings: () => import("./pages/Settings.js"),
   account: () => import("./pages/Account.js"),
   setup: () => import("./pages/Setup.js"),
   reset: () => import("./pages/Setup.js"),
@@ -46,6 +48,8 @@ const NAV: NavItem[] = [
   { path: "contacts", label: "Contacts", shown: () => true },
   { path: "team", label: "Team", shown: isOwner },
   { path: "audit-log", label: "Audit log", shown: isOwner },
+  { path: "settings", label: "Settings", shown: () => can("organization:read") },
+  { path: "developers", label: "Developers", shown: isOwner },
   { path: "account", label: "Account", shown: () => true },
 ];
 
