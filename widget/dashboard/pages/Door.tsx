@@ -175,7 +175,7 @@ function DoorOf(props: { formId: string }) {
         </form>
       )}
       <form
-        aria-label="Find a ticket"
+        aria-label="Search the tickets"
         onSubmit={(e) => {
           e.preventDefault();
           void load();
