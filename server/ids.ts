@@ -72,3 +72,14 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Form, link and contact ids are UUIDs; anything else cannot name one (and is a 404, not a query). */
 export const isUuid = (value: string): boolean => UUID.test(value);
+
+const SECRET_TOKEN = /^[A-Za-z0-9_-]{43}$/;
+
+/**
+ * A new secret token for a link or a session (set-up, reset and sign-in links, sessions, payment-method
+ * update links): 32 random bytes as base64url, 43 characters. Only its hash (sha256Hex) is kept.
+ */
+export const newSecretToken = (): string => crypto.randomBytes(32).toString("base64url");
+
+/** Whether `text` has the form of a secret token, checked before it is hashed and looked up. */
+export const isSecretToken = (text: string): boolean => SECRET_TOKEN.test(text);

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { z } from "zod";
+import { emailKey } from "../../shared/email.js";
 import {
   staffMeSchema,
   staffPasswordChangeBodySchema,
@@ -20,7 +21,6 @@ import {
   findStaffSession,
   recordFailure,
   type StaffSession,
-  staffEmailKey,
 } from "../staff/accounts.js";
 import { completePasswordReset, RESET_LINK_MINUTES, requestPasswordReset } from "../staff/passwordReset.js";
 import { changePassword, listSessions, revokeSession } from "../staff/sessions.js";
@@ -300,7 +300,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (c, { body }) => {
         await limit(`staff-reset-ip:${ip(c)}`, RESETS_PER_IP_PER_HOUR, "from this address");
         await limit(
-          `staff-reset-email:${staffEmailKey(body.email)}`,
+          `staff-reset-email:${emailKey(body.email)}`,
           RESETS_PER_ADDRESS_PER_HOUR,
           "for this e-mail address",
         );

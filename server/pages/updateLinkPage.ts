@@ -8,7 +8,7 @@ import { isoAt } from "../../shared/time.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { ApiError } from "../errors.js";
 import { chooseLanguage, translator } from "../i18n.js";
-import { sha256Hex } from "../ids.js";
+import { isSecretToken, sha256Hex } from "../ids.js";
 import { AWAITING_AUTHENTICATION } from "../payments/confirmationRequest.js";
 import type { PaymentMethod } from "../processors/port.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
@@ -30,7 +30,6 @@ import { page } from "./layout.js";
  * the new method (which uses the link up).
  */
 
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 export const MAX_FAILED_ATTEMPTS = 5;
 export const MAX_BODY_BYTES = 16 * 1024;
 
@@ -121,7 +120,7 @@ export interface Loaded {
 /** The link behind a token, if it can still be used; else the page to show. */
 export async function load(deps: AppDeps, token: string, prefs: LanguagePrefs = {}): Promise<Loaded | Html> {
   const db = deps.store.db;
-  const link = TOKEN.test(token) ? await findUpdateLinkByHash(db, sha256Hex(token)) : undefined;
+  const link = isSecretToken(token) ? await findUpdateLinkByHash(db, sha256Hex(token)) : undefined;
   const org = link ? await getOrganization(db, link.organization_id) : undefined;
   const lang = pageLanguage(prefs, org?.language);
   if (!link || !org) return notFound(lang);

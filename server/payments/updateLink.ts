@@ -1,6 +1,5 @@
-import crypto from "node:crypto";
 import { isoAt } from "../../shared/time.js";
-import { sha256Hex, ulid } from "../ids.js";
+import { newSecretToken, sha256Hex, ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import { insertUpdateLink } from "../store/subscriptions.js";
 
@@ -28,7 +27,7 @@ export async function createUpdateLink(
   publicUrl: string,
   nowMs: number,
 ): Promise<{ id: string; url: string; expiresAt: string }> {
-  const token = crypto.randomBytes(32).toString("base64url");
+  const token = newSecretToken();
   const id = `pmu_${ulid(nowMs)}`;
   const expiresAt = isoAt(link.expiresAtMs);
   await insertUpdateLink(db, {

@@ -1,7 +1,7 @@
-import crypto from "node:crypto";
+import { emailKey } from "../../shared/email.js";
 import type { Language } from "../../shared/languages.js";
 import { isoAt } from "../../shared/time.js";
-import { sha256Hex } from "../ids.js";
+import { isSecretToken, newSecretToken, sha256Hex } from "../ids.js";
 import { outboxRow } from "../mail/outbox.js";
 import { renderPortalLink } from "../mail/portalLink.js";
 import { portalUrl } from "../payments/portalUrl.js";
@@ -18,12 +18,6 @@ import type { Organization } from "../store/organizations.js";
 
 export const LINK_MINUTES = 30;
 export const SESSION_HOURS = 24;
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
-/** The key a donor's gifts are found by: the address, trimmed and lower-cased. */
-export const emailKey = (email: string): string => email.trim().toLowerCase();
-
-const newToken = (): string => crypto.randomBytes(32).toString("base64url");
 
 /** Whether the organization has any gift (or recurring gift) from this address. */
 async function knownDonor(store: Store, organizationId: string, key: string): Promise<boolean> {
@@ -53,7 +47,7 @@ export async function requestSignInLink(
 ): Promise<boolean> {
   const key = emailKey(email);
   if (!(await knownDonor(store, org.id, key))) return false;
-  const token = newToken();
+  const token = newSecretToken();
   const url = portalUrl(publicUrl, org.id, { token, language });
   const mail = renderPortalLink({ organizationName: org.name, url, minutes: LINK_MINUTES, language });
   const now = isoAt(nowMs);
@@ -105,7 +99,7 @@ export async function exchangeLinkToken(
   token: string,
   nowMs: number,
 ): Promise<DonorSession | undefined> {
-  if (!TOKEN.test(token)) return undefined;
+  if (!isSecretToken(token)) return undefined;
   const now = isoAt(nowMs);
   const hash = sha256Hex(token);
   return store.db.transaction().execute(async (trx) => {
@@ -120,7 +114,7 @@ export async function exchangeLinkToken(
       .executeTakeFirst();
     if (!link) return undefined;
     const session: DonorSession = {
-      token: newToken(),
+      token: newSecretToken(),
       organizationId,
       emailKey: link.email_key,
       expiresAt: isoAt(nowMs + SESSION_HOURS * 3_600_000),
@@ -146,7 +140,7 @@ export async function findDonorSession(
   token: string,
   nowMs: number,
 ): Promise<{ emailKey: string } | undefined> {
-  if (!TOKEN.test(token)) return undefined;
+  if (!isSecretToken(token)) return undefined;
   const row = await store.db
     .selectFrom("donor_sessions")
     .select(["email_key"])
@@ -159,6 +153,9 @@ export async function findDonorSession(
 
 /** Ends a session (signing out). */
 export async function endDonorSession(store: Store, token: string): Promise<void> {
-  if (!TOKEN.test(token)) return;
+  if (!isSecretToken(token)) return;
   await store.db.deleteFrom("donor_sessions").where("token_hash", "=", sha256Hex(token)).execute();
 }
+
+/** The key a donor's gifts are found by (the address, trimmed and lower-cased). */
+export { emailKey };

@@ -1,8 +1,8 @@
-import crypto from "node:crypto";
+import { emailKey } from "../../shared/email.js";
 import type { Permission } from "../../shared/enums.js";
 import { STAFF_ROLES, type StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
-import { prefixedId, sha256Hex } from "../ids.js";
+import { isSecretToken, newSecretToken, prefixedId, sha256Hex } from "../ids.js";
 import type { SecretBox } from "../secrets.js";
 import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Store } from "../store/database.js";
@@ -30,10 +30,6 @@ export const FAILURE_WINDOW_MINUTES = 15;
 export const SETUP_PAGE_PATH = "/dashboard/setup";
 
 const HOUR = 3_600_000;
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
-export const staffEmailKey = (email: string): string => email.trim().toLowerCase();
-export const newToken = (): string => crypto.randomBytes(32).toString("base64url");
 
 /** Where a session was opened from, as its person's sessions list shows it. */
 export interface SessionOrigin {
@@ -85,9 +81,9 @@ export async function createStaffMember(
     actor?: AuditActor;
   },
 ): Promise<{ userId: string; setupUrl: string; expiresAt: string }> {
-  const key = staffEmailKey(input.email);
+  const key = emailKey(input.email);
   const now = isoAt(input.nowMs);
-  const token = newToken();
+  const token = newSecretToken();
   const expiresAt = isoAt(input.nowMs + SETUP_LINK_HOURS * HOUR);
   const userId = await store.db.transaction().execute(async (trx) => {
     const existing = await trx
@@ -162,7 +158,7 @@ export async function completeSetup(
     "token",
     "This set-up link has been used or has expired: ask an Owner for a new one",
   );
-  if (!TOKEN.test(token)) throw refused;
+  if (!isSecretToken(token)) throw refused;
   const now = isoAt(nowMs);
   // A cheap look first: hashing a password costs time no unknown link should buy.
   const live = await store.db
@@ -200,7 +196,7 @@ export async function completeSetup(
       .where("user_id", "=", used.user_id)
       .where("revoked_at", "is", null)
       .execute();
-    const sessionToken = newToken();
+    const sessionToken = newSecretToken();
     await trx
       .insertInto("staff_sessions")
       .values(sessionRow(sessionToken, used.user_id, used.organization_id, nowMs, origin))
@@ -265,7 +261,7 @@ export async function recordFailure(store: Store, keys: string[], nowMs: number)
 
 /** The keys failed sign-ins are counted under: the address and the client address. */
 export const failureKeys = (email: string, clientIp: string): string[] => [
-  `email:${staffEmailKey(email)}`,
+  `email:${emailKey(email)}`,
   `ip:${clientIp}`,
 ];
 
@@ -287,7 +283,7 @@ export async function signIn(
     secrets: SecretBox;
   },
 ): Promise<{ sessionToken: string }> {
-  const key = staffEmailKey(input.email);
+  const key = emailKey(input.email);
   const counted = failureKeys(input.email, input.clientIp);
   await checkNotThrottled(store, counted, input.nowMs);
   const person = await store.db
@@ -324,7 +320,7 @@ export async function signIn(
       throw new StaffError("twoFactor", "The code is wrong or has already been used");
     }
   }
-  const sessionToken = newToken();
+  const sessionToken = newSecretToken();
   // The session and its audit-log entry are one.
   await store.db.transaction().execute(async (trx) => {
     await trx
@@ -347,7 +343,7 @@ export async function findStaffSession(
   token: string,
   nowMs: number,
 ): Promise<StaffSession | undefined> {
-  if (!TOKEN.test(token)) return undefined;
+  if (!isSecretToken(token)) return undefined;
   const now = isoAt(nowMs);
   const row = await store.db
     .selectFrom("staff_sessions")
@@ -398,7 +394,7 @@ export async function findStaffSession(
 
 /** Ends a session (sign-out); nothing happens for an unknown token. */
 export async function endStaffSession(store: Store, token: string, nowMs: number): Promise<void> {
-  if (!TOKEN.test(token)) return;
+  if (!isSecretToken(token)) return;
   await store.db
     .updateTable("staff_sessions")
     .set({ revoked_at: isoAt(nowMs) })

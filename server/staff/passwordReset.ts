@@ -1,5 +1,6 @@
+import { emailKey } from "../../shared/email.js";
 import { isoAt } from "../../shared/time.js";
-import { sha256Hex } from "../ids.js";
+import { isSecretToken, newSecretToken, sha256Hex } from "../ids.js";
 import { outboxRow } from "../mail/outbox.js";
 import { renderStaffPasswordReset } from "../mail/staffPasswordReset.js";
 import type { SecretBox } from "../secrets.js";
@@ -8,12 +9,10 @@ import { insertRow } from "../store/fixedQuery.js";
 import {
   checkNotThrottled,
   failureKeys,
-  newToken,
   recordFailure,
   refuseCommonPassword,
   type SessionOrigin,
   sessionRow,
-  staffEmailKey,
 } from "./accounts.js";
 import { hashPassword } from "./passwords.js";
 import { recordLinkSignIn } from "./signInAudit.js";
@@ -30,7 +29,6 @@ import { useSecondFactor } from "./twoFactor.js";
 
 export const RESET_LINK_MINUTES = 30;
 export const RESET_PAGE_PATH = "/dashboard/reset";
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 
 /** Mails a reset link when the address is a staff member's; does nothing otherwise. Returns whether one was. */
 export async function requestPasswordReset(
@@ -49,12 +47,12 @@ export async function requestPasswordReset(
       "staff_memberships.organization_id",
       "organizations.name",
     ])
-    .where("staff_users.email_key", "=", staffEmailKey(email))
+    .where("staff_users.email_key", "=", emailKey(email))
     .orderBy("staff_memberships.created_at")
     .limit(1)
     .executeTakeFirst();
   if (!person) return false;
-  const token = newToken();
+  const token = newSecretToken();
   const url = `${publicUrl}${RESET_PAGE_PATH}?token=${token}`;
   const mail = renderStaffPasswordReset({ organizationName: person.name, url, minutes: RESET_LINK_MINUTES });
   const now = isoAt(nowMs);
@@ -101,7 +99,7 @@ export async function completePasswordReset(
   input: { token: string; password: string; code?: string; nowMs: number } & SessionOrigin,
 ): Promise<{ sessionToken: string }> {
   const refused = new StaffError("token", "This reset link has been used or has expired: ask for a new one");
-  if (!TOKEN.test(input.token)) throw refused;
+  if (!isSecretToken(input.token)) throw refused;
   const now = isoAt(input.nowMs);
   const live = () =>
     store.db
@@ -160,7 +158,7 @@ export async function completePasswordReset(
       .where("user_id", "=", used.user_id)
       .where("revoked_at", "is", null)
       .execute();
-    const sessionToken = newToken();
+    const sessionToken = newSecretToken();
     await trx
       .insertInto("staff_sessions")
       .values(sessionRow(sessionToken, used.user_id, used.organization_id, input.nowMs, input))

@@ -1,21 +1,15 @@
-import crypto from "node:crypto";
 import type { z } from "zod";
+import { emailKey } from "../../shared/email.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
 import type { teamMemberSchema } from "../../shared/schemas/staffTeam.js";
 import { isoAt } from "../../shared/time.js";
-import { sha256Hex } from "../ids.js";
+import { newSecretToken, sha256Hex } from "../ids.js";
 import { queueEmail } from "../mail/outbox.js";
 import { renderStaffInvite } from "../mail/staffInvite.js";
 import { type AuditActor, type AuditEntry, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
 import { getOrganization } from "../store/organizations.js";
-import {
-  createStaffMember,
-  SETUP_LINK_HOURS,
-  SETUP_PAGE_PATH,
-  StaffError,
-  staffEmailKey,
-} from "./accounts.js";
+import { createStaffMember, SETUP_LINK_HOURS, SETUP_PAGE_PATH, StaffError } from "./accounts.js";
 
 /**
  * The organization's team as its Owners manage it: who is in it, inviting a person (a single-use set-up
@@ -170,7 +164,7 @@ export async function issueSetupLink(
       throw error;
     });
   if (existing.password_set) throw already;
-  const token = crypto.randomBytes(32).toString("base64url");
+  const token = newSecretToken();
   const now = isoAt(input.nowMs);
   const expiresAt = isoAt(input.nowMs + SETUP_LINK_HOURS * HOUR);
   await store.transact(async (trx) => {
@@ -242,7 +236,7 @@ async function memberByEmail(db: Db, organizationId: string, email: string) {
     .selectFrom("staff_users as u")
     .innerJoin("staff_memberships as m", "m.user_id", "u.id")
     .select((eb) => ["u.id as user_id", "m.role", eb("u.password_hash", "is not", null).as("password_set")])
-    .where("u.email_key", "=", staffEmailKey(email))
+    .where("u.email_key", "=", emailKey(email))
     .where("m.organization_id", "=", organizationId)
     .executeTakeFirst();
   return row && { user_id: row.user_id, role: row.role, password_set: Boolean(row.password_set) };

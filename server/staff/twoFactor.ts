@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import { Secret, TOTP } from "otpauth";
+import { emailKey } from "../../shared/email.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
 import { sha256Hex } from "../ids.js";
@@ -299,7 +300,7 @@ export async function resetTwoFactor(store: Store, email: string, nowMs: number)
     const user = await trx
       .selectFrom("staff_users")
       .select(["id", "totp_secret"])
-      .where("email_key", "=", email.trim().toLowerCase())
+      .where("email_key", "=", emailKey(email))
       .executeTakeFirst();
     if (!user) throw new StaffError("notFound", `No staff member has the address ${email.trim()}`);
     await trx

@@ -1,3 +1,4 @@
+import { emailKey } from "../../shared/email.js";
 import { DEFAULT_COUNTRY, phoneMatchKey, toE164 } from "../../shared/phone.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
@@ -34,7 +35,7 @@ export interface ContactAddress {
   isPrimary: boolean;
 }
 
-export const emailKey = (email: string): string => email.trim().toLowerCase();
+export { emailKey } from "../../shared/email.js";
 
 export interface NewContact {
   firstName: string;

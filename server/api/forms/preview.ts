@@ -29,11 +29,9 @@ export const PREVIEW_FORM_ID = "00000000-0000-4000-8000-000000000000";
 const previewSchema = z.object({
   view: publicFormViewSchema.meta({ description: "What the checkout would show (as GET /api/forms/{id})" }),
   language: z.string().meta({ description: "The organization's language, the checkout's" }),
-  messages: z
-    .record(z.string(), z.unknown())
-    .meta({
-      description: "The checkout's compiled messages in that language, as the hosted page sends them",
-    }),
+  messages: z.record(z.string(), z.unknown()).meta({
+    description: "The checkout's compiled messages in that language, as the hosted page sends them",
+  }),
   input: z.record(z.string(), z.unknown()).meta({
     description: "The whole form as POST /v1/forms takes it: the draft's fields over the stored form",
   }),
