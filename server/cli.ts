@@ -52,7 +52,9 @@ const USAGE = `Usage: npm run --silent cli -- <command> [options] [--json]
           [--fee-percent 2.9] [--fee-fixed 0.30]
                                             change an organization's settings; the fee rate is what
                                             cover-fees adds (percent of the gift plus a fixed amount)
-  key create --org ID [--permissions a,b]   create an API key (shown once)
+  key create --org ID [--permissions a,b] [--name NAME]
+                                            create an API key (shown once), named as the dashboard
+                                            lists it
   key list --org ID                         list an organization's keys (never the secrets)
   key revoke --key KEY_ID                   revoke a key at once
   user create --org ID --email E --role owner|finance|staff
@@ -344,6 +346,7 @@ async function run(
             organizationId: org.id,
             sandbox: org.sandbox,
             permissions: parsePermissions(values.permissions),
+            ...(values.name !== undefined && { name: keyName(values.name) }),
           },
           nowMs,
         );
@@ -443,6 +446,13 @@ async function run(
     default:
       throw new UsageError(group ? `Unknown command: ${key}\n\n${USAGE}` : USAGE);
   }
+}
+
+/** A key's name as the API takes it: 1 to 100 characters, not blank. */
+function keyName(raw: string): string {
+  const name = raw.trim();
+  if (name.length === 0 || name.length > 100) throw new UsageError("--name must be 1 to 100 characters");
+  return name;
 }
 
 /** `org stripe`: connect, add a wallet domain, or disconnect (see the usage text). */

@@ -220,10 +220,24 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     expect((await quote()).body).toMatchObject({ fee: 3.16 });
   });
 
-  it("key create --permissions forms:read gives a key that may read forms but not create them", async () => {
+  it("key create --permissions forms:read --name gives a key that may read forms but not create them, named as given", async () => {
     const readOnly = ok<KeyJson>(
-      await cli("key", "create", "--org", acme.organizationId, "--permissions", "forms:read", "--json"),
+      await cli(
+        "key",
+        "create",
+        "--org",
+        acme.organizationId,
+        "--permissions",
+        "forms:read",
+        "--name",
+        "Website sync",
+        "--json",
+      ),
     );
+    const keys = await server.json("GET", "/v1/keys", { key: fullKey.key });
+    expect(
+      (keys.body.keys as { keyId: string; name: string }[]).find((k) => k.keyId === readOnly.keyId)?.name,
+    ).toBe("Website sync");
     expect(Object.keys(readOnly).sort()).toEqual(["key", "keyId", "permissions"]);
     expect(readOnly.permissions).toEqual(["forms:read"]);
     expect(readOnly.key).toMatch(/^cs_live_[A-Za-z0-9]{32}$/);
