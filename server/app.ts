@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
 import { analyticsRoutes } from "./api/analytics.js";
+import { analyticsFormRoutes } from "./api/analyticsForms.js";
 import { analyticsSummaryRoutes } from "./api/analyticsSummary.js";
 import { auditLogRoutes } from "./api/auditLog.js";
 import { checkoutRoutes } from "./api/checkout.js";
@@ -104,6 +105,7 @@ export function createApp(deps: AppDeps) {
       ...keyRoutes(deps),
       ...analyticsRoutes(deps),
       ...analyticsSummaryRoutes(deps),
+      ...analyticsFormRoutes(deps),
       ...checkoutRoutes(deps),
       ...contactRoutes(deps),
       ...paymentRoutes(deps),

@@ -152,3 +152,29 @@ export async function openDisputes(
   ]);
   return { count: Number(total.n), recent };
 }
+
+/** What each of `formIds` raised, ever, in one currency: net of refunds, and its gifts (as raisedBetween). */
+export async function raisedByForm(
+  db: Db,
+  organizationId: string,
+  currency: string,
+  formIds: readonly string[],
+): Promise<Map<string, { cents: number; gifts: number }>> {
+  const out = new Map<string, { cents: number; gifts: number }>();
+  if (formIds.length === 0) return out;
+  const rows = await db
+    .selectFrom("payments")
+    .where("organization_id", "=", organizationId)
+    .where("currency", "=", currency)
+    .where("form_id", "in", formIds)
+    .where(kept)
+    .select((eb) => [
+      "form_id",
+      eb.fn.countAll<number>().as("n"),
+      eb.fn.sum<number>(eb("amount_cents", "-", eb.ref("refunded_cents"))).as("net"),
+    ])
+    .groupBy("form_id")
+    .execute();
+  for (const row of rows) out.set(row.form_id, { cents: Number(row.net ?? 0), gifts: Number(row.n) });
+  return out;
+}

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, get, query } from "../api.js";
-import { when, words } from "../format.js";
+import { money, when, words } from "../format.js";
 import { ListFooter, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
@@ -82,6 +82,21 @@ function FormList() {
   const [deleting, setDeleting] = useState<string | null>(null);
   const shown = items ?? list.items;
   useEffect(() => setItems(null), [list.items]);
+  // What each form on the page raised (one call per page of forms; only for those who may read analytics).
+  const [raised, setRaised] = useState<Record<string, { raised: number; gifts: number }>>({});
+  const [currency, setCurrency] = useState("USD");
+  useEffect(() => {
+    const ids = list.items.map((f) => f.formID).filter((id) => !(id in raised));
+    if (!can("analytics:read") || ids.length === 0) return;
+    get<{ currency: string; forms: { formID: string; raised: number; gifts: number }[] }>(
+      `/v1/analytics/forms${query({ formIDs: ids.slice(0, 100).join(",") })}`,
+    )
+      .then((answer) => {
+        setCurrency(answer.currency);
+        setRaised((old) => ({ ...old, ...Object.fromEntries(answer.forms.map((f) => [f.formID, f])) }));
+      })
+      .catch(() => undefined);
+  }, [list.items]);
   const writable = can("forms:write");
 
   const act = async (work: () => Promise<void>, done: string) => {
@@ -138,7 +153,8 @@ function FormList() {
               <th scope="col">Form</th>
               <th scope="col">Kind</th>
               <th scope="col">State</th>
-              <th scope="col">Goal</th>
+              <th scope="col">Raised</th>
+              <th scope="col">Gifts</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
@@ -154,7 +170,11 @@ function FormList() {
                 </td>
                 <td>{KINDS[form.formType] ?? words(form.formType)}</td>
                 <td>{form.active ? "On" : "Off"}</td>
-                <td>{form.goal === null ? "—" : form.goal.toLocaleString()}</td>
+                <td>
+                  {raised[form.formID] ? money(raised[form.formID].raised, currency) : "—"}
+                  {form.goal !== null && <small> of {money(form.goal, currency)}</small>}
+                </td>
+                <td>{raised[form.formID]?.gifts ?? "—"}</td>
                 <td>
                   <a href={to(`forms/${form.formID}/share`)}>Share</a>{" "}
                   <a href={to("payments", { formID: form.formID })}>Its payments</a>

@@ -1,0 +1,71 @@
+import { z } from "zod";
+import { centsToDollars } from "../../shared/money.js";
+import { currency, majorUnits } from "../../shared/schemas/wire.js";
+import { isUuid } from "../ids.js";
+import { raisedByForm } from "../store/analytics.js";
+import type { AppDeps } from "./env.js";
+import { loadCallerOrganization } from "./organization.js";
+import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
+
+/** What each form raised (the dashboard's forms list: raised against the goal, gifts). */
+
+const MAX_FORMS = 100;
+
+const query = z.object({
+  formIDs: z
+    .string()
+    .max(MAX_FORMS * 37)
+    .meta({ description: `Up to ${MAX_FORMS} form ids (UUIDs), separated by commas` })
+    .check(
+      z.superRefine((raw, ctx) => {
+        const ids = raw.split(",");
+        if (ids.length > MAX_FORMS)
+          ctx.addIssue({ code: "custom", message: `at most ${MAX_FORMS} form ids` });
+        else if (!ids.every((id) => isUuid(id)))
+          ctx.addIssue({ code: "custom", message: "must be form ids (UUIDs) separated by commas" });
+      }),
+    ),
+});
+
+const answer = z.object({
+  currency: currency.meta({ description: "The organization's currency: the sums are of payments in it" }),
+  forms: z
+    .array(
+      z.object({
+        formID: z.uuid(),
+        raised: majorUnits("Completed payments net of refunds, since the form began"),
+        gifts: z.int().min(0).meta({ description: "Payments not refunded in full" }),
+      }),
+    )
+    .meta({
+      description: "One per id asked for, in the order asked (0 for a form with none, or not the caller's)",
+    }),
+});
+
+export function analyticsFormRoutes(deps: AppDeps): RouteSpec[] {
+  return [
+    defineRoute({
+      method: "get",
+      path: "/v1/analytics/forms",
+      permission: "analytics:read",
+      tags: ["Analytics"],
+      summary: "What each form raised",
+      description:
+        "For the forms named in `formIDs`: what each raised since it began (completed payments net of refunds, in the organization's currency, as the summary counts them) and its number of gifts. An id that is not one of the caller's forms answers 0.",
+      query,
+      responses: { 200: { description: "Per form", schema: answer }, ...standardErrors },
+      handler: async (c, { query: q }) => {
+        const org = await loadCallerOrganization(deps, c.get("auth").organizationId);
+        const ids = [...new Set(q.formIDs.split(",").map((id) => id.toLowerCase()))];
+        const sums = await raisedByForm(deps.store.db, org.id, org.currency, ids);
+        return c.json({
+          currency: org.currency,
+          forms: ids.map((formID) => {
+            const sum = sums.get(formID);
+            return { formID, raised: centsToDollars(sum?.cents ?? 0), gifts: sum?.gifts ?? 0 };
+          }),
+        });
+      },
+    }),
+  ];
+}
