@@ -59,6 +59,8 @@ const SHOWN_FIELDS = new Set([
   "location",
   "tickets",
   "promoCodes",
+  "givingLevels",
+  "customInputs",
   "goal",
   "enableFundraisingBar",
   "enableCoverFees",
@@ -89,6 +91,20 @@ interface Ticket {
   ticketType: "INDIVIDUAL" | "GROUP";
   groupSize?: number | null;
   quantity?: number | null;
+}
+
+interface GivingLevel {
+  title: string;
+  amount: number;
+  description?: string;
+}
+
+interface Question {
+  id?: string;
+  title?: string;
+  inputType: "short_text" | "long_text" | "single_select" | "multi_select";
+  required?: boolean;
+  options?: string[];
 }
 
 interface PromoCode {
@@ -167,6 +183,9 @@ export default function FormEditor(props: { formId: string }) {
   const frequencies = (Array.isArray(draft.frequencies) ? draft.frequencies : ["ONE_TIME"]) as string[];
   const tickets = (Array.isArray(draft.tickets) ? draft.tickets : []) as Ticket[];
   const promoCodes = (Array.isArray(draft.promoCodes) ? draft.promoCodes : []) as PromoCode[];
+  const levels = (Array.isArray(draft.givingLevels) ? draft.givingLevels : []) as GivingLevel[];
+  const questions = (Array.isArray(draft.customInputs) ? draft.customInputs : []) as Question[];
+  const givingLevels = draft.amountType === "giving_level" || draft.formType === "CROWDFUNDING_FORM";
 
   const save = async () => {
     setSaving(true);
@@ -299,6 +318,18 @@ export default function FormEditor(props: { formId: string }) {
           />
         </>
       )}
+      {givingLevels && (
+        <LevelsEditor
+          levels={levels}
+          errors={errorsAt("givingLevels")}
+          onChange={(list) => set("givingLevels", list)}
+        />
+      )}
+      <QuestionsEditor
+        questions={questions}
+        errors={errorsAt("customInputs")}
+        onChange={(list) => set("customInputs", list)}
+      />
       <Row problems={problems} field="goal" label="Goal" hint="Shown as a progress bar when the bar is on.">
         <input
           {...fieldProps("goal")}
@@ -628,6 +659,147 @@ function PromoEditor(props: { codes: PromoCode[]; errors: string[]; onChange: (l
         Add a promo code
       </button>
       <FieldErrors field="promoCodes" errors={props.errors} />
+    </fieldset>
+  );
+}
+
+function LevelsEditor(props: {
+  levels: GivingLevel[];
+  errors: string[];
+  onChange: (list: GivingLevel[]) => void;
+}) {
+  const change = (i: number, patch: Partial<GivingLevel>) =>
+    props.onChange(props.levels.map((l, j) => (j === i ? { ...l, ...patch } : l)));
+  return (
+    <fieldset>
+      <legend>Giving levels</legend>
+      {props.levels.map((level, i) => (
+        <div class="row" key={`level-${i}`}>
+          <label>
+            Level {i + 1} name
+            <input value={level.title} onInput={(e) => change(i, { title: e.currentTarget.value })} />
+          </label>
+          <label>
+            Level {i + 1} amount
+            <input
+              type="number"
+              min="0"
+              step="0.01"
+              value={String(level.amount)}
+              onInput={(e) => change(i, { amount: Number(e.currentTarget.value) })}
+            />
+          </label>
+          <label>
+            Level {i + 1} description
+            <input
+              value={level.description ?? ""}
+              onInput={(e) => change(i, { description: e.currentTarget.value })}
+            />
+          </label>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => props.onChange(props.levels.filter((_, j) => j !== i))}
+          >
+            Remove level {i + 1}
+          </button>
+        </div>
+      ))}
+      <button
+        type="button"
+        class="secondary"
+        onClick={() =>
+          props.onChange([
+            ...props.levels,
+            { title: `Level ${props.levels.length + 1}`, amount: 50, description: "" },
+          ])
+        }
+      >
+        Add a giving level
+      </button>
+      <FieldErrors field="givingLevels" errors={props.errors} />
+    </fieldset>
+  );
+}
+
+const QUESTION_TYPES: [Question["inputType"], string][] = [
+  ["short_text", "Short answer"],
+  ["long_text", "Long answer"],
+  ["single_select", "One choice"],
+  ["multi_select", "Several choices"],
+];
+
+function QuestionsEditor(props: {
+  questions: Question[];
+  errors: string[];
+  onChange: (list: Question[]) => void;
+}) {
+  const change = (i: number, patch: Partial<Question>) =>
+    props.onChange(props.questions.map((q, j) => (j === i ? { ...q, ...patch } : q)));
+  return (
+    <fieldset>
+      <legend>Questions for donors</legend>
+      {props.questions.map((q, i) => (
+        <div class="row" key={q.id ?? `question-${i}`}>
+          <label>
+            Question {i + 1}
+            <input value={q.title ?? ""} onInput={(e) => change(i, { title: e.currentTarget.value })} />
+          </label>
+          <label>
+            Question {i + 1} answer
+            <select
+              value={q.inputType}
+              onChange={(e) => change(i, { inputType: e.currentTarget.value as Question["inputType"] })}
+            >
+              {QUESTION_TYPES.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
+          </label>
+          {(q.inputType === "single_select" || q.inputType === "multi_select") && (
+            <label>
+              Question {i + 1} choices (one per line)
+              <textarea
+                rows={3}
+                value={(q.options ?? []).join("\n")}
+                onInput={(e) =>
+                  change(i, { options: e.currentTarget.value.split("\n").filter((o) => o.trim() !== "") })
+                }
+              />
+            </label>
+          )}
+          <label class="choice">
+            <input
+              type="checkbox"
+              checked={q.required === true}
+              onChange={(e) => change(i, { required: e.currentTarget.checked })}
+            />{" "}
+            Question {i + 1} must be answered
+          </label>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => props.onChange(props.questions.filter((_, j) => j !== i))}
+          >
+            Remove question {i + 1}
+          </button>
+        </div>
+      ))}
+      <button
+        type="button"
+        class="secondary"
+        onClick={() =>
+          props.onChange([
+            ...props.questions,
+            { title: `Question ${props.questions.length + 1}`, inputType: "short_text", required: false },
+          ])
+        }
+      >
+        Add a question
+      </button>
+      <FieldErrors field="customInputs" errors={props.errors} />
     </fieldset>
   );
 }
