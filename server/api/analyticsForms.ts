@@ -10,12 +10,16 @@ import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
 /** What each form raised (the dashboard's forms list: raised against the goal, gifts). */
 
 const MAX_FORMS = 100;
+const UUID_TEXT = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 
 const query = z.object({
   formIDs: z
     .string()
     .max(MAX_FORMS * 37)
-    .meta({ description: `Up to ${MAX_FORMS} form ids (UUIDs), separated by commas` })
+    .meta({
+      description: `Up to ${MAX_FORMS} form ids (UUIDs), separated by commas`,
+      pattern: `^${UUID_TEXT}(,${UUID_TEXT}){0,${MAX_FORMS - 1}}$`,
+    })
     .check(
       z.superRefine((raw, ctx) => {
         const ids = raw.split(",");

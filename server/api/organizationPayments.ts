@@ -2,7 +2,13 @@ import type { Context } from "hono";
 import { z } from "zod";
 import { requiredString } from "../../shared/schemas/common.js";
 import { ApiError } from "../errors.js";
-import { type InputNames, StripeConnectError } from "../processors/stripe/connection.js";
+import {
+  type InputNames,
+  PUBLISHABLE_KEY,
+  SECRET_KEY,
+  StripeConnectError,
+  WEBHOOK_SECRET,
+} from "../processors/stripe/connection.js";
 import {
   connectionView,
   connectOrganizationStripe,
@@ -73,15 +79,29 @@ const paymentsChangeSchema = paymentsSchema.extend({
 });
 
 const stripeKeysSchema = z.strictObject({
-  secretKey: requiredString(255).meta({
-    description:
-      "A secret (sk_test_…, sk_live_…) or restricted (rk_…) key: checked with Stripe, stored sealed",
-  }),
-  publishableKey: requiredString(255).meta({ description: "pk_test_… or pk_live_…, of the same mode" }),
-  webhookSecret: requiredString(300).optional().meta({
-    description:
-      "whsec_…: the signing secret of an endpoint made by hand at Stripe. Left out: Almoner makes the endpoint",
-  }),
+  secretKey: requiredString(255)
+    .regex(SECRET_KEY, {
+      message: "must be a Stripe secret key (sk_test_…, sk_live_…) or restricted key (rk_test_…, rk_live_…)",
+    })
+    .meta({
+      pattern: SECRET_KEY.source,
+      description:
+        "A secret (sk_test_…, sk_live_…) or restricted (rk_…) key: checked with Stripe, stored sealed",
+    }),
+  publishableKey: requiredString(255)
+    .regex(PUBLISHABLE_KEY, { message: "must be a Stripe publishable key (pk_test_…, pk_live_…)" })
+    .meta({
+      pattern: PUBLISHABLE_KEY.source,
+      description: "pk_test_… or pk_live_…, of the same mode",
+    }),
+  webhookSecret: requiredString(300)
+    .regex(WEBHOOK_SECRET, { message: "must be an endpoint signing secret (whsec_…)" })
+    .optional()
+    .meta({
+      pattern: WEBHOOK_SECRET.source,
+      description:
+        "whsec_…: the signing secret of an endpoint made by hand at Stripe. Left out: Almoner makes the endpoint",
+    }),
 });
 
 const domainSchema = z.strictObject({
@@ -156,6 +176,13 @@ export function organizationPaymentRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "The same as `org stripe` on the command line. The keys are checked with Stripe (the account must be able to take charges; both keys of one mode), the webhook endpoint `{PUBLIC_URL}/stripe/webhooks/{organizationId}` is made at Stripe unless `webhookSecret` is given, and PUBLIC_URL's host is registered for wallets. The keys are stored sealed and never shown again. Connecting again replaces the keys (the same account keeps its endpoint). Payments go through Stripe from then on. An Owner's session, or a key with organization:write. Recorded in the audit log as `organization.updated` (the connection's public view; no secret).",
       body: stripeKeysSchema,
+      rules: [
+        {
+          fields: ["secretKey", "publishableKey"],
+          rule: "both keys of one mode (test or live)",
+          error: "The keys are from different modes",
+        },
+      ],
       responses: {
         200: { description: "Connected", schema: paymentsChangeSchema },
         ...standardErrors,

@@ -35,6 +35,12 @@ export function testReceiptRoutes(deps: AppDeps): RouteSpec[] {
       description: `Queues a sample receipt, as a donor would get it from a form without custom e-mail settings: the organization's name, language, currency, logo, colour and receipt defaults (\`receiptReplyTo\`, \`receiptSubject\`, \`receiptMessage\`), a made-up donor and gift of 50 in the organization's currency, and "[TEST]" (in the organization's language) in the subject and a notice at the top of the body. It goes to \`to\`, or with a staff session and no \`to\` to the signed-in person; an API key must give \`to\`. It names no payment and changes nothing. At most ${TEST_RECEIPTS_PER_HOUR} an hour per organization: past that, 429 with Retry-After.`,
       body: testReceiptSchema,
       bodyOptional: true,
+      rules: [
+        {
+          fields: ["to"],
+          rule: "to is required with an API key (a staff session's default is its own address)",
+        },
+      ],
       responses: {
         202: { description: "Queued: the mail worker sends it within moments", schema: queuedSchema },
         ...standardErrors,

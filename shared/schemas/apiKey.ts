@@ -31,7 +31,7 @@ export const apiKeyCreateSchema = z.strictObject({
     .array(permission)
     .min(1)
     .refine((list) => new Set(list).size === list.length, { message: "must not repeat a permission" })
-    .meta({ description: `Any of ${PERMISSIONS.join(", ")}` }),
+    .meta({ uniqueItems: true, description: `Any of ${PERMISSIONS.join(", ")}` }),
 });
 
 export const apiKeyCreatedSchema = apiKeySchema.extend({

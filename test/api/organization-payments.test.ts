@@ -93,12 +93,21 @@ describe(`organization payments (${dialect})`, () => {
 
   it("refuses keys of the wrong shape, of two modes, unknown to Stripe, and an account that cannot take charges (400, nothing stored, no secret echoed)", async () => {
     const org = await t.newOrg();
-    const shape = await t.request<{ error: string }>("PUT", "/v1/organization/payments/stripe", {
-      key: org.key,
-      body: { secretKey: "not-a-key", publishableKey: "pk_test_x" },
-    });
+    const shape = await t.request<{ error: string; details: string[] }>(
+      "PUT",
+      "/v1/organization/payments/stripe",
+      {
+        key: org.key,
+        body: { secretKey: "not-a-key", publishableKey: "pk_test_x" },
+      },
+    );
     expect(shape.status, shape.text).toBe(400);
-    expect(shape.body.error).toMatch(/^secretKey must be a Stripe secret key/);
+    // The keys' shapes are the schema's (and the API document's): every field's problem at once.
+    expect(shape.body.details).toEqual([
+      "secretKey must be a Stripe secret key (sk_test_…, sk_live_…) or restricted key (rk_test_…, rk_live_…)",
+      "publishableKey must be a Stripe publishable key (pk_test_…, pk_live_…)",
+    ]);
+    expect(shape.text).not.toContain("not-a-key");
     const mixed = await t.request<{ error: string }>("PUT", "/v1/organization/payments/stripe", {
       key: org.key,
       body: { secretKey: keys().secretKey, publishableKey: "pk_live_abcdefghijklmnop" },

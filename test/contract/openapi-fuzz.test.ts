@@ -242,7 +242,8 @@ describe(`the OpenAPI document and the server agree (${dialect})`, () => {
             if (process.env.FUZZ_VERBOSE) trace("  ->", res.status);
             const what = `${label} ${url} ${JSON.stringify(req.body)?.slice(0, 300)} -> ${res.status} ${res.text.slice(0, 300)}`;
             const documented = op.responses[String(res.status)];
-            if (res.status >= 500) fail(`5xx: ${what}`);
+            // A 502 is an outside service (Stripe) out of reach, which the operation documents; any other 5xx is a bug.
+            if (res.status >= 500 && !(res.status === 502 && documented)) fail(`5xx: ${what}`);
             if (!documented) fail(`undocumented status: ${what}`);
             const schema = documented.content?.["application/json"]?.schema;
             if (schema) {

@@ -47,9 +47,10 @@ export const CLI_NAMES: InputNames = {
   registerDomain: "--register-domain",
 };
 
-const SECRET_KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$/;
-const PUBLISHABLE_KEY = /^pk_(test|live)_[A-Za-z0-9]{8,247}$/;
-const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=_-]{8,256}$/;
+/** The shapes of Stripe's keys: checked here, and stated in the API's document. */
+export const SECRET_KEY = /^(sk|rk)_(test|live)_[A-Za-z0-9]{8,247}$/;
+export const PUBLISHABLE_KEY = /^pk_(test|live)_[A-Za-z0-9]{8,247}$/;
+export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/=_-]{8,256}$/;
 
 export function sealStripeSecrets(box: SecretBox, organizationId: string, secrets: StripeSecrets): string {
   return box.seal(JSON.stringify(secrets), `stripe:${organizationId}`);
