@@ -172,13 +172,33 @@ export async function completeSetup(
   if (!live) throw refused;
   refuseCommonPassword(password);
   const hash = await hashPassword(password);
+  return redeemPasswordLink(store, { token, kind: "setup", passwordHash: hash, nowMs, origin }, refused);
+}
+
+/**
+ * Uses a single-use link (set-up or password reset) and what it opens, in one transaction: the link is taken
+ * by one conditional update (a link used twice at once sets one password), the password is set, every
+ * earlier session of the person's ends (and, for a reset, every other reset link is used up), and a new
+ * session opens, written to the audit log as a sign-in by that link. `refused` when the link is not live.
+ */
+export function redeemPasswordLink(
+  store: Store,
+  input: {
+    token: string;
+    kind: "setup" | "reset";
+    passwordHash: string;
+    nowMs: number;
+    origin: SessionOrigin;
+  },
+  refused: StaffError,
+): Promise<{ sessionToken: string }> {
+  const now = isoAt(input.nowMs);
   return store.db.transaction().execute(async (trx) => {
-    // One conditional update: a link used twice at once sets one password.
     const used = await trx
       .updateTable("staff_tokens")
       .set({ used_at: now })
-      .where("token_hash", "=", sha256Hex(token))
-      .where("kind", "=", "setup")
+      .where("token_hash", "=", sha256Hex(input.token))
+      .where("kind", "=", input.kind)
       .where("used_at", "is", null)
       .where("expires_at", ">", now)
       .returning(["user_id", "organization_id"])
@@ -186,10 +206,17 @@ export async function completeSetup(
     if (!used) throw refused;
     await trx
       .updateTable("staff_users")
-      .set({ password_hash: hash, updated_at: now })
+      .set({ password_hash: input.passwordHash, updated_at: now })
       .where("id", "=", used.user_id)
       .execute();
-    // A new password ends every earlier session of the person's.
+    if (input.kind === "reset")
+      await trx
+        .updateTable("staff_tokens")
+        .set({ used_at: now })
+        .where("user_id", "=", used.user_id)
+        .where("kind", "=", "reset")
+        .where("used_at", "is", null)
+        .execute();
     await trx
       .updateTable("staff_sessions")
       .set({ revoked_at: now })
@@ -199,10 +226,14 @@ export async function completeSetup(
     const sessionToken = newSecretToken();
     await trx
       .insertInto("staff_sessions")
-      .values(sessionRow(sessionToken, used.user_id, used.organization_id, nowMs, origin))
+      .values(sessionRow(sessionToken, used.user_id, used.organization_id, input.nowMs, input.origin))
       .execute();
-    const session = { userId: used.user_id, organizationId: used.organization_id, clientIp: origin.clientIp };
-    await recordLinkSignIn(trx, session, "setup", nowMs);
+    const session = {
+      userId: used.user_id,
+      organizationId: used.organization_id,
+      clientIp: input.origin.clientIp,
+    };
+    await recordLinkSignIn(trx, session, input.kind, input.nowMs);
     return { sessionToken };
   });
 }

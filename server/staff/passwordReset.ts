@@ -10,12 +10,11 @@ import {
   checkNotThrottled,
   failureKeys,
   recordFailure,
+  redeemPasswordLink,
   refuseCommonPassword,
   type SessionOrigin,
-  sessionRow,
 } from "./accounts.js";
 import { hashPassword } from "./passwords.js";
-import { recordLinkSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 import { useSecondFactor } from "./twoFactor.js";
 
@@ -127,44 +126,9 @@ export async function completePasswordReset(
     }
   }
   const hash = await hashPassword(input.password);
-  return store.db.transaction().execute(async (trx) => {
-    // One conditional update: a link used twice at once sets one password.
-    const used = await trx
-      .updateTable("staff_tokens")
-      .set({ used_at: now })
-      .where("token_hash", "=", sha256Hex(input.token))
-      .where("kind", "=", "reset")
-      .where("used_at", "is", null)
-      .where("expires_at", ">", now)
-      .returning(["user_id", "organization_id"])
-      .executeTakeFirst();
-    if (!used) throw refused;
-    await trx
-      .updateTable("staff_users")
-      .set({ password_hash: hash, updated_at: now })
-      .where("id", "=", used.user_id)
-      .execute();
-    // Every other reset link of the person's is used up, and every session of theirs ends.
-    await trx
-      .updateTable("staff_tokens")
-      .set({ used_at: now })
-      .where("user_id", "=", used.user_id)
-      .where("kind", "=", "reset")
-      .where("used_at", "is", null)
-      .execute();
-    await trx
-      .updateTable("staff_sessions")
-      .set({ revoked_at: now })
-      .where("user_id", "=", used.user_id)
-      .where("revoked_at", "is", null)
-      .execute();
-    const sessionToken = newSecretToken();
-    await trx
-      .insertInto("staff_sessions")
-      .values(sessionRow(sessionToken, used.user_id, used.organization_id, input.nowMs, input))
-      .execute();
-    const session = { userId: used.user_id, organizationId: used.organization_id, clientIp: input.clientIp };
-    await recordLinkSignIn(trx, session, "reset", input.nowMs);
-    return { sessionToken };
-  });
+  return redeemPasswordLink(
+    store,
+    { token: input.token, kind: "reset", passwordHash: hash, nowMs: input.nowMs, origin: input },
+    refused,
+  );
 }
