@@ -18,13 +18,15 @@ import {
   type PaymentProcessor,
   ProcessorError,
 } from "../processors/port.js";
-import type { Store } from "../store/database.js";
+import type { Db, Store } from "../store/database.js";
 import { type FormRecord, findFormCached } from "../store/forms.js";
 import { type HeldItem, stockTaken, takeItems } from "../store/inventory.js";
 import { getOrganizationCached, type Organization } from "../store/organizations.js";
 import {
+  type DeclineCap,
   findPayment,
   insertPayment,
+  insertPaymentUnlessDeclined,
   PAYMENT_ID,
   type PaymentDetails,
   paymentDetails as paymentDetailsOf,
@@ -35,7 +37,7 @@ import type { PaymentsTable } from "../store/schema.js";
 import { writeOne } from "../store/writeOne.js";
 import { checkAnswers } from "./answers.js";
 import { actionAnswer, checkoutAnswer, type FinalizedCheckout, finalizeCheckout } from "./finalize.js";
-import { checkFingerprint } from "./guards.js";
+import { cardDeclinedTooOften, declineCap } from "./guards.js";
 
 /**
  * The donor checkout. It runs in steps so that no database transaction ever waits on the payment
@@ -325,7 +327,6 @@ export async function runCheckout(
   const tokenized = charged ? await paymentMethodOf(processor, req) : null;
   const method = tokenized?.ok ? tokenized.method : null;
   const refused = tokenized?.ok === false ? tokenized : null;
-  if (method) await checkFingerprint(deps, method.fingerprint);
   const customer = method ? await customerFor(deps, processor, org, req.donor) : null;
 
   const now = deps.now();
@@ -408,7 +409,7 @@ export async function runCheckout(
     // Refused by the processor before any payment was made (card testing looks like this): recorded as
     // a FAILED payment the organization sees, as a declined charge is.
     const failure = refused ?? { code: "processing_error", message: "The payment method was refused" };
-    const missing = await recordHeld(deps, form.id, hold, row);
+    const missing = await recordHeld(deps, form.id, hold, row, null);
     if (missing) refuseShort(form, missing);
     return finalizeCheckout(
       deps,
@@ -434,13 +435,18 @@ export async function runCheckout(
     metadata: { almoner_payment: paymentId, almoner_form: form.id, almoner_organization: org.id },
   };
   // Step 2, once the processor has made its payment (before it moves money): the stock and the PROCESSING
-  // payment, with the processor's id, in one write. Sold out: the processor is stopped before it charges.
+  // payment, with the processor's id, in one write, which also refuses a card declined too often. Sold out
+  // or refused: the processor is stopped before it charges.
   let held = false;
+  const cap = declineCap(deps, method.fingerprint);
   const takeStock = async (processorPaymentId: string | null) => {
-    const missing = await recordHeld(deps, form.id, hold, {
-      ...row,
-      processor_payment_id: processorPaymentId,
-    });
+    const missing = await recordHeld(
+      deps,
+      form.id,
+      hold,
+      { ...row, processor_payment_id: processorPaymentId },
+      cap,
+    );
     if (missing) throw new SoldOut(missing);
     held = true;
   };
@@ -481,22 +487,32 @@ export async function runCheckout(
 
 /**
  * Takes the order's stock and inserts its payment, in one transaction; an order without stock to take is
- * the insert alone. Returns the item that ran out, or null.
+ * the insert alone. Returns the item that ran out, or null. With a cap on the card's declines, the insert
+ * counts them in the same statement; over the cap nothing is written and the 429 is thrown.
  */
 async function recordHeld(
   deps: AppDeps,
   formId: string,
   hold: HeldItem[],
   row: PaymentsTable,
+  cap: DeclineCap | null,
 ): Promise<HeldItem | null> {
+  const insert = async (db: Db) => {
+    if (!cap) {
+      await insertPayment(db, row);
+      return true;
+    }
+    return insertPaymentUnlessDeclined(db, row, cap);
+  };
   if (hold.length === 0) {
-    await writeOne(deps.store, (db) => insertPayment(db, row));
+    if (!(await writeOne(deps.store, insert))) throw cardDeclinedTooOften();
     return null;
   }
   return deps.store.transact(async (trx) => {
     const short = await takeItems(trx, formId, hold);
     if (short) return short;
-    await insertPayment(trx, row);
+    // Thrown inside the transaction: the stock just taken is given back with it.
+    if (!(await insert(trx))) throw cardDeclinedTooOften();
     return null;
   });
 }

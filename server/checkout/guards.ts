@@ -1,14 +1,13 @@
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
-import type { Db } from "../store/database.js";
-import { fixedQuery } from "../store/fixedQuery.js";
+import type { DeclineCap } from "../store/payments.js";
 import { countEvent, countInWindow } from "../store/rateLimits.js";
 
 /**
  * Defences of the public checkout against card testing (trying stolen card numbers through a donation
  * form): attempt limits per IP address and per form, a honeypot field, and a cap on declines per card
- * fingerprint. Each answers with a clear 429 or 400 before anything is charged.
+ * fingerprint. Each answers with a clear 429 or 400 before any money moves.
  */
 
 export function checkHoneypot(value: string | undefined): void {
@@ -86,26 +85,23 @@ export async function countPromoFailure(deps: AppDeps, ip: string, formId: strin
   await countEvent(deps.store.db, promoKey(ip, formId), deps.now());
 }
 
-const declinesSince = fixedQuery((db: Db, fingerprint: string, since: string) =>
-  db
-    .selectFrom("payments")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("fingerprint", "=", fingerprint)
-    .where("created_at", ">", since)
-    .where("status", "=", "FAILED"),
-);
-
-/** Refuses a card (or bank account) that was declined too often in the last 24 hours. */
-export async function checkFingerprint(deps: AppDeps, fingerprint: string): Promise<void> {
+/**
+ * The cap on one card's declines: at CARD_FAILURE_LIMIT declined payments of its fingerprint in the last
+ * 24 hours it is refused. Checked by the write that records the payment (insertPaymentUnlessDeclined), which
+ * comes after the processor made its payment and before it moves any money; null when there is no cap.
+ */
+export function declineCap(deps: AppDeps, fingerprint: string): DeclineCap | null {
   const cap = deps.config.cardFailureLimit;
-  if (cap === 0) return;
-  const since = isoAt(deps.now() - 24 * 3600 * 1000);
-  const { rows } = await declinesSince(deps.store.db, fingerprint, since);
-  if (Number(rows[0]?.n ?? 0) >= cap)
-    throw new ApiError(
-      429,
-      "This card has been declined too many times today; use another payment method or try again tomorrow",
-      undefined,
-      { "Retry-After": "3600" },
-    );
+  if (cap === 0) return null;
+  return { fingerprint, since: isoAt(deps.now() - 24 * 3600 * 1000), cap };
+}
+
+/** The answer to a card over its cap of declines. */
+export function cardDeclinedTooOften(): ApiError {
+  return new ApiError(
+    429,
+    "This card has been declined too many times today; use another payment method or try again tomorrow",
+    undefined,
+    { "Retry-After": "3600" },
+  );
 }

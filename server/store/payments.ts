@@ -2,7 +2,7 @@ import type { TributeKind } from "../../shared/enums.js";
 import type { Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
 import type { Db } from "./database.js";
-import { insertRow } from "./fixedQuery.js";
+import { fixedQuery, insertRow } from "./fixedQuery.js";
 import type { HeldItem } from "./inventory.js";
 import { afterPosition } from "./keyset.js";
 import { filterConditions, type PaymentFilters } from "./listFilters.js";
@@ -59,6 +59,107 @@ export const PAYMENT_ID = /^pay_[0-9a-z]{26}$/;
 
 export async function insertPayment(trx: Db, row: PaymentsTable): Promise<void> {
   await insertRow(trx, "payments", row);
+}
+
+/** Declined payments of one card (its fingerprint) since a time: at `cap` or more, the card is refused. */
+export interface DeclineCap {
+  fingerprint: string;
+  since: string;
+  cap: number;
+}
+
+/** The columns of payments that are not text, with their type (an `insert … select` states it). */
+const NUMBER_COLUMNS: Partial<Record<keyof PaymentsTable, "bigint" | "integer">> = {
+  amount_cents: "bigint",
+  fee_cents: "bigint",
+  refunded_cents: "bigint",
+  cover_fees: "integer",
+  anonymous: "integer",
+};
+
+const PAYMENT_COLUMNS = [
+  "id",
+  "organization_id",
+  "form_id",
+  "contact_id",
+  "subscription_id",
+  "status",
+  "amount_cents",
+  "fee_cents",
+  "refunded_cents",
+  "currency",
+  "fund",
+  "form_title",
+  "frequency",
+  "cover_fees",
+  "anonymous",
+  "email",
+  "first_name",
+  "last_name",
+  "payment_method_type",
+  "card_brand",
+  "last4",
+  "fingerprint",
+  "processor_payment_id",
+  "charge_key",
+  "failure_code",
+  "failure_message",
+  "details",
+  "processor",
+  "dispute",
+  "claimed_by",
+  "created_at",
+  "updated_at",
+] as const satisfies readonly (keyof PaymentsTable)[];
+/** Columns of payments missing from PAYMENT_COLUMNS: none (this does not compile once one is). */
+type MissingPaymentColumn = Exclude<keyof PaymentsTable, (typeof PAYMENT_COLUMNS)[number]>;
+const noMissingPaymentColumn: [MissingPaymentColumn] extends [never] ? true : MissingPaymentColumn = true;
+void noMissingPaymentColumn;
+
+const insertUnlessDeclined = fixedQuery(
+  (db: Db, fingerprint: string, since: string, cap: number, ...values: unknown[]) =>
+    db
+      .insertInto("payments")
+      .columns(PAYMENT_COLUMNS)
+      .expression(
+        db
+          .selectNoFrom((eb) =>
+            PAYMENT_COLUMNS.map((column, i) => {
+              const type = NUMBER_COLUMNS[column];
+              return (type ? eb.cast(eb.val(values[i]), type) : eb.val(values[i])).as(column);
+            }),
+          )
+          .where(
+            (eb) =>
+              eb
+                .selectFrom("payments")
+                .select((count) => count.fn.countAll<number>().as("n"))
+                .where("fingerprint", "=", fingerprint)
+                .where("created_at", ">", since)
+                .where("status", "=", "FAILED"),
+            "<",
+            cap,
+          ),
+      ),
+);
+
+/**
+ * Inserts the payment unless its card was declined `cap` times or more since `since` (card testing): the
+ * count and the insert are one statement. False when the card is refused, and nothing was written.
+ */
+export async function insertPaymentUnlessDeclined(
+  trx: Db,
+  row: PaymentsTable,
+  cap: DeclineCap,
+): Promise<boolean> {
+  const result = await insertUnlessDeclined(
+    trx,
+    cap.fingerprint,
+    cap.since,
+    cap.cap,
+    ...PAYMENT_COLUMNS.map((column) => row[column] ?? null),
+  );
+  return Number(result.numAffectedRows ?? 0) > 0;
 }
 
 export async function findPayment(db: Db, id: string): Promise<PaymentsTable | undefined> {

@@ -19,6 +19,8 @@ describe.skipIf(dialect !== "postgres")("round trips of a checkout on PostgreSQL
   });
 
   async function counted(formId: string, email: string, beside?: () => Promise<unknown>): Promise<string[]> {
+    // Rows of the API requests before it (making the form) are written first, not during the checkout.
+    await t.deps.metrics.flush();
     const recording = recordPgQueries();
     const alongside = beside?.();
     const res = await checkout(t, formId, {
@@ -43,14 +45,13 @@ describe.skipIf(dialect !== "postgres")("round trips of a checkout on PostgreSQL
       );
   }
 
-  it("a returning donor's card gift: a guard read, the payment, the charge, then one transaction of four", async () => {
+  it("a returning donor's card gift: the payment (with the card's guard), the charge, then one transaction of four", async () => {
     const formId = await createForm(t, { title: "Round trips", funds: ["General"] });
     // The first warm the read caches (form, organization) and make the contact.
     for (let i = 0; i < 3; i++) await counted(formId, "returning@example.org");
     const statements = await counted(formId, "returning@example.org");
     expect(statements.map((s) => s.trim().split(/\s+/)[0].toLowerCase())).toEqual([
-      "select", // the card-testing guard
-      "insert", // the PROCESSING payment (no stock to take: no transaction)
+      "insert", // the PROCESSING payment, counting the card's declines in the same statement (no stock: no transaction)
       "insert", // the sandbox processor's ledger entry for the charge
       "begin",
       "update", // the outcome, with the donor's contact found by the same statement
@@ -90,7 +91,7 @@ describe.skipIf(dialect !== "postgres")("round trips of a checkout on PostgreSQL
     }).finally(recording.stop);
     expect(res.status).toBe(201);
     const data = recording.sent.filter((q) => /^\s*(select|insert|update|with)\b/i.test(q.text));
-    expect(data.length).toBeGreaterThanOrEqual(5);
+    expect(data.length).toBeGreaterThanOrEqual(4);
     for (const q of data) expect(q.name, q.text).toMatch(/^almoner_\d+$/);
     // One name per text, whichever connection runs it.
     const byName = new Map(data.map((q) => [q.name, q.text]));

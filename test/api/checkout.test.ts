@@ -331,6 +331,40 @@ describe("card-testing defences", () => {
     expect(String(capped.body.error)).toMatch(/declined too many times/);
   });
 
+  it("a card over its cap of declines is refused before money moves: no payment, no charge, no stock", async () => {
+    await t.close();
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CARD_FAILURE_LIMIT: "1" } });
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "Adult", price: 50, quantity: 5 }],
+    });
+    const buy = (number: string) =>
+      checkout(t, formId, {
+        tickets: [{ name: "Adult", quantity: 1 }],
+        donor: donor(),
+        paymentMethod: card(number),
+      });
+    expect((await buy(CARDS.declined)).status).toBe(402);
+    const charges = () =>
+      t.store.db
+        .selectFrom("processor_ledger")
+        .select("key")
+        .where("key", "like", "charge:%")
+        .execute()
+        .then((r) => r.length);
+    const paymentsBefore = (await rows("payments")).length;
+    const chargesBefore = await charges();
+    const capped = await buy(CARDS.declined);
+    expect(capped.status).toBe(429);
+    expect(capped.headers.get("retry-after")).toBe("3600");
+    expect((await rows("payments")).length).toBe(paymentsBefore);
+    expect(await charges()).toBe(chargesBefore);
+    const form = await t.request<{ tickets: { quantitySold: number }[] }>("GET", `/v1/forms/${formId}`);
+    expect(form.body.tickets[0].quantitySold).toBe(0);
+    // Another card still buys the ticket.
+    expect((await buy(CARDS.visa)).status).toBe(201);
+  });
+
   it("limits attempts per address and per form", async () => {
     await t.close();
     t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "2", CHECKOUT_LIMIT_PER_FORM: "1000" } });

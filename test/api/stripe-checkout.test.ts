@@ -149,6 +149,21 @@ describe("a card gift on Stripe", () => {
     expect(s.emulator.countRequests("POST", "/v1/payment_intents")).toBe(2);
   });
 
+  it("refuses a card over its cap of declines before Stripe confirms anything: the new PaymentIntent is cancelled", async () => {
+    await s.close();
+    s = await setupStripeApp({ env: { CARD_FAILURE_LIMIT: "1" } });
+    const formId = await createForm(s.t, standard());
+    const declined = await give(formId, await s.cardToken("4000000000009995"), {}, "capped-1");
+    expect(declined.status).toBe(402);
+    const confirmsBefore = s.emulator.requests.filter((r) => r.path.endsWith("/confirm")).length;
+    const capped = await give(formId, await s.cardToken("4000000000009995"), {}, "capped-2");
+    expect(capped.status).toBe(429);
+    expect(String(capped.body.error)).toMatch(/declined too many times/);
+    expect(s.emulator.requests.filter((r) => r.path.endsWith("/confirm")).length).toBe(confirmsBefore);
+    expect(s.emulator.requests.filter((r) => r.path.endsWith("/cancel"))).toHaveLength(1);
+    expect((await payments()).map((p) => p.status)).toEqual(["FAILED"]);
+  });
+
   it("charges once for a double submission (the same Idempotency-Key)", async () => {
     const formId = await createForm(s.t, standard());
     const token = await s.cardToken();

@@ -28,8 +28,8 @@ export function recordPgQueries(): { sent: SentQuery[]; stop(): void } {
 
 /**
  * The queries left once every transaction matching `isOther` is taken out whole (its `begin`, its
- * statements and its `commit`, all on one connection): the work of a timer that ran meanwhile (the API
- * metrics' flush) is not the request's.
+ * statements and its `commit`, all on one connection), and every transaction the recording cut: the work
+ * of a timer that ran meanwhile (the API metrics' flush) is not the request's.
  */
 export function withoutTransactions(sent: SentQuery[], isOther: (text: string) => boolean): SentQuery[] {
   const dropped = new Set<number>();
@@ -47,5 +47,29 @@ export function withoutTransactions(sent: SentQuery[], isOther: (text: string) =
       if (!isOther(sent[j].text)) break;
     }
   });
+  // Transactions cut by the recording: one begun before it started (a `commit` with no `begin` recorded on
+  // its connection) or still open when it stopped (a `begin` with no `commit`). A request's own
+  // transactions are whole, since it has answered by the time the recording stops.
+  const open = new Map<unknown, number[]>();
+  const seenBegin = new Set<unknown>();
+  sent.forEach((q, i) => {
+    if (dropped.has(i)) return;
+    const queries = open.get(q.client) ?? [];
+    if (/^\s*begin\b/i.test(q.text)) {
+      seenBegin.add(q.client);
+      open.set(q.client, [i]);
+      return;
+    }
+    if (/^\s*(commit|rollback)\b/i.test(q.text)) {
+      if (!seenBegin.has(q.client)) {
+        dropped.add(i);
+        for (let j = 0; j < i; j++) if (sent[j].client === q.client) dropped.add(j);
+      }
+      open.delete(q.client);
+      return;
+    }
+    if (open.has(q.client)) queries.push(i);
+  });
+  for (const queries of open.values()) for (const i of queries) dropped.add(i);
   return sent.filter((_, i) => !dropped.has(i));
 }
