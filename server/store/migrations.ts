@@ -23,6 +23,7 @@ import { paymentsBySubscription } from "./migrations/020-payments-by-subscriptio
 import { tickets } from "./migrations/021-tickets.js";
 import { developers } from "./migrations/022-developers.js";
 import { organizationBrandingReceipts } from "./migrations/023-organization-branding-receipts.js";
+import { paymentsPartialIndexes } from "./migrations/024-payments-partial-indexes.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -55,6 +56,7 @@ export const MIGRATIONS: Migration[] = [
   tickets,
   developers,
   organizationBrandingReceipts,
+  paymentsPartialIndexes,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { TributeKind } from "../../shared/enums.js";
 import type { Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
@@ -136,7 +137,8 @@ const insertUnlessDeclined = fixedQuery(
                 .select((count) => count.fn.countAll<number>().as("n"))
                 .where("fingerprint", "=", fingerprint)
                 .where("created_at", ">", since)
-                .where("status", "=", "FAILED"),
+                // A literal, so that the partial index of declines (FAILED rows only) serves the count.
+                .where("status", "=", sql.lit("FAILED")),
             "<",
             cap,
           ),
