@@ -23,8 +23,11 @@ export function randomBytesPooled(size: number): Buffer {
   return Buffer.from(randomChunk(size));
 }
 
-/** A 26-character, lower-case, time-sortable id (ULID layout: 48-bit milliseconds, 80 random bits). */
-export function ulid(now = Date.now()): string {
+/**
+ * A 26-character, lower-case, time-sortable id (ULID layout: 48-bit milliseconds, 80 random bits), dated
+ * `now`: the caller's injected clock (`deps.now()`, or the `nowMs` passed down), never the wall clock read here.
+ */
+export function ulid(now: number): string {
   if (now !== lastMs) {
     lastMs = now;
     lastTime = "";
@@ -41,10 +44,12 @@ export function ulid(now = Date.now()): string {
   return time + rand;
 }
 
+/** `prefix_` and a ulid dated `nowMs` (the injected clock, as for ulid). */
 export function prefixedId(
   prefix: "pay" | "sub" | "wh" | "log" | "met" | "evt" | "key" | "org" | "usr",
+  nowMs: number,
 ): string {
-  return `${prefix}_${ulid()}`;
+  return `${prefix}_${ulid(nowMs)}`;
 }
 
 export const uuid = (): string => crypto.randomUUID();

@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const upkeep = setInterval(() => void pruneExpired(store.db, Date.now()).catch(() => {}), 10 * 60 * 1000);
+  const upkeep = setInterval(() => void pruneExpired(store.db, deps.now()).catch(() => {}), 10 * 60 * 1000);
   upkeep.unref();
 
   const shutdown = () => {

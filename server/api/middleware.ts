@@ -54,15 +54,16 @@ export function metricOf(
   request: { path: string; method: string; status: number; started: number },
   isoTime: (ms: number) => string = isoAt,
 ): ApiMetricsTable {
+  const now = deps.now();
   return {
-    id: prefixedId("met"),
+    id: prefixedId("met", now),
     organization_id: auth.organizationId,
     key_id: auth.keyId,
     endpoint: request.path.slice(0, 500),
     method: request.method,
     status_code: request.status,
     response_time_us: Math.round((performance.now() - request.started) * 1000),
-    created_at: isoTime(deps.now()),
+    created_at: isoTime(now),
   };
 }
 

@@ -69,12 +69,16 @@ async function releaseClaim(db: Db, id: string, token: string): Promise<void> {
     .execute();
 }
 
-/** Bills (or ends) one subscription this process has claimed with `token`. */
+/**
+ * Bills (or ends) one subscription this process has claimed with `token`, as of `atMs`; `wallMs` is the real
+ * time (the billing worker's wall clock), when the mail the charge causes is due if `atMs` is later.
+ */
 export async function billSubscription(
   deps: AppDeps,
   claimed: SubscriptionsTable,
   token: string,
   atMs: number,
+  wallMs: number,
 ): Promise<BillingTally> {
   const tally = emptyTally();
   if (hasEnded(claimed, atMs)) {
@@ -118,12 +122,12 @@ export async function billSubscription(
   const settled = await deps.store.transact(async (trx) => {
     const done = await settlePayment(
       trx,
-      { nowMs: atMs, publicUrl: deps.config.publicUrl },
+      { nowMs: atMs, publicUrl: deps.config.publicUrl, wallMs },
       { id: payment.id },
       outcome,
     );
     if (done.changed && outcome.to === "PENDING" && outcome.awaiting === AWAITING_AUTHENTICATION)
-      await requestConfirmation(trx, done.row, org.name, deps.config.publicUrl, atMs);
+      await requestConfirmation(trx, done.row, org.name, deps.config.publicUrl, atMs, wallMs);
     return done;
   });
   await releaseClaim(deps.store.db, sub.id, token);
@@ -278,7 +282,7 @@ function chargeRow(
     ...(kept.language && { language: kept.language }),
   };
   return {
-    id: prefixedId("pay"),
+    id: prefixedId("pay", atMs),
     organization_id: sub.organization_id,
     form_id: sub.form_id,
     contact_id: sub.contact_id,

@@ -43,6 +43,11 @@ export interface SettlementWorkerOptions {
   repollMs?: number;
   /** The same for processors that report by webhook. */
   slowRepollMs?: number;
+  /**
+   * The real time, which the mail a settlement causes is due at when the deps' clock is a later moment (a
+   * billing run `--as-of`); default `Date.now`.
+   */
+  wallClock?: () => number;
   onError?: (err: unknown, context: string) => void;
 }
 
@@ -65,6 +70,7 @@ export class SettlementWorker {
   private readonly batchSize: number;
   private readonly repollMs: number;
   private readonly slowRepollMs: number;
+  private readonly wallClock: () => number;
   private readonly onError: (err: unknown, context: string) => void;
   private readonly loop: Periodic<SettlementPassResult>;
 
@@ -73,6 +79,7 @@ export class SettlementWorker {
     this.batchSize = opts.batchSize ?? 50;
     this.repollMs = opts.repollMs ?? 60_000;
     this.slowRepollMs = opts.slowRepollMs ?? 3_600_000;
+    this.wallClock = opts.wallClock ?? Date.now;
     if (!Number.isSafeInteger(this.batchSize) || this.batchSize < 1)
       throw new RangeError("batchSize must be ≥ 1");
     if (!Number.isSafeInteger(this.repollMs) || this.repollMs < 1)
@@ -149,7 +156,7 @@ export class SettlementWorker {
     const settled = await this.deps.store.transact((trx) =>
       settlePayment(
         trx,
-        { nowMs, publicUrl: this.deps.config.publicUrl },
+        { nowMs, publicUrl: this.deps.config.publicUrl, wallMs: this.wallClock() },
         { id: row.id },
         {
           to: "FAILED",
@@ -169,7 +176,7 @@ export class SettlementWorker {
     const settled = await this.deps.store.transact((trx) =>
       settlePayment(
         trx,
-        { nowMs: this.deps.now(), publicUrl: this.deps.config.publicUrl },
+        { nowMs: this.deps.now(), publicUrl: this.deps.config.publicUrl, wallMs: this.wallClock() },
         { id: pending.id },
         outcome,
       ),

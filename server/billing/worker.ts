@@ -31,7 +31,10 @@ export interface BillingWorkerOptions {
    * soon as its heartbeat lapses).
    */
   leaseMs?: number;
-  /** The clock of leases; default `Date.now`. */
+  /**
+   * The clock of leases, and the real time the mail a charge causes is due at when the pass bills as of a
+   * later moment; default `Date.now`.
+   */
   wallClock?: () => number;
   onError?: (err: unknown, context: string) => void;
 }
@@ -113,7 +116,7 @@ export class BillingWorker {
         }
         seen.push(sub.id);
         try {
-          const tally = await billSubscription(this.deps, sub, token, atMs);
+          const tally = await billSubscription(this.deps, sub, token, atMs, this.wallClock());
           total.charged += tally.charged;
           total.failed += tally.failed;
           total.cancelled += tally.cancelled;

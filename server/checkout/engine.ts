@@ -331,7 +331,7 @@ export async function runCheckout(
 
   const now = deps.now();
   const nowIso = isoAt(now);
-  const paymentId = prefixedId("pay");
+  const paymentId = prefixedId("pay", now);
   const hold = itemsToHold(form, req, quote);
   const paymentDetails: PaymentDetails = {
     lines: quote.lines,

@@ -21,6 +21,12 @@ export interface OutgoingMail {
   html: string;
 }
 
+/**
+ * When a message caused by a change dated `nowMs` is queued: at once. A change dated later than the real
+ * time `wallMs` (a billing pass run `--as-of` a later moment) still mails now, not at that moment.
+ */
+export const mailDueMs = (nowMs: number, wallMs = nowMs): number => Math.min(nowMs, wallMs);
+
 /** The outbox row of one message, due at once (`nowMs`). */
 export function outboxRow(mail: OutgoingMail, nowMs: number): EmailOutboxTable {
   const now = isoAt(nowMs);

@@ -1,7 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
 import { isoAt } from "../../shared/time.js";
 import { renderConfirmationRequest } from "../mail/confirmationRequest.js";
-import { queueEmail } from "../mail/outbox.js";
+import { mailDueMs, queueEmail } from "../mail/outbox.js";
 import type { Db } from "../store/database.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -24,6 +24,8 @@ export async function requestConfirmation(
   organizationName: string,
   publicUrl: string,
   nowMs: number,
+  /** The real time, earlier than `nowMs` in a billing pass run `--as-of` a later moment (mailDueMs). */
+  wallMs: number,
 ): Promise<void> {
   if (!row.subscription_id) return;
   const expiresAtMs = nowMs + CONFIRMATION_WINDOW_MS;
@@ -60,8 +62,8 @@ export async function requestConfirmation(
       text: mail.text,
       html: mail.html,
     },
-    // Due on the wall clock even when the charge is dated later (`billing run --as-of`): the server's mail
+    // Due on the real time even when the charge is dated later (`billing run --as-of`): the server's mail
     // worker sends it at once.
-    Math.min(nowMs, Date.now()),
+    mailDueMs(nowMs, wallMs),
   );
 }

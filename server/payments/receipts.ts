@@ -1,5 +1,5 @@
 import type { Frequency } from "../../shared/enums.js";
-import { outboxRow, queueEmail } from "../mail/outbox.js";
+import { mailDueMs, outboxRow, queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import { renderTributeNotice } from "../mail/tribute.js";
 import type { Db } from "../store/database.js";
@@ -20,7 +20,7 @@ export async function receiptOutboxRow(
   trx: Db,
   row: PaymentsTable,
   sub: SubscriptionsTable | null,
-  at: { nowMs: number; publicUrl: string },
+  at: { nowMs: number; publicUrl: string; wallMs?: number },
   /** The payment's form and organization when the caller has them already (a checkout does). */
   loaded?: { form: FormRecord; org: Organization },
   /** The payment's tickets when the caller has just issued them; read otherwise (an event order's). */
@@ -84,8 +84,8 @@ export async function receiptOutboxRow(
       html: mail.html,
     },
     // A charge recorded "as of" a later moment (`billing run --as-of`, whose injected clock is that moment)
-    // still mails its receipt now: the wall clock caps when it is due.
-    Math.min(at.nowMs, Date.now()),
+    // still mails its receipt now: the real time (`wallMs`) caps when it is due.
+    mailDueMs(at.nowMs, at.wallMs),
   );
 }
 
@@ -97,7 +97,7 @@ export async function queueTributeNotice(
   trx: Db,
   row: PaymentsTable,
   tribute: Tribute,
-  nowMs: number,
+  at: { nowMs: number; wallMs?: number },
   loaded?: { org: Organization },
 ): Promise<void> {
   if (!tribute.notifyEmail) return;
@@ -122,7 +122,7 @@ export async function queueTributeNotice(
       text: notice.text,
       html: notice.html,
     },
-    Math.min(nowMs, Date.now()),
+    mailDueMs(at.nowMs, at.wallMs),
   );
 }
 

@@ -52,12 +52,13 @@ function newSubscription(
   row: PaymentsTable,
   method: PaymentMethod,
   processorCustomer: string | null,
-  nowIso: string,
+  nowMs: number,
 ): SubscriptionsTable {
+  const nowIso = isoAt(nowMs);
   const frequency = row.frequency as Exclude<Frequency, "ONE_TIME">;
   const details = paymentDetails(row);
   return {
-    id: prefixedId("sub"),
+    id: prefixedId("sub", nowMs),
     organization_id: row.organization_id,
     form_id: row.form_id,
     contact_id: row.contact_id ?? "",
@@ -110,9 +111,9 @@ export async function insertNewSubscription(
   row: PaymentsTable,
   method: PaymentMethod,
   processorCustomer: string | null,
-  nowIso: string,
+  nowMs: number,
 ): Promise<SubscriptionsTable> {
-  const sub = newSubscription(row, method, processorCustomer, nowIso);
+  const sub = newSubscription(row, method, processorCustomer, nowMs);
   await insertSubscription(trx, sub);
   return sub;
 }

@@ -68,6 +68,11 @@ export interface Settled {
 export interface SettleAt {
   nowMs: number;
   publicUrl: string;
+  /**
+   * The real time, when `nowMs` is a later moment (a billing pass run `--as-of` it): the mail the change
+   * causes is due at once all the same (mailDueMs). Left out, `nowMs` is the real time.
+   */
+  wallMs?: number;
 }
 
 const FROM: Record<PaymentOutcome["to"], readonly string[]> = {
@@ -180,7 +185,7 @@ export async function settlePayment(
     const saved = outcome.to === "FAILED" ? null : outcome.savedMethod;
     const sub =
       outcome.to !== "FAILED" && row.frequency !== "ONE_TIME" && saved
-        ? await insertNewSubscription(trx, row, saved, outcome.processorCustomer ?? null, nowIso)
+        ? await insertNewSubscription(trx, row, saved, outcome.processorCustomer ?? null, nowMs)
         : null;
     if (sub) row = { ...row, subscription_id: sub.id };
     if (contact && (contact.id !== known || sub))
@@ -216,7 +221,7 @@ export async function settlePayment(
   await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs, receipt ?? undefined);
   // A dedicated gift's notice, once: when the checkout's payment completes.
   if (row.status === "COMPLETED" && origin.kind === "checkout" && details.tribute)
-    await queueTributeNotice(trx, row, details.tribute, nowMs, loaded);
+    await queueTributeNotice(trx, row, details.tribute, at, loaded);
   return { row, changed: true, ...effect };
 }
 

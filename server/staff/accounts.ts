@@ -91,7 +91,7 @@ export async function createStaffMember(
       .select("id")
       .where("email_key", "=", key)
       .executeTakeFirst();
-    const id = existing?.id ?? prefixedId("usr");
+    const id = existing?.id ?? prefixedId("usr", input.nowMs);
     if (!existing)
       await trx
         .insertInto("staff_users")
@@ -282,7 +282,7 @@ export async function recordFailure(store: Store, keys: string[], nowMs: number)
   const now = isoAt(nowMs);
   await store.db
     .insertInto("staff_login_failures")
-    .values(keys.map((key) => ({ id: prefixedId("log"), key, created_at: now })))
+    .values(keys.map((key) => ({ id: prefixedId("log", nowMs), key, created_at: now })))
     .execute();
   await store.db
     .deleteFrom("staff_login_failures")

@@ -27,7 +27,7 @@ export async function createApiKey(
 ): Promise<{ key: string; record: ApiKeyRecord }> {
   const key = `cs_${input.sandbox ? "test" : "live"}_${randomBase62(32)}`;
   const record: ApiKeyRecord = {
-    keyId: prefixedId("key"),
+    keyId: prefixedId("key", nowMs),
     organizationId: input.organizationId,
     prefix: key.slice(0, 12),
     permissions: input.permissions ?? [...PERMISSIONS],

@@ -129,7 +129,7 @@ export async function createOrganization(
 ): Promise<Organization> {
   const now = isoAt(nowMs);
   const row: OrganizationsTable = {
-    id: prefixedId("org"),
+    id: prefixedId("org", nowMs),
     name: input.name,
     base_urls: "[]",
     global_custom_inputs: "[]",

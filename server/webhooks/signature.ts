@@ -42,8 +42,8 @@ export interface VerifyInput {
   /** The X-Webhook-Signature header. */
   signature: string | null | undefined;
   toleranceSeconds?: number;
-  /** The receiver's clock, Unix seconds; default now. */
-  nowSeconds?: number;
+  /** The receiver's clock, Unix seconds. */
+  nowSeconds: number;
 }
 
 /**
@@ -53,8 +53,9 @@ export interface VerifyInput {
 export function verifyWebhookSignature(input: VerifyInput): boolean {
   const { secret, body, timestamp, signature } = input;
   if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) return false;
-  const now = input.nowSeconds ?? Date.now() / 1000;
-  if (Math.abs(now - Number(timestamp)) > (input.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS))
+  if (
+    Math.abs(input.nowSeconds - Number(timestamp)) > (input.toleranceSeconds ?? SIGNATURE_TOLERANCE_SECONDS)
+  )
     return false;
   const expected = Buffer.from(signWebhook(secret, timestamp, body));
   return signature.split(",").some((one) => {

@@ -205,7 +205,7 @@ describe("GET /v1/analytics/summary", () => {
       created_at: at,
       updated_at: at,
     });
-    const bankFailed = prefixedId("pay");
+    const bankFailed = prefixedId("pay", Date.now());
     await insertPayment(t.store.db, {
       ...base(bankFailed, "2026-03-09T10:00:00.000Z"),
       status: "FAILED",
@@ -215,7 +215,7 @@ describe("GET /v1/analytics/summary", () => {
     });
     // A card declined at checkout: the donor saw it; nothing to act on.
     await insertPayment(t.store.db, {
-      ...base(prefixedId("pay"), "2026-03-09T11:00:00.000Z"),
+      ...base(prefixedId("pay", Date.now()), "2026-03-09T11:00:00.000Z"),
       status: "FAILED",
       failure_message: "Card declined",
     });
@@ -229,13 +229,13 @@ describe("GET /v1/analytics/summary", () => {
         createdAt: "2026-03-09T12:00:00.000Z",
         updatedAt: "2026-03-09T12:00:00.000Z",
       });
-    const open = prefixedId("pay");
+    const open = prefixedId("pay", Date.now());
     await insertPayment(t.store.db, {
       ...base(open, "2025-06-01T10:00:00.000Z"),
       dispute: dispute("needs_response"),
     });
     await insertPayment(t.store.db, {
-      ...base(prefixedId("pay"), "2026-03-01T10:00:00.000Z"),
+      ...base(prefixedId("pay", Date.now()), "2026-03-01T10:00:00.000Z"),
       dispute: dispute("won"),
     });
     // Another organization's failed bank debit and open dispute are not this one's to act on.
@@ -247,14 +247,14 @@ describe("GET /v1/analytics/summary", () => {
       })
     ).body.formID;
     await insertPayment(t.store.db, {
-      ...base(prefixedId("pay"), "2026-03-09T10:30:00.000Z"),
+      ...base(prefixedId("pay", Date.now()), "2026-03-09T10:30:00.000Z"),
       organization_id: other.id,
       form_id: otherForm,
       status: "FAILED",
       payment_method_type: "bank",
     });
     await insertPayment(t.store.db, {
-      ...base(prefixedId("pay"), "2026-03-09T10:40:00.000Z"),
+      ...base(prefixedId("pay", Date.now()), "2026-03-09T10:40:00.000Z"),
       organization_id: other.id,
       form_id: otherForm,
       dispute: dispute("needs_response"),

@@ -85,7 +85,7 @@ async function getCsv(path: string, key?: string) {
 }
 
 function storedPayment(organizationId: string, formId: string, createdAt: string): PaymentsTable {
-  const id = prefixedId("pay");
+  const id = prefixedId("pay", Date.now());
   return {
     id,
     organization_id: organizationId,

@@ -42,7 +42,7 @@ function payment(formId: string, fields: Partial<PaymentsTable> = {}): PaymentsT
   const createdAt =
     fields.created_at ?? new Date(Date.parse("2026-05-01T12:00:00Z") + sequence * 60_000).toISOString();
   return {
-    id: prefixedId("pay"),
+    id: prefixedId("pay", Date.now()),
     organization_id: t.org.id,
     form_id: formId,
     contact_id: null,
@@ -65,7 +65,7 @@ function payment(formId: string, fields: Partial<PaymentsTable> = {}): PaymentsT
     last4: "1111",
     fingerprint: null,
     processor_payment_id: null,
-    charge_key: `test:${prefixedId("pay")}`,
+    charge_key: `test:${prefixedId("pay", Date.now())}`,
     failure_code: null,
     failure_message: null,
     details: JSON.stringify({
@@ -252,7 +252,7 @@ describe(`GET /v1/payments filters (${dialect})`, () => {
     for (const [search, expected] of cases)
       expect(await paymentIds(`search=${encodeURIComponent(search)}`), search).toEqual(newestFirst(expected));
     // A payment id of a payment that is not there finds nothing (not every payment).
-    expect(await paymentIds(`search=${prefixedId("pay")}`)).toEqual([]);
+    expect(await paymentIds(`search=${prefixedId("pay", Date.now())}`)).toEqual([]);
     // An empty search is no search.
     expect(await paymentIds("search=")).toHaveLength(6);
     // Search combines with the other filters.

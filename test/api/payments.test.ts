@@ -37,7 +37,7 @@ async function give(formId: string, body: Json) {
 /** A settled payment written straight through the store (for volume), shaped like a checkout's. */
 function storedPayment(organizationId: string, formId: string, createdAt: string): PaymentsTable {
   return {
-    id: prefixedId("pay"),
+    id: prefixedId("pay", Date.now()),
     organization_id: organizationId,
     form_id: formId,
     contact_id: null,
@@ -60,7 +60,7 @@ function storedPayment(organizationId: string, formId: string, createdAt: string
     last4: "4242",
     fingerprint: null,
     processor_payment_id: null,
-    charge_key: `bulk:${prefixedId("pay")}`,
+    charge_key: `bulk:${prefixedId("pay", Date.now())}`,
     failure_code: null,
     failure_message: null,
     details: JSON.stringify({

@@ -206,7 +206,7 @@ async function seed(databaseUrl: string): Promise<Seeded> {
           last4: "4242",
           fingerprint: null,
           processor_payment_id: `pi_bench_${i}`,
-          charge_key: `bench:${prefixedId("pay")}`,
+          charge_key: `bench:${prefixedId("pay", at)}`,
           failure_code: null,
           failure_message: null,
           details,

@@ -54,6 +54,7 @@ describe(`webhook delivery (${dialect})`, () => {
           body: got.raw,
           timestamp: got.headers["x-webhook-timestamp"] as string,
           signature: got.headers["x-webhook-signature"] as string,
+          nowSeconds: Date.now() / 1000,
         }),
       ).toBe(true);
       expect(got.headers["content-type"]).toBe("application/json");
@@ -68,6 +69,7 @@ describe(`webhook delivery (${dialect})`, () => {
           body: got.raw,
           timestamp: got.headers["x-webhook-timestamp"] as string,
           signature: got.headers["x-webhook-signature"] as string,
+          nowSeconds: Date.now() / 1000,
         }),
       ).toBe(false);
     }

@@ -174,6 +174,7 @@ describe(`webhook answers, resend and secret rotation (${dialect})`, () => {
         body: got.raw,
         timestamp: got.headers["x-webhook-timestamp"] as string,
         signature: got.headers["x-webhook-signature"] as string,
+        nowSeconds: Date.now() / 1000,
       });
 
     // Within the 24 hours: two signatures; the README's verify accepts it with either secret.
