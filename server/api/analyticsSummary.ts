@@ -8,6 +8,7 @@ import {
   summaryQuerySchema,
   summarySchema,
 } from "../../shared/schemas/analytics.js";
+import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import {
   activeRecurringByFrequency,
@@ -62,8 +63,6 @@ export function summaryRange(
   return { from, to };
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
 /** Net sums per local day of `[from, to]`, every day listed (zero days too). */
 async function byDay(db: Db, org: Organization, from: string, to: string) {
   const tz = org.timeZone;
@@ -75,8 +74,8 @@ async function byDay(db: Db, org: Organization, from: string, to: string) {
     db,
     org.id,
     org.currency,
-    iso(starts[0]),
-    iso(starts[starts.length - 1]),
+    isoAt(starts[0]),
+    isoAt(starts[starts.length - 1]),
     bucket,
   );
   const days = new Map<string, { cents: number; gifts: number }>();
@@ -125,7 +124,7 @@ export async function buildSummary(
   const tz = org.timeZone;
   const today = localDate(nowMs, tz);
   const { from, to } = summaryRange(query, today);
-  const dayStart = (d: string) => iso(startOfLocalDay(d, tz));
+  const dayStart = (d: string) => isoAt(startOfLocalDay(d, tz));
   const tomorrow = dayStart(addDays(today, 1));
   const sum = (start: string, end: string) => raisedBetween(db, org.id, org.currency, start, end);
   const [todays, last30, year, range, days, recurring, failed, disputed] = await Promise.all([

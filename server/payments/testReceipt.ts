@@ -1,3 +1,4 @@
+import { isoAt } from "../../shared/time.js";
 import { translator } from "../i18n.js";
 import { queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
@@ -35,7 +36,7 @@ export async function queueTestReceipt(
     feeCents: 0,
     frequency: "ONE_TIME",
     fund: tr("mail.receipt.test.fund"),
-    date: new Date(at.nowMs).toISOString(),
+    date: isoAt(at.nowMs),
     lines: [],
     discountCents: 0,
     promoCode: null,

@@ -1,5 +1,6 @@
 import type Stripe from "stripe";
 import { fromMinorUnits, isExpressible, toMinorUnits } from "../../../shared/currency.js";
+import { isoAt } from "../../../shared/time.js";
 import type { StripeConnection } from "../../store/organizations.js";
 import type {
   CardBrand,
@@ -626,7 +627,6 @@ function heldForAuthentication(intent: Stripe.PaymentIntent): boolean {
 
 /** Funds are out of the balance while a dispute is open or lost (Stripe withdraws them when it opens). */
 function disputeState(d: Stripe.Dispute): DisputeState {
-  const iso = (s: number) => new Date(s * 1000).toISOString();
   const reinstated = d.status === "won" || d.status === "warning_closed";
   const warning = d.status.startsWith("warning_");
   return {
@@ -635,6 +635,6 @@ function disputeState(d: Stripe.Dispute): DisputeState {
     reason: d.reason,
     amountCents: fromMinorUnits(d.amount, d.currency),
     fundsWithdrawn: !reinstated && !warning,
-    createdAt: iso(d.created),
+    createdAt: isoAt(d.created * 1000),
   };
 }
