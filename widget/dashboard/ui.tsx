@@ -1,7 +1,10 @@
 import type { ComponentChildren, JSX } from "preact";
-import { useEffect, useRef } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 
-/** Small pieces every page uses: a labelled field, a message, a page heading that takes focus. */
+/**
+ * Small pieces every page uses: a labelled field, a message, a page heading that takes focus, the question
+ * a destructive action asks before it acts, a button that copies a text.
+ */
 
 let fieldCount = 0;
 const nextId = (): string => `f${++fieldCount}`;
@@ -56,6 +59,79 @@ export function PageTitle(props: { children: ComponentChildren; title: string })
     <h1 tabIndex={-1} ref={ref}>
       {props.children}
     </h1>
+  );
+}
+
+/**
+ * The question an action that cannot be undone asks after its first click, with its two answers: `yes`
+ * (e.g. "Yes, delete") acts, `keep` (default "Keep") goes back. In a table's row it is words of the row,
+ * named by `question`; `block` makes it a box of its own, named by its paragraph (`question` and `detail`).
+ */
+export function ConfirmInline(props: {
+  /** "Delete Spring appeal?": what the dialog is called. */
+  question: string;
+  /** What follows from it ("Its page stops taking gifts."), said after the question. */
+  detail?: string;
+  yes: string;
+  keep?: string;
+  onYes: () => void;
+  onKeep: () => void;
+  block?: boolean;
+  /** Both answers are disabled meanwhile (the action is under way). */
+  busy?: boolean;
+}) {
+  const id = useRef(nextId()).current;
+  const words = props.detail ? `${props.question} ${props.detail}` : props.question;
+  const answers = (
+    <>
+      <button type="button" class="danger" onClick={props.onYes} disabled={props.busy}>
+        {props.yes}
+      </button>
+      <button type="button" class="secondary" onClick={props.onKeep} disabled={props.busy}>
+        {props.keep ?? "Keep"}
+      </button>
+    </>
+  );
+  if (props.block)
+    return (
+      <div class="confirm" role="alertdialog" aria-labelledby={id}>
+        <p id={id}>{words}</p>
+        {answers}
+      </div>
+    );
+  return (
+    <span role="alertdialog" aria-label={props.question}>
+      {words} {answers}
+    </span>
+  );
+}
+
+/**
+ * A button that copies `value`. That it did shows on the button itself ("Copied", `confirm: "button"`), or
+ * in a status line after it, read out by screen readers (`confirm: "status"`).
+ */
+export function CopyButton(props: { value: string; confirm: "button" | "status" }) {
+  const [copied, setCopied] = useState(false);
+  const button = (
+    <button
+      type="button"
+      class="secondary"
+      onClick={() =>
+        navigator.clipboard
+          ?.writeText(props.value)
+          .then(() => setCopied(true))
+          .catch(() => setCopied(false))
+      }
+    >
+      {copied && props.confirm === "button" ? "Copied" : "Copy"}
+    </button>
+  );
+  if (props.confirm === "button") return button;
+  return (
+    <>
+      {button}
+      <span role="status">{copied ? "Copied." : ""}</span>
+    </>
   );
 }
 

@@ -3,7 +3,7 @@ import { EVENT_TYPES, PERMISSIONS } from "../../../shared/enums.js";
 import { call, get, listPage } from "../api.js";
 import { when } from "../format.js";
 import { isOwner } from "../session.js";
-import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
+import { ConfirmInline, CopyButton, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * For the organization's developers (Owners): API keys (made with a name and chosen permissions, the secret
@@ -47,26 +47,13 @@ interface LogEntry {
 
 /** A secret shown once, with a button that copies it. */
 function Secret(props: { label: string; value: string }) {
-  const [copied, setCopied] = useState(false);
   return (
     <div class="confirm" role="status">
       <p>
         <strong>{props.label}</strong> It is shown this once: copy it now.
       </p>
       <p>
-        <code data-secret>{props.value}</code>{" "}
-        <button
-          type="button"
-          class="secondary"
-          onClick={() =>
-            navigator.clipboard
-              ?.writeText(props.value)
-              .then(() => setCopied(true))
-              .catch(() => setCopied(false))
-          }
-        >
-          {copied ? "Copied" : "Copy"}
-        </button>
+        <code data-secret>{props.value}</code> <CopyButton value={props.value} confirm="button" />
       </p>
     </div>
   );
@@ -150,24 +137,18 @@ function Keys() {
                 <td>
                   {!key.revokedAt &&
                     (revoking === key.keyId ? (
-                      <span role="alertdialog" aria-label={`Revoke ${key.name}?`}>
-                        Revoke {key.name}? Programs using it stop working.{" "}
-                        <button
-                          type="button"
-                          class="danger"
-                          onClick={() =>
-                            act(async () => {
-                              await call("DELETE", `/v1/keys/${encodeURIComponent(key.keyId)}`);
-                              setRevoking(null);
-                            })
-                          }
-                        >
-                          Yes, revoke
-                        </button>
-                        <button type="button" class="secondary" onClick={() => setRevoking(null)}>
-                          Keep
-                        </button>
-                      </span>
+                      <ConfirmInline
+                        question={`Revoke ${key.name}?`}
+                        detail="Programs using it stop working."
+                        yes="Yes, revoke"
+                        onYes={() =>
+                          act(async () => {
+                            await call("DELETE", `/v1/keys/${encodeURIComponent(key.keyId)}`);
+                            setRevoking(null);
+                          })
+                        }
+                        onKeep={() => setRevoking(null)}
+                      />
                     ) : (
                       <button type="button" class="secondary" onClick={() => setRevoking(key.keyId)}>
                         Revoke…

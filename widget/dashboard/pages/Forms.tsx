@@ -5,7 +5,7 @@ import { ListFooter, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { can } from "../session.js";
-import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
+import { ConfirmInline, CopyButton, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * Forms: the organization's forms with their state; a new form, turning one off or on, deleting one (soft,
@@ -180,16 +180,16 @@ function FormList() {
                   <a href={to("payments", { formID: form.formID })}>Its payments</a>
                   {writable &&
                     (deleting === form.formID ? (
-                      <span role="alertdialog" aria-label={`Delete ${form.title}?`}>
+                      <>
                         {" "}
-                        Delete {form.title}? Its page stops taking gifts.{" "}
-                        <button type="button" class="danger" onClick={() => remove(form)}>
-                          Yes, delete
-                        </button>
-                        <button type="button" class="secondary" onClick={() => setDeleting(null)}>
-                          Keep
-                        </button>
-                      </span>
+                        <ConfirmInline
+                          question={`Delete ${form.title}?`}
+                          detail="Its page stops taking gifts."
+                          yes="Yes, delete"
+                          onYes={() => remove(form)}
+                          onKeep={() => setDeleting(null)}
+                        />
+                      </>
                     ) : (
                       <>
                         {" "}
@@ -283,7 +283,6 @@ function NewForm() {
 
 /** A text to copy, with a button that copies it. */
 function Copyable(props: { label: string; value: string; hint: string; multiline?: boolean }) {
-  const [copied, setCopied] = useState(false);
   const id = `copy-${props.label.replace(/\W+/g, "-").toLowerCase()}`;
   return (
     <div class="field">
@@ -294,19 +293,7 @@ function Copyable(props: { label: string; value: string; hint: string; multiline
         <input id={id} readOnly value={props.value} onFocus={(e) => e.currentTarget.select()} />
       )}
       <small class="hint">{props.hint}</small>
-      <button
-        type="button"
-        class="secondary"
-        onClick={() =>
-          navigator.clipboard
-            ?.writeText(props.value)
-            .then(() => setCopied(true))
-            .catch(() => setCopied(false))
-        }
-      >
-        Copy
-      </button>
-      <span role="status">{copied ? "Copied." : ""}</span>
+      <CopyButton value={props.value} confirm="status" />
     </div>
   );
 }

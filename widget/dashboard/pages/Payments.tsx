@@ -6,7 +6,7 @@ import { ListFooter, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { can } from "../session.js";
-import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
+import { ConfirmInline, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * Payments: one search box (name, e-mail, payment id, last 4 digits) and filters, kept in the address so a
@@ -436,17 +436,16 @@ function Refund(props: { payment: Payment; left: number; onDone: (payment: Payme
         {!confirming && <button type="submit">Refund…</button>}
       </form>
       {confirming && (
-        <div class="confirm" role="alertdialog" aria-labelledby="refund-confirm">
-          <p id="refund-confirm">
-            Refund {money(Number(amount), p.currency)} to {p.email}? This cannot be undone.
-          </p>
-          <button type="button" class="danger" onClick={refund} disabled={busy}>
-            Yes, refund {money(Number(amount), p.currency)}
-          </button>
-          <button type="button" class="secondary" onClick={() => setConfirming(false)} disabled={busy}>
-            Cancel
-          </button>
-        </div>
+        <ConfirmInline
+          block
+          question={`Refund ${money(Number(amount), p.currency)} to ${p.email}?`}
+          detail="This cannot be undone."
+          yes={`Yes, refund ${money(Number(amount), p.currency)}`}
+          keep="Cancel"
+          onYes={refund}
+          onKeep={() => setConfirming(false)}
+          busy={busy}
+        />
       )}
     </section>
   );

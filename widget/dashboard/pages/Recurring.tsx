@@ -5,7 +5,7 @@ import { ListFooter, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { can } from "../session.js";
-import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
+import { ConfirmInline, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * Recurring gifts: status and next charge; a gift's page changes its amount, cancels it, or makes the link
@@ -285,21 +285,15 @@ function RecurringDetail(props: { id: string }) {
           <section aria-labelledby="cancel-title">
             <h2 id="cancel-title">Cancel</h2>
             {confirmCancel ? (
-              <div class="confirm" role="alertdialog" aria-labelledby="cancel-confirm">
-                <p id="cancel-confirm">
-                  Cancel this recurring gift for good? No further charges will be made.
-                </p>
-                <button
-                  type="button"
-                  class="danger"
-                  onClick={() => change({ status: "CANCELLED" }, "The recurring gift is cancelled.")}
-                >
-                  Yes, cancel it
-                </button>
-                <button type="button" class="secondary" onClick={() => setConfirmCancel(false)}>
-                  Keep it
-                </button>
-              </div>
+              <ConfirmInline
+                block
+                question="Cancel this recurring gift for good?"
+                detail="No further charges will be made."
+                yes="Yes, cancel it"
+                keep="Keep it"
+                onYes={() => change({ status: "CANCELLED" }, "The recurring gift is cancelled.")}
+                onKeep={() => setConfirmCancel(false)}
+              />
             ) : (
               <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
                 Cancel the recurring gift…

@@ -4,7 +4,7 @@ import { LANGUAGE_NAMES, LANGUAGES } from "../../../shared/languages.js";
 import { ApiFailure, call, get } from "../api.js";
 import { when } from "../format.js";
 import { can, loadMe, me } from "../session.js";
-import { ErrorNote, messageOf, Notice, PageTitle } from "../ui.js";
+import { ConfirmInline, ErrorNote, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * The organization's settings: its name, the sites allowed to embed forms and open the overlay, logo,
@@ -374,25 +374,21 @@ function PaymentSettings(props: { writable: boolean }) {
       {props.writable && stripe && (
         <div>
           {confirming ? (
-            <div class="confirm" role="alertdialog" aria-labelledby="disconnect-q">
-              <p id="disconnect-q">Disconnect Stripe? Forms then take sandbox payments only.</p>
-              <button
-                type="button"
-                class="danger"
-                onClick={() =>
-                  act(async () => {
-                    const answer = await call<Payments>("DELETE", "/v1/organization/payments/stripe");
-                    setConfirming(false);
-                    return answer;
-                  }, "Stripe is disconnected.")
-                }
-              >
-                Yes, disconnect
-              </button>
-              <button type="button" class="secondary" onClick={() => setConfirming(false)}>
-                Keep it
-              </button>
-            </div>
+            <ConfirmInline
+              block
+              question="Disconnect Stripe?"
+              detail="Forms then take sandbox payments only."
+              yes="Yes, disconnect"
+              keep="Keep it"
+              onYes={() =>
+                act(async () => {
+                  const answer = await call<Payments>("DELETE", "/v1/organization/payments/stripe");
+                  setConfirming(false);
+                  return answer;
+                }, "Stripe is disconnected.")
+              }
+              onKeep={() => setConfirming(false)}
+            />
           ) : (
             <button type="button" class="danger" onClick={() => setConfirming(true)}>
               Disconnect Stripe…

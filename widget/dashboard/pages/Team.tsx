@@ -2,7 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { call, get } from "../api.js";
 import { when } from "../format.js";
 import { isOwner, me, type Role } from "../session.js";
-import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
+import { ConfirmInline, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * The team (Owners): who is in the organization and with which role; invite someone (a set-up link is mailed
@@ -126,24 +126,17 @@ export default function Team() {
                 <td>{when(member.lastSignInAt)}</td>
                 <td>
                   {removing === member.userId ? (
-                    <span role="alertdialog" aria-label={`Remove ${member.email}?`}>
-                      Remove {member.email}?{" "}
-                      <button
-                        type="button"
-                        class="danger"
-                        onClick={() =>
-                          act(
-                            () => call("DELETE", `/api/staff/team/${encodeURIComponent(member.userId)}`),
-                            `${member.email} is removed.`,
-                          ).then(() => setRemoving(null))
-                        }
-                      >
-                        Yes, remove
-                      </button>
-                      <button type="button" class="secondary" onClick={() => setRemoving(null)}>
-                        Keep
-                      </button>
-                    </span>
+                    <ConfirmInline
+                      question={`Remove ${member.email}?`}
+                      yes="Yes, remove"
+                      onYes={() =>
+                        act(
+                          () => call("DELETE", `/api/staff/team/${encodeURIComponent(member.userId)}`),
+                          `${member.email} is removed.`,
+                        ).then(() => setRemoving(null))
+                      }
+                      onKeep={() => setRemoving(null)}
+                    />
                   ) : (
                     <>
                       {member.invitePending && (

@@ -1,0 +1,85 @@
+// @vitest-environment happy-dom
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ConfirmInline, CopyButton } from "../../widget/dashboard/ui.js";
+
+/** The dashboard's shared pieces (widget/dashboard/ui.tsx) that several pages use the same way. */
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+});
+
+describe("ConfirmInline", () => {
+  it("in a row: words named by the question, then 'Yes, …' and 'Keep'", () => {
+    const onYes = vi.fn();
+    const onKeep = vi.fn();
+    render(
+      <ConfirmInline
+        question="Delete Spring appeal?"
+        detail="Its page stops taking gifts."
+        yes="Yes, delete"
+        onYes={onYes}
+        onKeep={onKeep}
+      />,
+    );
+    const dialog = screen.getByRole("alertdialog", { name: "Delete Spring appeal?" });
+    expect(dialog.tagName).toBe("SPAN");
+    expect(dialog.textContent).toBe("Delete Spring appeal? Its page stops taking gifts. Yes, deleteKeep");
+    fireEvent.click(within(dialog).getByRole("button", { name: "Yes, delete" }));
+    expect(onYes).toHaveBeenCalledTimes(1);
+    fireEvent.click(within(dialog).getByRole("button", { name: "Keep" }));
+    expect(onKeep).toHaveBeenCalledTimes(1);
+  });
+
+  it("as a box: named by its paragraph, with its own answer to go back, both disabled while busy", () => {
+    render(
+      <ConfirmInline
+        block
+        question="Disconnect Stripe?"
+        detail="Forms then take sandbox payments only."
+        yes="Yes, disconnect"
+        keep="Keep it"
+        onYes={() => {}}
+        onKeep={() => {}}
+        busy
+      />,
+    );
+    const dialog = screen.getByRole("alertdialog", {
+      name: "Disconnect Stripe? Forms then take sandbox payments only.",
+    });
+    expect(dialog.className).toBe("confirm");
+    const buttons = within(dialog).getAllByRole("button");
+    expect(buttons.map((b) => [b.textContent, b.className, (b as HTMLButtonElement).disabled])).toEqual([
+      ["Yes, disconnect", "danger", true],
+      ["Keep it", "secondary", true],
+    ]);
+  });
+});
+
+describe("CopyButton", () => {
+  const clipboard = () => {
+    const writeText = vi.fn(async (_text: string) => {});
+    vi.stubGlobal("navigator", { ...navigator, clipboard: { writeText } });
+    return writeText;
+  };
+
+  it("copies its value and says so on the button", async () => {
+    const writeText = clipboard();
+    render(<CopyButton value="cs_live_secret" confirm="button" />);
+    fireEvent.click(screen.getByRole("button", { name: "Copy" }));
+    expect(writeText).toHaveBeenCalledWith("cs_live_secret");
+    await screen.findByRole("button", { name: "Copied" });
+    expect(screen.queryByRole("status")).toBeNull();
+  });
+
+  it("or in a status line after it", async () => {
+    const writeText = clipboard();
+    render(<CopyButton value="https://forms.test/donate/1" confirm="status" />);
+    expect(screen.getByRole("status").textContent).toBe("");
+    fireEvent.click(screen.getByRole("button", { name: "Copy" }));
+    expect(writeText).toHaveBeenCalledWith("https://forms.test/donate/1");
+    await waitFor(() => expect(screen.getByRole("status").textContent).toBe("Copied."));
+    expect(screen.getByRole("button").textContent).toBe("Copy");
+  });
+});
