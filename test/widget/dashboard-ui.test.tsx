@@ -35,23 +35,23 @@ describe("ConfirmInline", () => {
   it("as a box: named by its paragraph, with its own answer to go back, both disabled while busy", () => {
     render(
       <ConfirmInline
+        busy
         block
-        question="Disconnect Stripe?"
-        detail="Forms then take sandbox payments only."
-        yes="Yes, disconnect"
-        keep="Keep it"
         onYes={() => {}}
         onKeep={() => {}}
-        busy
+        question="Archive the spring gala?"
+        detail="Its tickets stay valid."
+        yes="Yes, archive"
+        keep="Keep it"
       />,
     );
     const dialog = screen.getByRole("alertdialog", {
-      name: "Disconnect Stripe? Forms then take sandbox payments only.",
+      name: "Archive the spring gala? Its tickets stay valid.",
     });
     expect(dialog.className).toBe("confirm");
     const buttons = within(dialog).getAllByRole("button");
     expect(buttons.map((b) => [b.textContent, b.className, (b as HTMLButtonElement).disabled])).toEqual([
-      ["Yes, disconnect", "danger", true],
+      ["Yes, archive", "danger", true],
       ["Keep it", "secondary", true],
     ]);
   });
