@@ -263,6 +263,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
       page.waitForEvent("download"),
       page.getByRole("button", { name: "Export CSV" }).click(),
     ]);
+    expect(download.suggestedFilename()).toBe(`payments-${today}.csv`);
     const file = await download.path();
     const rows = parseCsv(fs.readFileSync(file as string, "utf8"));
     const header = rows[0] ?? [];

@@ -75,9 +75,9 @@ export function query(values: Record<string, string | number | boolean | undefin
 
 /**
  * Downloads a list as CSV: the same list endpoint, asked with `Accept: text/csv` (every row its filters
- * match), saved under `fileName`.
+ * match), saved as `<name>-<today, UTC>.csv`.
  */
-export async function downloadCsv(path: string, fileName: string): Promise<void> {
+export async function downloadCsv(path: string, name: string): Promise<void> {
   const res = await fetch(path, { credentials: "same-origin", headers: { Accept: "text/csv" } });
   if (!res.ok) {
     const error = (await res.json().catch(() => ({}))) as { error?: string };
@@ -86,7 +86,7 @@ export async function downloadCsv(path: string, fileName: string): Promise<void>
   const url = URL.createObjectURL(await res.blob());
   const link = document.createElement("a");
   link.href = url;
-  link.download = fileName;
+  link.download = `${name}-${new Date().toISOString().slice(0, 10)}.csv`;
   document.body.append(link);
   link.click();
   link.remove();

@@ -107,10 +107,9 @@ export default function AuditLog(props: PageProps) {
             type="button"
             class="secondary"
             onClick={() =>
-              downloadCsv(
-                `/v1/audit-log${query(filters)}`,
-                `audit-log-${new Date().toISOString().slice(0, 10)}.csv`,
-              ).catch((err: unknown) => setError(messageOf(err)))
+              downloadCsv(`/v1/audit-log${query(filters)}`, "audit-log").catch((err: unknown) =>
+                setError(messageOf(err)),
+              )
             }
           >
             Export CSV

@@ -52,10 +52,9 @@ function ContactList(props: { search: string }) {
   const filters = { search: props.search };
   const list = usePagedList<Contact>("/v1/contacts", "contacts", filters);
   const exportCsv = () =>
-    downloadCsv(
-      `/v1/contacts${query(filters)}`,
-      `contacts-${new Date().toISOString().slice(0, 10)}.csv`,
-    ).catch((err: unknown) => setError(messageOf(err)));
+    downloadCsv(`/v1/contacts${query(filters)}`, "contacts").catch((err: unknown) =>
+      setError(messageOf(err)),
+    );
   return (
     <>
       <PageTitle title="Contacts">Contacts</PageTitle>

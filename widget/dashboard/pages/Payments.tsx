@@ -87,10 +87,7 @@ function PaymentList(props: { query: URLSearchParams }) {
   const exportCsv = async () => {
     setExportError(null);
     try {
-      await downloadCsv(
-        `/v1/payments${query(filters)}`,
-        `payments-${new Date().toISOString().slice(0, 10)}.csv`,
-      );
+      await downloadCsv(`/v1/payments${query(filters)}`, "payments");
     } catch (err) {
       setExportError(messageOf(err));
     }

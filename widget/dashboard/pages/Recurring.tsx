@@ -49,10 +49,9 @@ function RecurringList(props: { filters: Record<string, string> }) {
   const set = (name: string) => (event: Event) =>
     setDraft({ ...draft, [name]: (event.currentTarget as HTMLInputElement).value });
   const exportCsv = () =>
-    downloadCsv(
-      `/v1/subscriptions${query(props.filters)}`,
-      `recurring-gifts-${new Date().toISOString().slice(0, 10)}.csv`,
-    ).catch((err: unknown) => setError(messageOf(err)));
+    downloadCsv(`/v1/subscriptions${query(props.filters)}`, "recurring-gifts").catch((err: unknown) =>
+      setError(messageOf(err)),
+    );
 
   return (
     <>
