@@ -1,4 +1,5 @@
 import type { Frequency } from "../../shared/enums.js";
+import { isoAt } from "../../shared/time.js";
 import { mailDueMs, outboxRow, queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import { renderTributeNotice } from "../mail/tribute.js";
@@ -155,7 +156,7 @@ export async function resendReceipt(
         ? "This payment was refunded in full: it has no receipt to send"
         : "This payment did not go through: it has no receipt to send",
     );
-  const since = new Date(at.nowMs - RECEIPT_RESEND_INTERVAL_MS).toISOString();
+  const since = isoAt(at.nowMs - RECEIPT_RESEND_INTERVAL_MS);
   const recent = await db
     .selectFrom("email_outbox")
     .select("id")
