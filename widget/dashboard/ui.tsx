@@ -135,5 +135,47 @@ export function CopyButton(props: { value: string; confirm: "button" | "status" 
   );
 }
 
+/**
+ * A list edited in place, in a fieldset named by `legend`: one row per item, its fields (`row`) then its
+ * "Remove {noun} {n}" button; then a button (`add`) that appends `newItem`; then the list's `errors`.
+ */
+export function ListEditor<T extends object>(props: {
+  legend: string;
+  items: T[];
+  onChange: (items: T[]) => void;
+  /** What a row is called ("ticket": "Remove ticket 2"); with its index, its key unless `rowKey` says. */
+  noun: string;
+  rowKey?: (item: T) => string | undefined;
+  /** A row's fields; `change` merges what it is given into the row's item. */
+  row: (item: T, i: number, change: (patch: Partial<T>) => void) => ComponentChildren;
+  add: string;
+  /** The item the add button appends, given how many there are. */
+  newItem: (count: number) => T;
+  errors: ComponentChildren;
+}) {
+  const { items, onChange } = props;
+  const add = () => onChange([...items, props.newItem(items.length)]);
+  return (
+    <fieldset>
+      <legend>{props.legend}</legend>
+      {items.map((item, i) => (
+        <div class="row" key={props.rowKey?.(item) ?? `${props.noun}-${i}`}>
+          {props.row(item, i, (patch) =>
+            onChange(items.map((it, j) => (j === i ? { ...it, ...patch } : it))),
+          )}
+          <button type="button" class="secondary" onClick={() => onChange(items.filter((_, j) => j !== i))}>
+            {`Remove ${props.noun} `}
+            {i + 1}
+          </button>
+        </div>
+      ))}
+      <button type="button" class="secondary" onClick={add}>
+        {props.add}
+      </button>
+      {props.errors}
+    </fieldset>
+  );
+}
+
 export const messageOf = (error: unknown): string =>
   error instanceof Error ? error.message : "Something went wrong. Try again.";

@@ -8,7 +8,7 @@ import { createCheckout } from "../../app/store.js";
 import type { Boot, FormView } from "../../app/view.js";
 import { ApiFailure, call } from "../api.js";
 import { to } from "../router.js";
-import { ErrorNote, messageOf, Notice, PageTitle } from "../ui.js";
+import { ErrorNote, ListEditor, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * The form editor: the form's fields beside a live preview, the checkout's own components (widget/app)
@@ -307,12 +307,12 @@ export default function FormEditor(props: { formId: string }) {
             />
           </Row>
           <TicketsEditor
-            tickets={tickets}
+            items={tickets}
             errors={errorsAt("tickets")}
             onChange={(list) => set("tickets", list)}
           />
           <PromoEditor
-            codes={promoCodes}
+            items={promoCodes}
             errors={errorsAt("promoCodes")}
             onChange={(list) => set("promoCodes", list)}
           />
@@ -320,13 +320,13 @@ export default function FormEditor(props: { formId: string }) {
       )}
       {givingLevels && (
         <LevelsEditor
-          levels={levels}
+          items={levels}
           errors={errorsAt("givingLevels")}
           onChange={(list) => set("givingLevels", list)}
         />
       )}
       <QuestionsEditor
-        questions={questions}
+        items={questions}
         errors={errorsAt("customInputs")}
         onChange={(list) => set("customInputs", list)}
       />
@@ -527,17 +527,24 @@ function AmountList(props: {
   );
 }
 
-function TicketsEditor(props: { tickets: Ticket[]; errors: string[]; onChange: (list: Ticket[]) => void }) {
-  const change = (i: number, patch: Partial<Ticket>) =>
-    props.onChange(props.tickets.map((t, j) => (j === i ? { ...t, ...patch } : t)));
+/** A list editor's list, its problems and where its changes go. */
+type ListProps<T> = { items: T[]; errors: string[]; onChange: (list: T[]) => void };
+
+function TicketsEditor(props: ListProps<Ticket>) {
   return (
-    <fieldset>
-      <legend>Tickets</legend>
-      {props.tickets.map((ticket, i) => (
-        <div class="row" key={`ticket-${i}`}>
+    <ListEditor<Ticket>
+      legend="Tickets"
+      items={props.items}
+      onChange={props.onChange}
+      noun="ticket"
+      add="Add a ticket type"
+      newItem={(n) => ({ name: `Ticket ${n + 1}`, price: 10, ticketType: "INDIVIDUAL" })}
+      errors={<FieldErrors field="tickets" errors={props.errors} />}
+      row={(ticket, i, change) => (
+        <>
           <label>
             Ticket {i + 1} name
-            <input value={ticket.name} onInput={(e) => change(i, { name: e.currentTarget.value })} />
+            <input value={ticket.name} onInput={(e) => change({ name: e.currentTarget.value })} />
           </label>
           <label>
             Ticket {i + 1} price
@@ -546,7 +553,7 @@ function TicketsEditor(props: { tickets: Ticket[]; errors: string[]; onChange: (
               min="0"
               step="0.01"
               value={String(ticket.price)}
-              onInput={(e) => change(i, { price: Number(e.currentTarget.value) })}
+              onInput={(e) => change({ price: Number(e.currentTarget.value) })}
             />
           </label>
           <label>
@@ -558,7 +565,6 @@ function TicketsEditor(props: { tickets: Ticket[]; errors: string[]; onChange: (
               onInput={(e) => {
                 const n = Math.max(1, Math.floor(Number(e.currentTarget.value) || 1));
                 change(
-                  i,
                   n > 1
                     ? { ticketType: "GROUP", groupSize: n }
                     : { ticketType: "INDIVIDUAL", groupSize: null },
@@ -573,55 +579,37 @@ function TicketsEditor(props: { tickets: Ticket[]; errors: string[]; onChange: (
               min="1"
               value={ticket.quantity ? String(ticket.quantity) : ""}
               onInput={(e) =>
-                change(i, { quantity: e.currentTarget.value ? Number(e.currentTarget.value) : null })
+                change({ quantity: e.currentTarget.value ? Number(e.currentTarget.value) : null })
               }
             />
           </label>
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => props.onChange(props.tickets.filter((_, j) => j !== i))}
-          >
-            Remove ticket {i + 1}
-          </button>
-        </div>
-      ))}
-      <button
-        type="button"
-        class="secondary"
-        onClick={() =>
-          props.onChange([
-            ...props.tickets,
-            { name: `Ticket ${props.tickets.length + 1}`, price: 10, ticketType: "INDIVIDUAL" },
-          ])
-        }
-      >
-        Add a ticket type
-      </button>
-      <FieldErrors field="tickets" errors={props.errors} />
-    </fieldset>
+        </>
+      )}
+    />
   );
 }
 
-function PromoEditor(props: { codes: PromoCode[]; errors: string[]; onChange: (list: PromoCode[]) => void }) {
-  const change = (i: number, patch: Partial<PromoCode>) =>
-    props.onChange(props.codes.map((c, j) => (j === i ? { ...c, ...patch } : c)));
+function PromoEditor(props: ListProps<PromoCode>) {
   return (
-    <fieldset>
-      <legend>Promo codes</legend>
-      {props.codes.map((code, i) => (
-        <div class="row" key={`promo-${i}`}>
+    <ListEditor<PromoCode>
+      legend="Promo codes"
+      items={props.items}
+      onChange={props.onChange}
+      noun="code"
+      add="Add a promo code"
+      newItem={(n) => ({ code: `CODE${n + 1}`, discountType: "percentage", discountValue: 10 })}
+      errors={<FieldErrors field="promoCodes" errors={props.errors} />}
+      row={(code, i, change) => (
+        <>
           <label>
             Code {i + 1}
-            <input value={code.code} onInput={(e) => change(i, { code: e.currentTarget.value })} />
+            <input value={code.code} onInput={(e) => change({ code: e.currentTarget.value })} />
           </label>
           <label>
             Code {i + 1} discount
             <select
               value={code.discountType}
-              onChange={(e) =>
-                change(i, { discountType: e.currentTarget.value as PromoCode["discountType"] })
-              }
+              onChange={(e) => change({ discountType: e.currentTarget.value as PromoCode["discountType"] })}
             >
               <option value="percentage">Percent off</option>
               <option value="amount">Amount off</option>
@@ -634,50 +622,30 @@ function PromoEditor(props: { codes: PromoCode[]; errors: string[]; onChange: (l
               min="0"
               step="0.01"
               value={String(code.discountValue)}
-              onInput={(e) => change(i, { discountValue: Number(e.currentTarget.value) })}
+              onInput={(e) => change({ discountValue: Number(e.currentTarget.value) })}
             />
           </label>
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => props.onChange(props.codes.filter((_, j) => j !== i))}
-          >
-            Remove code {i + 1}
-          </button>
-        </div>
-      ))}
-      <button
-        type="button"
-        class="secondary"
-        onClick={() =>
-          props.onChange([
-            ...props.codes,
-            { code: `CODE${props.codes.length + 1}`, discountType: "percentage", discountValue: 10 },
-          ])
-        }
-      >
-        Add a promo code
-      </button>
-      <FieldErrors field="promoCodes" errors={props.errors} />
-    </fieldset>
+        </>
+      )}
+    />
   );
 }
 
-function LevelsEditor(props: {
-  levels: GivingLevel[];
-  errors: string[];
-  onChange: (list: GivingLevel[]) => void;
-}) {
-  const change = (i: number, patch: Partial<GivingLevel>) =>
-    props.onChange(props.levels.map((l, j) => (j === i ? { ...l, ...patch } : l)));
+function LevelsEditor(props: ListProps<GivingLevel>) {
   return (
-    <fieldset>
-      <legend>Giving levels</legend>
-      {props.levels.map((level, i) => (
-        <div class="row" key={`level-${i}`}>
+    <ListEditor<GivingLevel>
+      legend="Giving levels"
+      items={props.items}
+      onChange={props.onChange}
+      noun="level"
+      add="Add a giving level"
+      newItem={(n) => ({ title: `Level ${n + 1}`, amount: 50, description: "" })}
+      errors={<FieldErrors field="givingLevels" errors={props.errors} />}
+      row={(level, i, change) => (
+        <>
           <label>
             Level {i + 1} name
-            <input value={level.title} onInput={(e) => change(i, { title: e.currentTarget.value })} />
+            <input value={level.title} onInput={(e) => change({ title: e.currentTarget.value })} />
           </label>
           <label>
             Level {i + 1} amount
@@ -686,39 +654,19 @@ function LevelsEditor(props: {
               min="0"
               step="0.01"
               value={String(level.amount)}
-              onInput={(e) => change(i, { amount: Number(e.currentTarget.value) })}
+              onInput={(e) => change({ amount: Number(e.currentTarget.value) })}
             />
           </label>
           <label>
             Level {i + 1} description
             <input
               value={level.description ?? ""}
-              onInput={(e) => change(i, { description: e.currentTarget.value })}
+              onInput={(e) => change({ description: e.currentTarget.value })}
             />
           </label>
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => props.onChange(props.levels.filter((_, j) => j !== i))}
-          >
-            Remove level {i + 1}
-          </button>
-        </div>
-      ))}
-      <button
-        type="button"
-        class="secondary"
-        onClick={() =>
-          props.onChange([
-            ...props.levels,
-            { title: `Level ${props.levels.length + 1}`, amount: 50, description: "" },
-          ])
-        }
-      >
-        Add a giving level
-      </button>
-      <FieldErrors field="givingLevels" errors={props.errors} />
-    </fieldset>
+        </>
+      )}
+    />
   );
 }
 
@@ -729,27 +677,28 @@ const QUESTION_TYPES: [Question["inputType"], string][] = [
   ["multi_select", "Several choices"],
 ];
 
-function QuestionsEditor(props: {
-  questions: Question[];
-  errors: string[];
-  onChange: (list: Question[]) => void;
-}) {
-  const change = (i: number, patch: Partial<Question>) =>
-    props.onChange(props.questions.map((q, j) => (j === i ? { ...q, ...patch } : q)));
+function QuestionsEditor(props: ListProps<Question>) {
   return (
-    <fieldset>
-      <legend>Questions for donors</legend>
-      {props.questions.map((q, i) => (
-        <div class="row" key={q.id ?? `question-${i}`}>
+    <ListEditor<Question>
+      legend="Questions for donors"
+      items={props.items}
+      onChange={props.onChange}
+      noun="question"
+      rowKey={(q) => q.id}
+      add="Add a question"
+      newItem={(n) => ({ title: `Question ${n + 1}`, inputType: "short_text", required: false })}
+      errors={<FieldErrors field="customInputs" errors={props.errors} />}
+      row={(q, i, change) => (
+        <>
           <label>
             Question {i + 1}
-            <input value={q.title ?? ""} onInput={(e) => change(i, { title: e.currentTarget.value })} />
+            <input value={q.title ?? ""} onInput={(e) => change({ title: e.currentTarget.value })} />
           </label>
           <label>
             Question {i + 1} answer
             <select
               value={q.inputType}
-              onChange={(e) => change(i, { inputType: e.currentTarget.value as Question["inputType"] })}
+              onChange={(e) => change({ inputType: e.currentTarget.value as Question["inputType"] })}
             >
               {QUESTION_TYPES.map(([value, label]) => (
                 <option key={value} value={value}>
@@ -765,7 +714,7 @@ function QuestionsEditor(props: {
                 rows={3}
                 value={(q.options ?? []).join("\n")}
                 onInput={(e) =>
-                  change(i, { options: e.currentTarget.value.split("\n").filter((o) => o.trim() !== "") })
+                  change({ options: e.currentTarget.value.split("\n").filter((o) => o.trim() !== "") })
                 }
               />
             </label>
@@ -774,33 +723,13 @@ function QuestionsEditor(props: {
             <input
               type="checkbox"
               checked={q.required === true}
-              onChange={(e) => change(i, { required: e.currentTarget.checked })}
+              onChange={(e) => change({ required: e.currentTarget.checked })}
             />{" "}
             Question {i + 1} must be answered
           </label>
-          <button
-            type="button"
-            class="secondary"
-            onClick={() => props.onChange(props.questions.filter((_, j) => j !== i))}
-          >
-            Remove question {i + 1}
-          </button>
-        </div>
-      ))}
-      <button
-        type="button"
-        class="secondary"
-        onClick={() =>
-          props.onChange([
-            ...props.questions,
-            { title: `Question ${props.questions.length + 1}`, inputType: "short_text", required: false },
-          ])
-        }
-      >
-        Add a question
-      </button>
-      <FieldErrors field="customInputs" errors={props.errors} />
-    </fieldset>
+        </>
+      )}
+    />
   );
 }
 
