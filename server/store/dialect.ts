@@ -119,6 +119,9 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   const pool = new pg.Pool({
     ...connection,
     max: 10,
+    // A query is written without waiting for the answer to the one before it (pgStatements.ts sends a
+    // transaction's `begin` with its first statement).
+    pipeline: true,
     types: {
       getTypeParser: (oid: number, format?: "text" | "binary") => {
         // int8 (bigint, count(*)): integer cents and counts fit in a double's 53 bits.

@@ -14,6 +14,12 @@ import type pg from "pg";
  * table it reads with `*`) fails with "cached plan must not change result type". Its text then gets a new
  * name, prepared afresh on its next run; outside a transaction that run is made at once, so the caller
  * never sees the failure (inside one the transaction has failed already, and the caller's error stands).
+ *
+ * A transaction's `begin` is not sent on its own: it goes out in the same write as the transaction's first
+ * statement (the pool's clients run in pipeline mode, so a query is written before the one ahead of it is
+ * answered), and the two cost one round trip instead of two. On a connection that is idle, `begin` cannot
+ * fail without the connection failing too, so the statement never runs outside its transaction; the
+ * statement's answer waits for the `begin`'s, and a failed `begin` fails the statement with its error.
  */
 
 /** Distinct texts named at most per pool: each connection keeps each one it runs, on both sides. */
@@ -55,12 +61,16 @@ function isStalePlan(err: unknown): boolean {
 }
 
 const BEGINS = /^\s*(begin|start\s+transaction)\b/i;
+/** What a deferred `begin` answers at once (its real answer comes with the next statement's). */
+const BEGUN = { command: "BEGIN", rowCount: null, rows: [] } as unknown as PostgresQueryResult<never>;
 const ENDS = /^\s*(commit|rollback|end|abort)\b(?!\s+to\b)/i;
 
 /** A pool client whose data statements run as named statements (StatementNames). */
 class NamingClient implements PostgresPoolClient {
   /** Whether a transaction is open on the connection (every statement passes here). */
   private inTransaction = false;
+  /** A `begin` not sent yet: it is written with the transaction's first statement. */
+  private deferredBegin: string | null = null;
 
   constructor(
     private readonly client: pg.PoolClient,
@@ -76,8 +86,41 @@ class NamingClient implements PostgresPoolClient {
     if (typeof what !== "string") throw new Error("the store does not stream PostgreSQL queries");
     const text = what;
     const values = [...(parameters ?? [])];
-    if (BEGINS.test(text)) this.inTransaction = true;
-    else if (ENDS.test(text)) this.inTransaction = false;
+    if (BEGINS.test(text)) {
+      this.inTransaction = true;
+      if (values.length === 0 && this.client.pipeline && this.client.getTransactionStatus() === "I") {
+        this.deferredBegin = text;
+        return Promise.resolve(BEGUN);
+      }
+    } else if (ENDS.test(text)) this.inTransaction = false;
+    const begin = this.deferredBegin;
+    this.deferredBegin = null;
+    if (begin !== null) return this.behind(begin, () => this.named<R>(text, values));
+    return this.named<R>(text, values);
+  }
+
+  /** Sends `begin` and the statement `send` writes in one write; answers with the statement's result. */
+  private behind<R>(
+    begin: string,
+    send: () => Promise<PostgresQueryResult<R>>,
+  ): Promise<PostgresQueryResult<R>> {
+    const stream = this.client.connection.stream;
+    stream.cork();
+    let begun: Promise<unknown>;
+    let result: Promise<PostgresQueryResult<R>>;
+    try {
+      begun = this.client.query(begin);
+      result = send();
+    } finally {
+      stream.uncork();
+    }
+    // The statement's error reaches the caller through `then` below, unless the `begin` failed first.
+    result.catch(() => {});
+    return begun.then(() => result);
+  }
+
+  /** Runs a statement, under its prepared statement's name when it has one. */
+  private named<R>(text: string, values: unknown[]): Promise<PostgresQueryResult<R>> {
     const run = (name: string | undefined) =>
       (name
         ? this.client.query({ name, text, values })

@@ -437,6 +437,7 @@ async function benchPostgres(): Promise<void> {
     const counted = await checkoutRoundTrips(url, seeded.formIds[seeded.formIds.length - 1]);
     pgCheckoutRoundTrips = counted.perCheckout;
     console.log(`  round trips to PostgreSQL per completed checkout: ${fmt(counted.perCheckout, 1)}`);
+    console.log("  its statements (+: written with the one before it, in the same round trip):");
     for (const statement of counted.statements) console.log(`    ${statement.slice(0, 110)}`);
 
     console.log("\nPostgreSQL, two server processes on the same schema (single-form GET)");

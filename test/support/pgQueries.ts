@@ -5,20 +5,30 @@ export interface SentQuery {
   text: string;
   name?: string;
   client: pg.Client;
+  /**
+   * Whether it cost a round trip of its own: sent while no earlier query of its connection was still
+   * waiting for its answer. A query written behind an unanswered one (pipelined) shares that one's.
+   */
+  roundTrip: boolean;
 }
 
-/**
- * Records every query a pg client sends from now until `stop()`: each is one round trip to PostgreSQL
- * (node-pg does not pipeline).
- */
+/** Records every query a pg client sends from now until `stop()`, and which of them were round trips. */
 export function recordPgQueries(): { sent: SentQuery[]; stop(): void } {
   const sent: SentQuery[] = [];
+  const unanswered = new WeakMap<pg.Client, number>();
   const query = pg.Client.prototype.query;
   pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
     const config =
       typeof args[0] === "string" ? { text: args[0] } : (args[0] as { text?: string; name?: string });
-    sent.push({ text: String(config?.text), name: config?.name, client: this });
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
+    const waiting = unanswered.get(this) ?? 0;
+    sent.push({ text: String(config?.text), name: config?.name, client: this, roundTrip: waiting === 0 });
+    const result = (query as (...a: unknown[]) => unknown).apply(this, args);
+    if (result instanceof Promise) {
+      unanswered.set(this, waiting + 1);
+      const answered = () => unanswered.set(this, (unanswered.get(this) ?? 1) - 1);
+      result.then(answered, answered);
+    }
+    return result;
   } as typeof query;
   const stop = () => {
     pg.Client.prototype.query = query;
