@@ -15,7 +15,7 @@ import { decodeCursor, encodeCursor, page, pageSchema, paginationQuery } from ".
 import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
 
 /**
- * An event's tickets (issue 23): the list the door searches, and the check-in. Tickets are issued with
+ * An event's tickets: the list the door searches, and the check-in. Tickets are issued with
  * their order's payment (tickets/issue.ts); checking one in is one conditional update (tickets/checkIn.ts).
  */
 

@@ -6,7 +6,7 @@ import type { StaffRole } from "../../shared/schemas/staff.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
- * The developers' page's API keys (issue 23): an Owner (or a key with organization:write) makes a key with
+ * The developers' page's API keys: an Owner (or a key with organization:write) makes a key with
  * a name and chosen permissions and sees its secret once; the list shows prefix, permissions, created and
  * last used (noted at most once a minute, never the secret); a revoked key is refused at once; a key can
  * never hand out or take away more than it holds; every change is in the audit log without a secret.

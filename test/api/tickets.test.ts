@@ -15,7 +15,7 @@ import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
- * Event tickets (issue 23): an event order's payment issues one ticket per ticket bought, each with its
+ * Event tickets: an event order's payment issues one ticket per ticket bought, each with its
  * own code; the receipt lists each code with its QR image; a refund in full voids them; the door lists,
  * searches and checks them in once (409 with who and when after that), even from two instances at once;
  * who may do what.

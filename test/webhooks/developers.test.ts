@@ -11,7 +11,7 @@ import { type Received, type Receiver, startReceiver } from "./receiver.js";
 import { type LogRecord, register, settled } from "./support.js";
 
 /**
- * The developers' page's webhooks (issue 23): the delivery log shows each attempt's answer (status and the
+ * The developers' page's webhooks: the delivery log shows each attempt's answer (status and the
  * start of the body); a delivery can be resent, as a new delivery of the same event that reaches the
  * receiver signed anew; the signing secret can be rotated, both secrets signing for 24 hours (on the app's
  * clock) and only the new one after, with no secret in the audit log.

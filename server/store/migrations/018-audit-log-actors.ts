@@ -1,7 +1,7 @@
 import type { AnyTrx, Migration } from "./shared.js";
 
 /**
- * The audit log of issue 22: a display label for its actor (a staff member's or a donor's e-mail address
+ * The audit log: a display label for its actor (a staff member's or a donor's e-mail address
  * as it was then), so the log still reads well after a person is removed, and the organization's whole log
  * read newest first, a page at a time.
  */

@@ -1,7 +1,7 @@
 import type { AnyTrx, Migration } from "./shared.js";
 
 /**
- * Event tickets (issue 23): one row per ticket bought, written with the payment that completes its order.
+ * Event tickets: one row per ticket bought, written with the payment that completes its order.
  * Each has its own short code (unique across the instance: a code typed or scanned at the door finds one
  * ticket), who bought it, how many people it admits, and its check-in: `checked_in_at` is set by one
  * conditional update, so two phones at the same door never admit a ticket twice. A refund in full voids

@@ -1,7 +1,7 @@
 import type { AnyTrx, Migration } from "./shared.js";
 
 /**
- * The developers' page (issue 23): API keys' names, when each key was last used, the receiver's answer of each webhook
+ * The developers' page: API keys' names, when each key was last used, the receiver's answer of each webhook
  * delivery attempt, and a webhook's previous signing secret while a rotation's overlap lasts.
  *
  * A key's last use is a table of its own, not a column of api_keys: api_keys is served from the read cache
