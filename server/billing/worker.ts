@@ -2,7 +2,7 @@ import type { ExpressionBuilder } from "kysely";
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { errorMessage } from "../errors.js";
-import { claimRows, newLease, RELEASED } from "../store/claim.js";
+import { claimRows, newLease, releaseClaims } from "../store/claim.js";
 import type { Database, SubscriptionsTable } from "../store/schema.js";
 import { type BillingTally, billSubscription, emptyTally } from "./charges.js";
 import { Periodic } from "./periodic.js";
@@ -146,16 +146,11 @@ export class BillingWorker {
   }
 
   private async release(rows: SubscriptionsTable[], token: string): Promise<void> {
-    await this.deps.store.db
-      .updateTable("subscriptions")
-      .set(RELEASED)
-      .where(
-        "id",
-        "in",
-        rows.map((r) => r.id),
-      )
-      .where("claim_token", "=", token)
-      .execute()
-      .catch((err) => this.onError(err, "releasing a claim"));
+    await releaseClaims(
+      this.deps.store,
+      "subscriptions",
+      rows.map((r) => r.id),
+      token,
+    ).catch((err) => this.onError(err, "releasing a claim"));
   }
 }

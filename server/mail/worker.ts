@@ -2,7 +2,7 @@ import type { ExpressionBuilder } from "kysely";
 import { isoAt } from "../../shared/time.js";
 import { Periodic } from "../billing/periodic.js";
 import { errorMessage } from "../errors.js";
-import { claimRows, newLease, RELEASED } from "../store/claim.js";
+import { claimRows, newLease, RELEASED, releaseClaims } from "../store/claim.js";
 import type { Store } from "../store/database.js";
 import type { Database, EmailOutboxTable } from "../store/schema.js";
 import { type MailMessage, type MailTransport, UndeliverableError } from "./transport.js";
@@ -213,17 +213,11 @@ export class MailWorker {
   }
 
   private async release(rows: EmailOutboxTable[], token: string): Promise<void> {
-    if (rows.length === 0) return;
-    await this.store.db
-      .updateTable("email_outbox")
-      .set(RELEASED)
-      .where(
-        "id",
-        "in",
-        rows.map((r) => r.id),
-      )
-      .where("claim_token", "=", token)
-      .execute()
-      .catch((err) => this.onError(err, "releasing a claim"));
+    await releaseClaims(
+      this.store,
+      "email_outbox",
+      rows.map((r) => r.id),
+      token,
+    ).catch((err) => this.onError(err, "releasing a claim"));
   }
 }

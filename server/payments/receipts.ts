@@ -6,7 +6,7 @@ import { renderTributeNotice } from "../mail/tribute.js";
 import type { Db } from "../store/database.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
-import { paymentDetails, type Tribute } from "../store/payments.js";
+import { paymentDetails, paymentWithGift, type Tribute } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable, TicketsTable } from "../store/schema.js";
 import { ticketsOfPayment } from "../store/tickets.js";
 import { portalUrl } from "./portalUrl.js";
@@ -165,13 +165,7 @@ export async function resendReceipt(
     .where("created_at", ">", since)
     .executeTakeFirst();
   if (recent) throw new ReceiptResendError("too-soon", "The receipt was sent less than a minute ago");
-  const sub = row.subscription_id
-    ? ((await db
-        .selectFrom("subscriptions")
-        .selectAll()
-        .where("id", "=", row.subscription_id)
-        .executeTakeFirst()) ?? null)
-    : null;
+  const { sub } = await paymentWithGift(db, row);
   const mail = await receiptOutboxRow(db, row, sub, at);
   if (!mail)
     throw new ReceiptResendError("gone", "The payment's form no longer exists: its receipt cannot be made");

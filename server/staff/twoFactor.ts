@@ -303,20 +303,25 @@ export async function resetTwoFactor(store: Store, email: string, nowMs: number)
       .where("email_key", "=", emailKey(email))
       .executeTakeFirst();
     if (!user) throw new StaffError("notFound", `No staff member has the address ${email.trim()}`);
-    await trx
-      .updateTable("staff_users")
-      .set({
-        totp_secret: null,
-        totp_pending_secret: null,
-        totp_enabled_at: null,
-        totp_last_step: null,
-        updated_at: isoAt(nowMs),
-      })
-      .where("id", "=", user.id)
-      .execute();
-    await trx.deleteFrom("staff_recovery_codes").where("user_id", "=", user.id).execute();
+    await turnOff(trx, user.id, nowMs);
     return user.totp_secret != null;
   });
+}
+
+/** Forgets the person's TOTP secrets (set up or pending) and their recovery codes; run in a transaction. */
+async function turnOff(trx: Db, userId: string, nowMs: number): Promise<void> {
+  await trx
+    .updateTable("staff_users")
+    .set({
+      totp_secret: null,
+      totp_pending_secret: null,
+      totp_enabled_at: null,
+      totp_last_step: null,
+      updated_at: isoAt(nowMs),
+    })
+    .where("id", "=", userId)
+    .execute();
+  await trx.deleteFrom("staff_recovery_codes").where("user_id", "=", userId).execute();
 }
 
 /** How many people sign in with TOTP (their secrets are sealed with the instance key). */
@@ -347,18 +352,5 @@ export async function disableTwoFactor(
     .executeTakeFirst();
   if (!user?.totp_secret) throw new StaffError("conflict", "Two-factor sign-in is not on");
   await prove(store, box, userId, user.password_hash, proof, nowMs);
-  await store.db.transaction().execute(async (trx) => {
-    await trx
-      .updateTable("staff_users")
-      .set({
-        totp_secret: null,
-        totp_pending_secret: null,
-        totp_enabled_at: null,
-        totp_last_step: null,
-        updated_at: isoAt(nowMs),
-      })
-      .where("id", "=", userId)
-      .execute();
-    await trx.deleteFrom("staff_recovery_codes").where("user_id", "=", userId).execute();
-  });
+  await store.db.transaction().execute((trx) => turnOff(trx, userId, nowMs));
 }

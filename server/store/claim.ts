@@ -166,3 +166,23 @@ export async function claimRows<T extends ClaimableTable>(
   );
   return rows as unknown as Database[T][];
 }
+
+/**
+ * Gives back the rows `ids` of `table` that the claim `token` still holds (a row claimed again since, by
+ * another process, keeps its new claim).
+ */
+export async function releaseClaims(
+  store: Store,
+  table: LeasedTable,
+  ids: string[],
+  token: string,
+): Promise<void> {
+  if (ids.length === 0) return;
+  const db = store.db as unknown as Kysely<AnyDb>;
+  await db
+    .updateTable(table as unknown as "claimable")
+    .set(RELEASED)
+    .where("id", "in", ids)
+    .where("claim_token", "=", token)
+    .execute();
+}

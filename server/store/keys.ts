@@ -61,15 +61,7 @@ export async function findKeyBySecret(db: Db, secret: string): Promise<ApiKeyRec
   const row = await db.selectFrom("api_keys").selectAll().where("key_hash", "=", hash).executeTakeFirst();
   if (!row || row.revoked_at !== null) return undefined;
   if (!crypto.timingSafeEqual(Buffer.from(row.key_hash), Buffer.from(hash))) return undefined;
-  return {
-    keyId: row.id,
-    organizationId: row.organization_id,
-    prefix: row.key_prefix,
-    permissions: JSON.parse(row.permissions),
-    createdAt: row.created_at,
-    revokedAt: row.revoked_at,
-    name: row.name ?? "",
-  };
+  return recordOf(row);
 }
 
 /** The key's record if the read cache holds it (see findKeyBySecretCached); never reads the database. */

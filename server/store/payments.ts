@@ -8,6 +8,7 @@ import type { HeldItem } from "./inventory.js";
 import { afterPosition } from "./keyset.js";
 import { filterConditions, type PaymentFilters } from "./listFilters.js";
 import type { PaymentsTable, SubscriptionsTable } from "./schema.js";
+import { findSubscription } from "./subscriptions.js";
 
 /** Payments: one row per charge (a checkout, or one charge of a subscription). */
 
@@ -201,13 +202,7 @@ export async function paymentWithGift(
   db: Db,
   row: PaymentsTable,
 ): Promise<{ row: PaymentsTable; sub: SubscriptionsTable | null }> {
-  const sub = row.subscription_id
-    ? ((await db
-        .selectFrom("subscriptions")
-        .selectAll()
-        .where("id", "=", row.subscription_id)
-        .executeTakeFirst()) ?? null)
-    : null;
+  const sub = row.subscription_id ? ((await findSubscription(db, row.subscription_id)) ?? null) : null;
   return { row, sub };
 }
 

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { recoverInterruptedCheckouts } from "../../server/checkout/recovery.js";
 import type { MailMessage, MailTransport } from "../../server/mail/transport.js";
 import { MailWorker } from "../../server/mail/worker.js";
-import { claimRows, newLease } from "../../server/store/claim.js";
+import { claimRows, newLease, releaseClaims } from "../../server/store/claim.js";
 import type { Store } from "../../server/store/database.js";
 import { ProcessHeartbeat } from "../../server/store/processes.js";
 import { at, recurringForm, subscribe, subscription, worker } from "../billing/support.js";
@@ -121,6 +121,28 @@ describe("claims and process liveness", () => {
     expect(await claim(b)).toEqual([]);
     await sleep(450);
     expect(await claim(b)).toHaveLength(1);
+  });
+
+  it("a released claim frees only the rows its token still holds, for another process at once", async () => {
+    const [a, b] = await twoStores();
+    const ids = [await queue(a, "one@example.org"), await queue(a, "two@example.org")];
+    const claim = (store: Store) =>
+      claimRows(store, {
+        table: "email_outbox",
+        where: (eb) => eb("status", "=", "PENDING"),
+        orderBy: "next_attempt_at",
+        limit: 10,
+        lease: newLease(null, Date.now(), 60_000),
+      });
+    const held = await claim(a);
+    expect(held.map((r) => r.id).sort()).toEqual([...ids].sort());
+    const token = held[0].claim_token as string;
+    // Another token (a claim that is not this one) gives nothing back.
+    await releaseClaims(a, "email_outbox", ids, "not-the-claim");
+    expect(await claim(b)).toEqual([]);
+    await releaseClaims(a, "email_outbox", [ids[0]], token);
+    await releaseClaims(a, "email_outbox", [], token);
+    expect((await claim(b)).map((r) => r.id)).toEqual([ids[0]]);
   });
 
   it("a process starting on the same machine recognizes a dead one by its pid and takes its work at once", async () => {
