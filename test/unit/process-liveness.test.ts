@@ -59,6 +59,15 @@ async function twoStores(): Promise<[Store, Store]> {
 }
 
 const queue = (store: Store, to = "ada@example.org") => queueTestEmail(store.db, Date.now(), { to });
+/** Claims the pending mail for the process `by` (none: a claim without a heartbeat) for `leaseMs`. */
+const claimMail = (store: Store, by: string | null = null, leaseMs = 60_000) =>
+  claimRows(store, {
+    table: "email_outbox",
+    where: (eb) => eb("status", "=", "PENDING"),
+    orderBy: "next_attempt_at",
+    limit: 10,
+    lease: newLease(by, Date.now(), leaseMs),
+  });
 
 const outbox = (store: Store, id: string) =>
   store.db.selectFrom("email_outbox").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
@@ -77,39 +86,23 @@ describe("claims and process liveness", () => {
     const pa = await heartbeat(a);
     const pb = await heartbeat(b);
     const id = await queue(a);
-    const claim = (store: Store, by: string) =>
-      claimRows(store, {
-        table: "email_outbox",
-        where: (eb) => eb("status", "=", "PENDING"),
-        orderBy: "next_attempt_at",
-        limit: 10,
-        lease: newLease(by, Date.now(), 10 * 60_000),
-      });
-    expect((await claim(a, pa.id)).map((r) => [r.id, r.claimed_by])).toEqual([[id, pa.id]]);
+    expect((await claimMail(a, pa.id, 10 * 60_000)).map((r) => [r.id, r.claimed_by])).toEqual([[id, pa.id]]);
     // A lives on (it beats): its ten-minute lease holds, however long it takes.
     await sleep(LIVENESS_MS * 1.5);
-    expect(await claim(b, pb.id)).toEqual([]);
+    expect(await claimMail(b, pb.id, 10 * 60_000)).toEqual([]);
     // A dies: once its heartbeat lapses its rows are free, long before the lease would end.
     pa.kill();
     await sleep(LIVENESS_MS + 300);
-    expect((await claim(b, pb.id)).map((r) => [r.id, r.claimed_by])).toEqual([[id, pb.id]]);
+    expect((await claimMail(b, pb.id, 10 * 60_000)).map((r) => [r.id, r.claimed_by])).toEqual([[id, pb.id]]);
     // A process that stops cleanly frees its claims at once (its row is deleted).
     await pb.beat.stop();
-    expect((await claim(a, pa.id)).map((r) => r.id)).toEqual([id]);
+    expect((await claimMail(a, pa.id, 10 * 60_000)).map((r) => r.id)).toEqual([id]);
   });
 
   it("a claim without a process ends with its lease only", async () => {
     const [a, b] = await twoStores();
     await queue(a);
     const lease = newLease(undefined, Date.now(), 400);
-    const claim = (store: Store) =>
-      claimRows(store, {
-        table: "email_outbox",
-        where: (eb) => eb("status", "=", "PENDING"),
-        orderBy: "next_attempt_at",
-        limit: 10,
-        lease: newLease(null, Date.now(), 60_000),
-      });
     const first = await claimRows(a, {
       table: "email_outbox",
       where: (eb) => eb("status", "=", "PENDING"),
@@ -118,31 +111,23 @@ describe("claims and process liveness", () => {
       lease,
     });
     expect(first.map((r) => r.claimed_by)).toEqual([null]);
-    expect(await claim(b)).toEqual([]);
+    expect(await claimMail(b)).toEqual([]);
     await sleep(450);
-    expect(await claim(b)).toHaveLength(1);
+    expect(await claimMail(b)).toHaveLength(1);
   });
 
   it("a released claim frees only the rows its token still holds, for another process at once", async () => {
     const [a, b] = await twoStores();
     const ids = [await queue(a, "one@example.org"), await queue(a, "two@example.org")];
-    const claim = (store: Store) =>
-      claimRows(store, {
-        table: "email_outbox",
-        where: (eb) => eb("status", "=", "PENDING"),
-        orderBy: "next_attempt_at",
-        limit: 10,
-        lease: newLease(null, Date.now(), 60_000),
-      });
-    const held = await claim(a);
+    const held = await claimMail(a);
     expect(held.map((r) => r.id).sort()).toEqual([...ids].sort());
     const token = held[0].claim_token as string;
     // Another token (a claim that is not this one) gives nothing back.
     await releaseClaims(a, "email_outbox", ids, "not-the-claim");
-    expect(await claim(b)).toEqual([]);
+    expect(await claimMail(b)).toEqual([]);
     await releaseClaims(a, "email_outbox", [ids[0]], token);
     await releaseClaims(a, "email_outbox", [], token);
-    expect((await claim(b)).map((r) => r.id)).toEqual([ids[0]]);
+    expect((await claimMail(b)).map((r) => r.id)).toEqual([ids[0]]);
   });
 
   it("a process starting on the same machine recognizes a dead one by its pid and takes its work at once", async () => {
