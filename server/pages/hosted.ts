@@ -233,65 +233,54 @@ async function render(
     org?.language ?? DEFAULT_LANGUAGE,
   );
   const tr = translator(language);
+  /** A page with a message instead of the checkout, in the donor's language. */
+  const message = (
+    status: Html["status"],
+    content: Parameters<typeof page>[0],
+    sites?: readonly string[],
+  ) => ({
+    status,
+    language,
+    ...(sites ? { sites } : {}),
+    html: page({ ...content, nonce, language }),
+  });
   if (!form || !org)
-    return {
-      status: 404,
-      language,
-      html: page({
-        title: tr("page.notFound.title"),
-        heading: tr("page.notFound.title"),
-        body: `<p>${escapeHtml(tr("page.notFound.body"))}</p>`,
-        nonce,
-        language,
-      }),
-    };
+    return message(404, {
+      title: tr("page.notFound.title"),
+      heading: tr("page.notFound.title"),
+      body: `<p>${escapeHtml(tr("page.notFound.body"))}</p>`,
+    });
   if (form.deletedAt)
-    return {
-      status: 410,
-      language,
-      sites: siteOrigins(org),
-      html: page({
+    return message(
+      410,
+      {
         title: tr("page.gone.tab"),
         heading: tr("page.gone.title"),
         body: `<p>${escapeHtml(tr("page.gone.body"))}</p>`,
-        nonce,
-        language,
-      }),
-    };
+      },
+      siteOrigins(org),
+    );
   const { config } = form;
-  if (!config.active) {
-    const description = config.description ? `<p>${escapeHtml(config.description)}</p>` : "";
-    return {
-      status: 200,
-      language,
-      sites: siteOrigins(org),
-      html: page({
+  // A form that takes no gifts now: its own title, colour and description, and why.
+  const unavailable = (reason: string, body = "") =>
+    message(
+      200,
+      {
         title: config.title,
         heading: config.title,
         color: config.color,
         description: config.description,
-        body: `${description}<p role="status"><strong>${escapeHtml(tr("page.inactive", { kind: config.formType }))}</strong></p>`,
-        nonce,
-        language,
-      }),
-    };
-  }
-  if (!deps.processors.forOrganization(org)) {
-    return {
-      status: 200,
-      language,
-      sites: siteOrigins(org),
-      html: page({
-        title: config.title,
-        heading: config.title,
-        color: config.color,
-        description: config.description,
-        body: `<p role="status"><strong>${escapeHtml(tr("page.notReady", { kind: config.formType }))}</strong></p>`,
-        nonce,
-        language,
-      }),
-    };
-  }
+        body: `${body}<p role="status"><strong>${escapeHtml(reason)}</strong></p>`,
+      },
+      siteOrigins(org),
+    );
+  if (!config.active)
+    return unavailable(
+      tr("page.inactive", { kind: config.formType }),
+      config.description ? `<p>${escapeHtml(config.description)}</p>` : "",
+    );
+  if (!deps.processors.forOrganization(org))
+    return unavailable(tr("page.notReady", { kind: config.formType }));
   const resolution = await resolveElementPrefill(db, form.id, c.req.query("elementid")?.slice(0, 100));
   const view = await publicFormView(
     db,
