@@ -6,6 +6,7 @@ import type { MessageValues } from "../../shared/i18n/format.js";
 import { directionOf, type Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
 import { translator } from "../i18n.js";
+import { htmlParagraphs } from "./letter.js";
 import { qrContentId } from "./qrImages.js";
 
 /**
@@ -243,14 +244,6 @@ function htmlTable(rows: [string, string][], boldLast: boolean): string {
     })
     .join("");
   return `<table role="presentation" style="width:100%;border-collapse:collapse;margin:0 0 16px">${body}</table>`;
-}
-
-/** Blank lines separate paragraphs; single newlines are kept as line breaks. */
-export function htmlParagraphs(text: string): string {
-  return text
-    .split(/\r?\n\s*\r?\n/)
-    .map((p) => `<p style="margin:0 0 12px">${escapeHtml(p.trim()).replace(/\r?\n/g, "<br>")}</p>`)
-    .join("");
 }
 
 /** The branding a receipt may show: an https logo and a #RRGGBB colour, anything else left out. */

@@ -1,6 +1,5 @@
-import { escapeHtml } from "../../shared/html.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
-import { htmlParagraphs } from "./receipt.js";
+import { renderLetter } from "./letter.js";
 
 /**
  * The e-mail that invites a person to an organization's dashboard: who invited them, with which role,
@@ -27,17 +26,11 @@ export function renderStaffInvite(input: StaffInviteInput): { subject: string; t
     `The link can be used once, within ${input.hours} hours. If it has expired, ask ${input.invitedBy} to invite you again. If you did not expect this invitation, you can ignore this message.`,
     organization,
   ];
-  const text = [...intro, input.url, ...after].join("\n\n");
-  const html = [
-    '<!doctype html><html lang="en"><head><meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width"></head>',
-    '<body style="margin:0;padding:24px;font-family:Helvetica,Arial,sans-serif;font-size:15px;color:#222">',
-    '<div style="max-width:560px;margin:0 auto">',
-    htmlParagraphs(intro.join("\n\n")),
-    `<p style="margin:0 0 12px"><a href="${escapeHtml(input.url)}">Set your password</a></p>`,
-    `<p style="margin:0 0 12px;word-break:break-all">${escapeHtml(input.url)}</p>`,
-    htmlParagraphs(after.join("\n\n")),
-    "</div></body></html>",
-  ].join("");
+  const { text, html } = renderLetter({
+    language: "en",
+    intro,
+    link: { url: input.url, label: "Set your password", showUrl: true },
+    after,
+  });
   return { subject: `You are invited to ${organization}'s donation dashboard`, text, html };
 }

@@ -1,5 +1,4 @@
-import { escapeHtml } from "../../shared/html.js";
-import { htmlParagraphs } from "./receipt.js";
+import { renderLetter } from "./letter.js";
 
 /** The e-mail with a staff member's password-reset link (the dashboard speaks English, so does this). */
 
@@ -22,16 +21,11 @@ export function renderStaffPasswordReset(input: StaffPasswordResetInput): {
     `The link works once, for ${input.minutes} minutes. Setting a new password signs you out everywhere else.`,
     "If you did not ask for this, ignore this e-mail: your password stays as it is.",
   ];
-  const text = [...intro, input.url, ...after].join("\n\n");
-  const html = [
-    '<!doctype html><html lang="en"><head><meta charset="utf-8">',
-    '<meta name="viewport" content="width=device-width"></head>',
-    '<body style="margin:0;padding:24px;font-family:Helvetica,Arial,sans-serif;font-size:15px;color:#222">',
-    '<div style="max-width:560px;margin:0 auto">',
-    htmlParagraphs(intro.join("\n\n")),
-    `<p style="margin:0 0 12px"><a href="${escapeHtml(input.url)}">Choose a new password</a></p>`,
-    htmlParagraphs(after.join("\n\n")),
-    "</div></body></html>",
-  ].join("");
+  const { text, html } = renderLetter({
+    language: "en",
+    intro,
+    link: { url: input.url, label: "Choose a new password" },
+    after,
+  });
   return { subject: `Reset your ${input.organizationName} dashboard password`, text, html };
 }

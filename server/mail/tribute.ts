@@ -1,7 +1,7 @@
 import type { TributeKind } from "../../shared/enums.js";
-import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
+import { DEFAULT_LANGUAGE, type Language } from "../../shared/languages.js";
 import { translator } from "../i18n.js";
-import { htmlParagraphs } from "./receipt.js";
+import { renderLetter } from "./letter.js";
 
 /**
  * The notice of a dedicated gift, sent to the address the donor gave for it (the honoree, or the family of
@@ -37,14 +37,6 @@ export function renderTributeNotice(input: TributeNoticeInput): RenderedNotice {
     ...(input.message ? [`${tr("mail.tribute.message")}\n${input.message}`] : []),
     `${tr("mail.tribute.thanks")}\n${organization}`,
   ];
-  const text = paragraphs.join("\n\n");
-  const html = [
-    `<!doctype html><html lang="${language}" dir="${directionOf(language)}"><head><meta charset="utf-8">`,
-    `<meta name="viewport" content="width=device-width"></head>`,
-    '<body style="margin:0;padding:24px;font-family:Helvetica,Arial,sans-serif;font-size:15px;color:#222">',
-    '<div style="max-width:560px;margin:0 auto">',
-    htmlParagraphs(text),
-    "</div></body></html>",
-  ].join("");
+  const { text, html } = renderLetter({ language, intro: paragraphs });
   return { subject: tr("mail.tribute.subject", { kind: input.kind, name: input.honoreeName }), text, html };
 }
