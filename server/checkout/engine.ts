@@ -25,7 +25,6 @@ import { getOrganizationCached, type Organization } from "../store/organizations
 import {
   type DeclineCap,
   findPayment,
-  insertPayment,
   insertPaymentUnlessDeclined,
   PAYMENT_ID,
   type PaymentDetails,
@@ -497,13 +496,7 @@ async function recordHeld(
   row: PaymentsTable,
   cap: DeclineCap | null,
 ): Promise<HeldItem | null> {
-  const insert = async (db: Db) => {
-    if (!cap) {
-      await insertPayment(db, row);
-      return true;
-    }
-    return insertPaymentUnlessDeclined(db, row, cap);
-  };
+  const insert = (db: Db) => insertPaymentUnlessDeclined(db, row, cap);
   if (hold.length === 0) {
     if (!(await writeOne(deps.store, insert))) throw cardDeclinedTooOften();
     return null;

@@ -5,9 +5,8 @@ import type { Db } from "../store/database.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
-import { insertPayment, paymentDetails } from "../store/payments.js";
+import { insertPayment, paymentDetails, paymentWithGift } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
-import { findSubscription } from "../store/subscriptions.js";
 import { issueTickets, voidTickets } from "../tickets/issue.js";
 import { emitEvent } from "../webhooks/events.js";
 import { presentPayment } from "../wire/payment.js";
@@ -209,9 +208,7 @@ export async function settlePayment(
   const type = before === "PROCESSING" ? "donation.created" : "donation.updated";
   let receipt: EmailOutboxTable | null = null;
   if (row.status === "COMPLETED") {
-    const sub =
-      effect.sub ??
-      (row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null);
+    const sub = effect.sub ?? (await paymentWithGift(trx, row)).sub;
     effect = { ...effect, sub };
     // An event order's tickets exist once its payment completes, and are listed on its receipt.
     const tickets = origin.kind === "checkout" ? await issueTickets(trx, row, nowMs) : [];
@@ -227,8 +224,7 @@ export async function settlePayment(
 
 async function unchanged(trx: Db, id: string): Promise<Settled> {
   const row = await trx.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
-  const sub = row.subscription_id ? ((await findSubscription(trx, row.subscription_id)) ?? null) : null;
-  return { row, changed: false, sub, billing: "untouched" };
+  return { ...(await paymentWithGift(trx, row)), changed: false, billing: "untouched" };
 }
 
 /**

@@ -148,13 +148,18 @@ const insertUnlessDeclined = fixedQuery(
 
 /**
  * Inserts the payment unless its card was declined `cap` times or more since `since` (card testing): the
- * count and the insert are one statement. False when the card is refused, and nothing was written.
+ * count and the insert are one statement. False when the card is refused, and nothing was written. Without
+ * a cap (none configured, or no card), a plain insert.
  */
 export async function insertPaymentUnlessDeclined(
   trx: Db,
   row: PaymentsTable,
-  cap: DeclineCap,
+  cap: DeclineCap | null,
 ): Promise<boolean> {
+  if (!cap) {
+    await insertPayment(trx, row);
+    return true;
+  }
   const result = await insertUnlessDeclined(
     trx,
     cap.fingerprint,
