@@ -68,6 +68,15 @@ describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DA
     const eventIds = list.body.forms.filter((f) => f.formType === "EVENT").map((f) => f.formID);
     expect(eventIds).toEqual(urls.filter((m) => m[2] === "attend").map((m) => m[3]));
 
+    // With PORT=0, the form's own answer names the port the server really listens on, as the list does.
+    const donate = urls.find((m) => m[2] === "donate");
+    if (!donate) throw new Error("no donation form printed");
+    const one = await server.json<{ formUrl: string; embedHTML: string }>("GET", `/v1/forms/${donate[3]}`, {
+      key: demoKey,
+    });
+    expect(one.body.formUrl).toBe(`http://localhost:${server.port}/donate/${donate[3]}`);
+    expect(one.body.embedHTML).toContain(`http://localhost:${server.port}/donate/${donate[3]}?embed=1`);
+
     // A demo Owner for the dashboard, with one set-up link (used after the restart below).
     expect(log).toMatch(new RegExp(`Owner:\\s+${DEMO_OWNER}`));
     const links = [...log.matchAll(SETUP_LINK)];

@@ -152,17 +152,18 @@ const NO_SALES: FormSales = { ticketsSold: {}, promoRedemptions: {} };
  * The JSON bodies of GET /v1/forms/{id} for forms without sales figures (no tickets or promo codes), whose
  * answer depends on the record alone: serialized once per record and kept with it (the read cache shares a
  * record until the form changes), so that a read sends it without serializing it again. One per app (its
- * routes make it), for the app's public URL.
+ * routes make it), for the app's public URL, read when a body is made: a server started with PORT=0 learns its
+ * URL only once it listens, after the app is made.
  */
 export class FormAnswers {
   private readonly answers = new WeakMap<FormRecord, string>();
 
-  constructor(private readonly publicUrl: string) {}
+  constructor(private readonly config: { readonly publicUrl: string }) {}
 
   json(form: FormRecord): string {
     let json = this.answers.get(form);
     if (json === undefined) {
-      json = JSON.stringify(toFull(this.publicUrl, form));
+      json = JSON.stringify(toFull(this.config.publicUrl, form));
       this.answers.set(form, json);
     }
     return json;

@@ -113,7 +113,7 @@ function duplicateTitle(title: string): ApiError {
 export function formRoutes(deps: AppDeps): RouteSpec[] {
   const { config } = deps;
   const schema = formSchema({ allowHttpImages: !config.production });
-  const answers = new FormAnswers(config.publicUrl);
+  const answers = new FormAnswers(config);
 
   return [
     // Before /v1/forms/{id}: "preview" is not a form's id.
