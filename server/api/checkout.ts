@@ -314,6 +314,9 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       }),
       body: z.strictObject({}),
       bodyOptional: true,
+      idempotencyScope: formScope,
+      // Before a replay too, as the checkout's.
+      before: (c) => checkSubmissionOrigin(c, deps.config),
       responses: {
         201: { description: "Paid (or bank payment pending)", schema: receiptSchema },
         202: { description: "Still waiting for the donor's confirmation", schema: actionSchema },
@@ -323,7 +326,6 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         ...publicErrors,
       },
       handler: async (c, { params }) => {
-        checkSubmissionOrigin(c, deps.config);
         const result = await completeCheckout(deps, params.formId, params.paymentId);
         return c.json(result.body, result.status);
       },

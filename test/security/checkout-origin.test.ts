@@ -75,3 +75,39 @@ describe("Idempotency-Keys of a form", () => {
     expect(stolen.text).not.toContain("paymentID");
   });
 });
+
+describe("a checkout's completion (…/checkout/{paymentID}/complete)", () => {
+  async function paid(formId: string): Promise<string> {
+    const res = await post(formId, {}, { amount: 25, donor: donor(), paymentMethod: card() });
+    expect(res.status).toBe(201);
+    return (res.body.payment as { paymentID: string }).paymentID;
+  }
+  const complete = (formId: string, paymentId: string, headers: Record<string, string>) =>
+    t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/checkout/${paymentId}/complete`, {
+      key: null,
+      headers,
+    });
+
+  it("takes an Idempotency-Key, scoped by the form, and replays the answer", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const paymentId = await paid(formId);
+    const headers = { Origin: "http://forms.test", "Idempotency-Key": "complete-1" };
+    const first = await complete(formId, paymentId, headers);
+    expect(first.status).toBe(201);
+    expect((first.body.payment as { paymentID: string }).paymentID).toBe(paymentId);
+    const again = await complete(formId.toUpperCase(), paymentId, headers);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await paymentCount()).toBe(1);
+  });
+
+  it("never replays a kept answer to another site", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const paymentId = await paid(formId);
+    const key = { "Idempotency-Key": "complete-2" };
+    expect((await complete(formId, paymentId, { Origin: "http://forms.test", ...key })).status).toBe(201);
+    const stolen = await complete(formId, paymentId, { Origin: "https://evil.example", ...key });
+    expect(stolen.status).toBe(403);
+    expect(stolen.text).not.toContain("paymentID");
+  });
+});
