@@ -8,8 +8,9 @@ import {
 /**
  * Phone numbers as people type them. `+1 617-555-0101`, `(617) 555-0101` and `6175550101` are one number:
  * its E.164 form (`+16175550101`), with the organization's country supplying a missing country code.
- * Text that is not a valid phone number is kept as typed and matched as typed: phone formats are not
- * validated (libphonenumber-js with its small metadata set decides what is a valid number).
+ * Text that is not a valid phone number is kept as typed and matched by its digits (text without digits
+ * as typed): phone formats are not validated (libphonenumber-js with its small metadata set decides what
+ * is a valid number).
  */
 
 export const DEFAULT_COUNTRY = "US";
@@ -29,7 +30,15 @@ export function toE164(typed: string, country: string = DEFAULT_COUNTRY): string
   return parsed?.isValid() ? parsed.number : null;
 }
 
-/** What contacts are matched by: the E.164 form, else the text as typed (trimmed). */
-export function phoneMatchKey(phone: { value: string; e164?: string | null }): string {
-  return phone.e164 ?? phone.value.trim();
+/**
+ * What contacts are matched by: the E.164 form of a valid number, and the digits as typed (contract 7:
+ * phones are compared by their digits), so `555-123-4567` and `(555) 123-4567` are one number although
+ * neither is valid; text without digits by itself (trimmed). Two numbers match when any key is shared.
+ */
+export function phoneMatchKeys(phone: { value: string; e164?: string | null }): string[] {
+  const digits = phone.value.replace(/\D/g, "");
+  const typed = digits || phone.value.trim();
+  const keys = phone.e164 ? [phone.e164] : [];
+  if (typed && typed !== phone.e164) keys.push(typed);
+  return keys;
 }

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { phoneMatchKey } from "../../shared/phone.js";
+import { phoneMatchKeys } from "../../shared/phone.js";
 import {
   type ContactFields,
   contactCreateSchema,
@@ -78,7 +78,7 @@ function duplicate(
   const shown =
     first.kind === "email"
       ? (body.emails?.find((e) => e.value.trim().toLowerCase() === first.value_key)?.value ?? first.value_key)
-      : (phones.find((p) => phoneMatchKey(p) === first.value_key)?.value ?? first.value_key);
+      : (phones.find((p) => phoneMatchKeys(p).includes(first.value_key))?.value ?? first.value_key);
   return new ApiError(409, `A contact with ${first.kind} ${shown} already exists`, undefined, undefined, {
     contactId: first.contactId,
   });
@@ -167,7 +167,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Create a contact",
       description:
-        "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its E.164 form, read in the organization's `country`; as typed when it is not a valid number) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
+        "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its E.164 form, read in the organization's `country`, and by its digits, so numbers that are not valid match in any format) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
       body: contactCreateSchema,
       rules: CONTACT_RULES,
       responses: {

@@ -1,5 +1,5 @@
 import { emailKey } from "../../shared/email.js";
-import { DEFAULT_COUNTRY, phoneMatchKey, toE164 } from "../../shared/phone.js";
+import { DEFAULT_COUNTRY, phoneMatchKeys, toE164 } from "../../shared/phone.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
@@ -8,7 +8,7 @@ import { type ContactFilters, filterConditions } from "./listFilters.js";
 import type { ConsentValue, ContactsTable } from "./schema.js";
 
 /**
- * Donor contacts. Each live contact's emails (lower-cased) and phones (E.164, or as typed) are also rows of
+ * Donor contacts. Each live contact's emails (lower-cased) and phones (E.164 and digits) are also rows of
  * `contact_keys`, whose primary key makes an address belong to one contact only: "match by email, else
  * create" stays right when two checkouts of the same new donor run at the same moment.
  */
@@ -82,15 +82,14 @@ export interface ContactKey {
 }
 
 /**
- * The keys a contact's emails and phones claim: phones by their E.164 form, or as typed when they are not
- * valid numbers (an empty one claims nothing). Two items with one key claim it once.
+ * The keys a contact's emails and phones claim: phones by their E.164 form when they are valid numbers and
+ * by their digits (text without digits as typed; an empty one claims nothing). Two items with one key
+ * claim it once.
  */
 export function contactKeys(emails: { value: string }[], phones: ContactPhone[]): ContactKey[] {
   const keys = [
     ...emails.map((e): ContactKey => ({ kind: "email", value_key: emailKey(e.value) })),
-    ...phones
-      .map((p): ContactKey => ({ kind: "phone", value_key: phoneMatchKey(p) }))
-      .filter((k) => k.value_key),
+    ...phones.flatMap((p) => phoneMatchKeys(p).map((key): ContactKey => ({ kind: "phone", value_key: key }))),
   ];
   const seen = new Set<string>();
   return keys.filter((k) => {

@@ -24,6 +24,7 @@ import { tickets } from "./migrations/021-tickets.js";
 import { developers } from "./migrations/022-developers.js";
 import { organizationBrandingReceipts } from "./migrations/023-organization-branding-receipts.js";
 import { paymentsPartialIndexes } from "./migrations/024-payments-partial-indexes.js";
+import { phoneDigitKeys } from "./migrations/025-phone-digit-keys.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -57,6 +58,7 @@ export const MIGRATIONS: Migration[] = [
   developers,
   organizationBrandingReceipts,
   paymentsPartialIndexes,
+  phoneDigitKeys,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

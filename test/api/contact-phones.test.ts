@@ -6,8 +6,8 @@ import { dialect, setupTestApp, type TestApp, validForms } from "../support/test
 /**
  * Contacts are matched by phone whatever its format: `+1 617-555-0101`, `(617) 555-0101` and `6175550101`
  * are one number, its E.164 form, with the organization's country (US by default) supplying a missing
- * country code. Text that is not a valid number is kept and matched as typed. Rows stored before are
- * normalized by migration 12.
+ * country code. Text that is not a valid number is kept as typed and matched by its digits (text without
+ * digits as typed). Rows stored before are normalized by migrations 12 and 25.
  */
 
 let t: TestApp;
@@ -63,6 +63,37 @@ describe(`phone numbers of contacts (${dialect})`, () => {
     expect(
       (await create({ firstName: "Cy", lastName: "Three", phone: "ask for the front desk" })).status,
     ).toBe(201);
+  });
+
+  it("match text that is not a valid number by its digits (contract 7: phone digits compared)", async () => {
+    t = await setupTestApp();
+    const made = await create({ firstName: "Ada", lastName: "One", phone: "555-123-4567" });
+    expect(made.status).toBe(201);
+    expect(made.body.contact.phones).toEqual([{ value: "555-123-4567", isPrimary: true, e164: null }]);
+    for (const phone of ["(555) 123-4567", "5551234567", " 555.123.4567 "]) {
+      const again = await create({ firstName: "Bea", lastName: "Two", phone });
+      expect(again.status, phone).toBe(409);
+      expect(again.body.contactId).toBe(made.body.contact.id);
+      expect(again.body.error).toContain(phone.trim());
+    }
+    expect((await create({ firstName: "Cy", lastName: "Three", phone: "555-123-4568" })).status).toBe(201);
+    // A valid number and the same digits typed without their +: one number too.
+    const uk = await create({ firstName: "Dee", lastName: "Four", phone: "+44 20 7946 0958" });
+    expect(uk.status).toBe(201);
+    const digits = await create({ firstName: "Eve", lastName: "Five", phone: "442079460958" });
+    expect(digits.status).toBe(409);
+    expect(digits.body.contactId).toBe(uk.body.contact.id);
+    // An update is held to the same rule, and a contact may keep its own number in another format.
+    const other = await create({ firstName: "Fay", lastName: "Six", phone: "555-000-1111" });
+    const moved = await t.request<ContactAnswer>("PUT", `/v1/contacts/${other.body.contact.id}`, {
+      body: { phones: [{ value: "555 123 4567" }] },
+    });
+    expect(moved.status).toBe(409);
+    expect(moved.body.contactId).toBe(made.body.contact.id);
+    const own = await t.request("PUT", `/v1/contacts/${made.body.contact.id}`, {
+      body: { phones: [{ value: "(555) 123-4567" }] },
+    });
+    expect(own.status).toBe(200);
   });
 
   it("read numbers without a country code in the organization's country", async () => {
@@ -152,6 +183,67 @@ describe(`phone numbers of contacts (${dialect})`, () => {
     expect(shown.body.phones).toEqual([{ value: "+1 617 555 0101", isPrimary: true, e164: "+16175550101" }]);
     expect((await t.request<{ country: string }>("GET", "/v1/organization")).body.country).toBe("US");
     const dup = await create({ firstName: "New", lastName: "One", phone: "617-555-0101" });
+    expect(dup.body.contactId).toBe(older);
+  });
+});
+
+describe(`phone keys before migration 25 (${dialect})`, () => {
+  it("gain the phones' digits; the older contact keeps a number two contacts typed alike", async () => {
+    t = await setupTestApp();
+    const db = t.store.db;
+    // Rows as migration 24 left them: phones claimed by their E.164 form, or as typed.
+    const row = (id: string, value: string, e164: string | null, createdAt: string) => ({
+      id,
+      organization_id: t.org.id,
+      first_name: "Stored",
+      last_name: id,
+      organization_name: null,
+      emails: "[]",
+      phones: JSON.stringify([{ value, isPrimary: true, e164 }]),
+      addresses: "[]",
+      email_consent: "UNKNOWN" as const,
+      sms_consent: "UNKNOWN" as const,
+      communication_consent: "UNKNOWN" as const,
+      status: "ACTIVE" as const,
+      merged_into: null,
+      created_at: createdAt,
+      updated_at: createdAt,
+    });
+    const older = "00000000-0000-4000-8000-00000000000a";
+    const newer = "00000000-0000-4000-8000-00000000000b";
+    const valid = "00000000-0000-4000-8000-00000000000c";
+    await db
+      .insertInto("contacts")
+      .values([
+        row(older, "555-123-4567", null, "2025-01-01T00:00:00.000Z"),
+        row(newer, "(555) 123-4567", null, "2025-02-01T00:00:00.000Z"),
+        row(valid, "(617) 555-0101", "+16175550101", "2025-03-01T00:00:00.000Z"),
+      ])
+      .execute();
+    await db
+      .insertInto("contact_keys")
+      .values([
+        { organization_id: t.org.id, kind: "phone", value_key: "555-123-4567", contact_id: older },
+        { organization_id: t.org.id, kind: "phone", value_key: "(555) 123-4567", contact_id: newer },
+        { organization_id: t.org.id, kind: "phone", value_key: "+16175550101", contact_id: valid },
+      ])
+      .execute();
+    await db.deleteFrom("almoner_migrations").where("version", "=", 25).execute();
+
+    expect((await migrate(db)).applied).toEqual([25]);
+    const keys = await db
+      .selectFrom("contact_keys")
+      .select(["value_key", "contact_id"])
+      .where("kind", "=", "phone")
+      .orderBy("value_key")
+      .execute();
+    expect(keys).toEqual([
+      { value_key: "+16175550101", contact_id: valid },
+      { value_key: "5551234567", contact_id: older },
+      { value_key: "6175550101", contact_id: valid },
+    ]);
+    const dup = await create({ firstName: "New", lastName: "One", phone: "555.123.4567" });
+    expect(dup.status).toBe(409);
     expect(dup.body.contactId).toBe(older);
   });
 });

@@ -1,5 +1,9 @@
-import { DEFAULT_COUNTRY, phoneMatchKey, toE164 } from "../../../shared/phone.js";
+import { DEFAULT_COUNTRY, toE164 } from "../../../shared/phone.js";
 import type { AnyTrx, Migration } from "./shared.js";
+
+/** The key of a phone as this migration made it: its E.164 form, else the text as typed (trimmed). */
+const phoneMatchKey = (phone: { value: string; e164: string | null }): string =>
+  phone.e164 ?? phone.value.trim();
 
 /** Phones matched by their E.164 form, read in the organization's country. */
 export const phonesE164: Migration = {

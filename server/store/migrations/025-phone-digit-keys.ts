@@ -1,0 +1,38 @@
+import { phoneMatchKeys } from "../../../shared/phone.js";
+import type { AnyTrx, Migration } from "./shared.js";
+
+/**
+ * Phones also claim their digits (contract 7: phones are compared by their digits), beside the E.164 form
+ * of a valid number: `555-123-4567` and `(555) 123-4567`, which no metadata calls valid, are one number.
+ * The phones stored keep their E.164 form; their keys are rebuilt, the older contact keeping a key that
+ * two live contacts would now share (the other keeps the phone on its record, unclaimed).
+ */
+export const phoneDigitKeys: Migration = {
+  version: 25,
+  name: "contact phones matched by their digits too",
+  async up(trx: AnyTrx) {
+    await trx.deleteFrom("contact_keys").where("kind", "=", "phone").execute();
+    const contacts = await trx
+      .selectFrom("contacts")
+      .select(["id", "organization_id", "phones"])
+      .where("status", "=", "ACTIVE")
+      .where("phones", "!=", "[]")
+      .orderBy("created_at")
+      .orderBy("id")
+      .execute();
+    for (const contact of contacts) {
+      const phones = JSON.parse(contact.phones) as { value: string; e164?: string | null }[];
+      for (const key of new Set(phones.flatMap(phoneMatchKeys)))
+        await trx
+          .insertInto("contact_keys")
+          .values({
+            organization_id: contact.organization_id,
+            kind: "phone",
+            value_key: key,
+            contact_id: contact.id,
+          })
+          .onConflict((oc) => oc.columns(["organization_id", "kind", "value_key"]).doNothing())
+          .execute();
+    }
+  },
+};
