@@ -31,9 +31,9 @@ export function toE164(typed: string, country: string = DEFAULT_COUNTRY): string
 }
 
 /**
- * What contacts are matched by: the E.164 form of a valid number, and the digits as typed (contract 7:
- * phones are compared by their digits), so `555-123-4567` and `(555) 123-4567` are one number although
- * neither is valid; text without digits by itself (trimmed). Two numbers match when any key is shared.
+ * What contacts are matched by: the E.164 form of a valid number, and the digits as typed (phones are
+ * compared by their digits), so `555-123-4567` and `(555) 123-4567` are one number although neither is
+ * valid; text without digits by itself (trimmed). Two numbers match when any key is shared.
  */
 export function phoneMatchKeys(phone: { value: string; e164?: string | null }): string[] {
   const digits = phone.value.replace(/\D/g, "");

@@ -2,7 +2,7 @@ import { phoneMatchKeys } from "../../../shared/phone.js";
 import type { AnyTrx, Migration } from "./shared.js";
 
 /**
- * Phones also claim their digits (contract 7: phones are compared by their digits), beside the E.164 form
+ * Phones also claim their digits (phones are compared by their digits), beside the E.164 form
  * of a valid number: `555-123-4567` and `(555) 123-4567`, which no metadata calls valid, are one number.
  * The phones stored keep their E.164 form; their keys are rebuilt, the older contact keeping a key that
  * two live contacts would now share (the other keeps the phone on its record, unclaimed).
