@@ -57,7 +57,8 @@ export function createApp(deps: AppDeps) {
       throw new ApiError(405, "Method not allowed", undefined, { Allow: [...methods].join(", ") });
     // The API's paths answer in the API's shape; only the pages' paths get the HTML page.
     if (/^\/(v1|api)(\/|$)/.test(path)) throw new ApiError(404, "Not found");
-    return c.html(notFoundHtml, 404);
+    // A page like the others: no scripts, never framed.
+    return c.html(notFoundHtml, 404, PLAIN_PAGE_HEADERS);
   });
 
   app.get("/health", (c) => c.json({ status: "ok" }));
@@ -217,6 +218,13 @@ function renderError(err: Error, c: Context<AppEnv>): Response {
   console.error(`[${c.get("requestId")}] ${c.req.method} ${c.req.path} failed:`, err);
   return c.json({ error: "Internal server error", requestId: c.get("requestId") }, 500);
 }
+
+/** The headers of a page with no scripts of its own that no site may frame. */
+const PLAIN_PAGE_HEADERS = {
+  "Content-Security-Policy":
+    "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "X-Frame-Options": "DENY",
+};
 
 const notFoundHtml =
   '<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Not found</title></head><body><h1>Page not found</h1></body></html>';

@@ -30,6 +30,18 @@ describe("response headers", () => {
     expect(res.headers.get("X-Frame-Options")).toBe("DENY");
   });
 
+  it("the page of an unknown path sends a Content-Security-Policy and refuses to be framed", async () => {
+    t = await setupTestApp();
+    for (const path of ["/", "/no-such-page", "/donate/a/b"]) {
+      const res = await t.app.request(path);
+      expect(res.status).toBe(404);
+      expect(res.headers.get("Content-Type")).toContain("text/html");
+      expect(res.headers.get("Content-Security-Policy")).toContain("frame-ancestors 'none'");
+      expect(res.headers.get("Content-Security-Policy")).toContain("default-src 'none'");
+      expect(res.headers.get("X-Frame-Options")).toBe("DENY");
+    }
+  });
+
   it("HSTS is sent when PUBLIC_URL is https, and not over plain http", async () => {
     t = await setupTestApp({ env: { PUBLIC_URL: "https://give.example.org" } });
     expect((await t.app.request("/health")).headers.get("Strict-Transport-Security")).toMatch(
