@@ -116,6 +116,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new StartupError(
       "STRIPE_API_URL points the Stripe package at a stand-in: it is for tests and development, and refused in production",
     );
+  // A stand-in Stripe.js would see the card details donors type into the page.
+  if (e.STRIPE_JS_URL && e.NODE_ENV === "production")
+    throw new StartupError(
+      "STRIPE_JS_URL gives pages a stand-in Stripe.js: it is for tests and development, and refused in production",
+    );
   const dataDir = path.resolve(e.DATA_DIR);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   return {
@@ -140,7 +145,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: Math.round(e.WORKER_INTERVAL_SECONDS * 1000),
     sandboxBankSettleMs: e.SANDBOX_BANK_SETTLE_SECONDS * 1000,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
-    webhookTargetGuard: (e.WEBHOOK_TARGET_GUARD ?? "on") === "on",
+    // Production rules (contract 0): https-only, public webhook targets; development takes http and local ones.
+    webhookTargetGuard: (e.WEBHOOK_TARGET_GUARD ?? (e.NODE_ENV === "production" ? "on" : "off")) === "on",
     secretsKey: e.SECRETS_KEY === undefined ? undefined : parseSecretsKey(e.SECRETS_KEY),
     stripeApiUrl: e.STRIPE_API_URL?.replace(/\/+$/, ""),
     stripeJsUrl: e.STRIPE_JS_URL,

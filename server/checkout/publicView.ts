@@ -29,7 +29,8 @@ export function paymentOptions(
       publishableKey: org.processor.publishableKey,
       livemode: processor.livemode,
       module: urls.stripeModule,
-      ...(urls.stripeJsUrl ? { jsUrl: urls.stripeJsUrl } : {}),
+      // A stand-in Stripe.js (tests, development) only ever with test keys: live card details reach Stripe.
+      ...(urls.stripeJsUrl && !processor.livemode ? { jsUrl: urls.stripeJsUrl } : {}),
     };
   return { processor: "sandbox", methods: ["card", "bank"] };
 }

@@ -46,7 +46,10 @@ export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): st
   const stripe = loaded.org.processor;
   const boot = {
     publishableKey: stripe?.publishableKey ?? "",
-    ...(deps.config.stripeJsUrl ? { jsUrl: deps.config.stripeJsUrl } : {}),
+    // A stand-in Stripe.js (tests, development) only ever with test keys: live card details reach Stripe.
+    ...(deps.config.stripeJsUrl && !stripe?.publishableKey.startsWith("pk_live_")
+      ? { jsUrl: deps.config.stripeJsUrl }
+      : {}),
     actionUrl: `${UPDATE_PAGE_PATH}/${token}${STRIPE_ACTIONS_SUFFIX}`,
     held: loaded.held
       ? { amount: formatMoney(Number(loaded.held.amount_cents), loaded.held.currency, language) }
