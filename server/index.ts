@@ -71,10 +71,11 @@ async function main(): Promise<void> {
     }
     for (const form of demo.forms) console.log(`  ${form.title.padEnd(24)} ${form.url}`);
     console.log(`\nTry: curl -H "Authorization: Bearer ${demo.apiKey}" ${config.publicUrl}/v1/forms`);
-    if (config.webhookTargetGuard)
-      console.log(
-        "Webhooks go to public https addresses only; for a receiver on this machine start with WEBHOOK_TARGET_GUARD=off.",
-      );
+    console.log(
+      config.webhookTargetGuard
+        ? "Webhooks go to public https addresses only; for a receiver on this machine start with WEBHOOK_TARGET_GUARD=off."
+        : "Webhooks may go to http and local addresses (development); NODE_ENV=production takes public https ones only.",
+    );
     const first = demo.forms[0];
     if (first) {
       const gift = JSON.stringify({

@@ -3,8 +3,8 @@ import net from "node:net";
 import ipaddr from "ipaddr.js";
 
 /**
- * The SSRF guard of webhook delivery: on by default (`WEBHOOK_TARGET_GUARD=off` is the opt-out for local
- * development), deliveries go only to https URLs whose every resolved address is a public one. The address is checked at connection time by the lookup the request itself uses, so a
+ * The SSRF guard of webhook delivery: on by default in production (`WEBHOOK_TARGET_GUARD` turns it on or off
+ * anywhere), deliveries go only to https URLs whose every resolved address is a public one. The address is checked at connection time by the lookup the request itself uses, so a
  * name cannot resolve to a public address for the check and a private one for the connection. Redirects
  * are never followed (a 3xx is a failed attempt).
  */

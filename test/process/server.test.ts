@@ -104,6 +104,22 @@ describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DA
     }
   });
 
+  it("takes an http webhook on this machine in development (no NODE_ENV, no WEBHOOK_TARGET_GUARD)", async () => {
+    if (!server) throw new Error("the first start failed");
+    const key = [...server.stdout().matchAll(DEMO_KEY_LINE)][0]?.[1];
+    expect(server.stdout()).not.toContain("WEBHOOK_TARGET_GUARD");
+    const created = await server.json<{ webhookId: string }>("POST", "/v1/webhooks", {
+      key,
+      body: { url: "http://127.0.0.1:4000/hook", events: ["form.created"] },
+    });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    const updated = await server.json("PUT", `/v1/webhooks/${created.body.webhookId}`, {
+      key,
+      body: { url: "http://localhost:4000/other" },
+    });
+    expect(updated.status, JSON.stringify(updated.body)).toBe(200);
+  });
+
   it("stops cleanly on SIGTERM; a restart prints no demo key again, and a fresh demo Owner link until one is used", async () => {
     if (!server) throw new Error("the first start failed");
     const firstKey = [...server.stdout().matchAll(DEMO_KEY_LINE)][0]?.[1];

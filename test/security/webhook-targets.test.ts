@@ -4,8 +4,9 @@ import { isForbiddenAddress } from "../../server/webhooks/guard.js";
 import { setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
- * A self-hoster's defaults must not let an API key point webhook deliveries at the instance's own network:
- * the guard is on everywhere unless turned off, and it sees through IPv6 translation addresses.
+ * A production instance must not let an API key point webhook deliveries at its own network: the guard is on
+ * there unless turned off (and on in development when asked for), and it sees through IPv6 translation
+ * addresses. Development allows http and local receivers (contract 0 and 8).
  */
 
 let t: TestApp | undefined;
@@ -15,9 +16,10 @@ afterEach(async () => {
 });
 
 describe("webhook targets", () => {
-  it("the guard is on without NODE_ENV=production, unless WEBHOOK_TARGET_GUARD=off", () => {
-    expect(loadConfig({}).webhookTargetGuard).toBe(true);
-    expect(loadConfig({ WEBHOOK_TARGET_GUARD: "off" }).webhookTargetGuard).toBe(false);
+  it("the guard is on with NODE_ENV=production, off without unless WEBHOOK_TARGET_GUARD=on", () => {
+    expect(loadConfig({ NODE_ENV: "production" }).webhookTargetGuard).toBe(true);
+    expect(loadConfig({}).webhookTargetGuard).toBe(false);
+    expect(loadConfig({ WEBHOOK_TARGET_GUARD: "on" }).webhookTargetGuard).toBe(true);
   });
 
   it("a development instance refuses loopback, metadata and LAN targets at registration", async () => {

@@ -93,7 +93,8 @@ export async function setupTestApp(
     PUBLIC_URL: "http://forms.test",
     DATA_DIR: os.tmpdir(),
     SECRETS_KEY: crypto.randomBytes(32).toString("hex"),
-    // Tests' webhook receivers listen on 127.0.0.1, which the delivery guard refuses (on by default).
+    // Tests' webhook receivers listen on 127.0.0.1, which the delivery guard refuses: off, as in development,
+    // also for tests that set NODE_ENV=production.
     WEBHOOK_TARGET_GUARD: "off",
     ...opts.env,
   });

@@ -67,9 +67,10 @@ describe("webhook target guard: addresses", () => {
     expect(err?.message).toMatch(/not a public address/);
   });
 
-  it("is on by default everywhere; WEBHOOK_TARGET_GUARD=off turns it off", () => {
+  it("is on by default in production and off in development; WEBHOOK_TARGET_GUARD decides either way", () => {
     expect(loadConfig({ NODE_ENV: "production" }).webhookTargetGuard).toBe(true);
-    expect(loadConfig({}).webhookTargetGuard).toBe(true);
+    expect(loadConfig({}).webhookTargetGuard).toBe(false);
+    expect(loadConfig({ NODE_ENV: "development" }).webhookTargetGuard).toBe(false);
     expect(loadConfig({ WEBHOOK_TARGET_GUARD: "off" }).webhookTargetGuard).toBe(false);
     expect(loadConfig({ WEBHOOK_TARGET_GUARD: "on" }).webhookTargetGuard).toBe(true);
     expect(loadConfig({ NODE_ENV: "production", WEBHOOK_TARGET_GUARD: "off" }).webhookTargetGuard).toBe(
