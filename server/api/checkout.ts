@@ -146,6 +146,15 @@ async function countingPromoRefusals<T>(
   }
 }
 
+/**
+ * The reads are open to any origin, whatever they answer: an error (404, 410, 400, 429) carries
+ * `Access-Control-Allow-Origin: *` too, so that another site's page can tell a deleted form from a
+ * network failure. Put in the pipeline's own headers, which every answer of the request gets.
+ */
+const openToAnyOrigin = (c: Context<AppEnv>) => {
+  c.get("answerHeaders")["Access-Control-Allow-Origin"] = "*";
+};
+
 /** Idempotency-Keys of a form's public routes: scoped by the form, however its id was spelled (ids are lower case). */
 const formScope = (c: Context<AppEnv>) => `public:${(c.req.param("formId") ?? "").toLowerCase()}`;
 
@@ -161,6 +170,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         "No API key. Donor-facing settings only, stock left per ticket and product, the fundraising bar and donor list when enabled, and `prefill` for `?elementid=` of an active link of this form (null otherwise). An inactive form is returned with `active: false`; a deleted one answers 410.",
       params: formIdParams,
       query: z.object({ elementid: z.string().max(100).optional() }),
+      before: openToAnyOrigin,
       responses: {
         200: {
           description: "The public form view",
@@ -198,6 +208,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "No API key; asked by overlay.js before it shows a form. 204 when the request's `Origin` is one of the form's organization's sites (the origins of its `organizationBaseURLs`), or when there is no `Origin`; 403 with the reason otherwise. The overlay page itself is framed only by those sites (CSP `frame-ancestors`), whatever this answers.",
       params: formIdParams,
+      before: openToAnyOrigin,
       responses: {
         204: { description: "The overlay may open this form on this site" },
         403: { description: "This site is not one of the organization's sites", schema: errorSchema },
@@ -233,6 +244,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       body: quoteRequestSchema,
       rules: ORDER_RULES,
       idempotencyScope: formScope,
+      before: openToAnyOrigin,
       responses: {
         200: { description: "The price", schema: quoteSchema },
         429: {

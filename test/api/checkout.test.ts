@@ -38,6 +38,22 @@ describe("public form view", () => {
     expect(res.body.hasPromoCodes).toBe(true);
   });
 
+  it("is open to any origin in its errors too, as the quote is", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await t.request("DELETE", `/v1/forms/${formId}`);
+    const answers = [
+      await t.request("GET", `/api/forms/${formId}`, { key: null }),
+      await t.request("GET", "/api/forms/00000000-0000-4000-8000-000000000000", { key: null }),
+      await t.request("GET", `/api/forms/${formId}?elementid=${"x".repeat(101)}`, { key: null }),
+      await t.request("POST", `/api/forms/${formId}/quote`, { key: null, body: { amount: 25 } }),
+      await t.request("POST", `/api/forms/${formId}/quote`, { key: null, body: { amount: "25" } }),
+    ];
+    expect(answers.map((res) => res.status)).toEqual([410, 404, 400, 400, 400]);
+    for (const res of answers) expect(res.headers.get("access-control-allow-origin")).toBe("*");
+    const checkout = await t.request("POST", `/api/forms/${formId}/checkout`, { key: null, body: {} });
+    expect(checkout.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
   it("applies an active link's prefill through ?elementid= and answers 404 and 410", async () => {
     const formId = await createForm(t, validForms.standard());
     const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${formId}/links`, {
