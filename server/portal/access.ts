@@ -8,6 +8,7 @@ import { portalUrl } from "../payments/portalUrl.js";
 import type { Store } from "../store/database.js";
 import { insertRow } from "../store/fixedQuery.js";
 import type { Organization } from "../store/organizations.js";
+import { byDonor } from "./gifts.js";
 
 /**
  * Signing in to the donor portal without a password: the donor asks for a link by e-mail address; when
@@ -25,8 +26,7 @@ async function knownDonor(store: Store, organizationId: string, key: string): Pr
   const payment = await db
     .selectFrom("payments")
     .select("id")
-    .where("organization_id", "=", organizationId)
-    .where((eb) => eb(eb.fn("lower", ["email"]), "=", key))
+    .where(byDonor(db, organizationId, key))
     .where("status", "!=", "PROCESSING")
     .limit(1)
     .executeTakeFirst();

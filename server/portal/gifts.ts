@@ -1,5 +1,6 @@
 import type { ExpressionBuilder } from "kysely";
 import type { Db } from "../store/database.js";
+import { foldFor } from "../store/listFilters.js";
 import { PAYMENT_ID } from "../store/payments.js";
 import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
@@ -12,11 +13,18 @@ import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schem
 export const MAX_LISTED = 500;
 const SUBSCRIPTION_ID = /^sub_[0-9a-z]{26}$/;
 
-/** This donor's rows at this organization: given with their address, in any case. */
-const byDonor =
-  (organizationId: string, emailKey: string) =>
-  (eb: ExpressionBuilder<Database, "payments" | "subscriptions">) =>
-    eb.and([eb("organization_id", "=", organizationId), eb(eb.fn("lower", ["email"]), "=", emailKey)]);
+/**
+ * This donor's rows at this organization: given with their address, in any case. An ASCII address is
+ * compared with lower(), which the (organization_id, lower(email)) index serves; any other with the
+ * store's Unicode fold, since SQLite's lower() knows only ASCII ("Ünal@…" would never find "ünal@…").
+ */
+export const byDonor =
+  (db: Db, organizationId: string, emailKey: string) =>
+  (eb: ExpressionBuilder<Database, "payments" | "subscriptions">) => {
+    const email = eb.ref("email");
+    const folded = /^[ -~]*$/.test(emailKey) ? eb.fn<string>("lower", [email]) : foldFor(db)(email);
+    return eb.and([eb("organization_id", "=", organizationId), eb(folded, "=", emailKey)]);
+  };
 
 export async function donorPayments(
   db: Db,
@@ -26,7 +34,7 @@ export async function donorPayments(
   return db
     .selectFrom("payments")
     .selectAll()
-    .where(byDonor(organizationId, emailKey))
+    .where(byDonor(db, organizationId, emailKey))
     .where("status", "!=", "PROCESSING")
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
@@ -42,7 +50,7 @@ export async function donorSubscriptions(
   return db
     .selectFrom("subscriptions")
     .selectAll()
-    .where(byDonor(organizationId, emailKey))
+    .where(byDonor(db, organizationId, emailKey))
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(MAX_LISTED)
@@ -61,7 +69,7 @@ export async function donorPayment(
     .selectFrom("payments")
     .selectAll()
     .where("id", "=", id)
-    .where(byDonor(organizationId, emailKey))
+    .where(byDonor(db, organizationId, emailKey))
     .where("status", "!=", "PROCESSING")
     .executeTakeFirst();
 }
@@ -78,7 +86,7 @@ export async function donorSubscription(
     .selectFrom("subscriptions")
     .selectAll()
     .where("id", "=", id)
-    .where(byDonor(organizationId, emailKey))
+    .where(byDonor(db, organizationId, emailKey))
     .executeTakeFirst();
 }
 
@@ -92,7 +100,7 @@ export async function donorPaymentsOfYear(
   return db
     .selectFrom("payments")
     .selectAll()
-    .where(byDonor(organizationId, emailKey))
+    .where(byDonor(db, organizationId, emailKey))
     .where("status", "in", ["COMPLETED", "REFUNDED"])
     .where("created_at", ">=", `${year}-01-01T00:00:00`)
     .where("created_at", "<", `${year + 1}-01-01T00:00:00`)

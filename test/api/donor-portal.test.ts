@@ -162,6 +162,26 @@ describe(`donor portal (${dialect})`, () => {
     expect(JSON.stringify(gifts.body)).not.toContain(theirs.paymentID);
   });
 
+  it("finds the gifts of an address with letters beyond ASCII in any case (Ünal@… and ünal@…)", async () => {
+    const formId = await recurringForm(t);
+    const upper = await give(formId, "Ünal@example.org");
+    const lower = await give(formId, "ünal@example.org", { frequency: "MONTHLY" });
+    await give(formId, "unal@example.org");
+    const cookie = await signIn("Ünal@example.org");
+    const gifts = await t.request<{ payments: { paymentID: string }[]; subscriptions: { id: string }[] }>(
+      "GET",
+      `${base()}/gifts`,
+      asDonor(cookie),
+    );
+    expect(gifts.status, gifts.text).toBe(200);
+    expect(gifts.body.payments.map((p) => p.paymentID).sort()).toEqual(
+      [upper.paymentID, lower.paymentID].sort(),
+    );
+    expect(gifts.body.subscriptions.map((s) => s.id)).toEqual([lower.subscription?.id]);
+    const receipt = await t.request("GET", `${base()}/receipts/${upper.paymentID}`, asDonor(cookie));
+    expect(receipt.status).toBe(200);
+  });
+
   it("changes the amount, skips the next charge, changes the frequency and cancels, with webhooks and the audit log", async () => {
     const formId = await recurringForm(t);
     const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
