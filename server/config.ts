@@ -65,7 +65,7 @@ export interface Config {
   production: boolean;
   rateLimitPerHour: number;
   maxBodyBytes: number;
-  /** /v1/donations forced on or off; undefined: served until its removal date. */
+  /** /v1/donations turned off (false) or on; undefined: served (only the setting turns it off). */
   legacyDonationsApi: boolean | undefined;
   /** Where receipts go; undefined = .eml files under `<dataDir>/mail`. */
   smtpUrl: string | undefined;

@@ -13,9 +13,9 @@ import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./rout
 
 /**
  * The deprecated donations view: the payments under their legacy field names, announced as deprecated
- * (Deprecation, Sunset, Link to the successor) on every response. It is served until its removal date
- * and answers 410 Gone naming /v1/payments after it; `LEGACY_DONATIONS_API=on` keeps it past that date
- * and `off` turns it off before.
+ * (Deprecation, Sunset, Link to the successor) on every response. The Sunset header announces its removal
+ * date; a setting turns it off, not the calendar: `LEGACY_DONATIONS_API=off` answers 410 Gone naming
+ * /v1/payments, unset (or `on`) serves it, before that date and after.
  */
 
 const DONATIONS_REMOVAL_DATE = "2026-07-01";
@@ -26,21 +26,19 @@ const DEPRECATION_HEADERS = {
   Link: '</v1/payments>; rel="successor-version"',
 };
 
-/** Whether /v1/donations answers at `now`: the setting when given, else until the removal date. */
-function donationsServed(setting: boolean | undefined, now: number): boolean {
-  return setting ?? now < SUNSET_MS;
+/** Whether /v1/donations answers: unless the server turned it off. */
+function donationsServed(setting: boolean | undefined): boolean {
+  return setting !== false;
 }
 
 /** Runs before the routes (after authentication): the deprecation headers, or 410 when no longer served. */
 export function donationsGate(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     for (const [name, value] of Object.entries(DEPRECATION_HEADERS)) c.header(name, value);
-    if (!donationsServed(deps.config.legacyDonationsApi, deps.now()))
+    if (!donationsServed(deps.config.legacyDonationsApi))
       throw new ApiError(
         410,
-        deps.config.legacyDonationsApi === false
-          ? "The deprecated /v1/donations API is turned off on this server: use /v1/payments"
-          : `The deprecated /v1/donations API was removed on ${DONATIONS_REMOVAL_DATE}: use /v1/payments (LEGACY_DONATIONS_API=on keeps it)`,
+        "The deprecated /v1/donations API is turned off on this server: use /v1/payments",
         undefined,
         DEPRECATION_HEADERS,
       );
@@ -62,11 +60,11 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
   const tags = ["Donations (deprecated)"];
   const headers = DEPRECATION_HEADERS;
   const gone = {
-    description: `Past the removal date (${DONATIONS_REMOVAL_DATE}) or turned off (LEGACY_DONATIONS_API=off): use /v1/payments`,
+    description: "Turned off on this server (LEGACY_DONATIONS_API=off): use /v1/payments",
     schema: errorSchema,
     headers,
   };
-  const note = `Deprecated: use /v1/payments. Removal date ${DONATIONS_REMOVAL_DATE}: from then on 410 Gone naming /v1/payments, unless the server runs with LEGACY_DONATIONS_API=on. Same query parameters; legacy field names (\`donationID\`, \`donorEmail\`, \`donorFirstName\`, \`donorLastName\`, \`fundName\`, \`formName\`, \`donationDate\`) plus \`merchantName\`, \`tipAmount\` (always 0) and \`transactionID\`.`;
+  const note = `Deprecated: use /v1/payments. Removal date ${DONATIONS_REMOVAL_DATE} (the Sunset header); served until the server turns it off (LEGACY_DONATIONS_API=off), then 410 Gone naming /v1/payments. Same query parameters; legacy field names (\`donationID\`, \`donorEmail\`, \`donorFirstName\`, \`donorLastName\`, \`fundName\`, \`formName\`, \`donationDate\`) plus \`merchantName\`, \`tipAmount\` (always 0) and \`transactionID\`.`;
   return [
     defineRoute({
       method: "get",

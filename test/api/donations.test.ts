@@ -3,8 +3,9 @@ import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
- * The deprecated /v1/donations view: legacy names and deprecation headers; served until its removal date
- * (2026-07-01) and 410 Gone naming /v1/payments after it, unless LEGACY_DONATIONS_API says otherwise.
+ * The deprecated /v1/donations view: legacy names and deprecation headers (Sunset: its removal date,
+ * 2026-07-01); served before and after that date until the server turns it off (LEGACY_DONATIONS_API=off),
+ * then 410 Gone naming /v1/payments: a setting turns it off, not the calendar.
  */
 
 type Json = Record<string, unknown>;
@@ -132,15 +133,19 @@ describe("/v1/donations and its removal date", () => {
     expectDeprecated(res.headers);
   });
 
-  it("answers 410 Gone naming /v1/payments from 2026-07-01 on without a setting", async () => {
-    const res = await at("2026-07-01T00:00:00Z");
-    expect(res.status).toBe(410);
-    expect(res.body.error).toMatch(/removed on 2026-07-01.*\/v1\/payments/);
-    expectDeprecated(res.headers);
-    expect((await t.request("GET", "/v1/donations/pay_00000000000000000000000000")).status).toBe(410);
+  it("is still served from 2026-07-01 on without a setting, with the deprecation headers", async () => {
+    for (const iso of ["2026-07-01T00:00:00Z", "2027-03-15T12:00:00Z"]) {
+      const res = await at(iso);
+      expect(res.status, iso).toBe(200);
+      expect(res.body).toEqual({ donations: [], count: 0, hasMore: false });
+      expectDeprecated(res.headers);
+      const one = await t.request("GET", "/v1/donations/pay_00000000000000000000000000");
+      expect(one.status, iso).toBe(404);
+      expectDeprecated(one.headers);
+    }
   });
 
-  it("is kept past the date with LEGACY_DONATIONS_API=on, and the document says so", async () => {
+  it("is served past the date with LEGACY_DONATIONS_API=on too, and the document says so", async () => {
     expect((await at("2026-11-25T00:00:00Z", { LEGACY_DONATIONS_API: "on" })).status).toBe(200);
     const doc = await t.request<{ paths: Record<string, Record<string, Json>> }>("GET", "/v1/openapi.json");
     for (const path of ["/v1/donations", "/v1/donations/{id}"]) {
