@@ -542,7 +542,7 @@ function normalize(input: ParsedInput) {
     funds: input.funds,
     frequencies,
     defaultFrequency: input.defaultFrequency ?? frequencies[0],
-    color: input.color.toUpperCase(),
+    color: input.color,
     active: input.active,
     headerImage: input.headerImage || null,
     goal: input.goal ?? null,

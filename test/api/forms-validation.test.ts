@@ -349,9 +349,12 @@ describe(`POST /v1/forms validation (${dialect})`, () => {
       expectValidationError(await create({ ...validForms.standard(), color }), "color");
     });
 
-    it("accepts a lower-case hex color", async () => {
+    it("accepts a lower-case hex color and gives it back as sent", async () => {
       const res = await create({ ...validForms.standard(), color: "#a1b2c3" });
       expect(res.status).toBe(201);
+      const id = (res.body as unknown as { formID: string }).formID;
+      const got = await t.request<{ color: string }>("GET", `/v1/forms/${id}`);
+      expect(got.body.color).toBe("#a1b2c3");
     });
   });
 
