@@ -15,9 +15,9 @@ export const subscriptionUpdateSchema = z
       .literal("CANCELLED", { error: "must be CANCELLED (the only status change accepted)" })
       .optional()
       .meta({ description: "Cancels the subscription for good" }),
-    // The same range as a gift of a custom amount at checkout: a recurring gift is never smaller.
-    amount: money({ min: 1, max: 1_000_000 }).optional().meta({
-      description: "New recurring amount in the gift's currency (the checkout's range for a custom amount)",
+    // Any amount above 0 (as the API contract states), with at most 2 decimals, up to 1,000,000.
+    amount: money({ min: 0, max: 1_000_000, minExclusive: true }).optional().meta({
+      description: "New recurring amount in the gift's currency: above 0, at most 1,000,000, 2 decimals",
     }),
   })
   .meta({ minProperties: 1, description: "status, amount or both" })
