@@ -144,7 +144,12 @@ export const checkoutRequestSchema = z.strictObject({
   }),
   emailOptIn: z.boolean().optional().meta({ description: "The donor's opt-in box: email consent" }),
   customInputs: z
-    .record(z.string().max(300), z.union([z.string().max(2000), z.array(z.string().max(200)).max(100)]))
+    .record(
+      z.string().max(300),
+      z.union([z.string().max(2000), z.array(z.string().max(200)).max(100)], {
+        error: "must be text, or a list of options for a multi-select input",
+      }),
+    )
     .optional()
     .meta({ description: "Answers keyed by custom input id or title (form and organization inputs)" }),
   utm: z

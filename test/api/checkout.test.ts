@@ -16,6 +16,21 @@ async function rows(table: "payments" | "contacts" | "subscriptions" | "outbox_e
   return t.store.db.selectFrom(table).selectAll().execute();
 }
 
+describe("checkout answers", () => {
+  it("names what a custom input's answer must be when it is neither text nor a list", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const res = await t.request("POST", `/api/forms/${formId}/checkout`, {
+      key: null,
+      body: { amount: 25, donor: donor(), paymentMethod: card(), customInputs: { a: 12, b: { c: 1 } } },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual([
+      "customInputs.a must be text, or a list of options for a multi-select input",
+      "customInputs.b must be text, or a list of options for a multi-select input",
+    ]);
+  });
+});
+
 describe("public form view", () => {
   it("shows donor-facing settings and stock but never promo codes or email settings", async () => {
     const formId = await createForm(t, {
