@@ -12,7 +12,7 @@ import {
   releaseIdempotencyKey,
 } from "../store/idempotency.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { parseJsonObject, parseWith } from "./validate.js";
+import { parseBodyWith, parseJsonObject, parseWith } from "./validate.js";
 
 /**
  * A route is data: method, path, permission, the zod schemas of its inputs and outputs, and a handler.
@@ -144,12 +144,13 @@ function inputsOf(
   route: RouteSpec,
   rawBody: Record<string, unknown> | undefined,
   bodyError: ApiError | undefined,
+  nulDetails: string[] = [],
 ): RouteInput<Record<string, unknown>, Record<string, unknown>, unknown> {
   if (bodyError) throw bodyError;
   return {
     params: route.params ? parseWith(route.params, c.req.param()) : {},
     query: route.query ? parseWith(route.query, c.req.query()) : {},
-    body: rawBody !== undefined && route.body ? parseWith(route.body, rawBody) : undefined,
+    body: rawBody !== undefined && route.body ? parseBodyWith(route.body, rawBody, nulDetails) : undefined,
   };
 }
 
@@ -159,12 +160,15 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   let bodyText: string | undefined;
   let rawBody: Record<string, unknown> | undefined;
   let bodyError: ApiError | undefined;
+  let nulDetails: string[] = [];
   if (BODY_METHODS.has(route.method) && route.body) {
     if (!isJsonMediaType(c.req.header("Content-Type")))
       throw new ApiError(415, "The request body must be JSON: send Content-Type: application/json");
     bodyText = await c.req.text();
     try {
-      rawBody = parseJsonObject(bodyText, { emptyIsObject: route.bodyOptional === true });
+      ({ body: rawBody, nulDetails } = parseJsonObject(bodyText, {
+        emptyIsObject: route.bodyOptional === true,
+      }));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       bodyError = err;
@@ -173,7 +177,7 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
 
   const idemKey =
     route.method === "post" && route.idempotent !== false ? c.req.header("Idempotency-Key") : undefined;
-  if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError));
+  if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError, nulDetails));
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
 
@@ -191,7 +195,7 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
     .digest("hex");
   const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
   if (prior) return answerPrior(prior);
-  const input = inputsOf(c, route, rawBody, bodyError);
+  const input = inputsOf(c, route, rawBody, bodyError, nulDetails);
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
   if (claim.kind !== "new") return answerPrior(claim);
 

@@ -11,13 +11,15 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.out
 
 /**
  * A request body's text as a JSON object; anything else is a 400 "Invalid JSON body". With
- * `emptyIsObject`, no body at all (or only whitespace) reads as `{}`.
+ * `emptyIsObject`, no body at all (or only whitespace) reads as `{}`. A body too deep or with a
+ * `__proto__` key is a 400 at once; NUL characters come back as `nulDetails`, which the caller reports
+ * together with the schema's own problems (every problem at once) and never hands to a handler.
  */
 export function parseJsonObject(
   text: string,
   opts: { emptyIsObject?: boolean } = {},
-): Record<string, unknown> {
-  if (opts.emptyIsObject && text.trim() === "") return {};
+): { body: Record<string, unknown>; nulDetails: string[] } {
+  if (opts.emptyIsObject && text.trim() === "") return { body: {}, nulDetails: [] };
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -26,41 +28,75 @@ export function parseJsonObject(
   }
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw new ApiError(400, "Invalid JSON body");
-  const problem = inspectBody(body);
-  if (problem) throw ApiError.validation([problem]);
-  return body as Record<string, unknown>;
+  const { refusal, nulDetails } = inspectBody(body);
+  if (refusal) throw ApiError.validation([refusal, ...nulDetails]);
+  return { body: body as Record<string, unknown>, nulDetails };
+}
+
+/**
+ * Parses a body with its schema; with NUL characters found in it, a 400 naming them and every other
+ * problem the schema finds (its lines about those same fields left out), whatever the schema thinks of them.
+ */
+export function parseBodyWith<S extends z.ZodType>(
+  schema: S,
+  body: unknown,
+  nulDetails: string[],
+): z.output<S> {
+  if (nulDetails.length === 0) return parseWith(schema, body);
+  const result = schema.safeParse(body);
+  const fields = nulDetails.map((line) => line.slice(0, line.indexOf(" must not contain the NUL character")));
+  const others = result.success
+    ? []
+    : issuesToDetails(result.error.issues, body).filter(
+        (line) => !fields.some((f) => line.startsWith(`${f} `)),
+      );
+  throw ApiError.validation([...nulDetails, ...others]);
 }
 
 const MAX_DEPTH = 32;
+/** As the schema's details: at most this many NUL lines. */
+const MAX_NUL_DETAILS = 50;
 
 /**
  * Refuses what no handler should see: nesting deeper than any real form (so nothing recurses without
- * bound), NUL characters, which PostgreSQL text cannot store, and `__proto__` keys. Iterative, so hostile depth costs nothing.
+ * bound) and `__proto__` keys (`refusal`, the first found), and NUL characters, which PostgreSQL text
+ * cannot store (`nulDetails`, every one). Iterative, so hostile depth costs nothing.
  */
-function inspectBody(body: object): string | undefined {
+function inspectBody(body: object): { refusal?: string; nulDetails: string[] } {
+  const nulDetails: string[] = [];
+  const nul = (path: string) => {
+    if (nulDetails.length < MAX_NUL_DETAILS)
+      nulDetails.push(`${path} must not contain the NUL character (\\u0000)`);
+  };
   const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: "", depth: 0 }];
   while (stack.length) {
     const { value, path, depth } = stack.pop() as { value: unknown; path: string; depth: number };
     if (typeof value === "string") {
-      if (value.includes("\u0000")) return `${path || "body"} must not contain the NUL character (\\u0000)`;
+      if (value.includes("\u0000")) nul(path || "body");
       continue;
     }
     if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_DEPTH) return `${path || "body"} is nested too deeply (more than ${MAX_DEPTH} levels)`;
+    if (depth >= MAX_DEPTH)
+      return {
+        refusal: `${path || "body"} is nested too deeply (more than ${MAX_DEPTH} levels)`,
+        nulDetails,
+      };
     if (Array.isArray(value)) {
-      value.forEach((item, i) => {
-        stack.push({ value: item, path: `${path}[${i}]`, depth: depth + 1 });
-      });
+      // Pushed last first, so that the problems are listed in the body's order.
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push({ value: value[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
-    for (const [key, item] of Object.entries(value)) {
+    const entries = Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, item] = entries[i];
       const here = path ? `${path}.${key}` : key;
-      if (key.includes("\u0000")) return `${here} must not contain the NUL character (\\u0000)`;
       // JSON.parse makes "__proto__" an own key; spreading or validating such an object can silently
       // drop it or change prototypes, so it is refused outright (no API field has that name).
-      if (key === "__proto__") return `${here} is not a recognised field`;
+      if (key === "__proto__") return { refusal: `${here} is not a recognised field`, nulDetails };
+      if (key.includes("\u0000")) nul(here);
       stack.push({ value: item, path: here, depth: depth + 1 });
     }
   }
-  return undefined;
+  return { nulDetails };
 }

@@ -161,6 +161,28 @@ describe(`pagination parameters (${dialect})`, () => {
   });
 });
 
+describe(`a body holding NUL characters (${dialect})`, () => {
+  it("names every NUL character and the body's other problems at once, and creates nothing", async () => {
+    const scoped = await t.newOrg();
+    const res = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: scoped.key,
+      body: { title: "Bad\u0000title", description: "also\u0000bad", color: "blue" },
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBe("Validation failed");
+    expect(res.body.details).toEqual(
+      expect.arrayContaining([
+        "title must not contain the NUL character (\\u0000)",
+        "description must not contain the NUL character (\\u0000)",
+        "funds is required",
+        "color must be a hex color like #3B82F6",
+      ]),
+    );
+    expect(res.body.details).toHaveLength(4);
+    expect(await formCount(scoped.id)).toBe(0);
+  });
+});
+
 describe(`a body whose fields are all optional may be left out (${dialect})`, () => {
   it("creates a payment-method update link from a POST without a body", async () => {
     const sub = await subscribe(t, await recurringForm(t));
