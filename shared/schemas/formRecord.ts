@@ -19,7 +19,10 @@ export const formRecordSchema = z.strictObject({
   formType: z.enum(STORED_FORM_TYPES),
   funds: z.array(z.string()),
   frequencies: z.array(z.enum(FREQUENCIES)),
-  color: z.string().regex(/^#[0-9A-F]{6}$/),
+  color: z
+    .string()
+    .regex(/^#[0-9A-Fa-f]{6}$/)
+    .meta({ description: "As sent: #RRGGBB in either case" }),
   headerImage: z.string().nullable(),
   active: z.boolean(),
   goal: majorUnits("The fundraising goal").nullable(),
