@@ -154,6 +154,15 @@ function inputsOf(
   };
 }
 
+/** JSON text of a parsed body with every object's keys in sorted order: one text for one request. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
 async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Promise<Response> {
   // The body is read here; a body that is not a JSON object is refused with the other input problems,
   // after a key already used has had its say (a reused key is a 422 even when this request is invalid).
@@ -187,10 +196,10 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   const orgId = route.idempotencyScope ? route.idempotencyScope(c) : c.get("auth").organizationId;
   const hash = crypto
     .createHash("sha256")
-    // The parsed body when it is one (so spacing and key order do not matter), else its very text; the
-    // path in lower case, as ids are (the same form under another spelling is the same request).
+    // The parsed body when it is one, its keys sorted (so spacing and key order do not matter), else its
+    // very text; the path in lower case, as ids are (the same form under another spelling is the same request).
     .update(
-      `${route.method} ${c.req.path.toLowerCase()}\n${bodyError ? `text:${bodyText}` : JSON.stringify(rawBody ?? null)}`,
+      `${route.method} ${c.req.path.toLowerCase()}\n${bodyError ? `text:${bodyText}` : canonicalJson(rawBody ?? null)}`,
     )
     .digest("hex");
   const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());

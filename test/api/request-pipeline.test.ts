@@ -49,6 +49,26 @@ describe(`Idempotency-Key keeps the answers of requests that ran, not refusals (
     expect(await formCount(org.id)).toBe(1);
   });
 
+  it("replays the first answer to the same body sent with its keys in another order and other spacing", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "reordered-1" };
+    const first = await t.request<{ formID: string }>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody: '{"title":"Reordered","funds":["General"],"goal":null}',
+    });
+    expect(first.status).toBe(201);
+    const again = await t.request<{ formID: string }>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody: '{ "goal": null, "funds": [ "General" ], "title": "Reordered" }',
+    });
+    expect(again.status, again.text).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.body.formID).toBe(first.body.formID);
+    expect(await formCount(org.id)).toBe(1);
+  });
+
   it("keeps nothing for an Invalid JSON body: the same key then runs the corrected request", async () => {
     const org = await t.newOrg();
     const headers = { "Idempotency-Key": "garbled-json" };
