@@ -145,7 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerIntervalMs: Math.round(e.WORKER_INTERVAL_SECONDS * 1000),
     sandboxBankSettleMs: e.SANDBOX_BANK_SETTLE_SECONDS * 1000,
     webhookRetryScheduleMs: e.WEBHOOK_RETRY_SCHEDULE ?? DEFAULT_WEBHOOK_RETRY_SCHEDULE_MS,
-    // Production rules (contract 0): https-only, public webhook targets; development takes http and local ones.
+    // Production rules: https-only, public webhook targets; development takes http and local ones.
     webhookTargetGuard: (e.WEBHOOK_TARGET_GUARD ?? (e.NODE_ENV === "production" ? "on" : "off")) === "on",
     secretsKey: e.SECRETS_KEY === undefined ? undefined : parseSecretsKey(e.SECRETS_KEY),
     stripeApiUrl: e.STRIPE_API_URL?.replace(/\/+$/, ""),

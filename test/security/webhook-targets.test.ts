@@ -6,7 +6,7 @@ import { setupTestApp, type TestApp } from "../support/testApp.js";
 /**
  * A production instance must not let an API key point webhook deliveries at its own network: the guard is on
  * there unless turned off (and on in development when asked for), and it sees through IPv6 translation
- * addresses. Development allows http and local receivers (contract 0 and 8).
+ * addresses. Development allows http and local receivers.
  */
 
 let t: TestApp | undefined;
