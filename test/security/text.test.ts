@@ -45,11 +45,13 @@ describe("titles and names", () => {
 });
 
 describe("subscriptions", () => {
-  it("refuse an amount below what a checkout takes", async () => {
-    const res = await t.request("PUT", "/v1/subscriptions/sub_00000000000000000000000000", {
-      body: { amount: 0.01 },
-    });
-    expect(res.status).toBe(400);
-    expect(res.text).toContain("amount must be between 1 and 1,000,000");
+  it("refuse an amount of 0 or less, naming the range", async () => {
+    for (const amount of [0, -5]) {
+      const res = await t.request("PUT", "/v1/subscriptions/sub_00000000000000000000000000", {
+        body: { amount },
+      });
+      expect(res.status).toBe(400);
+      expect(res.text).toContain("amount must be greater than 0 and at most 1,000,000");
+    }
   });
 });
