@@ -194,18 +194,21 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   // while it runs); a request refused by validation then keeps nothing, so a corrected retry with the
   // same key runs normally; only the answers of requests that ran are kept.
   const orgId = route.idempotencyScope ? route.idempotencyScope(c) : c.get("auth").organizationId;
-  const hash = crypto
-    .createHash("sha256")
-    // The parsed body when it is one, its keys sorted (so spacing and key order do not matter), else its
-    // very text; the path in lower case, as ids are (the same form under another spelling is the same request).
-    .update(
-      `${route.method} ${c.req.path.toLowerCase()}\n${bodyError ? `text:${bodyText}` : canonicalJson(rawBody ?? null)}`,
-    )
-    .digest("hex");
-  const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
+  // The request's fingerprint: the parsed body when it is one, its keys sorted (so spacing and key order
+  // do not matter), else its very text; the path in lower case, as ids are (the same form under another
+  // spelling is the same request).
+  const fingerprint = (body: string) =>
+    crypto.createHash("sha256").update(`${route.method} ${c.req.path.toLowerCase()}\n${body}`).digest("hex");
+  const sorted = bodyError ? null : canonicalJson(rawBody ?? null);
+  const hashes = [fingerprint(sorted ?? `text:${bodyText}`)];
+  // Keys stored before the body's keys were sorted hold the body as sent: a retry of one that spans an
+  // upgrade is still the same request (a 422 there could have the donor pay again under a new key).
+  const asSent = sorted === null ? null : JSON.stringify(rawBody ?? null);
+  if (asSent !== null && asSent !== sorted) hashes.push(fingerprint(asSent));
+  const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
   if (prior) return answerPrior(prior);
   const input = inputsOf(c, route, rawBody, bodyError, nulDetails);
-  const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hash, deps.now());
+  const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
   if (claim.kind !== "new") return answerPrior(claim);
 
   let response: Response;

@@ -26,7 +26,8 @@ export async function findIdempotencyKey(
   db: Db,
   organizationId: string,
   key: string,
-  requestHash: string,
+  /** The request's fingerprints: a key stored with any of them is this request's. */
+  requestHashes: readonly string[],
   nowMs: number,
 ): Promise<IdempotencyPrior | undefined> {
   const row = await db
@@ -46,7 +47,7 @@ export async function findIdempotencyKey(
       .execute();
     return undefined;
   }
-  if (row.request_hash !== requestHash) return { kind: "mismatch" };
+  if (!requestHashes.includes(row.request_hash)) return { kind: "mismatch" };
   if (row.status_code === null || row.response_body === null) return { kind: "in_progress" };
   return { kind: "replay", status: row.status_code, body: row.response_body };
 }
@@ -59,7 +60,8 @@ export async function claimIdempotencyKey(
   db: Db,
   organizationId: string,
   key: string,
-  requestHash: string,
+  /** The request's fingerprints, the first one stored. */
+  requestHashes: readonly string[],
   nowMs: number,
 ): Promise<IdempotencyClaim> {
   try {
@@ -68,7 +70,7 @@ export async function claimIdempotencyKey(
       .values({
         organization_id: organizationId,
         idem_key: key,
-        request_hash: requestHash,
+        request_hash: requestHashes[0],
         status_code: null,
         response_body: null,
         created_at: isoAt(nowMs),
@@ -78,8 +80,8 @@ export async function claimIdempotencyKey(
   } catch (err) {
     if (!isUniqueViolation(err)) throw err;
   }
-  const prior = await findIdempotencyKey(db, organizationId, key, requestHash, nowMs);
-  return prior ?? claimIdempotencyKey(db, organizationId, key, requestHash, nowMs);
+  const prior = await findIdempotencyKey(db, organizationId, key, requestHashes, nowMs);
+  return prior ?? claimIdempotencyKey(db, organizationId, key, requestHashes, nowMs);
 }
 
 export async function completeIdempotencyKey(

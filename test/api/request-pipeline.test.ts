@@ -1,3 +1,4 @@
+import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recurringForm, subscribe } from "../billing/support.js";
 import { countForms, dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
@@ -66,6 +67,44 @@ describe(`Idempotency-Key keeps the answers of requests that ran, not refusals (
     expect(again.status, again.text).toBe(201);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
     expect(again.body.formID).toBe(first.body.formID);
+    expect(await formCount(org.id)).toBe(1);
+  });
+
+  it("replays a key stored with the body's keys in the order sent (before they were sorted), and still refuses another body", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "stored-as-sent-1" };
+    const rawBody = '{"title":"Stored as sent","funds":["General"]}';
+    const first = await t.request<{ formID: string }>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody,
+    });
+    expect(first.status).toBe(201);
+    // The fingerprint as versions before the sorting stored it: the parsed body with its keys as sent.
+    const asSent = crypto
+      .createHash("sha256")
+      .update(`post /v1/forms\n${JSON.stringify(JSON.parse(rawBody))}`)
+      .digest("hex");
+    await t.store.db
+      .updateTable("idempotency_keys")
+      .set({ request_hash: asSent })
+      .where("organization_id", "=", org.id)
+      .where("idem_key", "=", "stored-as-sent-1")
+      .execute();
+    const again = await t.request<{ formID: string }>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody,
+    });
+    expect(again.status, again.text).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.body.formID).toBe(first.body.formID);
+    const other = await t.request<ErrorBody>("POST", "/v1/forms", {
+      key: org.key,
+      headers,
+      rawBody: '{"title":"Another","funds":["General"]}',
+    });
+    expect(other.status).toBe(422);
     expect(await formCount(org.id)).toBe(1);
   });
 
