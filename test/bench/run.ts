@@ -336,9 +336,8 @@ async function checkoutScenario(database: DbName, server: ServerProcess, seeded:
   const text = await res.text();
   if (res.status !== 201) throw new Error(`a checkout answered ${res.status}: ${text.slice(0, 300)}`);
   const targets = [{ url: server.url, paths: [], requests }];
-  // The checkout's code is still being compiled well past the usual warm-up: measured from a fresh server,
-  // the first 6 s ran at 251/s on PostgreSQL and the next ones at 386–436/s (1,009 then 1,148–1,243/s on
-  // SQLite). Both databases get the same extra seconds of checkouts first, so the figure is the steady one.
+  // The checkout's code is still being compiled past the usual warm-up (docs/benchmarks.md): both databases
+  // get the same extra seconds of checkouts first, so that the figure is the steady one.
   if (CHECKOUT_WARMUP_SECONDS > 0)
     await measure(targets, { ...settings, seconds: CHECKOUT_WARMUP_SECONDS, warmupSeconds: 0 });
   await record(
