@@ -29,6 +29,27 @@ interface ContactAnswer {
 
 const create = (body: Record<string, unknown>) => t.request<ContactAnswer>("POST", "/v1/contacts", { body });
 
+/** A live contact row of the demo organization with one phone, as an earlier migration left it. */
+function storedContact(id: string, phone: Record<string, unknown>, createdAt: string) {
+  return {
+    id,
+    organization_id: t.org.id,
+    first_name: "Stored",
+    last_name: id,
+    organization_name: null,
+    emails: "[]",
+    phones: JSON.stringify([phone]),
+    addresses: "[]",
+    email_consent: "UNKNOWN" as const,
+    sms_consent: "UNKNOWN" as const,
+    communication_consent: "UNKNOWN" as const,
+    status: "ACTIVE" as const,
+    merged_into: null,
+    created_at: createdAt,
+    updated_at: createdAt,
+  };
+}
+
 describe(`phone numbers of contacts (${dialect})`, () => {
   it("are one number in any format: stored as typed beside E.164, and a second contact with it is a 409", async () => {
     t = await setupTestApp();
@@ -129,23 +150,8 @@ describe(`phone numbers of contacts (${dialect})`, () => {
     t = await setupTestApp();
     const db = t.store.db;
     // Rows as migration 11 left them: phones as typed, claimed by their digits.
-    const legacy = (id: string, phone: string, createdAt: string) => ({
-      id,
-      organization_id: t.org.id,
-      first_name: "Legacy",
-      last_name: id,
-      organization_name: null,
-      emails: "[]",
-      phones: JSON.stringify([{ value: phone, isPrimary: true }]),
-      addresses: "[]",
-      email_consent: "UNKNOWN" as const,
-      sms_consent: "UNKNOWN" as const,
-      communication_consent: "UNKNOWN" as const,
-      status: "ACTIVE" as const,
-      merged_into: null,
-      created_at: createdAt,
-      updated_at: createdAt,
-    });
+    const legacy = (id: string, phone: string, createdAt: string) =>
+      storedContact(id, { value: phone, isPrimary: true }, createdAt);
     const older = "00000000-0000-4000-8000-00000000000a";
     const newer = "00000000-0000-4000-8000-00000000000b";
     const text = "00000000-0000-4000-8000-00000000000c";
@@ -192,23 +198,8 @@ describe(`phone keys before migration 25 (${dialect})`, () => {
     t = await setupTestApp();
     const db = t.store.db;
     // Rows as migration 24 left them: phones claimed by their E.164 form, or as typed.
-    const row = (id: string, value: string, e164: string | null, createdAt: string) => ({
-      id,
-      organization_id: t.org.id,
-      first_name: "Stored",
-      last_name: id,
-      organization_name: null,
-      emails: "[]",
-      phones: JSON.stringify([{ value, isPrimary: true, e164 }]),
-      addresses: "[]",
-      email_consent: "UNKNOWN" as const,
-      sms_consent: "UNKNOWN" as const,
-      communication_consent: "UNKNOWN" as const,
-      status: "ACTIVE" as const,
-      merged_into: null,
-      created_at: createdAt,
-      updated_at: createdAt,
-    });
+    const row = (id: string, value: string, e164: string | null, createdAt: string) =>
+      storedContact(id, { value, isPrimary: true, e164 }, createdAt);
     const older = "00000000-0000-4000-8000-00000000000a";
     const newer = "00000000-0000-4000-8000-00000000000b";
     const valid = "00000000-0000-4000-8000-00000000000c";

@@ -1,5 +1,5 @@
 import { DEFAULT_COUNTRY, toE164 } from "../../../shared/phone.js";
-import type { AnyTrx, Migration } from "./shared.js";
+import { type AnyTrx, claimPhoneKeys, type Migration } from "./shared.js";
 
 /** The key of a phone as this migration made it: its E.164 form, else the text as typed (trimmed). */
 const phoneMatchKey = (phone: { value: string; e164: string | null }): string =>
@@ -37,17 +37,7 @@ export const phonesE164: Migration = {
         .where("id", "=", contact.id)
         .execute();
       if (contact.status !== "ACTIVE") continue;
-      for (const key of new Set(phones.map(phoneMatchKey).filter(Boolean)))
-        await trx
-          .insertInto("contact_keys")
-          .values({
-            organization_id: contact.organization_id,
-            kind: "phone",
-            value_key: key,
-            contact_id: contact.id,
-          })
-          .onConflict((oc) => oc.columns(["organization_id", "kind", "value_key"]).doNothing())
-          .execute();
+      await claimPhoneKeys(trx, contact, phones.map(phoneMatchKey).filter(Boolean));
     }
   },
 };

@@ -1,5 +1,5 @@
 import { phoneMatchKeys } from "../../../shared/phone.js";
-import type { AnyTrx, Migration } from "./shared.js";
+import { type AnyTrx, claimPhoneKeys, type Migration } from "./shared.js";
 
 /**
  * Phones also claim their digits (phones are compared by their digits), beside the E.164 form
@@ -22,17 +22,7 @@ export const phoneDigitKeys: Migration = {
       .execute();
     for (const contact of contacts) {
       const phones = JSON.parse(contact.phones) as { value: string; e164?: string | null }[];
-      for (const key of new Set(phones.flatMap(phoneMatchKeys)))
-        await trx
-          .insertInto("contact_keys")
-          .values({
-            organization_id: contact.organization_id,
-            kind: "phone",
-            value_key: key,
-            contact_id: contact.id,
-          })
-          .onConflict((oc) => oc.columns(["organization_id", "kind", "value_key"]).doNothing())
-          .execute();
+      await claimPhoneKeys(trx, contact, phones.flatMap(phoneMatchKeys));
     }
   },
 };

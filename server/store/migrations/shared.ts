@@ -44,3 +44,26 @@ export async function rebuildApiMetrics(
   await trx.schema.dropTable("api_metrics").execute();
   await trx.schema.alterTable(staging).renameTo("api_metrics").execute();
 }
+
+/**
+ * Claims `keys` as a contact's phone keys, in one statement; a key another contact claimed first stays
+ * that contact's.
+ */
+export async function claimPhoneKeys(
+  trx: AnyTrx,
+  contact: { id: string; organization_id: string },
+  keys: Iterable<string>,
+): Promise<void> {
+  const rows = [...new Set(keys)].map((key) => ({
+    organization_id: contact.organization_id,
+    kind: "phone",
+    value_key: key,
+    contact_id: contact.id,
+  }));
+  if (rows.length === 0) return;
+  await trx
+    .insertInto("contact_keys")
+    .values(rows)
+    .onConflict((oc) => oc.columns(["organization_id", "kind", "value_key"]).doNothing())
+    .execute();
+}
