@@ -144,13 +144,13 @@ function inputsOf(
   route: RouteSpec,
   rawBody: Record<string, unknown> | undefined,
   bodyError: ApiError | undefined,
-  nulDetails: string[] = [],
+  nulPaths: string[] = [],
 ): RouteInput<Record<string, unknown>, Record<string, unknown>, unknown> {
   if (bodyError) throw bodyError;
   return {
     params: route.params ? parseWith(route.params, c.req.param()) : {},
     query: route.query ? parseWith(route.query, c.req.query()) : {},
-    body: rawBody !== undefined && route.body ? parseBodyWith(route.body, rawBody, nulDetails) : undefined,
+    body: rawBody !== undefined && route.body ? parseBodyWith(route.body, rawBody, nulPaths) : undefined,
   };
 }
 
@@ -169,13 +169,13 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   let bodyText: string | undefined;
   let rawBody: Record<string, unknown> | undefined;
   let bodyError: ApiError | undefined;
-  let nulDetails: string[] = [];
+  let nulPaths: string[] = [];
   if (BODY_METHODS.has(route.method) && route.body) {
     if (!isJsonMediaType(c.req.header("Content-Type")))
       throw new ApiError(415, "The request body must be JSON: send Content-Type: application/json");
     bodyText = await c.req.text();
     try {
-      ({ body: rawBody, nulDetails } = parseJsonObject(bodyText, {
+      ({ body: rawBody, nulPaths } = parseJsonObject(bodyText, {
         emptyIsObject: route.bodyOptional === true,
       }));
     } catch (err) {
@@ -186,7 +186,7 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
 
   const idemKey =
     route.method === "post" && route.idempotent !== false ? c.req.header("Idempotency-Key") : undefined;
-  if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError, nulDetails));
+  if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError, nulPaths));
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
 
@@ -207,7 +207,7 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   if (asSent !== null && asSent !== sorted) hashes.push(fingerprint(asSent));
   const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
   if (prior) return answerPrior(prior);
-  const input = inputsOf(c, route, rawBody, bodyError, nulDetails);
+  const input = inputsOf(c, route, rawBody, bodyError, nulPaths);
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
   if (claim.kind !== "new") return answerPrior(claim);
 

@@ -12,14 +12,15 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.out
 /**
  * A request body's text as a JSON object; anything else is a 400 "Invalid JSON body". With
  * `emptyIsObject`, no body at all (or only whitespace) reads as `{}`. A body too deep or with a
- * `__proto__` key is a 400 at once; NUL characters come back as `nulDetails`, which the caller reports
- * together with the schema's own problems (every problem at once) and never hands to a handler.
+ * `__proto__` key is a 400 at once; the paths of fields holding NUL characters come back as `nulPaths`,
+ * which the caller reports together with the schema's own problems (every problem at once) and never
+ * hands to a handler.
  */
 export function parseJsonObject(
   text: string,
   opts: { emptyIsObject?: boolean } = {},
-): { body: Record<string, unknown>; nulDetails: string[] } {
-  if (opts.emptyIsObject && text.trim() === "") return { body: {}, nulDetails: [] };
+): { body: Record<string, unknown>; nulPaths: string[] } {
+  if (opts.emptyIsObject && text.trim() === "") return { body: {}, nulPaths: [] };
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -28,9 +29,14 @@ export function parseJsonObject(
   }
   if (body === null || typeof body !== "object" || Array.isArray(body))
     throw new ApiError(400, "Invalid JSON body");
-  const { refusal, nulDetails } = inspectBody(body);
-  if (refusal) throw ApiError.validation([refusal, ...nulDetails]);
-  return { body: body as Record<string, unknown>, nulDetails };
+  const { refusal, nulPaths } = inspectBody(body);
+  if (refusal) throw ApiError.validation([refusal, ...nulPaths.map(nulDetail)]);
+  return { body: body as Record<string, unknown>, nulPaths };
+}
+
+/** The 400's line for a field holding a NUL character. */
+function nulDetail(path: string): string {
+  return `${path} must not contain the NUL character (\\u0000)`;
 }
 
 /**
@@ -40,33 +46,31 @@ export function parseJsonObject(
 export function parseBodyWith<S extends z.ZodType>(
   schema: S,
   body: unknown,
-  nulDetails: string[],
+  nulPaths: string[],
 ): z.output<S> {
-  if (nulDetails.length === 0) return parseWith(schema, body);
+  if (nulPaths.length === 0) return parseWith(schema, body);
   const result = schema.safeParse(body);
-  const fields = nulDetails.map((line) => line.slice(0, line.indexOf(" must not contain the NUL character")));
   const others = result.success
     ? []
     : issuesToDetails(result.error.issues, body).filter(
-        (line) => !fields.some((f) => line.startsWith(`${f} `)),
+        (line) => !nulPaths.some((f) => line.startsWith(`${f} `)),
       );
-  throw ApiError.validation([...nulDetails, ...others]);
+  throw ApiError.validation([...nulPaths.map(nulDetail), ...others]);
 }
 
 const MAX_DEPTH = 32;
 /** As the schema's details: at most this many NUL lines. */
-const MAX_NUL_DETAILS = 50;
+const MAX_NUL_PATHS = 50;
 
 /**
  * Refuses what no handler should see: nesting deeper than any real form (so nothing recurses without
  * bound) and `__proto__` keys (`refusal`, the first found), and NUL characters, which PostgreSQL text
- * cannot store (`nulDetails`, every one). Iterative, so hostile depth costs nothing.
+ * cannot store (`nulPaths`, the path of every field holding one). Iterative, so hostile depth costs nothing.
  */
-function inspectBody(body: object): { refusal?: string; nulDetails: string[] } {
-  const nulDetails: string[] = [];
+function inspectBody(body: object): { refusal?: string; nulPaths: string[] } {
+  const nulPaths: string[] = [];
   const nul = (path: string) => {
-    if (nulDetails.length < MAX_NUL_DETAILS)
-      nulDetails.push(`${path} must not contain the NUL character (\\u0000)`);
+    if (nulPaths.length < MAX_NUL_PATHS) nulPaths.push(path);
   };
   const stack: { value: unknown; path: string; depth: number }[] = [{ value: body, path: "", depth: 0 }];
   while (stack.length) {
@@ -79,7 +83,7 @@ function inspectBody(body: object): { refusal?: string; nulDetails: string[] } {
     if (depth >= MAX_DEPTH)
       return {
         refusal: `${path || "body"} is nested too deeply (more than ${MAX_DEPTH} levels)`,
-        nulDetails,
+        nulPaths,
       };
     if (Array.isArray(value)) {
       // Pushed last first, so that the problems are listed in the body's order.
@@ -93,10 +97,10 @@ function inspectBody(body: object): { refusal?: string; nulDetails: string[] } {
       const here = path ? `${path}.${key}` : key;
       // JSON.parse makes "__proto__" an own key; spreading or validating such an object can silently
       // drop it or change prototypes, so it is refused outright (no API field has that name).
-      if (key === "__proto__") return { refusal: `${here} is not a recognised field`, nulDetails };
+      if (key === "__proto__") return { refusal: `${here} is not a recognised field`, nulPaths };
       if (key.includes("\u0000")) nul(here);
       stack.push({ value: item, path: here, depth: depth + 1 });
     }
   }
-  return { nulDetails };
+  return { nulPaths };
 }
