@@ -4,7 +4,6 @@ import {
   type DatabaseConnection,
   type Driver,
   PostgresAdapter,
-  PostgresDriver,
   type QueryCompiler,
   type QueryResult,
   SelectQueryNode,
@@ -13,13 +12,15 @@ import {
   type TransactionSettings,
 } from "kysely";
 import type pg from "pg";
-import { namingPool } from "./pgStatements.js";
+import { isAtCommit } from "./atCommit.js";
+import { type NamingClient, NamingPool } from "./pgStatements.js";
 import { type Write, writesOf } from "./writes.js";
 
 /**
- * The store's Kysely drivers: Kysely's own for SQLite and PostgreSQL, with what the store adds around
- * them. Both tell the store's listeners (writes.ts) of every write made through the query builder, read
- * from the query's tree; the SQLite one also keeps its prepared statements.
+ * The store's Kysely drivers: Kysely's own for SQLite with what the store adds around it, and one of the
+ * store's own for PostgreSQL over node-pg's pool. Both tell the store's listeners (writes.ts) of every
+ * write made through the query builder, read from the query's tree; the SQLite one also keeps its prepared
+ * statements, and the PostgreSQL one names its statements and holds some back (pgStatements.ts).
  */
 
 /**
@@ -158,28 +159,50 @@ export class SqliteStoreDriver implements Driver {
 class WatchedConnection implements DatabaseConnection {
   private inTransaction = false;
   private readonly pending = new Map<string, Write>();
+  /** Set when a rollback failed: the connection's state is unknown, so it is closed, not reused. */
+  broken = false;
 
   constructor(
-    readonly inner: PostgresConnection,
+    readonly client: NamingClient,
     private readonly wrote: (write: Write) => void,
   ) {}
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const writes = writesOf(compiled.query);
-    if (writes.length === 0) return this.inner.executeQuery<R>(compiled);
+    if (writes.length === 0) return this.run<R>(compiled);
     if (this.inTransaction) {
       for (const write of writes) this.pending.set(`${write.kind} ${write.table}`, write);
-      return this.inner.executeQuery<R>(compiled);
+      return this.run<R>(compiled);
     }
     try {
-      return await this.inner.executeQuery<R>(compiled);
+      return await this.run<R>(compiled);
     } finally {
       for (const write of writes) this.wrote(write);
     }
   }
 
-  streamQuery<R>(compiled: CompiledQuery, chunkSize: number): AsyncIterableIterator<QueryResult<R>> {
-    return this.inner.streamQuery<R>(compiled, chunkSize);
+  /** The statement's result as Kysely takes it (the affected rows' count of a write). */
+  private async run<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const { command, rowCount, rows } = await this.client.query<R>(
+      compiled.sql,
+      compiled.parameters,
+      isAtCommit(compiled),
+    );
+    const counted =
+      command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
+    return {
+      numAffectedRows: counted && rowCount !== null ? BigInt(rowCount) : undefined,
+      rows: rows ?? [],
+    };
+  }
+
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error("the store does not stream PostgreSQL queries");
+  }
+
+  /** Runs transaction control (`begin`, `commit`, `rollback`), answering with PostgreSQL's command tag. */
+  async control(text: string): Promise<string> {
+    return (await this.client.query(text, [])).command;
   }
 
   began(): void {
@@ -196,44 +219,51 @@ class WatchedConnection implements DatabaseConnection {
 }
 
 /**
- * Kysely's PostgreSQL driver, its statements named (pgStatements.ts), its connections watched for writes
- * (WatchedConnection).
+ * The store's PostgreSQL driver: connections from node-pg's pool, their statements named and some held
+ * back to be written with the next (pgStatements.ts), their writes reported (WatchedConnection).
+ * Savepoints are not used on PostgreSQL, so it has none.
  */
 export class PostgresStoreDriver implements Driver {
-  private readonly inner: PostgresDriver;
-  private readonly watched = new WeakMap<DatabaseConnection, WatchedConnection>();
+  private readonly pool: NamingPool;
+  private readonly watched = new WeakMap<NamingClient, WatchedConnection>();
 
   constructor(
     pool: pg.Pool,
     private readonly wrote: (write: Write) => void,
   ) {
-    this.inner = new PostgresDriver({ pool: namingPool(pool) });
+    this.pool = new NamingPool(pool);
   }
 
-  init(): Promise<void> {
-    return this.inner.init();
-  }
+  async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
-    const inner = (await this.inner.acquireConnection()) as PostgresConnection;
-    let connection = this.watched.get(inner);
+    const client = await this.pool.connect();
+    let connection = this.watched.get(client);
     if (!connection) {
-      connection = new WatchedConnection(inner, this.wrote);
-      this.watched.set(inner, connection);
+      connection = new WatchedConnection(client, this.wrote);
+      this.watched.set(client, connection);
     }
     return connection;
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const watched = asWatched(connection);
-    await this.inner.beginTransaction(watched.inner, settings);
+    let text = "begin";
+    if (settings.isolationLevel || settings.accessMode) {
+      text = "start transaction";
+      if (settings.isolationLevel) text += ` isolation level ${settings.isolationLevel}`;
+      if (settings.accessMode) text += ` ${settings.accessMode}`;
+    }
+    await watched.control(text);
     watched.began();
   }
 
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const watched = asWatched(connection);
     try {
-      await this.inner.commitTransaction(watched.inner);
+      // PostgreSQL answers `commit` with ROLLBACK when a statement before it failed.
+      if ((await watched.control("commit")) === "ROLLBACK")
+        throw new Error("The transaction was rolled back: a statement in it failed");
     } finally {
       watched.ended();
     }
@@ -242,35 +272,26 @@ export class PostgresStoreDriver implements Driver {
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const watched = asWatched(connection);
     try {
-      await this.inner.rollbackTransaction(watched.inner);
+      await watched.control("rollback");
+    } catch (err) {
+      watched.broken = true;
+      throw err;
     } finally {
       watched.ended();
     }
   }
 
-  savepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
-    return this.inner.savepoint(asWatched(connection).inner, name, compile);
-  }
-
-  rollbackToSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
-    return this.inner.rollbackToSavepoint(asWatched(connection).inner, name, compile);
-  }
-
-  releaseSavepoint(connection: DatabaseConnection, name: string, compile: QueryCompiler["compileQuery"]) {
-    return this.inner.releaseSavepoint(asWatched(connection).inner, name, compile);
-  }
-
-  releaseConnection(connection: DatabaseConnection): Promise<void> {
-    return this.inner.releaseConnection(asWatched(connection).inner);
+  async releaseConnection(connection: DatabaseConnection): Promise<void> {
+    const watched = asWatched(connection);
+    const broken = watched.broken;
+    watched.broken = false;
+    watched.client.release(broken);
   }
 
   destroy(): Promise<void> {
-    return this.inner.destroy();
+    return this.pool.end();
   }
 }
-
-/** Kysely's own PostgreSQL connection, which its driver's rollback and release take. */
-type PostgresConnection = Parameters<PostgresDriver["releaseConnection"]>[0];
 
 function asWatched(connection: DatabaseConnection): WatchedConnection {
   if (!(connection instanceof WatchedConnection)) throw new Error("not a connection of this driver");

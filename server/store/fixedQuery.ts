@@ -29,21 +29,28 @@ interface Template {
  */
 export function fixedQuery<A extends unknown[], R>(
   build: (db: Db, ...args: A) => Compilable<R>,
-): (db: Db, ...args: A) => Promise<QueryResult<R>> {
+): FixedQuery<A, R> {
   // The key of this statement's template among the store's compiled shapes.
   const shape = {};
-  return async (db, ...args) => {
+  const compiled = (db: Db, ...args: A): CompiledQuery<R> => {
     const template = templateOf(db, shape, () => compileShape(db, build, args.length));
     const { from, fixed } = template;
-    const parameters = from.map((arg, i) => (arg < 0 ? fixed[i] : args[arg]));
-    const compiled: CompiledQuery<R> = {
+    return {
       query: template.query,
       queryId: template.queryId,
       sql: template.sql,
-      parameters,
+      parameters: from.map((arg, i) => (arg < 0 ? fixed[i] : args[arg])),
     };
-    return db.executeQuery<R>(compiled);
   };
+  const run = async (db: Db, ...args: A) => db.executeQuery<R>(compiled(db, ...args));
+  return Object.assign(run, { compiled });
+}
+
+/** A fixedQuery: run with the store's `db` (or a transaction) and its arguments. */
+export interface FixedQuery<A extends unknown[], R> {
+  (db: Db, ...args: A): Promise<QueryResult<R>>;
+  /** The statement with its arguments bound, not run (to run it another way: runAtCommit). */
+  compiled(db: Db, ...args: A): CompiledQuery<R>;
 }
 
 /**

@@ -1,4 +1,3 @@
-import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from "kysely";
 import type pg from "pg";
 
 /**
@@ -20,6 +19,13 @@ import type pg from "pg";
  * answered), and the two cost one round trip instead of two. On a connection that is idle, `begin` cannot
  * fail without the connection failing too, so the statement never runs outside its transaction; the
  * statement's answer waits for the `begin`'s, and a failed `begin` fails the statement with its error.
+ *
+ * A statement asked to run at commit (`atCommit`: a write whose answer the transaction does not read, such
+ * as an event for the webhook outbox) is held back too, and written with whatever the transaction sends
+ * next: its `commit` (one round trip for both), or a statement that follows it, so the statements still
+ * run in the order they were asked for. A held statement that fails fails what it was sent with (the
+ * `commit` then rolls the transaction back, as PostgreSQL does after a failed statement), with its own
+ * error; a `rollback` drops what is held. Outside a transaction it runs at once.
  */
 
 /** Distinct texts named at most per pool: each connection keeps each one it runs, on both sides. */
@@ -61,70 +67,98 @@ function isStalePlan(err: unknown): boolean {
 }
 
 const BEGINS = /^\s*(begin|start\s+transaction)\b/i;
-/** What a deferred `begin` answers at once (its real answer comes with the next statement's). */
-const BEGUN = { command: "BEGIN", rowCount: null, rows: [] } as unknown as PostgresQueryResult<never>;
 const ENDS = /^\s*(commit|rollback|end|abort)\b(?!\s+to\b)/i;
+const ROLLS_BACK = /^\s*(rollback|abort)\b/i;
 
-/** A pool client whose data statements run as named statements (StatementNames). */
-class NamingClient implements PostgresPoolClient {
+/** pg's answer to one query, as the store's driver reads it. */
+export interface PgResult<R> {
+  command: string;
+  rowCount: number | null;
+  rows: R[];
+}
+
+/** What a held `begin` or statement answers at once (its real answer comes with what follows it). */
+const HELD = Object.freeze({ command: "HELD", rowCount: null, rows: [] }) as PgResult<never>;
+
+/** A statement written later, behind what comes next on the connection. */
+interface Held {
+  text: string;
+  values: unknown[];
+}
+
+/** A connection's statements: named (StatementNames), with `begin` and statements to run at commit held. */
+export class NamingClient {
   /** Whether a transaction is open on the connection (every statement passes here). */
   private inTransaction = false;
   /** A `begin` not sent yet: it is written with the transaction's first statement. */
   private deferredBegin: string | null = null;
+  /** Statements to run at commit, not sent yet: written before the next statement, in order. */
+  private held: Held[] = [];
 
   constructor(
     private readonly client: pg.PoolClient,
     private readonly names: StatementNames,
   ) {}
 
-  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
-  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
-  query<R>(
-    what: string | PostgresCursor<R>,
-    parameters?: ReadonlyArray<unknown>,
-  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-    if (typeof what !== "string") throw new Error("the store does not stream PostgreSQL queries");
-    const text = what;
-    const values = [...(parameters ?? [])];
+  /** Runs a statement; with `atCommit` inside a transaction, holds it back (see above). */
+  query<R>(text: string, parameters: ReadonlyArray<unknown>, atCommit = false): Promise<PgResult<R>> {
+    const values = [...parameters];
     if (BEGINS.test(text)) {
       this.inTransaction = true;
       if (values.length === 0 && this.client.pipeline && this.client.getTransactionStatus() === "I") {
         this.deferredBegin = text;
-        return Promise.resolve(BEGUN);
+        return Promise.resolve(HELD);
       }
-    } else if (ENDS.test(text)) this.inTransaction = false;
+    } else if (ENDS.test(text)) {
+      this.inTransaction = false;
+      // Nothing held was sent: there is nothing of it to undo.
+      if (ROLLS_BACK.test(text)) this.held = [];
+    } else if (atCommit && this.inTransaction && this.client.pipeline) {
+      this.held.push({ text, values });
+      return Promise.resolve(HELD);
+    }
     const begin = this.deferredBegin;
+    const held = this.held;
     this.deferredBegin = null;
-    if (begin !== null) return this.behind(begin, () => this.named<R>(text, values));
-    return this.named<R>(text, values);
+    if (held.length) this.held = [];
+    if (begin === null && held.length === 0) return this.named<R>(text, values);
+    return this.behind(begin, held, () => this.named<R>(text, values));
   }
 
-  /** Sends `begin` and the statement `send` writes in one write; answers with the statement's result. */
+  /**
+   * Sends `begin` (when given), the held statements and the statement `send` writes, in one write; answers
+   * with the statement's result, or the error of the first of them that failed.
+   */
   private behind<R>(
-    begin: string,
-    send: () => Promise<PostgresQueryResult<R>>,
-  ): Promise<PostgresQueryResult<R>> {
+    begin: string | null,
+    held: Held[],
+    send: () => Promise<PgResult<R>>,
+  ): Promise<PgResult<R>> {
     const stream = this.client.connection.stream;
+    const ahead: Promise<unknown>[] = [];
+    let result: Promise<PgResult<R>>;
     stream.cork();
-    let begun: Promise<unknown>;
-    let result: Promise<PostgresQueryResult<R>>;
     try {
-      begun = this.client.query(begin);
+      if (begin !== null) ahead.push(this.client.query(begin));
+      for (const statement of held) ahead.push(this.named(statement.text, statement.values));
       result = send();
     } finally {
       stream.uncork();
     }
-    // The statement's error reaches the caller through `then` below, unless the `begin` failed first.
+    // Each error reaches the caller through the chain below, the first one sent first.
+    for (const sent of ahead) sent.catch(() => {});
     result.catch(() => {});
-    return begun.then(() => result);
+    return ahead
+      .reduce<Promise<unknown>>((chain, sent) => chain.then(() => sent), Promise.resolve())
+      .then(() => result);
   }
 
   /** Runs a statement, under its prepared statement's name when it has one. */
-  private named<R>(text: string, values: unknown[]): Promise<PostgresQueryResult<R>> {
+  private named<R>(text: string, values: unknown[]): Promise<PgResult<R>> {
     const run = (name: string | undefined) =>
       (name
         ? this.client.query({ name, text, values })
-        : this.client.query({ text, values })) as unknown as Promise<PostgresQueryResult<R>>;
+        : this.client.query({ text, values })) as unknown as Promise<PgResult<R>>;
     const name = this.names.of(text);
     if (name === undefined) return run(undefined);
     const inTransaction = this.inTransaction;
@@ -141,19 +175,26 @@ class NamingClient implements PostgresPoolClient {
   }
 }
 
-/** `pool` as Kysely's PostgreSQL driver takes it, its clients naming their statements. */
-export function namingPool(pool: pg.Pool, names = new StatementNames()): PostgresPool {
-  const clients = new WeakMap<pg.PoolClient, NamingClient>();
-  return {
-    async connect() {
-      const client = await pool.connect();
-      let naming = clients.get(client);
-      if (!naming) {
-        naming = new NamingClient(client, names);
-        clients.set(client, naming);
-      }
-      return naming;
-    },
-    end: () => pool.end(),
-  };
+/** `pool`'s connections, each a NamingClient naming its statements with the pool's one StatementNames. */
+export class NamingPool {
+  private readonly clients = new WeakMap<pg.PoolClient, NamingClient>();
+
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly names = new StatementNames(),
+  ) {}
+
+  async connect(): Promise<NamingClient> {
+    const client = await this.pool.connect();
+    let naming = this.clients.get(client);
+    if (!naming) {
+      naming = new NamingClient(client, this.names);
+      this.clients.set(client, naming);
+    }
+    return naming;
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
 }

@@ -3,7 +3,7 @@ import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import type { EmailOutboxTable } from "../store/schema.js";
-import { fanOut, insertEvent } from "./fanout.js";
+import { insertEvent } from "./fanout.js";
 
 /**
  * The webhook outbox: each event is written in the same transaction as the change that
@@ -33,7 +33,6 @@ export async function emitEvent(
     data: JSON.stringify(data),
     created_at: isoAt(nowMs),
   };
-  const hooks = await insertEvent(trx, event, mail);
-  await fanOut(trx, hooks, organizationId, type, id, nowMs);
+  await insertEvent(trx, event, nowMs, mail);
   return id;
 }

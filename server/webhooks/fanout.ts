@@ -1,10 +1,12 @@
+import { sql } from "kysely";
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
+import { runAtCommit } from "../store/atCommit.js";
 import type { Db } from "../store/database.js";
 import { isPostgres } from "../store/dialect.js";
 import { fixedQuery, insertRow } from "../store/fixedQuery.js";
-import type { EmailOutboxTable, OutboxEventsTable } from "../store/schema.js";
+import type { EmailOutboxTable, OutboxEventsTable, WebhookDeliveriesTable } from "../store/schema.js";
 
 const activeWebhooks = fixedQuery((db: Db, organizationId: string) =>
   db
@@ -12,26 +14,6 @@ const activeWebhooks = fixedQuery((db: Db, organizationId: string) =>
     .select(["id", "events"])
     .where("organization_id", "=", organizationId)
     .where("status", "=", "ACTIVE"),
-);
-
-/** PostgreSQL: the event's insert rides along in the read of the webhooks (a data-modifying WITH). */
-const insertThenActiveWebhooks = fixedQuery(
-  (db: Db, id: string, organizationId: string, type: string, subjectId: string, data: string, at: string) =>
-    db
-      .with("event", (qc) =>
-        qc.insertInto("outbox_events").values({
-          id,
-          organization_id: organizationId,
-          type,
-          subject_id: subjectId,
-          data,
-          created_at: at,
-        }),
-      )
-      .selectFrom("webhooks")
-      .select(["id", "events"])
-      .where("organization_id", "=", organizationId)
-      .where("status", "=", "ACTIVE"),
 );
 
 /** The e-mail outbox's columns a message written with an event sets (all but the claim's process). */
@@ -60,20 +42,44 @@ type MissingMailColumns = Exclude<keyof EmailOutboxTable, "claimed_by" | (typeof
 const noMissingMailColumn: [MissingMailColumns] extends [never] ? true : MissingMailColumns = true;
 void noMissingMailColumn;
 
-/** PostgreSQL: the event's insert and a message's (a receipt) both ride along in the read of the webhooks. */
-const insertWithMailThenActiveWebhooks = fixedQuery(
-  (
-    db: Db,
-    id: string,
-    organizationId: string,
-    type: string,
-    subjectId: string,
-    data: string,
-    at: string,
-    ...mail: unknown[]
-  ) =>
-    db
-      .with("event", (qc) =>
+/** The delivery's columns, in the order the PostgreSQL fan-out below selects them. */
+const DELIVERY_COLUMNS = [
+  "id",
+  "organization_id",
+  "webhook_id",
+  "event_id",
+  "event_type",
+  "status",
+  "attempts",
+  "next_attempt_at",
+  "claimed_until",
+  "claim_token",
+  "created_at",
+  "updated_at",
+] as const satisfies readonly (keyof WebhookDeliveriesTable)[];
+
+/**
+ * PostgreSQL: the event, a message caused by it (a receipt, when `withMail`) and its deliveries, in one
+ * statement. The deliveries are selected from the organization's ACTIVE webhooks subscribed to the event's
+ * kind (`events` holds a JSON array of kinds), as the same transaction sees them. A delivery's id is a ulid:
+ * the time part made here, the random part (16 characters of the ulid alphabet) by the database.
+ */
+function eventStatement(withMail: boolean) {
+  return fixedQuery(
+    (
+      db: Db,
+      id: string,
+      organizationId: string,
+      type: string,
+      subjectId: string,
+      data: string,
+      at: string,
+      deliveryIdPrefix: string,
+      deliveryDue: string,
+      deliveryCreated: string,
+      ...mail: unknown[]
+    ) => {
+      const event = db.with("event", (qc) =>
         qc.insertInto("outbox_events").values({
           id,
           organization_id: organizationId,
@@ -82,30 +88,70 @@ const insertWithMailThenActiveWebhooks = fixedQuery(
           data,
           created_at: at,
         }),
-      )
-      .with("mail", (qc) =>
-        qc
-          .insertInto("email_outbox")
-          .values(Object.fromEntries(MAIL_COLUMNS.map((column, i) => [column, mail[i]])) as never),
-      )
-      .selectFrom("webhooks")
-      .select(["id", "events"])
-      .where("organization_id", "=", organizationId)
-      .where("status", "=", "ACTIVE"),
-);
+      );
+      // The message's CTE adds nothing the rest of the statement reads.
+      const withMessage = withMail
+        ? (event.with("mail", (qc) =>
+            qc
+              .insertInto("email_outbox")
+              .values(Object.fromEntries(MAIL_COLUMNS.map((column, i) => [column, mail[i]])) as never),
+          ) as unknown as typeof event)
+        : event;
+      return withMessage
+        .insertInto("webhook_deliveries")
+        .columns(DELIVERY_COLUMNS)
+        .expression((eb) =>
+          eb
+            .selectFrom("webhooks")
+            .select([
+              sql<string>`${deliveryIdPrefix}::text || substr(md5(random()::text || webhooks.id), 1, 16)`.as(
+                "id",
+              ),
+              "organization_id",
+              "id as webhook_id",
+              sql<string>`${id}::text`.as("event_id"),
+              sql<string>`${type}::text`.as("event_type"),
+              sql<string>`'PENDING'`.as("status"),
+              sql<number>`0`.as("attempts"),
+              sql<string>`${deliveryDue}::text`.as("next_attempt_at"),
+              sql<null>`null`.as("claimed_until"),
+              sql<null>`null`.as("claim_token"),
+              sql<string>`${deliveryCreated}::text`.as("created_at"),
+              sql<string>`${deliveryCreated}::text`.as("updated_at"),
+            ])
+            .where("organization_id", "=", organizationId)
+            .where("status", "=", "ACTIVE")
+            .where(sql<boolean>`webhooks.events::jsonb ? ${type}::text`),
+        );
+    },
+  );
+}
+const eventOnly = eventStatement(false);
+const eventWithMail = eventStatement(true);
 
 type Hook = { id: string; events: string };
 
 /**
- * Writes the event to the outbox, and `mail` (a message caused by the same change) to the e-mail outbox,
- * and answers the organization's ACTIVE webhooks, as seen by the same transaction. On PostgreSQL that is
- * one statement: a round trip fewer on every write that emits an event, two when it also sends a receipt.
+ * Writes the event to the outbox, `mail` (a message caused by the same change) to the e-mail outbox, and
+ * a delivery for every ACTIVE webhook of the organization subscribed to the event's kind, inside the
+ * transaction that makes the change: a webhook gets exactly the events emitted while it was active and
+ * subscribed, never older ones, and a queued delivery cannot be lost apart from its event.
+ *
+ * On PostgreSQL that is one statement, run at the transaction's commit (runAtCommit): nothing in it is
+ * read back, so it costs no round trip of its own, and at most one for a transaction that ends with it.
  */
 export async function insertEvent(
   trx: Db,
   event: OutboxEventsTable,
+  nowMs: number,
   mail?: EmailOutboxTable,
-): Promise<Hook[]> {
+): Promise<void> {
+  // Deliveries are the dispatcher's records, kept on its wall clock (WebhookDispatcher's `wallClock`, the real
+  // time), not on the injected clock that dated the event (a `billing run --as-of` dates it later). Due at
+  // once, even when the cause is dated otherwise.
+  const wallMs = Date.now();
+  const createdIso = isoAt(wallMs);
+  const dueIso = isoAt(Math.min(nowMs, wallMs));
   if (isPostgres(trx)) {
     const args = [
       event.id,
@@ -114,39 +160,44 @@ export async function insertEvent(
       event.subject_id,
       event.data,
       event.created_at,
+      `dlv_${ulid(wallMs).slice(0, 10)}`,
+      dueIso,
+      createdIso,
     ] as const;
-    const { rows } = mail
-      ? await insertWithMailThenActiveWebhooks(trx, ...args, ...MAIL_COLUMNS.map((column) => mail[column]))
-      : await insertThenActiveWebhooks(trx, ...args);
-    return rows;
+    const compiled = mail
+      ? eventWithMail.compiled(trx, ...args, ...MAIL_COLUMNS.map((column) => mail[column]))
+      : eventOnly.compiled(trx, ...args);
+    await runAtCommit(trx, compiled);
+    return;
   }
   await insertRow(trx, "outbox_events", event);
   if (mail) await insertRow(trx, "email_outbox", mail);
-  return (await activeWebhooks(trx, event.organization_id)).rows;
+  const hooks = (await activeWebhooks(trx, event.organization_id)).rows;
+  await fanOut(
+    trx,
+    hooks,
+    event.organization_id,
+    event.type as EventType,
+    event.id,
+    createdIso,
+    dueIso,
+    wallMs,
+  );
 }
 
-/**
- * Queues an event for every ACTIVE webhook of the organization subscribed to its kind (`hooks`, read by
- * insertEvent), inside the transaction that writes the event: a webhook gets exactly the events emitted
- * while it was active and subscribed, never older ones, and a queued delivery cannot be lost apart from
- * its event.
- */
-export async function fanOut(
+/** Queues the event for each of `hooks` subscribed to its kind (SQLite; see insertEvent). */
+async function fanOut(
   trx: Db,
   hooks: Hook[],
   organizationId: string,
   type: EventType,
   eventId: string,
-  nowMs: number,
+  createdIso: string,
+  dueIso: string,
+  wallMs: number,
 ): Promise<void> {
   const targets = hooks.filter((h) => (JSON.parse(h.events) as string[]).includes(type));
   if (targets.length === 0) return;
-  // Deliveries are the dispatcher's records, kept on its wall clock (WebhookDispatcher's `wallClock`, the real
-  // time), not on the injected clock that dated the event (a `billing run --as-of` dates it later). Due at
-  // once, even when the cause is dated otherwise.
-  const wallMs = Date.now();
-  const createdIso = isoAt(wallMs);
-  const dueIso = isoAt(Math.min(nowMs, wallMs));
   await trx
     .insertInto("webhook_deliveries")
     .values(

@@ -1,9 +1,29 @@
 import net from "node:net";
 import { sql } from "kysely";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runAtCommit } from "../../server/store/atCommit.js";
 import type { Store } from "../../server/store/database.js";
 import { recordPgQueries } from "../support/pgQueries.js";
 import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
+
+/** The socket writes made while `work` runs, by socket. */
+async function writesDuring(work: () => Promise<unknown>): Promise<Map<net.Socket, number>> {
+  const writes = new Map<net.Socket, number>();
+  const proto = net.Socket.prototype as unknown as Record<"_write" | "_writev", (...a: unknown[]) => unknown>;
+  const originals = { _write: proto._write, _writev: proto._writev };
+  for (const name of ["_write", "_writev"] as const)
+    proto[name] = function (this: net.Socket, ...args: unknown[]) {
+      writes.set(this, (writes.get(this) ?? 0) + 1);
+      return originals[name].apply(this, args);
+    };
+  try {
+    await work();
+  } finally {
+    proto._write = originals._write;
+    proto._writev = originals._writev;
+  }
+  return writes;
+}
 
 /** The store's PostgreSQL statements (server/store/pgStatements.ts), each test on a database of its own. */
 describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", () => {
@@ -80,28 +100,6 @@ describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", 
     const count = async (db: Store["db"]) =>
       Number((await sql<{ n: number }>`select count(*) as n from begun`.execute(db)).rows[0].n);
 
-    /** The socket writes made while `work` runs, by socket. */
-    async function writesDuring(work: () => Promise<unknown>): Promise<Map<net.Socket, number>> {
-      const writes = new Map<net.Socket, number>();
-      const proto = net.Socket.prototype as unknown as Record<
-        "_write" | "_writev",
-        (...a: unknown[]) => unknown
-      >;
-      const originals = { _write: proto._write, _writev: proto._writev };
-      for (const name of ["_write", "_writev"] as const)
-        proto[name] = function (this: net.Socket, ...args: unknown[]) {
-          writes.set(this, (writes.get(this) ?? 0) + 1);
-          return originals[name].apply(this, args);
-        };
-      try {
-        await work();
-      } finally {
-        proto._write = originals._write;
-        proto._writev = originals._writev;
-      }
-      return writes;
-    }
-
     it("is written in the same write as the first statement: two writes for begin, insert, commit", async () => {
       await count(store.db); // the pool's first connection is made before the recording
       const recording = recordPgQueries();
@@ -165,6 +163,118 @@ describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", 
         .setIsolationLevel("serializable")
         .execute((trx) => sql<{ transaction_isolation: string }>`show transaction_isolation`.execute(trx));
       expect(level.rows[0].transaction_isolation).toBe("serializable");
+    });
+  });
+
+  /**
+   * A statement run at commit (runAtCommit) is held back and written with the transaction's next
+   * statement, usually its commit: one round trip for both. It still runs inside the transaction, in the
+   * order it was asked for, and if it fails the transaction fails with its error and keeps nothing.
+   */
+  describe("a statement run at commit", () => {
+    beforeEach(async () => {
+      await sql`create table held (id integer primary key, note text)`.execute(store.db);
+    });
+
+    const insert = (trx: Store["db"], id: number) =>
+      runAtCommit(trx, sql`insert into held (id) values (${id})`.compile(trx));
+    const count = async (db: Store["db"]) =>
+      Number((await sql<{ n: number }>`select count(*) as n from held`.execute(db)).rows[0].n);
+    const heldOrControl = (q: { text: string }) => /\bheld\b|^\s*(begin|commit|rollback)\b/i.test(q.text);
+    const words = (sent: { text: string; roundTrip: boolean }[]) =>
+      sent.map((q) => [q.text.trim().split(/\s+/)[0].toLowerCase(), q.roundTrip]);
+
+    it("is written with the commit: begin, a statement, the held insert and commit in two writes", async () => {
+      await count(store.db); // the pool's first connection is made before the recording
+      const recording = recordPgQueries();
+      const writes = await writesDuring(() =>
+        store.db.transaction().execute(async (trx) => {
+          await sql`update held set note = ${"x"} where id = ${0}`.execute(trx);
+          await insert(trx, 1);
+        }),
+      ).finally(recording.stop);
+      const ours = recording.sent.filter(heldOrControl);
+      expect(words(ours)).toEqual([
+        ["begin", true],
+        ["update", false],
+        ["insert", true],
+        ["commit", false],
+      ]);
+      expect(writes.get(ours[0].client.connection.stream as net.Socket)).toBe(2);
+      expect(await count(other.db)).toBe(1);
+    });
+
+    it("runs inside the transaction: nobody else sees it before the commit, and it is not sent before", async () => {
+      let seenInside = -1;
+      const recording = recordPgQueries();
+      await store.db
+        .transaction()
+        .execute(async (trx) => {
+          await sql`update held set note = ${"x"} where id = ${0}`.execute(trx);
+          await insert(trx, 1);
+          expect(recording.sent.filter((q) => /insert into held/.test(q.text))).toHaveLength(0);
+          seenInside = await count(other.db);
+        })
+        .finally(recording.stop);
+      expect(seenInside).toBe(0);
+      expect(await count(other.db)).toBe(1);
+    });
+
+    it("is sent ahead of the transaction's next statement, which sees its write", async () => {
+      const recording = recordPgQueries();
+      const seen = await store.db
+        .transaction()
+        .execute(async (trx) => {
+          await insert(trx, 1);
+          await insert(trx, 2);
+          return count(trx);
+        })
+        .finally(recording.stop);
+      expect(seen).toBe(2);
+      expect(words(recording.sent.filter((q) => /held|^\s*(begin|commit)\b/i.test(q.text)))).toEqual([
+        ["begin", true],
+        ["insert", false],
+        ["insert", false],
+        ["select", false],
+        ["commit", true],
+      ]);
+      expect(await count(other.db)).toBe(2);
+    });
+
+    it("that fails fails the transaction with its own error and keeps none of its writes", async () => {
+      const failing = store.db.transaction().execute(async (trx) => {
+        await sql`insert into held (id) values (${1})`.execute(trx);
+        await insert(trx, 1); // duplicate key, found at commit
+      });
+      await expect(failing).rejects.toThrow(/duplicate key/);
+      const thenRead = store.db.transaction().execute(async (trx) => {
+        await insert(trx, 5);
+        await insert(trx, 5); // duplicate key, found with the read that follows
+        return count(trx);
+      });
+      await expect(thenRead).rejects.toThrow(/duplicate key/);
+      expect(await count(other.db)).toBe(0);
+      // The connections serve the next transactions.
+      for (let i = 0; i < 12; i++) await store.db.transaction().execute((trx) => insert(trx, i));
+      expect(await count(other.db)).toBe(12);
+    });
+
+    it("is dropped, never sent, when the transaction rolls back", async () => {
+      const recording = recordPgQueries();
+      const thrown = store.db.transaction().execute(async (trx) => {
+        await sql`update held set note = ${"x"} where id = ${0}`.execute(trx);
+        await insert(trx, 1);
+        throw new Error("given up after the held insert");
+      });
+      await expect(thrown).rejects.toThrow("given up after the held insert");
+      recording.stop();
+      expect(recording.sent.filter((q) => /insert into held/.test(q.text))).toHaveLength(0);
+      expect(await count(other.db)).toBe(0);
+    });
+
+    it("runs at once outside a transaction", async () => {
+      await insert(store.db, 1);
+      expect(await count(other.db)).toBe(1);
     });
   });
 });
