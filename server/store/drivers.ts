@@ -1,5 +1,6 @@
 import type SQLite from "better-sqlite3";
 import {
+  AbortedTransactionError,
   type CompiledQuery,
   type DatabaseConnection,
   type Driver,
@@ -13,8 +14,8 @@ import {
 } from "kysely";
 import type pg from "pg";
 import { isAtCommit } from "./atCommit.js";
-import { type NamingClient, NamingPool } from "./pgStatements.js";
-import { type Write, writesOf } from "./writes.js";
+import { type AtCommit, type NamingClient, NamingPool } from "./pgStatements.js";
+import { rootWriteOf, type Write, writesOf } from "./writes.js";
 
 /**
  * The store's Kysely drivers: Kysely's own for SQLite with what the store adds around it, and one of the
@@ -169,9 +170,20 @@ class WatchedConnection implements DatabaseConnection {
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
     const writes = writesOf(compiled.query);
+    if (this.inTransaction && isAtCommit(compiled)) {
+      // Held for the commit: its own table counts as written only if it changed a row (a fan-out to no
+      // webhook wakes no dispatcher); the tables of its WITH clauses, always. writesOf lists its own first.
+      const own = rootWriteOf(compiled.query);
+      for (const write of own ? writes.slice(1) : writes) this.note(write);
+      return this.run<R>(compiled, {
+        answered: ({ rowCount }) => {
+          if (own && rowCount !== 0) this.note(own);
+        },
+      });
+    }
     if (writes.length === 0) return this.run<R>(compiled);
     if (this.inTransaction) {
-      for (const write of writes) this.pending.set(`${write.kind} ${write.table}`, write);
+      for (const write of writes) this.note(write);
       return this.run<R>(compiled);
     }
     try {
@@ -181,12 +193,16 @@ class WatchedConnection implements DatabaseConnection {
     }
   }
 
+  private note(write: Write): void {
+    this.pending.set(`${write.kind} ${write.table}`, write);
+  }
+
   /** The statement's result as Kysely takes it (the affected rows' count of a write). */
-  private async run<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+  private async run<R>(compiled: CompiledQuery, atCommit?: AtCommit): Promise<QueryResult<R>> {
     const { command, rowCount, rows } = await this.client.query<R>(
       compiled.sql,
       compiled.parameters,
-      isAtCommit(compiled),
+      atCommit,
     );
     const counted =
       command === "INSERT" || command === "UPDATE" || command === "DELETE" || command === "MERGE";
@@ -261,9 +277,9 @@ export class PostgresStoreDriver implements Driver {
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const watched = asWatched(connection);
     try {
-      // PostgreSQL answers `commit` with ROLLBACK when a statement before it failed.
-      if ((await watched.control("commit")) === "ROLLBACK")
-        throw new Error("The transaction was rolled back: a statement in it failed");
+      // PostgreSQL answers `commit` with ROLLBACK when a statement before it failed; Kysely then sends no
+      // rollback of its own. (A statement held for the commit that failed fails it with its own error.)
+      if ((await watched.control("commit")) === "ROLLBACK") throw new AbortedTransactionError();
     } finally {
       watched.ended();
     }

@@ -1,4 +1,4 @@
-import type pg from "pg";
+import pg from "pg";
 
 /**
  * PostgreSQL prepared statements for the store's queries. node-pg sends a query without a name as an
@@ -80,11 +80,24 @@ export interface PgResult<R> {
 /** What a held `begin` or statement answers at once (its real answer comes with what follows it). */
 const HELD = Object.freeze({ command: "HELD", rowCount: null, rows: [] }) as PgResult<never>;
 
+/** What a statement held for the commit is told once it has run. */
+export interface AtCommit {
+  answered(result: PgResult<unknown>): void;
+}
+
 /** A statement written later, behind what comes next on the connection. */
 interface Held {
   text: string;
   values: unknown[];
+  atCommit: AtCommit;
 }
+
+/**
+ * node-pg's conversion of a parameter to what it sends (a Date, array or object to text), which it makes
+ * as it writes the statement; not in its type declarations.
+ */
+const prepareValue = (pg as unknown as { utils: { prepareValue(value: unknown): unknown } }).utils
+  .prepareValue;
 
 /** A connection's statements: named (StatementNames), with `begin` and statements to run at commit held. */
 export class NamingClient {
@@ -101,7 +114,7 @@ export class NamingClient {
   ) {}
 
   /** Runs a statement; with `atCommit` inside a transaction, holds it back (see above). */
-  query<R>(text: string, parameters: ReadonlyArray<unknown>, atCommit = false): Promise<PgResult<R>> {
+  query<R>(text: string, parameters: ReadonlyArray<unknown>, atCommit?: AtCommit): Promise<PgResult<R>> {
     const values = [...parameters];
     if (BEGINS.test(text)) {
       this.inTransaction = true;
@@ -114,15 +127,22 @@ export class NamingClient {
       // Nothing held was sent: there is nothing of it to undo.
       if (ROLLS_BACK.test(text)) this.held = [];
     } else if (atCommit && this.inTransaction && this.client.pipeline) {
-      this.held.push({ text, values });
+      // Converted now, so that a value node-pg cannot send fails the transaction's code here; converted
+      // as it is written, it would fail on the client alone, and the commit written behind it would stand.
+      this.held.push({ text, values: values.map(prepareValue), atCommit });
       return Promise.resolve(HELD);
     }
     const begin = this.deferredBegin;
     const held = this.held;
     this.deferredBegin = null;
     if (held.length) this.held = [];
-    if (begin === null && held.length === 0) return this.named<R>(text, values);
-    return this.behind(begin, held, () => this.named<R>(text, values));
+    const send = () => {
+      const sent = this.named<R>(text, values);
+      if (atCommit) sent.then((answer) => atCommit.answered(answer)).catch(() => {});
+      return sent;
+    };
+    if (begin === null && held.length === 0) return send();
+    return this.behind(begin, held, send);
   }
 
   /**
@@ -140,7 +160,12 @@ export class NamingClient {
     stream.cork();
     try {
       if (begin !== null) ahead.push(this.client.query(begin));
-      for (const statement of held) ahead.push(this.named(statement.text, statement.values));
+      for (const statement of held) {
+        // Inside the transaction, whatever has been asked for since: never run again on its own.
+        const sent = this.named(statement.text, statement.values, true);
+        sent.then((answer) => statement.atCommit.answered(answer)).catch(() => {});
+        ahead.push(sent);
+      }
       result = send();
     } finally {
       stream.uncork();
@@ -153,15 +178,21 @@ export class NamingClient {
       .then(() => result);
   }
 
-  /** Runs a statement, under its prepared statement's name when it has one. */
-  private named<R>(text: string, values: unknown[]): Promise<PgResult<R>> {
+  /**
+   * Runs a statement, under its prepared statement's name when it has one; one whose prepared statement
+   * went stale is run again at once unless it is part of a transaction.
+   */
+  private named<R>(
+    text: string,
+    values: unknown[],
+    inTransaction = this.inTransaction,
+  ): Promise<PgResult<R>> {
     const run = (name: string | undefined) =>
       (name
         ? this.client.query({ name, text, values })
         : this.client.query({ text, values })) as unknown as Promise<PgResult<R>>;
     const name = this.names.of(text);
     if (name === undefined) return run(undefined);
-    const inTransaction = this.inTransaction;
     return run(name).catch((err: unknown) => {
       if (!isStalePlan(err)) throw err;
       const renewed = this.names.renew(text);

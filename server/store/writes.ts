@@ -22,7 +22,7 @@ const NONE: readonly Write[] = Object.freeze([]);
 
 /** The writes a query makes: its own and those of its common table expressions. Empty for a read. */
 export function writesOf(node: RootOperationNode): readonly Write[] {
-  const own = ownWrite(node);
+  const own = rootWriteOf(node);
   const ctes = (node as { with?: WithNode }).with;
   if (!ctes) return own ? [own] : NONE;
   const out: Write[] = own ? [own] : [];
@@ -30,7 +30,8 @@ export function writesOf(node: RootOperationNode): readonly Write[] {
   return out;
 }
 
-function ownWrite(node: RootOperationNode): Write | null {
+/** The write a query makes to its own table (not its common table expressions'), or null. */
+export function rootWriteOf(node: RootOperationNode): Write | null {
   switch (node.kind) {
     case "InsertQueryNode":
       return { table: tableName(node.into), kind: "insert" };

@@ -259,6 +259,17 @@ describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", 
       expect(await count(other.db)).toBe(12);
     });
 
+    it("with a value node-pg cannot send fails the transaction's code at once, and nothing is committed", async () => {
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      const failing = store.db.transaction().execute(async (trx) => {
+        await sql`insert into held (id) values (${1})`.execute(trx);
+        await runAtCommit(trx, sql`insert into held (id, note) values (${2}, ${circular})`.compile(trx));
+      });
+      await expect(failing).rejects.toThrow(/circular/i);
+      expect(await count(other.db)).toBe(0);
+    });
+
     it("is dropped, never sent, when the transaction rolls back", async () => {
       const recording = recordPgQueries();
       const thrown = store.db.transaction().execute(async (trx) => {

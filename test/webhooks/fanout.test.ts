@@ -109,6 +109,22 @@ describe(`an event's deliveries (${dialect})`, () => {
     expect(none).toEqual([]);
   });
 
+  it("tells the store's listeners of a delivery written, and of none when no webhook is subscribed", async () => {
+    const written = async (type: "form.created" | "contact.created") => {
+      const tables: string[] = [];
+      const stop = store.writes.on((write) => tables.push(write.table));
+      try {
+        await store.db.transaction().execute((trx) => emitEvent(trx, orgId, type, "sub_1", {}, at));
+      } finally {
+        stop();
+      }
+      return [...new Set(tables)].sort();
+    };
+    // The webhook dispatcher wakes on deliveries written: an event nobody subscribed to must not wake it.
+    expect(await written("contact.created")).toEqual(["outbox_events"]);
+    expect(await written("form.created")).toEqual(["outbox_events", "webhook_deliveries"]);
+  });
+
   it("keeps nothing, event or deliveries, of a transaction that fails after emitting it", async () => {
     let eventId = "";
     const failing = store.db.transaction().execute(async (trx) => {
