@@ -14,7 +14,7 @@ import {
 } from "kysely";
 import type pg from "pg";
 import { isAtCommit } from "./atCommit.js";
-import { type AtCommit, type NamingClient, NamingPool } from "./pgStatements.js";
+import { type AtCommit, NamingClient, StatementNames } from "./pgStatements.js";
 import { rootWriteOf, type Write, writesOf } from "./writes.js";
 
 /**
@@ -240,15 +240,14 @@ class WatchedConnection implements DatabaseConnection {
  * Savepoints are not used on PostgreSQL, so it has none.
  */
 export class PostgresStoreDriver implements Driver {
-  private readonly pool: NamingPool;
-  private readonly watched = new WeakMap<NamingClient, WatchedConnection>();
+  /** The names given to statement texts, one set for every connection of the pool. */
+  private readonly names = new StatementNames();
+  private readonly watched = new WeakMap<pg.PoolClient, WatchedConnection>();
 
   constructor(
-    pool: pg.Pool,
+    private readonly pool: pg.Pool,
     private readonly wrote: (write: Write) => void,
-  ) {
-    this.pool = new NamingPool(pool);
-  }
+  ) {}
 
   async init(): Promise<void> {}
 
@@ -256,7 +255,7 @@ export class PostgresStoreDriver implements Driver {
     const client = await this.pool.connect();
     let connection = this.watched.get(client);
     if (!connection) {
-      connection = new WatchedConnection(client, this.wrote);
+      connection = new WatchedConnection(new NamingClient(client, this.names), this.wrote);
       this.watched.set(client, connection);
     }
     return connection;

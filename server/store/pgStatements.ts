@@ -205,27 +205,3 @@ export class NamingClient {
     this.client.release(destroy);
   }
 }
-
-/** `pool`'s connections, each a NamingClient naming its statements with the pool's one StatementNames. */
-export class NamingPool {
-  private readonly clients = new WeakMap<pg.PoolClient, NamingClient>();
-
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly names = new StatementNames(),
-  ) {}
-
-  async connect(): Promise<NamingClient> {
-    const client = await this.pool.connect();
-    let naming = this.clients.get(client);
-    if (!naming) {
-      naming = new NamingClient(client, this.names);
-      this.clients.set(client, naming);
-    }
-    return naming;
-  }
-
-  end(): Promise<void> {
-    return this.pool.end();
-  }
-}
