@@ -6,6 +6,17 @@ import type { Store } from "../../server/store/database.js";
 import { recordPgQueries } from "../support/pgQueries.js";
 import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
 
+/** The rows of `table`, as `db` sees them. */
+async function countRows(db: Store["db"], table: "begun" | "held"): Promise<number> {
+  return Number(
+    (await sql<{ n: number }>`select count(*) as n from ${sql.table(table)}`.execute(db)).rows[0].n,
+  );
+}
+
+/** Each query's first word and whether it cost a round trip of its own. */
+const words = (sent: { text: string; roundTrip: boolean }[]) =>
+  sent.map((q) => [q.text.trim().split(/\s+/)[0].toLowerCase(), q.roundTrip]);
+
 /** The socket writes made while `work` runs, by socket. */
 async function writesDuring(work: () => Promise<unknown>): Promise<Map<net.Socket, number>> {
   const writes = new Map<net.Socket, number>();
@@ -97,8 +108,7 @@ describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", 
       await sql`create table begun (id integer primary key)`.execute(store.db);
     });
 
-    const count = async (db: Store["db"]) =>
-      Number((await sql<{ n: number }>`select count(*) as n from begun`.execute(db)).rows[0].n);
+    const count = (db: Store["db"]) => countRows(db, "begun");
 
     it("is written in the same write as the first statement: two writes for begin, insert, commit", async () => {
       await count(store.db); // the pool's first connection is made before the recording
@@ -107,7 +117,7 @@ describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", 
         store.db.transaction().execute((trx) => sql`insert into begun (id) values (${1})`.execute(trx)),
       ).finally(recording.stop);
       const ours = recording.sent.filter((q) => /begun|^\s*(begin|commit)\b/i.test(q.text));
-      expect(ours.map((q) => [q.text.trim().split(/\s+/)[0].toLowerCase(), q.roundTrip])).toEqual([
+      expect(words(ours)).toEqual([
         ["begin", true],
         ["insert", false],
         ["commit", true],
@@ -178,11 +188,8 @@ describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", 
 
     const insert = (trx: Store["db"], id: number) =>
       runAtCommit(trx, sql`insert into held (id) values (${id})`.compile(trx));
-    const count = async (db: Store["db"]) =>
-      Number((await sql<{ n: number }>`select count(*) as n from held`.execute(db)).rows[0].n);
+    const count = (db: Store["db"]) => countRows(db, "held");
     const heldOrControl = (q: { text: string }) => /\bheld\b|^\s*(begin|commit|rollback)\b/i.test(q.text);
-    const words = (sent: { text: string; roundTrip: boolean }[]) =>
-      sent.map((q) => [q.text.trim().split(/\s+/)[0].toLowerCase(), q.roundTrip]);
 
     it("is written with the commit: begin, a statement, the held insert and commit in two writes", async () => {
       await count(store.db); // the pool's first connection is made before the recording
@@ -231,7 +238,7 @@ describe.skipIf(dialect !== "postgres")("the store's statements on PostgreSQL", 
         })
         .finally(recording.stop);
       expect(seen).toBe(2);
-      expect(words(recording.sent.filter((q) => /held|^\s*(begin|commit)\b/i.test(q.text)))).toEqual([
+      expect(words(recording.sent.filter(heldOrControl))).toEqual([
         ["begin", true],
         ["insert", false],
         ["insert", false],
