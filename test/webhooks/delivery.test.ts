@@ -34,7 +34,7 @@ describe(`webhook delivery (${dialect})`, () => {
     return res.body as { payment: { id?: string; paymentID?: string } };
   };
 
-  it("a gift on a form delivers donation.created and contact.created, signed as the README verifies", async () => {
+  it("a gift on a form delivers donation.created and contact.created, signed as docs/webhooks.md's recipe verifies", async () => {
     const r = await receiver();
     const hook = await register(w.t, r, ["donation.created", "contact.created", "form.created"]);
     const formId = await createForm(w.t, validForms.standard());

@@ -177,7 +177,7 @@ describe(`webhook answers, resend and secret rotation (${dialect})`, () => {
         nowSeconds: Date.now() / 1000,
       });
 
-    // Within the 24 hours: two signatures; the README's verify accepts it with either secret.
+    // Within the 24 hours: two signatures; the documented verify accepts it with either secret.
     offset = 23 * HOUR;
     await createForm(t, validForms.standard());
     await r.waitFor((got) => got.length >= 1);

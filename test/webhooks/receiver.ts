@@ -7,8 +7,8 @@ import { fileURLToPath } from "node:url";
 
 /**
  * A real webhook receiver on 127.0.0.1 (OS-picked port) for the tests. Every delivery is checked with the
- * `verify` function copied verbatim from the README's receiver recipe, so the documented recipe is what
- * the tests run.
+ * `verify` function of docs/webhooks.md's receiver recipe, compiled from that document, so the documented
+ * recipe is what the tests run.
  */
 
 export interface Envelope {
@@ -22,7 +22,7 @@ export interface Received {
   headers: http.IncomingHttpHeaders;
   raw: string;
   body: Envelope;
-  /** The README recipe's verdict with the receiver's secret. */
+  /** The documented recipe's verdict with the receiver's secret. */
   verified: boolean;
   /** performance.now() when the request arrived. */
   at: number;
@@ -34,16 +34,17 @@ export interface Received {
 
 type Verify = (secret: string, rawBody: string, headers: http.IncomingHttpHeaders) => boolean;
 
-const README = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../README.md");
+const RECIPE = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../docs/webhooks.md");
 
-/** The README's `verify` function, compiled from the README itself. */
-export function readmeVerify(): Verify {
-  const text = fs.readFileSync(README, "utf8");
+/** The `verify` function of docs/webhooks.md's receiver recipe, compiled from the document itself. */
+export function documentedVerify(): Verify {
+  const text = fs.readFileSync(RECIPE, "utf8");
   const block = [...text.matchAll(/```js\n([\s\S]*?)```/g)]
     .map((m) => m[1])
     .find((code) => code.includes("function verify("));
-  if (!block) throw new Error("README.md has no ```js block with function verify(");
-  const code = block.replace(/^import .*$/gm, "");
+  // The function alone: the rest of the recipe starts a server.
+  const code = block && /function verify\([\s\S]*?\n}\n/.exec(block)?.[0];
+  if (!code) throw new Error("docs/webhooks.md has no ```js block with function verify(");
   return new Function("crypto", `${code}\nreturn verify;`)(crypto) as Verify;
 }
 
@@ -67,7 +68,7 @@ export interface ReceiverOptions {
 }
 
 export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receiver> {
-  const verify = readmeVerify();
+  const verify = documentedVerify();
   const received: Received[] = [];
   let secret = "";
   let n = 0;
