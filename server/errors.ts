@@ -9,6 +9,11 @@ export class ApiError extends Error {
     readonly headers?: Record<string, string>,
     /** More fields of the error body, e.g. a decline's `code` and `paymentID`. */
     readonly extra?: Record<string, unknown>,
+    /**
+     * The request ran, and left something behind that a second run would repeat (a payment the processor
+     * made), before it failed: an Idempotency-Key keeps this answer, even a 5xx, and replays it to a retry.
+     */
+    readonly ran = false,
   ) {
     super(message);
   }

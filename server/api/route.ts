@@ -212,16 +212,19 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   if (claim.kind !== "new") return answerPrior(claim);
 
   let response: Response;
+  let kept: boolean;
   try {
     response = await route.handler(c, input);
+    kept = isKept(response.status);
   } catch (err) {
-    if (!(err instanceof ApiError) || !isKept(err.status) || err.isValidation) {
+    if (!(err instanceof ApiError) || !(err.ran || (isKept(err.status) && !err.isValidation))) {
       await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
       throw err;
     }
     response = renderApiError(c, err);
+    kept = true;
   }
-  const text = isKept(response.status) ? await response.clone().text() : undefined;
+  const text = kept ? await response.clone().text() : undefined;
   if (text === undefined || Buffer.byteLength(text) > MAX_KEPT_ANSWER_BYTES) {
     await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
     return response;
@@ -266,7 +269,8 @@ function answerPrior(prior: IdempotencyPrior): Response {
 
 /**
  * Answers that are the outcome of a request that ran, replayed to a retry: successes and client errors
- * (a decline, a conflict). A 429 (try later) and server errors are not: the retry runs afresh.
+ * (a decline, a conflict). A 429 (try later) and server errors are not: the retry runs afresh, unless the
+ * error says the request ran (ApiError's `ran`: a payment was made).
  */
 function isKept(status: number): boolean {
   return status < 500 && status !== 429;

@@ -6,7 +6,7 @@ import type { Quote } from "../../shared/pricing/quote.js";
 import { type CheckoutRequest, type QuoteRequest, toOrderInput } from "../../shared/schemas/checkout.js";
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
-import { ApiError } from "../errors.js";
+import { ApiError, errorMessage } from "../errors.js";
 import { isUuid, prefixedId } from "../ids.js";
 import { chargeOrigin, checkoutChargeKey } from "../payments/chargeKey.js";
 import { outcomeOfCharge, outcomeOfLookup, PROCESSOR_DOWN_MESSAGE } from "../payments/outcome.js";
@@ -457,12 +457,9 @@ export async function runCheckout(
     // The processor made the payment, then could not be heard from: it may have gone through. It stays
     // PROCESSING (holding its stock) until recovery asks the processor by its id; the donor must not pay again.
     if (held)
-      throw new ApiError(
-        503,
+      throw paymentInDoubt(
+        paymentId,
         "We could not hear back from the payment processor. Please do not pay again: if the payment went through, a receipt will reach you by email within a few minutes.",
-        undefined,
-        undefined,
-        { paymentID: paymentId },
       );
     // Nothing reached the processor's money-moving step, and nothing was recorded.
     if (error instanceof ProcessorError && error.code === "unavailable")
@@ -481,7 +478,31 @@ export async function runCheckout(
     }
   }
   if (charge.status === "requires_action") return actionAnswer(row, charge.clientSecret);
-  return finalizeCheckout(deps, paymentId, outcomeOfCharge(charge, customer) as PaymentOutcome, loaded);
+  try {
+    return await finalizeCheckout(
+      deps,
+      paymentId,
+      outcomeOfCharge(charge, customer) as PaymentOutcome,
+      loaded,
+    );
+  } catch (error) {
+    if (error instanceof ApiError && error.status < 500) throw error;
+    // The processor has answered; the payment stays PROCESSING until recovery records that answer.
+    console.error(`checkout ${paymentId}: recording the processor's answer failed: ${errorMessage(error)}`);
+    throw paymentInDoubt(
+      paymentId,
+      "We could not record your payment yet. Please do not pay again: if the payment went through, a receipt will reach you by email within a few minutes.",
+    );
+  }
+}
+
+/**
+ * The answer once the processor holds a payment whose outcome is not recorded: a 503 with the payment's
+ * id, kept under the request's Idempotency-Key (ApiError's `ran`), so that a retry with the same key is
+ * told the same instead of paying again.
+ */
+function paymentInDoubt(paymentId: string, message: string): ApiError {
+  return new ApiError(503, message, undefined, undefined, { paymentID: paymentId }, true);
 }
 
 /**

@@ -240,6 +240,22 @@ describe("a card gift on Stripe", () => {
     expect(row.status).toBe("COMPLETED");
     expect(s.emulator.countRequests("POST", "/v1/payment_intents")).toBe(1);
   });
+
+  it("tells a retry with the same Idempotency-Key not to pay again, making no second payment", async () => {
+    const formId = await createForm(s.t, standard());
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "drop", times: 3 });
+    const token = await s.cardToken();
+    const first = await give(formId, token, {}, "lost-answer-1");
+    expect(first.status).toBe(503);
+    expect(first.body.paymentID).toMatch(/^pay_/);
+    // The donor presses the button again (the page keeps the key after a 5xx): the first answer again.
+    const retry = await give(formId, token, {}, "lost-answer-1");
+    expect(retry.status).toBe(503);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.body).toEqual(first.body);
+    expect(await payments()).toHaveLength(1);
+    expect(s.emulator.countRequests("POST", "/v1/payment_intents")).toBe(1);
+  });
 });
 
 describe("an organization whose Stripe key no longer works", () => {
