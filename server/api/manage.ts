@@ -52,6 +52,11 @@ const LINKS_PER_ADDRESS_PER_HOUR = 5;
 const LINKS_PER_IP_PER_HOUR = 20;
 const SESSIONS_PER_IP_PER_HOUR = 30;
 /**
+ * Payment-method update links a signed-in donor may open an hour. Each link takes a few refused methods
+ * before it stops; without this cap a session could open links without end and test cards through them.
+ */
+const UPDATE_LINKS_PER_DONOR_PER_HOUR = 5;
+/**
  * The least time a link request is answered in, whether or not the address has given: mailing a link takes
  * a transaction that an unknown address does not, and the answer's timing must not tell which it was.
  */
@@ -284,8 +289,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       idempotent: false,
       tags,
       summary: "Open the page where the donor replaces a recurring gift's payment method",
-      description:
-        "A single-use link to the hosted update page, valid 30 minutes, for the donor's own ACTIVE recurring gift.",
+      description: `A single-use link to the hosted update page, valid 30 minutes, for the donor's own ACTIVE recurring gift. At most ${UPDATE_LINKS_PER_DONOR_PER_HOUR} per donor an hour (429).`,
       params: subscriptionParams,
       before: (c) => checkOwnOrigin(c, deps.config),
       responses: {
@@ -297,10 +301,16 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         403: notOwnOrigin,
         404: e("No such recurring gift of this donor"),
         409: e("The recurring gift is cancelled"),
+        429: tooMany,
       },
       handler: async (c, { params }) => {
         const org = await organization(params.organizationId);
         const key = await donor(c, org.id);
+        await limit(
+          `portal-update-link:${org.id}:${key}`,
+          UPDATE_LINKS_PER_DONOR_PER_HOUR,
+          "for payment-method changes",
+        );
         const sub = await donorSubscription(store.db, org.id, key, params.id);
         if (!sub) throw new ApiError(404, "Recurring gift not found");
         if (sub.status !== "ACTIVE") throw new ApiError(409, "Subscription is cancelled");

@@ -496,4 +496,22 @@ describe(`donor portal (${dialect})`, () => {
     const page = await t.app.request(new URL(res.body.url).pathname);
     expect(page.status).toBe(200);
   });
+
+  it("opens at most five payment-method update links an hour per donor, so a session cannot test cards", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("ada@example.org");
+    const open = () =>
+      t.request(
+        "POST",
+        `${base()}/subscriptions/${gift.subscription?.id}/payment-method-update-link`,
+        asDonor(cookie),
+      );
+    for (let i = 0; i < 5; i++) expect((await open()).status).toBe(201);
+    const refused = await open();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    const links = await t.store.db.selectFrom("payment_method_update_links").select("id").execute();
+    expect(links).toHaveLength(5);
+  });
 });
