@@ -197,7 +197,7 @@ function renderError(err: Error, c: Context<AppEnv>): Response {
   // A processor that cannot be used now (unreachable, or its keys refused): the answer names no detail.
   if (err instanceof ProcessorError) {
     console.error(
-      `[${c.get("requestId")}] ${c.req.method} ${c.req.path}: payment processor ${err.code}: ${err.message}`,
+      `[${c.get("requestId")}] ${c.req.method} ${loggedPath(c.req.path)}: payment processor ${err.code}: ${err.message}`,
     );
     return renderApiError(
       c,
@@ -215,8 +215,16 @@ function renderError(err: Error, c: Context<AppEnv>): Response {
     const status = err.status;
     return c.json({ error: status === 400 ? "Invalid JSON body" : err.message || "Request failed" }, status);
   }
-  console.error(`[${c.get("requestId")}] ${c.req.method} ${c.req.path} failed:`, err);
+  console.error(`[${c.get("requestId")}] ${c.req.method} ${loggedPath(c.req.path)} failed:`, err);
   return c.json({ error: "Internal server error", requestId: c.get("requestId") }, 500);
+}
+
+/**
+ * A request's path as logs may keep it: a segment as long as a secret token (43 characters of base64url,
+ * as in a payment-method update link) is left out; ids (uuids, `pay_…`) are shorter and stay.
+ */
+export function loggedPath(path: string): string {
+  return path.replace(/[A-Za-z0-9_-]{40,}/g, "[token]");
 }
 
 /** The headers of a page with no scripts of its own that no site may frame. */
