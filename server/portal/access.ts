@@ -69,7 +69,9 @@ export async function requestSignInLink(
       outboxRow(
         {
           organizationId: org.id,
-          to: email.trim(),
+          // In its canonical form (NFC): a look-alike that folds to the key of a donor's address, such as
+          // the Kelvin sign for K, is sent to that address, never to the look-alike's mailbox.
+          to: email.trim().normalize("NFC"),
           fromName: org.name,
           subject: mail.subject,
           text: mail.text,

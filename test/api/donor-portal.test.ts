@@ -96,6 +96,14 @@ describe(`donor portal (${dialect})`, () => {
     expect(again.status).toBe(401);
   });
 
+  it("mails the link for a look-alike address (the Kelvin sign for K) to the donor's own address", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await give(formId, "kate@example.org");
+    expect((await linkRequest("\u212Aate@example.org")).status).toBe(202);
+    expect(await mailedToken("\u212Aate@example.org")).toBeUndefined();
+    expect(await mailedToken("Kate@example.org")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
   it("refuses an expired link and an expired session with 401", async () => {
     const formId = await createForm(t, validForms.standard());
     await give(formId, "late@example.org");
