@@ -28,7 +28,7 @@ const oneSeat = () => ({ ...validForms.event(), tickets: [{ name: "Adult", price
 const seat = { tickets: [{ name: "Adult", quantity: 1 }] };
 
 async function payments() {
-  return t.store.db.selectFrom("payments").select(["status", "charge_key", "contact_id"]).execute();
+  return t.store.db.selectFrom("payments").select(["id", "status", "charge_key", "contact_id"]).execute();
 }
 
 /** The sandbox with `charge` replaced by `charge(real, input)`. */
@@ -79,8 +79,11 @@ describe("a checkout holds its stock before the charge and records the outcome a
       return result;
     });
     const res = await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() });
-    expect(res.status).toBe(500);
+    // The donor is told the money may have moved, not to pay again (a retry with the key is told the same).
+    expect(res.status).toBe(503);
+    expect(res.text).toContain("do not pay again");
     const [stuck] = await payments();
+    expect(res.body.paymentID).toBe(stuck.id);
     expect(stuck.status).toBe("PROCESSING");
     const ref = { idempotencyKey: stuck.charge_key, processorPaymentId: null };
     expect(await t.deps.processors.sandbox.findCharge(ref)).toMatchObject({ status: "succeeded" });
