@@ -74,3 +74,15 @@ export function isCalendarDate(value: string): boolean {
   const ms = Date.parse(`${value}T00:00:00Z`);
   return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === value;
 }
+
+/**
+ * The days a date filter or range of the API may name: from the epoch to the last whole year whose day after
+ * is still written with four digits (so that a range's end plus one day stays a plain YYYY-MM-DD).
+ */
+export const FIRST_DAY = "1970-01-01";
+export const LAST_DAY = "9998-12-31";
+
+/** Whether `value` is a calendar date YYYY-MM-DD from FIRST_DAY to LAST_DAY. */
+export function isDayInRange(value: string): boolean {
+  return isCalendarDate(value) && value >= FIRST_DAY && value <= LAST_DAY;
+}

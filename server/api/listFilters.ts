@@ -1,6 +1,12 @@
 import { z } from "zod";
 import { FREQUENCIES } from "../../shared/enums.js";
-import { addDays, isCalendarDate, startOfLocalDay } from "../../shared/localDays.js";
+import {
+  addDays,
+  FIRST_DAY,
+  isDayInRange,
+  LAST_DAY,
+  startOfLocalDay,
+} from "../../shared/localDays.js";
 import { dollarsToCents } from "../../shared/money.js";
 import { cleanText } from "../../shared/schemas/common.js";
 import { PAYMENT_STATUSES, paymentFields } from "../../shared/schemas/payment.js";
@@ -23,8 +29,6 @@ import type { BodyRule } from "./route.js";
 
 const SEARCH_MAX = 200;
 const MAX_AMOUNT = 1_000_000;
-const FIRST_DATE = "1970-01-01";
-const LAST_DATE = "9998-12-31";
 
 /** Text to search for: cleaned (NFC, no control characters), trimmed, lower-cased; empty is no search. */
 function searchParam(description: string) {
@@ -47,10 +51,10 @@ function dateParam(description: string) {
     .optional()
     .check(
       z.superRefine((raw, ctx) => {
-        if (raw !== undefined && !(isCalendarDate(raw) && raw >= FIRST_DATE && raw <= LAST_DATE))
+        if (raw !== undefined && !isDayInRange(raw))
           ctx.addIssue({
             code: "custom",
-            message: `must be a date written YYYY-MM-DD, from ${FIRST_DATE} to ${LAST_DATE}`,
+            message: `must be a date written YYYY-MM-DD, from ${FIRST_DAY} to ${LAST_DAY}`,
           });
       }),
     );
@@ -153,7 +157,7 @@ export type PaymentListQuery = z.output<typeof paymentListQuery>;
 export const PAYMENT_LIST_RULES: BodyRule[] = [
   { fields: ["from"], rule: "from on or before to" },
   { fields: ["minAmount"], rule: "minAmount at most maxAmount" },
-  { fields: ["from", "to"], rule: `dates from ${FIRST_DATE} to ${LAST_DATE}` },
+  { fields: ["from", "to"], rule: `dates from ${FIRST_DAY} to ${LAST_DAY}` },
 ];
 
 export const PAYMENT_FILTERS_DOC =

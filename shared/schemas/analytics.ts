@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { isCalendarDate } from "../localDays.js";
+import { FIRST_DAY, isDayInRange, LAST_DAY } from "../localDays.js";
 import { paymentFields } from "./payment.js";
 import { count, currency, majorUnits } from "./wire.js";
 
@@ -18,8 +18,11 @@ const calendarDate = (description: string) =>
     .meta({ format: "date", pattern: "^\\d{4}-\\d{2}-\\d{2}$", description })
     .check(
       z.superRefine((value, ctx) => {
-        if (!isCalendarDate(value))
-          ctx.addIssue({ code: "custom", message: "must be a calendar date written YYYY-MM-DD" });
+        if (!isDayInRange(value))
+          ctx.addIssue({
+            code: "custom",
+            message: `must be a calendar date written YYYY-MM-DD, from ${FIRST_DAY} to ${LAST_DAY}`,
+          });
       }),
     );
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { AUDIT_ACTIONS } from "../enums.js";
-import { isCalendarDate } from "../localDays.js";
+import { FIRST_DAY, isDayInRange, LAST_DAY } from "../localDays.js";
 import { time } from "./wire.js";
 
 /** The audit log: an entry as `GET /v1/audit-log` shows it, and the list's filters. */
@@ -59,9 +59,6 @@ export const auditEntrySchema = z.object({
 });
 export type AuditEntryOut = z.infer<typeof auditEntrySchema>;
 
-const FIRST_DATE = "1970-01-01";
-const LAST_DATE = "9998-12-31";
-
 /** A day written `YYYY-MM-DD`, of the organization's time zone. */
 const day = (description: string) =>
   z
@@ -70,10 +67,10 @@ const day = (description: string) =>
     .optional()
     .check(
       z.superRefine((raw, ctx) => {
-        if (raw !== undefined && !(isCalendarDate(raw) && raw >= FIRST_DATE && raw <= LAST_DATE))
+        if (raw !== undefined && !isDayInRange(raw))
           ctx.addIssue({
             code: "custom",
-            message: `must be a date written YYYY-MM-DD, from ${FIRST_DATE} to ${LAST_DATE}`,
+            message: `must be a date written YYYY-MM-DD, from ${FIRST_DAY} to ${LAST_DAY}`,
           });
       }),
     );

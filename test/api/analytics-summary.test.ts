@@ -310,6 +310,15 @@ describe("GET /v1/analytics/summary", () => {
     expect(long.text).toContain("at most 366");
   });
 
+  it("refuses a day past 9998 or before 1970 with a 400 (the range's next day must stay a plain date)", async () => {
+    for (const query of ["?to=9999-12-30", "?to=9999-12-31", "?from=9999-01-01", "?to=0000-03-01"]) {
+      const res = await summary(query);
+      expect(res.status, query).toBe(400);
+      expect(res.text, query).toContain("from 1970-01-01 to 9998-12-31");
+    }
+    expect((await summary("?from=9998-12-01&to=9998-12-31")).status).toBe(200);
+  });
+
   it("answers 403 to a key without analytics:read", async () => {
     const narrow = await t.newOrg({ permissions: ["donations:read"] });
     const res = await summary("", narrow.key);
