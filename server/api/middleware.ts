@@ -59,7 +59,8 @@ export function metricOf(
     id: prefixedId("met", now),
     organization_id: auth.organizationId,
     key_id: auth.keyId,
-    endpoint: request.path.slice(0, 500),
+    // As the database can keep it: a NUL (a path sent with `%00`) written back as `%00`.
+    endpoint: request.path.slice(0, 500).replaceAll("\u0000", "%00"),
     method: request.method,
     status_code: request.status,
     response_time_us: Math.round((performance.now() - request.started) * 1000),

@@ -38,7 +38,10 @@ function parseCursor(cursor: string): { s: string; k: string; i: string } | null
     typeof v !== "object" ||
     typeof v.s !== "string" ||
     typeof v.k !== "string" ||
-    typeof v.i !== "string"
+    typeof v.i !== "string" ||
+    // No list's position holds a NUL, which the database would refuse in a comparison.
+    v.k.includes("\u0000") ||
+    v.i.includes("\u0000")
   )
     return null;
   return { s: v.s, k: v.k, i: v.i };

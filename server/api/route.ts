@@ -122,11 +122,15 @@ export function mountRoutes(
   }
 }
 
+const NUL_IN_URL = "The URL must not contain the NUL character (%00)";
+
 /**
  * One route's request: permission, body, inputs, idempotency, handler. A request without a body or an
  * Idempotency-Key (every GET) goes straight to the handler, without waiting on anything in between.
  */
 function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Response | Promise<Response> {
+  // A path or query value holding NUL (`%00`): no id, filter or key has one, and the database refuses it.
+  if (c.req.url.includes("%00")) throw ApiError.validation([NUL_IN_URL]);
   route.before?.(c);
   if (route.permission) {
     const auth = c.get("auth");
