@@ -109,10 +109,20 @@ async function recover(deps: AppDeps, row: Interrupted, nowMs: number): Promise<
     await finalizeCheckout(deps, row.id, { ...ABANDONED, processorPaymentId: charge.processorPaymentId });
     return;
   }
-  const outcome = charge && outcomeOfCharge(charge, paymentDetails(row).processorCustomer ?? null);
-  if (!outcome && row.processor_payment_id && processor.cancelPayment)
-    // Made at the processor but never confirmed: cancelled so that it can never be.
-    await processor.cancelPayment(row.processor_payment_id);
+  const customer = paymentDetails(row).processorCustomer ?? null;
+  let outcome = charge && outcomeOfCharge(charge, customer);
+  // Made at the processor but never confirmed: cancelled so that it can never be. One that cannot be
+  // cancelled was confirmed meanwhile (or cancelled before): asked again, and recorded as it now stands.
+  if (!outcome && row.processor_payment_id && processor.cancelPayment) {
+    if (!(await processor.cancelPayment(row.processor_payment_id))) {
+      const now = await processor.findCharge({
+        idempotencyKey: row.charge_key,
+        processorPaymentId: row.processor_payment_id,
+      });
+      if (now?.status === "requires_action") return;
+      outcome = now && outcomeOfCharge(now, customer);
+    }
+  }
   await finalizeCheckout(
     deps,
     row.id,

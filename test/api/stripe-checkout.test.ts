@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { recoverInterruptedCheckouts } from "../../server/checkout/recovery.js";
 import { sealStripeSecrets } from "../../server/processors/stripe/connection.js";
+import { StripeProcessor } from "../../server/processors/stripe/processor.js";
 import { createForm, donor } from "../support/checkout.js";
 import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 import { validForms } from "../support/testApp.js";
@@ -239,6 +240,30 @@ describe("a card gift on Stripe", () => {
     const [row] = await payments();
     expect(row.status).toBe("COMPLETED");
     expect(s.emulator.countRequests("POST", "/v1/payment_intents")).toBe(1);
+  });
+
+  it("records a checkout confirmed while recovery was cancelling it as COMPLETED, not as a decline", async () => {
+    let now = Date.now();
+    await s.close();
+    s = await setupStripeApp({ now: () => now });
+    const formId = await createForm(s.t, standard());
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "drop", times: 3 });
+    expect((await give(formId, await s.cardToken())).status).toBe(503);
+    // Recovery's first look predates the confirmation landing (it sees nothing confirmed yet); its cancel
+    // then finds the PaymentIntent succeeded.
+    const processor = StripeProcessor.prototype;
+    const real = processor.findCharge;
+    processor.findCharge = async () => {
+      processor.findCharge = real;
+      return null;
+    };
+    try {
+      now += 6 * 60 * 1000;
+      expect(await recoverInterruptedCheckouts(s.t.deps)).toBe(1);
+    } finally {
+      processor.findCharge = real;
+    }
+    expect((await payments()).map((p) => p.status)).toEqual(["COMPLETED"]);
   });
 
   it("tells a retry with the same Idempotency-Key not to pay again, making no second payment", async () => {
