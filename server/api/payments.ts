@@ -146,6 +146,7 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
         await loadOwnedPayment(db, organizationId, params.id);
         const org = await getOrganization(db, organizationId);
         if (!org) throw new ApiError(401, "Invalid API key");
+        const idempotencyKey = c.req.header("Idempotency-Key");
         const done = await refundPayment(
           deps,
           org,
@@ -153,6 +154,7 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
           {
             ...(body?.amount !== undefined && { amountCents: body.amount }),
             ...(body?.reason !== undefined && { reason: body.reason }),
+            ...(idempotencyKey !== undefined && { idempotencyKey }),
           },
           actor,
         );

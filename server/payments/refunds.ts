@@ -2,6 +2,7 @@ import { formatMoney, isExpressible } from "../../shared/currency.js";
 import { centsToDollars } from "../../shared/money.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { sha256Hex } from "../ids.js";
 import { type AuditActor, recordAudit } from "../store/auditLog.js";
 import type { Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
@@ -24,7 +25,11 @@ export async function refundPayment(
   deps: AppDeps,
   org: Organization,
   paymentId: string,
-  request: { amountCents?: number; reason?: string },
+  /**
+   * `idempotencyKey`: the client's own (the API's Idempotency-Key), which names this refund at the
+   * processor, so that a retry of one whose answer was lost reaches the same refund.
+   */
+  request: { amountCents?: number; reason?: string; idempotencyKey?: string },
   actor: AuditActor,
 ): Promise<RefundOutcome> {
   const row = await findPayment(deps.store.db, paymentId);
@@ -59,7 +64,10 @@ export async function refundPayment(
     processorPaymentId: row.processor_payment_id,
     amountCents: request.amountCents ?? left,
     currency: row.currency,
-    idempotencyKey: `refund:${row.id}:${refunded}:${request.amountCents ?? "rest"}`,
+    // Without the client's key, two identical requests meeting the same refunded total make one refund.
+    idempotencyKey: request.idempotencyKey
+      ? `refund:${row.id}:key:${sha256Hex(request.idempotencyKey).slice(0, 32)}`
+      : `refund:${row.id}:${refunded}:${request.amountCents ?? "rest"}`,
     ...(request.reason ? { reason: request.reason } : {}),
   });
   if (!result.ok) {

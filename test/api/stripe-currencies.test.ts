@@ -193,6 +193,48 @@ describe("refunds and disputes on Stripe in the payment's currency", () => {
     expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(2550);
   });
 
+  it("refunds once when a refund's answer is lost and it is retried with its Idempotency-Key after Stripe's news", async () => {
+    const app = await start();
+    const formId = await createForm(app.t, validForms.standard());
+    const paid = await give(app, formId, 50);
+    const piId = (await row(app, paid.paymentID)).processor_payment_id ?? "";
+    // Stripe makes the refund and its answer is lost, every time (the package retries twice itself).
+    app.emulator.faults.add({ method: "POST", path: "/v1/refunds", kind: "drop", times: 3 });
+    const request = { body: { amount: 10 }, headers: { "Idempotency-Key": "refund-ten" } };
+    const lost = await app.t.request("POST", `/v1/payments/${paid.paymentID}/refund`, request);
+    expect(lost.status).toBe(503);
+    // Stripe's news of it arrives and is recorded; then the same request is sent again.
+    await app.deliverEvents();
+    expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(1000);
+    const retry = await app.t.request<Record<string, unknown>>(
+      "POST",
+      `/v1/payments/${paid.paymentID}/refund`,
+      request,
+    );
+    expect(retry.status, retry.text).toBe(200);
+    expect((await app.stripe.refunds.list({ payment_intent: piId })).data.map((r) => r.amount)).toEqual([
+      1000,
+    ]);
+    expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(1000);
+  });
+
+  it("records a refund whose charge cannot be read back afterwards by the refund's own amount", async () => {
+    const app = await start();
+    const formId = await createForm(app.t, validForms.standard());
+    const paid = await give(app, formId, 50);
+    app.emulator.faults.add({ method: "GET", path: "/v1/charges/", kind: "500", times: 3 });
+    const res = await app.t.request<Record<string, unknown>>(
+      "POST",
+      `/v1/payments/${paid.paymentID}/refund`,
+      {
+        body: { amount: 10 },
+      },
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ payment: { refundedAmount: 10 } });
+    expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(1000);
+  });
+
   it("refunds a JPY payment in whole yen, and reads refunds and disputes made at Stripe back in yen", async () => {
     const app = await start();
     await setCurrency(app, "JPY");

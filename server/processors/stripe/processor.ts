@@ -564,7 +564,8 @@ export class StripeProcessor implements PaymentProcessor {
         ok: true,
         refundId: refund.id,
         amountCents: fromMinorUnits(refund.amount, refund.currency),
-        refundedTotalCents: charge ? fromMinorUnits(charge.amount_refunded, refund.currency) : -1,
+        // Unknown when the charge could not be read back: the refund's own amount is counted instead.
+        ...(charge ? { refundedTotalCents: fromMinorUnits(charge.amount_refunded, refund.currency) } : {}),
         status: refund.status === "succeeded" ? "succeeded" : "pending",
       };
     } catch (err) {
