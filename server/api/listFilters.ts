@@ -1,12 +1,6 @@
 import { z } from "zod";
 import { FREQUENCIES } from "../../shared/enums.js";
-import {
-  addDays,
-  FIRST_DAY,
-  isDayInRange,
-  LAST_DAY,
-  startOfLocalDay,
-} from "../../shared/localDays.js";
+import { addDays, FIRST_DAY, isDayInRange, LAST_DAY, startOfLocalDay } from "../../shared/localDays.js";
 import { dollarsToCents } from "../../shared/money.js";
 import { cleanText } from "../../shared/schemas/common.js";
 import { PAYMENT_STATUSES, paymentFields } from "../../shared/schemas/payment.js";
