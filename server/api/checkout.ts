@@ -20,6 +20,7 @@ import {
 import { resolveElementPrefill } from "../checkout/prefill.js";
 import { paymentOptions, publicFormView } from "../checkout/publicView.js";
 import { ApiError } from "../errors.js";
+import { isUuid } from "../ids.js";
 import { checkoutAssetUrl } from "../pages/assets.js";
 import { stockTaken } from "../store/inventory.js";
 import { siteOrigins } from "../store/organizations.js";
@@ -158,6 +159,14 @@ const openToAnyOrigin = (c: Context<AppEnv>) => {
 /** Idempotency-Keys of a form's public routes: scoped by the form, however its id was spelled (ids are lower case). */
 const formScope = (c: Context<AppEnv>) => `public:${(c.req.param("formId") ?? "").toLowerCase()}`;
 
+/**
+ * A form id that is no UUID names no form: 404 at once, as the form's lookup would answer, before the
+ * id is used in rate-limit and Idempotency-Key records (where an id of thousands of characters would not fit).
+ */
+const onlyFormIds = (c: Context<AppEnv>) => {
+  if (!isUuid(c.req.param("formId") ?? "")) throw new ApiError(404, "Form not found");
+};
+
 export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
   return [
     defineRoute({
@@ -170,7 +179,10 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         "No API key. Donor-facing settings only, stock left per ticket and product, the fundraising bar and donor list when enabled, and `prefill` for `?elementid=` of an active link of this form (null otherwise). An inactive form is returned with `active: false`; a deleted one answers 410.",
       params: formIdParams,
       query: z.object({ elementid: z.string().max(100).optional() }),
-      before: openToAnyOrigin,
+      before: (c) => {
+        openToAnyOrigin(c);
+        onlyFormIds(c);
+      },
       responses: {
         200: {
           description: "The public form view",
@@ -208,7 +220,10 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "No API key; asked by overlay.js before it shows a form. 204 when the request's `Origin` is one of the form's organization's sites (the origins of its `organizationBaseURLs`), or when there is no `Origin`; 403 with the reason otherwise. The overlay page itself is framed only by those sites (CSP `frame-ancestors`), whatever this answers.",
       params: formIdParams,
-      before: openToAnyOrigin,
+      before: (c) => {
+        openToAnyOrigin(c);
+        onlyFormIds(c);
+      },
       responses: {
         204: { description: "The overlay may open this form on this site" },
         403: { description: "This site is not one of the organization's sites", schema: errorSchema },
@@ -244,7 +259,10 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       body: quoteRequestSchema,
       rules: ORDER_RULES,
       idempotencyScope: formScope,
-      before: openToAnyOrigin,
+      before: (c) => {
+        openToAnyOrigin(c);
+        onlyFormIds(c);
+      },
       responses: {
         200: { description: "The price", schema: quoteSchema },
         429: {
@@ -277,7 +295,10 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       rules: CHECKOUT_RULES,
       idempotencyScope: formScope,
       // Before a replay too: an answer kept for the form's pages is never handed to another site.
-      before: (c) => checkSubmissionOrigin(c, deps.config),
+      before: (c) => {
+        checkSubmissionOrigin(c, deps.config);
+        onlyFormIds(c);
+      },
       responses: {
         201: { description: "Paid (or bank payment pending)", schema: receiptSchema },
         202: {
@@ -328,7 +349,10 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       bodyOptional: true,
       idempotencyScope: formScope,
       // Before a replay too, as the checkout's.
-      before: (c) => checkSubmissionOrigin(c, deps.config),
+      before: (c) => {
+        checkSubmissionOrigin(c, deps.config);
+        onlyFormIds(c);
+      },
       responses: {
         201: { description: "Paid (or bank payment pending)", schema: receiptSchema },
         202: { description: "Still waiting for the donor's confirmation", schema: actionSchema },

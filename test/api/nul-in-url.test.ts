@@ -66,4 +66,20 @@ describe(`NUL in a URL (${dialect})`, () => {
       .execute();
     expect(rows.map((r) => r.endpoint).sort()).toEqual(["/v1/%00", "/v1/organization"]);
   });
+
+  it("answers 404 at once for a public form id that is no UUID, however long, before any record of it", async () => {
+    const long = "a".repeat(3000);
+    const quote = await t.request<ErrorBody>("POST", `/api/forms/${long}/quote`, {
+      key: null,
+      body: { amount: 10 },
+      headers: { "Idempotency-Key": "long-id" },
+    });
+    expect(quote.status, quote.text).toBe(404);
+    expect(quote.body.error).toBe("Form not found");
+    const view = await t.request<ErrorBody>("GET", "/api/forms/not-a-form", { key: null });
+    expect(view.status).toBe(404);
+    expect(view.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    const buckets = await t.store.db.selectFrom("rate_limit_buckets").select("key_id").execute();
+    expect(buckets.filter((b) => b.key_id.includes("aaaa"))).toEqual([]);
+  });
 });
