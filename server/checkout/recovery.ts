@@ -87,10 +87,8 @@ async function recover(deps: AppDeps, row: Interrupted, nowMs: number): Promise<
   const org = await getOrganizationCached(deps.store, row.organization_id);
   if (!org) return;
   const processor = deps.processors.named(row.processor, org);
-  const charge = await processor.findCharge({
-    idempotencyKey: row.charge_key,
-    processorPaymentId: row.processor_payment_id,
-  });
+  const ref = { idempotencyKey: row.charge_key, processorPaymentId: row.processor_payment_id };
+  const charge = await processor.findCharge(ref);
   if (charge?.status === "requires_action") {
     const waiting = nowMs - Date.parse(row.created_at);
     // Still within the time a donor may take: looked at again after another interval (no process is
@@ -115,10 +113,7 @@ async function recover(deps: AppDeps, row: Interrupted, nowMs: number): Promise<
   // cancelled was confirmed meanwhile (or cancelled before): asked again, and recorded as it now stands.
   if (!outcome && row.processor_payment_id && processor.cancelPayment) {
     if (!(await processor.cancelPayment(row.processor_payment_id))) {
-      const now = await processor.findCharge({
-        idempotencyKey: row.charge_key,
-        processorPaymentId: row.processor_payment_id,
-      });
+      const now = await processor.findCharge(ref);
       if (now?.status === "requires_action") return;
       outcome = now && outcomeOfCharge(now, customer);
     }

@@ -36,6 +36,25 @@ async function payments() {
 
 const standard = () => ({ ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
 
+/**
+ * A fresh app on a clock the test moves, with a form, whose next PaymentIntent confirmations Stripe applies
+ * and whose answers are lost, every time (the package retries twice itself). `later()` moves the clock past
+ * the time after which recovery takes an interrupted checkout.
+ */
+async function withLostConfirmations() {
+  let now = Date.now();
+  await s.close();
+  s = await setupStripeApp({ now: () => now });
+  const formId = await createForm(s.t, standard());
+  s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "drop", times: 3 });
+  return {
+    formId,
+    later: () => {
+      now += 6 * 60 * 1000;
+    },
+  };
+}
+
 describe("an organization on Stripe", () => {
   it("says so in GET /v1/organization, with the publishable key and never a secret", async () => {
     const res = await s.t.request<Record<string, unknown>>("GET", "/v1/organization");
@@ -222,12 +241,7 @@ describe("a card gift on Stripe", () => {
   });
 
   it("finishes a checkout whose confirmation was lost on the way, by the PaymentIntent id stored first", async () => {
-    let now = Date.now();
-    await s.close();
-    s = await setupStripeApp({ now: () => now });
-    const formId = await createForm(s.t, standard());
-    // Stripe applies the confirmation and the answer is lost, every time (the package retries twice itself).
-    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "drop", times: 3 });
+    const { formId, later } = await withLostConfirmations();
     const res = await give(formId, await s.cardToken());
     expect(res.status).toBe(503);
     expect(res.text).toContain("do not pay again");
@@ -235,7 +249,7 @@ describe("a card gift on Stripe", () => {
     expect(stuck.status).toBe("PROCESSING");
     expect(stuck.processor_payment_id).toMatch(/^pi_/);
 
-    now += 6 * 60 * 1000;
+    later();
     expect(await recoverInterruptedCheckouts(s.t.deps)).toBe(1);
     const [row] = await payments();
     expect(row.status).toBe("COMPLETED");
@@ -243,11 +257,7 @@ describe("a card gift on Stripe", () => {
   });
 
   it("records a checkout confirmed while recovery was cancelling it as COMPLETED, not as a decline", async () => {
-    let now = Date.now();
-    await s.close();
-    s = await setupStripeApp({ now: () => now });
-    const formId = await createForm(s.t, standard());
-    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "drop", times: 3 });
+    const { formId, later } = await withLostConfirmations();
     expect((await give(formId, await s.cardToken())).status).toBe(503);
     // Recovery's first look predates the confirmation landing (it sees nothing confirmed yet); its cancel
     // then finds the PaymentIntent succeeded.
@@ -258,7 +268,7 @@ describe("a card gift on Stripe", () => {
       return null;
     };
     try {
-      now += 6 * 60 * 1000;
+      later();
       expect(await recoverInterruptedCheckouts(s.t.deps)).toBe(1);
     } finally {
       processor.findCharge = real;
