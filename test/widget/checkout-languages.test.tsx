@@ -60,6 +60,34 @@ describe("a checkout page not in English", () => {
     await waitFor(() => expect(screen.getByText("¡Gracias, Ada!")).toBeTruthy());
   });
 
+  it("reads a typed amount with the page's decimal comma: 25,50 on a German page gives 25.50, not 2,550", async () => {
+    useLocale("de", "EUR");
+    const api = fakeApi({
+      checkout: [
+        {
+          status: 201,
+          body: {
+            payment: {
+              paymentID: "pay_1",
+              status: "COMPLETED",
+              total: 25.5,
+              frequency: "ONE_TIME",
+              paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+              subscription: null,
+            },
+            message: "Danke",
+          },
+        },
+      ],
+    });
+    const { c } = renderCheckout(formView({ currency: "EUR", allowCustomAmount: true }), { api });
+    c.useCustom.value = true;
+    c.text.customAmount.value = "25,50";
+    fillAndSend(c);
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.amount).toBe(25.5);
+  });
+
   it("puts its own message at a field the server refused, and its own words in the alert", async () => {
     const say = translator("es");
     const { c } = renderIn("es", {

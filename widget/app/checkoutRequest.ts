@@ -1,6 +1,6 @@
 import { isEmailAddress } from "../../shared/email.js";
 import { pageLanguage, t as tr } from "./locale.js";
-import { parseDollars } from "./orderModel.js";
+import { typedAmount } from "./orderModel.js";
 import type { Checkout } from "./store.js";
 import { trimmedText } from "./textFields.js";
 import { money } from "./view.js";
@@ -38,7 +38,7 @@ function orderProblems(c: Checkout): Record<string, string> {
   const t = trimmedText(c.text);
   if (kind === "EMBED_FORM" || kind === "CROWDFUNDING_FORM") {
     if (c.useCustom.value) {
-      const d = parseDollars(t("customAmount"));
+      const d = typedAmount(t("customAmount"));
       if (d === null || d < view.minAmount || d > view.maxAmount)
         e.customAmount = tr("checkout.error.customAmount", {
           min: money(view.minAmount),
@@ -50,7 +50,7 @@ function orderProblems(c: Checkout): Record<string, string> {
   if (kind === "PRODUCT" && !c.product.value) e.product = tr("checkout.error.product");
   if (kind === "EVENT") {
     if (!Object.values(c.tickets.value).some((q) => q > 0)) e.tickets = tr("checkout.error.tickets");
-    if (t("extraDonation") && parseDollars(t("extraDonation")) === null)
+    if (t("extraDonation") && typedAmount(t("extraDonation")) === null)
       e.extraDonation = tr("checkout.error.extraDonation");
     if (t("promoCode") && t("promoCode").toUpperCase() !== c.appliedPromo.value.toUpperCase())
       e.promoCode = tr("checkout.error.promoCode");

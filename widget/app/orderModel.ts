@@ -1,6 +1,8 @@
 import { batch, computed, signal } from "@preact/signals";
 import type { Frequency } from "../../shared/enums.js";
+import { parseAmount } from "./amountText.js";
 import type { InitialChoices } from "./initialChoices.js";
+import { pageLanguage } from "./locale.js";
 import type { TextFields } from "./textFields.js";
 import type { FormView } from "./view.js";
 
@@ -10,11 +12,9 @@ import type { FormView } from "./view.js";
  * prices. What the donor must fix before sending is checked in checkoutRequest.ts.
  */
 
-/** "$1,234.5" or "1234.50" → 1234.5 dollars; null unless it is a number of dollars with at most 2 decimals. */
-export function parseDollars(text: string): number | null {
-  const cleaned = text.replace(/[$,\s]/g, "");
-  if (!/^\d+(\.\d{1,2})?$/.test(cleaned)) return null;
-  return Number(cleaned);
+/** A typed amount in the page's language ("1.234,50" in German), in major units; null when it is none. */
+export function typedAmount(text: string): number | null {
+  return parseAmount(text, pageLanguage());
 }
 
 export function createOrderModel(
@@ -41,7 +41,7 @@ export function createOrderModel(
     if (coverFees.value) base.coverFees = true;
     if (kind === "EMBED_FORM" || kind === "CROWDFUNDING_FORM") {
       if (useCustom.value) {
-        const dollars = parseDollars(text.customAmount.value);
+        const dollars = typedAmount(text.customAmount.value);
         if (dollars === null || dollars <= 0) return null;
         return { ...base, amount: dollars };
       }
@@ -55,7 +55,7 @@ export function createOrderModel(
     if (chosen.length === 0) return null;
     const out: Record<string, unknown> = { ...base, tickets: chosen };
     if (appliedPromo.value) out.promoCode = appliedPromo.value;
-    const extra = parseDollars(text.extraDonation.value);
+    const extra = typedAmount(text.extraDonation.value);
     if (extra) out.extraDonation = extra;
     return out;
   });
@@ -73,7 +73,7 @@ export function createOrderModel(
       return g?.products.find((x) => x.productName === product.value?.name)?.price ?? null;
     }
     const sum = view.tickets.reduce((s, t) => s + t.price * (tickets.value[t.name] ?? 0), 0);
-    return sum + (parseDollars(text.extraDonation.value) ?? 0);
+    return sum + (typedAmount(text.extraDonation.value) ?? 0);
   });
 
   function setFrequency(f: Frequency): void {
