@@ -100,6 +100,11 @@ export function defineRoute<P extends AnyObject, Q extends AnyObject, B extends 
 const BODY_METHODS = new Set<Method>(["post", "put", "patch"]);
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/** A POST takes an Idempotency-Key unless its spec says `idempotent: false`; no other method does. */
+function takesIdempotencyKey(route: RouteSpec): boolean {
+  return route.method === "post" && route.idempotent !== false;
+}
+
 export interface MountedPattern {
   regex: RegExp;
   methods: Set<string>;
@@ -188,8 +193,7 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
     }
   }
 
-  const idemKey =
-    route.method === "post" && route.idempotent !== false ? c.req.header("Idempotency-Key") : undefined;
+  const idemKey = takesIdempotencyKey(route) ? c.req.header("Idempotency-Key") : undefined;
   if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError, nulPaths));
   if (!IDEMPOTENCY_KEY.test(idemKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
@@ -342,7 +346,7 @@ function pipelineResponses(route: RouteSpec): RouteSpec["responses"] {
       schema: errorSchema,
     };
   }
-  if (route.method === "post") {
+  if (takesIdempotencyKey(route)) {
     extra[409] = route.responses[409] ?? {
       description: "A request with this Idempotency-Key is still in progress; retry shortly",
       schema: errorSchema,
@@ -403,7 +407,7 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
     deprecated: route.deprecated,
     ...(route.rules?.length ? { "x-rules": route.rules } : {}),
     security: route.auth === false ? [] : [{ bearerAuth: [] }],
-    parameters: route.method === "post" ? [IDEMPOTENCY_KEY_PARAM] : undefined,
+    parameters: takesIdempotencyKey(route) ? [IDEMPOTENCY_KEY_PARAM] : undefined,
     request: {
       params: route.params as z.ZodObject | undefined,
       query: route.query as z.ZodObject | undefined,

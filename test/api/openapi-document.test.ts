@@ -73,10 +73,10 @@ describe(`the OpenAPI document (${dialect})`, () => {
           expect(Object.keys(res.headers ?? {}), where).toContain("X-Request-Id");
         if (o.requestBody)
           expect(Object.keys(o.responses), where).toEqual(expect.arrayContaining(["413", "415"]));
-        if (method === "post") {
+        if (param(o, "Idempotency-Key")) {
+          expect(method, where).toBe("post");
           expect(Object.keys(o.responses), where).toEqual(expect.arrayContaining(["409", "422"]));
-          expect(param(o, "Idempotency-Key"), where).toMatchObject({ in: "header" });
-        }
+        } else expect(Object.keys(o.responses), where).not.toContain("422");
         if (path.startsWith("/v1/")) {
           expect(Object.keys(o.responses["429"]?.headers ?? {}), where).toEqual(
             expect.arrayContaining([
@@ -88,6 +88,33 @@ describe(`the OpenAPI document (${dialect})`, () => {
           );
         }
       }
+  });
+
+  it("documents Idempotency-Key, with its 409 and 422, only on the POSTs that take it", async () => {
+    const takes = ["/v1/forms", "/v1/contacts", "/v1/payments/{id}/refund", "/api/forms/{formId}/checkout"];
+    for (const path of takes)
+      expect(param(op(path, "post"), "Idempotency-Key"), path).toMatchObject({ in: "header" });
+    const ignores = [
+      "/v1/forms/preview",
+      "/v1/forms/{id}/preview",
+      "/api/staff/login",
+      "/api/staff/logout",
+      "/api/staff/invites",
+      "/api/manage/{organizationId}/link",
+      "/api/manage/{organizationId}/session",
+    ];
+    for (const path of ignores) {
+      const o = op(path, "post");
+      expect(param(o, "Idempotency-Key"), path).toBeUndefined();
+      expect(Object.keys(o.responses), path).not.toContain("422");
+    }
+    // A route that takes the header checks it; one that does not never reads it, malformed or not.
+    const malformed = { "Idempotency-Key": "has space" };
+    const body = { ...validForms.standard(), title: "Idempotency-Key check" };
+    const preview = await t.request("POST", "/v1/forms/preview", { body, headers: malformed });
+    expect(preview.status).toBe(200);
+    const create = await t.request("POST", "/v1/forms", { body, headers: malformed });
+    expect(create.status).toBe(400);
   });
 
   it("states rules a schema cannot as x-rules, in the description too", () => {
