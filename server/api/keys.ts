@@ -80,8 +80,7 @@ export function keyRoutes(deps: AppDeps): RouteSpec[] {
       path: "/v1/keys",
       permission: "organization:write",
       before: ownersOnly,
-      // The answer holds the secret: it is not kept for an Idempotency-Key replay.
-      idempotent: false,
+      answerHoldsSecret: true,
       tags,
       summary: "Create an API key",
       description: `Makes a key with the name and permissions sent; the answer's \`key\` is the secret, shown only this once (it is stored as a hash and never shown again). A key made by an API key may hold only permissions that key holds itself (403 naming the others); an Owner may give any. A \`cs_test_\` key for a sandbox organization, \`cs_live_\` otherwise. Recorded in the audit log as \`key.created\` (name, prefix, permissions; never the secret). ${who}`,

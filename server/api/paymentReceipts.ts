@@ -19,7 +19,6 @@ export function paymentReceiptRoutes(deps: AppDeps): RouteSpec[] {
       method: "post",
       path: "/v1/payments/{id}/receipt",
       permission: "donations:write",
-      idempotent: false,
       tags: ["Payments"],
       summary: "Send a payment's receipt again",
       description:

@@ -4,6 +4,7 @@ import type { Context } from "hono";
 import { z } from "zod";
 import type { Permission } from "../../shared/enums.js";
 import { ApiError } from "../errors.js";
+import { SecretsError } from "../secrets.js";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -73,6 +74,12 @@ export interface RouteSpec<
    * cookie, cannot be replayed).
    */
   idempotent?: false;
+  /**
+   * The answer holds a secret (a new API key, a signing secret): kept for an Idempotency-Key replay sealed
+   * with the instance's secrets key (SECRETS_KEY), so the idempotency records never hold it in the clear.
+   * Where there is no such key (production without SECRETS_KEY) it is not kept, and a retry runs afresh.
+   */
+  answerHoldsSecret?: true;
   /** Whose Idempotency-Keys these are; default the caller's organization. Public routes name their own scope. */
   idempotencyScope?: (c: Context<AppEnv>) => string;
   /** Checks that come before anything else, a replayed answer included (who may send this at all). */
@@ -213,11 +220,12 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   // upgrade is still the same request (a 422 there could have the donor pay again under a new key).
   const asSent = sorted === null ? null : JSON.stringify(rawBody ?? null);
   if (asSent !== null && asSent !== sorted) hashes.push(fingerprint(asSent));
+  const sealedAs = `idempotency:${orgId}:${idemKey}`;
   const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
-  if (prior) return answerPrior(prior);
+  if (prior) return answerPrior(prior, deps, sealedAs);
   const input = inputsOf(c, route, rawBody, bodyError, nulPaths);
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
-  if (claim.kind !== "new") return answerPrior(claim);
+  if (claim.kind !== "new") return answerPrior(claim, deps, sealedAs);
 
   let response: Response;
   let kept: boolean;
@@ -233,12 +241,35 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
     kept = true;
   }
   const text = kept ? await response.clone().text() : undefined;
-  if (text === undefined || Buffer.byteLength(text) > MAX_KEPT_ANSWER_BYTES) {
+  const stored = text !== undefined && route.answerHoldsSecret ? sealed(deps, text, sealedAs) : text;
+  if (stored === undefined || Buffer.byteLength(stored) > MAX_KEPT_ANSWER_BYTES) {
     await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
     return response;
   }
-  await completeIdempotencyKey(deps.store.db, orgId, idemKey, response.status, text);
+  await completeIdempotencyKey(deps.store.db, orgId, idemKey, response.status, stored);
   return response;
+}
+
+function opened(deps: AppDeps, body: string, context: string): string {
+  try {
+    return deps.secrets.open(body, context);
+  } catch (err) {
+    if (!(err instanceof SecretsError)) throw err;
+    throw new ApiError(
+      409,
+      "A request with this Idempotency-Key already ran, and its answer cannot be opened with this instance's SECRETS_KEY: send the request again with a new key",
+    );
+  }
+}
+
+/** A kept answer that holds a secret, sealed (`v1.…`, which no JSON text begins with); undefined without a secrets key. */
+function sealed(deps: AppDeps, text: string, context: string): string | undefined {
+  try {
+    return deps.secrets.seal(text, context);
+  } catch (err) {
+    if (err instanceof SecretsError) return undefined;
+    throw err;
+  }
 }
 
 /**
@@ -265,11 +296,12 @@ function isJsonMediaType(header: string | undefined): boolean {
  */
 export const MAX_KEPT_ANSWER_BYTES = 1_048_576;
 
-function answerPrior(prior: IdempotencyPrior): Response {
+function answerPrior(prior: IdempotencyPrior, deps: AppDeps, sealedAs: string): Response {
   if (prior.kind === "mismatch") throw new ApiError(422, "Idempotency-Key reused with a different request");
   if (prior.kind === "in_progress")
     throw new ApiError(409, "A request with this Idempotency-Key is still in progress; retry shortly");
-  return new Response(prior.body, {
+  const body = prior.body.startsWith("v1.") ? opened(deps, prior.body, sealedAs) : prior.body;
+  return new Response(body, {
     status: prior.status,
     headers: { "Content-Type": "application/json; charset=UTF-8", "Idempotent-Replayed": "true" },
   });

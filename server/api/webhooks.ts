@@ -114,6 +114,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       method: "post",
       path: "/v1/webhooks",
       permission: "webhooks:write",
+      answerHoldsSecret: true,
       tags,
       summary: "Register a webhook",
       description: `Registers an https endpoint for the listed events; it receives every later event of those kinds while ACTIVE. The response carries the signing \`secret\`, shown only this once. ${eventsNote} Deliveries are signed: \`X-Webhook-Signature: sha256=<hex HMAC-SHA256(secret, X-Webhook-Timestamp + "." + raw body)>\` (two comma-separated signatures for 24 hours after a rotation of the secret).`,
@@ -284,8 +285,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       method: "post",
       path: "/v1/webhooks/{id}/rotate-secret",
       permission: "webhooks:write",
-      // The answer holds the new secret: it is not kept for an Idempotency-Key replay.
-      idempotent: false,
+      answerHoldsSecret: true,
       tags,
       summary: "Rotate the signing secret",
       description:

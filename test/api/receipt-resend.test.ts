@@ -58,6 +58,19 @@ describe(`sending a receipt again (${dialect})`, () => {
     expect(await receipts(id)).toHaveLength(3);
   });
 
+  it("replays its answer to a retry with the same Idempotency-Key, and queues the receipt once", async () => {
+    const id = await gift(CARDS.visa, "retry-me@example.org");
+    clock += 61_000;
+    const headers = { "Idempotency-Key": "resend-1" };
+    const first = await t.request("POST", `/v1/payments/${id}/receipt`, { headers });
+    expect(first.status, first.text).toBe(202);
+    const retry = await t.request("POST", `/v1/payments/${id}/receipt`, { headers });
+    expect(retry.status).toBe(202);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(retry.body).toEqual(first.body);
+    expect(await receipts(id)).toHaveLength(2);
+  });
+
   it("refuses a payment that has no receipt: declined, or refunded in full", async () => {
     const declined = await gift(CARDS.declined);
     const res = await resend(declined);

@@ -184,6 +184,59 @@ describe(`Idempotency-Key keeps the answers of requests that ran, not refusals (
   });
 });
 
+describe(`an Idempotency-Key on a request whose answer holds a secret (${dialect})`, () => {
+  /** The kept answers of the organization's Idempotency-Keys, as stored. */
+  const keptAnswers = async (orgId: string) =>
+    (
+      await t.store.db
+        .selectFrom("idempotency_keys")
+        .select("response_body")
+        .where("organization_id", "=", orgId)
+        .execute()
+    ).map((r) => String(r.response_body));
+
+  it("replays a new API key's answer, secret included, and makes no second key; the record holds it sealed", async () => {
+    const org = await t.newOrg();
+    const headers = { "Idempotency-Key": "new-key-1" };
+    const body = { name: "CRM sync", permissions: ["forms:read"] };
+    const first = await t.request<Json>("POST", "/v1/keys", { key: org.key, headers, body });
+    expect(first.status, first.text).toBe(201);
+    const again = await t.request<Json>("POST", "/v1/keys", { key: org.key, headers, body });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.body).toEqual(first.body);
+    const keys = await t.request<{ keys: Json[] }>("GET", "/v1/keys", { key: org.key });
+    expect(keys.body.keys.filter((k) => k.name === "CRM sync")).toHaveLength(1);
+    const stored = await keptAnswers(org.id);
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).not.toContain(String(first.body.key));
+  });
+
+  it("replays a webhook's rotated secret: a retried rotation rotates once, and the secret it answered still signs", async () => {
+    const org = await t.newOrg();
+    const hook = await t.request<Json>("POST", "/v1/webhooks", {
+      key: org.key,
+      body: { url: "https://example.org/hooks", events: ["form.created"] },
+    });
+    expect(hook.status, hook.text).toBe(201);
+    const path = `/v1/webhooks/${String(hook.body.webhookId)}/rotate-secret`;
+    const headers = { "Idempotency-Key": "rotate-1" };
+    const first = await t.request<Json>("POST", path, { key: org.key, headers });
+    expect(first.status, first.text).toBe(200);
+    const again = await t.request<Json>("POST", path, { key: org.key, headers });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.body.secret).toBe(first.body.secret);
+    const row = await t.store.db
+      .selectFrom("webhooks")
+      .select(["previous_secret"])
+      .where("organization_id", "=", org.id)
+      .executeTakeFirstOrThrow();
+    // Rotated once: the registration's secret is the one still accepted beside the new one.
+    expect(row.previous_secret).toBe(hook.body.secret);
+    for (const kept of await keptAnswers(org.id)) expect(kept).not.toContain(String(first.body.secret));
+  });
+});
+
 describe(`request body size limit (${dialect})`, () => {
   const huge = JSON.stringify({ title: "x".repeat(400_000), funds: ["General"] });
 
