@@ -224,11 +224,12 @@ const FORM_FIELDS = {
   // 0 or null is "no goal"; a goal above 0 is required only with the fundraising bar.
   goal: money({ min: 0, max: 1_000_000_000 }).nullable().optional(),
 
-  // zod defaults are output values: cents.
-  oneTimeAmounts: amountList.default([2500, 5000, 10000, 25000, 50000]),
+  // A default of a transformed field is given as input (dollars, as a client sends it), so the document
+  // shows it as sent: `prefault` parses it like a value sent.
+  oneTimeAmounts: amountList.prefault([25, 50, 100, 250, 500]),
   dailyAmounts: amountList.default([]),
   weeklyAmounts: amountList.default([]),
-  monthlyAmounts: amountList.default([1000, 2500, 5000, 10000]),
+  monthlyAmounts: amountList.prefault([10, 25, 50, 100]),
   annuallyAmounts: amountList.default([]),
   defaultAmount: formAmount.nullable().optional(),
   allowCustomAmount: z.boolean().default(true),

@@ -117,6 +117,36 @@ describe(`the OpenAPI document (${dialect})`, () => {
     expect(create.status).toBe(400);
   });
 
+  it("states each body default as a client sends it: sending the defaults equals sending nothing", async () => {
+    const doc = (
+      await t.request<{ components: { schemas: Record<string, Json> } }>("GET", "/v1/openapi.json")
+    ).body;
+    let schema = op("/v1/forms", "post").requestBody?.content["application/json"]?.schema ?? {};
+    while (typeof schema.$ref === "string")
+      schema = doc.components.schemas[schema.$ref.split("/").at(-1) as string] ?? {};
+    const defaults = Object.fromEntries(
+      Object.entries(schema.properties as Record<string, Json>)
+        .filter(([, p]) => "default" in p)
+        .map(([name, p]) => [name, p.default]),
+    );
+    expect(defaults).toHaveProperty("oneTimeAmounts");
+    const read = async (body: Json) => {
+      const made = await t.request<{ formID: string }>("POST", "/v1/forms", { body });
+      expect(made.status, JSON.stringify(made.body)).toBe(201);
+      const got = (await t.request<Json>("GET", `/v1/forms/${made.body.formID}`)).body;
+      for (const own of ["formID", "formUrl", "embedHTML", "title", "createdAt", "updatedAt"])
+        delete got[own];
+      return got;
+    };
+    const implicit = await read({ title: "Defaults implicit", funds: ["General"] });
+    const explicit = await read({ ...defaults, title: "Defaults explicit", funds: ["General"] });
+    expect(explicit).toEqual(implicit);
+    expect(implicit).toMatchObject({
+      oneTimeAmounts: [25, 50, 100, 250, 500],
+      monthlyAmounts: [10, 25, 50, 100],
+    });
+  });
+
   it("states rules a schema cannot as x-rules, in the description too", () => {
     const create = op("/v1/forms", "post") as Operation & {
       "x-rules"?: { fields: string[] }[];
