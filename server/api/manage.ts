@@ -243,7 +243,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Change, skip or cancel one of the donor's recurring gifts",
       description:
-        "Any of `amount` (dollars), `frequency`, `skipNext: true` (the next billing date moves one period on) and `status: \"CANCELLED\"`. Fires the same `subscription.*` webhooks as the API and is written to the audit log with the donor's address. Another donor's recurring gift: 404; a cancelled one: 409; a schedule change while a charge is being made: 409.",
+        "Any of `amount` (dollars), `frequency`, `skipNext: true` (the next billing date moves one period on) and `status: \"CANCELLED\"`. A new `amount` or `frequency` must leave a gift the checkout of the form it was given on would take: a frequency the form offers, one of its amounts for that frequency (or giving levels) when it takes no custom amount, else within the custom range, in the currency's decimals; else a 400 naming each problem as the checkout does. When that form is gone or deleted, any amount from 1 to 1,000,000 and any frequency. Fires the same `subscription.*` webhooks as the API and is written to the audit log with the donor's address. Another donor's recurring gift: 404; a cancelled one: 409; a schedule change while a charge is being made: 409.",
       params: subscriptionParams,
       body: portalSubscriptionChangeSchema,
       rules: [
@@ -251,10 +251,14 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
           fields: ["amount"],
           rule: "a whole amount when the recurring gift's currency has no decimals (JPY)",
         },
+        {
+          fields: ["amount", "frequency"],
+          rule: "the gift they leave is one its form's checkout would take: a frequency the form offers, one of its amounts for it when it takes no custom amount (else within the custom range); when the form is deleted, any",
+        },
       ],
       responses: {
         200: { description: "The recurring gift", schema: subscriptionSchema },
-        400: invalid,
+        400: e("Validation failed or invalid JSON body, or a gift its form's checkout would refuse"),
         401: noSession,
         403: notOwnOrigin,
         404: e("No such recurring gift of this donor"),
@@ -277,6 +281,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
             cancel: body.status === "CANCELLED",
           },
           { type: "donor", email: key },
+          { formRules: true },
         );
         return c.json(presentSubscription(row));
       },

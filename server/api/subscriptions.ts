@@ -1,5 +1,9 @@
 import { z } from "zod";
 import { isExpressible } from "../../shared/currency.js";
+import type { Frequency } from "../../shared/enums.js";
+import { NO_SALES } from "../../shared/pricing/availability.js";
+import { DEFAULT_FEE_RATE } from "../../shared/pricing/fees.js";
+import { priceOrder } from "../../shared/pricing/priceOrder.js";
 import {
   subscriptionSchema,
   subscriptionUpdateSchema,
@@ -16,6 +20,7 @@ import { ApiError } from "../errors.js";
 import { createUpdateLink, UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { AuditActor } from "../store/auditLog.js";
 import type { Db } from "../store/database.js";
+import { findFormCached } from "../store/forms.js";
 import type { SubscriptionsTable } from "../store/schema.js";
 import { findSubscription, listSubscriptions } from "../store/subscriptions.js";
 import { presentSubscription } from "../wire/subscription.js";
@@ -47,13 +52,52 @@ async function loadOwnedSubscription(
 
 const cancelled = () => new ApiError(409, "Subscription is cancelled");
 
-/** A change to a recurring gift, from the API or the donor portal; a refusal is a 409. */
+/**
+ * What the checkout would refuse of the gift the change leaves (its frequency and amount, new or kept) on
+ * the form it came from: the frequencies the form offers, its amounts when it takes no custom amount, the
+ * custom range, and the currency's decimals. None when the change touches neither, or when the form is
+ * gone or deleted (then only the general rules apply).
+ */
+async function formRefusals(
+  deps: AppDeps,
+  sub: SubscriptionsTable,
+  change: SubscriptionChange,
+): Promise<string[]> {
+  if (change.amountCents === undefined && change.frequency === undefined) return [];
+  const form = await findFormCached(deps.store, sub.form_id);
+  if (!form || form.deletedAt !== null) return [];
+  const type = form.config.formType;
+  if (type !== "EMBED_FORM" && type !== "CROWDFUNDING_FORM") return [];
+  const priced = priceOrder(
+    form.config,
+    {
+      frequency: change.frequency ?? (sub.frequency as Frequency),
+      amount: change.amountCents ?? sub.amount_cents,
+    },
+    NO_SALES,
+    DEFAULT_FEE_RATE,
+    sub.currency,
+  );
+  return priced.ok ? [] : priced.errors.map((e) => e.message);
+}
+
+/**
+ * A change to a recurring gift, from the API or the donor portal; a refusal is a 409. `formRules`: the
+ * gift it leaves must also be one its form's checkout would take (the donor portal's changes); a refusal
+ * is a 400 with every problem.
+ */
 export async function applySubscriptionChange(
   deps: AppDeps,
   sub: SubscriptionsTable,
   change: SubscriptionChange,
   actor: AuditActor,
+  options: { formRules?: boolean } = {},
 ): Promise<SubscriptionsTable> {
+  // A cancelled gift takes no change at all: its 409 comes first.
+  if (options.formRules && sub.status === "ACTIVE") {
+    const refusals = await formRefusals(deps, sub, change);
+    if (refusals.length) throw ApiError.validation(refusals);
+  }
   if (change.amountCents !== undefined && !isExpressible(change.amountCents, sub.currency))
     throw ApiError.validation([`amount must be a whole number of ${sub.currency}, which has no decimals`]);
   try {

@@ -244,6 +244,97 @@ describe(`donor portal (${dialect})`, () => {
     expect(JSON.parse(trail[0].new_values)).toEqual({ amount: 30 });
   });
 
+  it("takes only a gift the form's checkout would take: its frequencies and fixed amounts; any once the form is deleted", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      frequencies: ["MONTHLY"],
+      defaultFrequency: "MONTHLY",
+      allowCustomAmount: false,
+      monthlyAmounts: [25, 50],
+    });
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const subId = gift.subscription?.id as string;
+    const cookie = await signIn("ada@example.org");
+    const path = `${base()}/subscriptions/${subId}`;
+    const put = (body: unknown) => t.request("PUT", path, { ...asDonor(cookie), body });
+
+    // The checkout's own refusal of the same amount, word for word.
+    const atCheckout = await checkout(t, formId, {
+      amount: 3,
+      frequency: "MONTHLY",
+      donor: person("ada@example.org"),
+      paymentMethod: card(),
+    });
+    const fixedAmounts = {
+      error: "Validation failed",
+      details: [
+        "amount must be one of this form's MONTHLY amounts ($25, $50); custom amounts are not allowed",
+      ],
+    };
+    expect(atCheckout.status).toBe(400);
+    expect(atCheckout.body).toEqual(fixedAmounts);
+
+    const amount = await put({ amount: 3 });
+    expect(amount.status, amount.text).toBe(400);
+    expect(amount.body).toEqual(fixedAmounts);
+    const offered = {
+      error: "Validation failed",
+      details: ["frequency DAILY is not enabled on this form; choose one of: MONTHLY"],
+    };
+    // The kept amount is checked against the new frequency, and the new amount against the kept one.
+    for (const body of [{ frequency: "DAILY" }, { amount: 3, frequency: "DAILY" }]) {
+      const res = await put(body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body).toEqual(offered);
+    }
+    expect(await subscription(t.store.db, subId)).toMatchObject({ amount_cents: 2500, frequency: "MONTHLY" });
+    expect((await eventsOf(t.store.db, subId)).filter((e) => e === "subscription.updated")).toEqual([]);
+
+    const preset = await put({ amount: 50 });
+    expect(preset.status, preset.text).toBe(200);
+    expect(preset.body).toMatchObject({ amount: 50, frequency: "MONTHLY" });
+
+    // The organization's own change keeps the API's rules: any amount above 0.
+    const byStaff = await t.request("PUT", `/v1/subscriptions/${subId}`, { body: { amount: 3 } });
+    expect(byStaff.status, byStaff.text).toBe(200);
+    expect(byStaff.body).toMatchObject({ amount: 3 });
+
+    // Once the form is deleted, the general rules alone.
+    expect((await t.request("DELETE", `/v1/forms/${formId}`)).status).toBe(200);
+    const loose = await put({ amount: 3.5, frequency: "DAILY" });
+    expect(loose.status, loose.text).toBe(200);
+    expect(loose.body).toMatchObject({ amount: 3.5, frequency: "DAILY" });
+  });
+
+  it("refuses a giving-level gift's custom amount when its form takes none; takes one when it does", async () => {
+    const fixed = await createForm(t, {
+      ...validForms.givingLevel(),
+      frequencies: ["ONE_TIME", "MONTHLY"],
+      allowCustomAmount: false,
+      givingLevels: [
+        { title: "Friend", amount: 50, description: "" },
+        { title: "Patron", amount: 100, description: "" },
+      ],
+    });
+    const open = await recurringForm(t);
+    const onFixed = await give(fixed, "ada@example.org", { frequency: "MONTHLY", amount: 50 });
+    const onOpen = await give(open, "ada@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("ada@example.org");
+    const put = (gift: typeof onFixed, body: unknown) =>
+      t.request("PUT", `${base()}/subscriptions/${gift.subscription?.id}`, { ...asDonor(cookie), body });
+
+    const custom = await put(onFixed, { amount: 75 });
+    expect(custom.status, custom.text).toBe(400);
+    expect(custom.body).toEqual({
+      error: "Validation failed",
+      details: [
+        "amount must be one of this form's giving levels (Friend $50, Patron $100); custom amounts are not allowed",
+      ],
+    });
+    expect((await put(onFixed, { amount: 100 })).status).toBe(200);
+    expect((await put(onOpen, { amount: 75.25 })).status).toBe(200);
+  });
+
   it("refuses to move the schedule while a billing pass is charging the gift (409), and changes nothing", async () => {
     const formId = await recurringForm(t);
     const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
