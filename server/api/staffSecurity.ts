@@ -15,13 +15,7 @@ import {
   twoFactorStatusSchema,
 } from "../../shared/schemas/staff.js";
 import { ApiError } from "../errors.js";
-import {
-  checkNotThrottled,
-  failureKeys,
-  findStaffSession,
-  recordFailure,
-  type StaffSession,
-} from "../staff/accounts.js";
+import { countAttempt, failureKeys, findStaffSession, type StaffSession } from "../staff/accounts.js";
 import { completePasswordReset, RESET_LINK_MINUTES, requestPasswordReset } from "../staff/passwordReset.js";
 import { changePassword, listSessions, revokeSession } from "../staff/sessions.js";
 import { StaffError } from "../staff/staffError.js";
@@ -202,14 +196,16 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
           (await organizationRequiresTwoFactor(store, session.organizationId))
         )
           throw new ApiError(409, "Your organization requires two-factor sign-in of Owners and Finance");
-        const counted = failureKeys(session.email, ip(c));
-        await checkNotThrottled(store, counted, deps.now()).catch(refusal);
+        const attempt = await countAttempt(store, failureKeys(session.email, ip(c)), deps.now()).catch(
+          refusal,
+        );
         try {
           await disableTwoFactor(store, deps.secrets, session.userId, body, deps.now());
         } catch (err) {
-          if (err instanceof StaffError && err.kind === "code")
-            await recordFailure(store, counted, deps.now());
+          if (err instanceof StaffError && err.kind === "code") await attempt.failed();
           refusal(err);
+        } finally {
+          await attempt.release();
         }
         return c.body(null, 204);
       },
@@ -235,15 +231,17 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { body }) => {
         const { session } = await signedIn(c);
-        const counted = failureKeys(session.email, ip(c));
-        await checkNotThrottled(store, counted, deps.now()).catch(refusal);
+        const attempt = await countAttempt(store, failureKeys(session.email, ip(c)), deps.now()).catch(
+          refusal,
+        );
         try {
           const renewed = await renewRecoveryCodes(store, deps.secrets, session.userId, body, deps.now());
           return c.json(renewed, 200, { "Cache-Control": "no-store" });
         } catch (err) {
-          if (err instanceof StaffError && err.kind === "code")
-            await recordFailure(store, counted, deps.now());
+          if (err instanceof StaffError && err.kind === "code") await attempt.failed();
           refusal(err);
+        } finally {
+          await attempt.release();
         }
       },
     }),

@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { emailKey } from "../../shared/email.js";
 import type { Permission } from "../../shared/enums.js";
 import { STAFF_ROLES, type StaffRole } from "../../shared/schemas/staff.js";
@@ -258,36 +259,77 @@ export function sessionRow(
   };
 }
 
-/** Refuses a sign-in while the address or the client address has had too many failures lately. */
-export async function checkNotThrottled(store: Store, keys: string[], nowMs: number): Promise<void> {
-  const since = isoAt(nowMs - FAILURE_WINDOW_MINUTES * 60_000);
-  for (const key of keys) {
-    const recent = await store.db
-      .selectFrom("staff_login_failures")
-      .select("created_at")
-      .where("key", "=", key)
-      .where("created_at", ">", since)
-      .orderBy("created_at", "desc")
-      .limit(FAILED_SIGN_INS_ALLOWED)
+/** Advisory-lock class of the failed sign-in counts on PostgreSQL (the second number is the key's hash). */
+const ATTEMPT_LOCK_CLASS = 0x5f10;
+
+/**
+ * A check of a password or code, counted before it is made. The count of the keys' recent failures and
+ * the attempt's own record are written in one transaction that holds the keys' lock (SQLite's write lock;
+ * on PostgreSQL an advisory lock per key), so attempts made at once, by any number of processes, never
+ * number more than the limit. A check that fails keeps the record as a failure (`failed`); `release`
+ * takes it back otherwise (a success, a missing code, an error), so only failures count.
+ */
+export class CountedAttempt {
+  private kept = false;
+  constructor(
+    private readonly store: Store,
+    private ids: string[],
+    private readonly nowMs: number,
+  ) {}
+
+  /** The password or code was wrong: the attempt stays counted as a failure. */
+  async failed(): Promise<void> {
+    this.kept = true;
+    await this.store.db
+      .deleteFrom("staff_login_failures")
+      .where("created_at", "<", isoAt(this.nowMs - 24 * HOUR))
       .execute();
-    if (recent.length < FAILED_SIGN_INS_ALLOWED) continue;
-    // Free again once the oldest of the last ten leaves the window.
-    const oldest = Date.parse(recent[recent.length - 1].created_at);
-    const retry = Math.max(1, Math.ceil((oldest + FAILURE_WINDOW_MINUTES * 60_000 - nowMs) / 1000));
-    throw new StaffError("throttled", "Too many failed sign-ins; try again later", retry);
+  }
+
+  /** Takes the attempt back unless it failed; the second call does nothing. */
+  async release(): Promise<void> {
+    const ids = this.ids;
+    this.ids = [];
+    if (this.kept || ids.length === 0) return;
+    await this.store.db.deleteFrom("staff_login_failures").where("id", "in", ids).execute();
   }
 }
 
-export async function recordFailure(store: Store, keys: string[], nowMs: number): Promise<void> {
+/**
+ * Counts an attempt under each key (the address, the client address) before its check is made. While a
+ * key already has 10 attempts in the last 15 minutes (failures, and attempts being checked), the attempt
+ * is refused: a "throttled" StaffError whose wait ends when the oldest of them leaves the window.
+ */
+export async function countAttempt(store: Store, keys: string[], nowMs: number): Promise<CountedAttempt> {
+  const since = isoAt(nowMs - FAILURE_WINDOW_MINUTES * 60_000);
   const now = isoAt(nowMs);
-  await store.db
-    .insertInto("staff_login_failures")
-    .values(keys.map((key) => ({ id: prefixedId("log", nowMs), key, created_at: now })))
-    .execute();
-  await store.db
-    .deleteFrom("staff_login_failures")
-    .where("created_at", "<", isoAt(nowMs - 24 * HOUR))
-    .execute();
+  const rows = keys.map((key) => ({ id: prefixedId("log", nowMs), key, created_at: now }));
+  await store.transact(async (trx) => {
+    if (store.dialect === "postgres")
+      for (const key of [...keys].sort())
+        await sql`select pg_advisory_xact_lock(${ATTEMPT_LOCK_CLASS}, hashtext(${key}))`.execute(trx);
+    for (const key of keys) {
+      const recent = await trx
+        .selectFrom("staff_login_failures")
+        .select("created_at")
+        .where("key", "=", key)
+        .where("created_at", ">", since)
+        .orderBy("created_at", "desc")
+        .limit(FAILED_SIGN_INS_ALLOWED)
+        .execute();
+      if (recent.length < FAILED_SIGN_INS_ALLOWED) continue;
+      // Free again once the oldest of the last ten leaves the window.
+      const oldest = Date.parse(recent[recent.length - 1].created_at);
+      const retry = Math.max(1, Math.ceil((oldest + FAILURE_WINDOW_MINUTES * 60_000 - nowMs) / 1000));
+      throw new StaffError("throttled", "Too many failed sign-ins; try again later", retry);
+    }
+    await trx.insertInto("staff_login_failures").values(rows).execute();
+  });
+  return new CountedAttempt(
+    store,
+    rows.map((r) => r.id),
+    nowMs,
+  );
 }
 
 /** The keys failed sign-ins are counted under: the address and the client address. */
@@ -315,57 +357,60 @@ export async function signIn(
   },
 ): Promise<{ sessionToken: string }> {
   const key = emailKey(input.email);
-  const counted = failureKeys(input.email, input.clientIp);
-  await checkNotThrottled(store, counted, input.nowMs);
-  const person = await store.db
-    .selectFrom("staff_users")
-    .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
-    .select([
-      "staff_users.id",
-      "staff_users.email",
-      "staff_users.password_hash",
-      "staff_users.totp_secret",
-      "staff_memberships.organization_id",
-    ])
-    .where("staff_users.email_key", "=", key)
-    .orderBy("staff_memberships.created_at")
-    .limit(1)
-    .executeTakeFirst();
-  const stored = person?.password_hash ?? (await decoyHash());
-  const ok = (await verifyPassword(input.password, stored)) && person?.password_hash != null;
-  const attempt = person && { userId: person.id, email: person.email, clientIp: input.clientIp };
-  if (!person || !attempt || !ok) {
-    await recordFailure(store, counted, input.nowMs);
-    if (attempt) await recordFailedSignIn(store, attempt, "password", input.nowMs);
-    throw new StaffError("credentials", "Wrong e-mail address or password");
-  }
-  if (person.totp_secret != null) {
-    if (input.code === undefined || input.code.trim() === "")
-      throw new StaffError(
-        "twoFactor",
-        "Enter the 6-digit code from your authenticator app, or a recovery code",
-      );
-    if (!(await useSecondFactor(store, input.secrets, person.id, input.code, input.nowMs))) {
-      await recordFailure(store, counted, input.nowMs);
-      await recordFailedSignIn(store, attempt, "code", input.nowMs);
-      throw new StaffError("twoFactor", "The code is wrong or has already been used");
+  const attempt = await countAttempt(store, failureKeys(input.email, input.clientIp), input.nowMs);
+  try {
+    const person = await store.db
+      .selectFrom("staff_users")
+      .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
+      .select([
+        "staff_users.id",
+        "staff_users.email",
+        "staff_users.password_hash",
+        "staff_users.totp_secret",
+        "staff_memberships.organization_id",
+      ])
+      .where("staff_users.email_key", "=", key)
+      .orderBy("staff_memberships.created_at")
+      .limit(1)
+      .executeTakeFirst();
+    const stored = person?.password_hash ?? (await decoyHash());
+    const ok = (await verifyPassword(input.password, stored)) && person?.password_hash != null;
+    const who = person && { userId: person.id, email: person.email, clientIp: input.clientIp };
+    if (!person || !who || !ok) {
+      await attempt.failed();
+      if (who) await recordFailedSignIn(store, who, "password", input.nowMs);
+      throw new StaffError("credentials", "Wrong e-mail address or password");
     }
+    if (person.totp_secret != null) {
+      if (input.code === undefined || input.code.trim() === "")
+        throw new StaffError(
+          "twoFactor",
+          "Enter the 6-digit code from your authenticator app, or a recovery code",
+        );
+      if (!(await useSecondFactor(store, input.secrets, person.id, input.code, input.nowMs))) {
+        await attempt.failed();
+        await recordFailedSignIn(store, who, "code", input.nowMs);
+        throw new StaffError("twoFactor", "The code is wrong or has already been used");
+      }
+    }
+    const sessionToken = newSecretToken();
+    // The session and its audit-log entry are one.
+    await store.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto("staff_sessions")
+        .values(
+          sessionRow(sessionToken, person.id, person.organization_id, input.nowMs, {
+            userAgent: input.userAgent,
+            clientIp: input.clientIp,
+          }),
+        )
+        .execute();
+      await recordSignIn(trx, person.organization_id, who, input.nowMs);
+    });
+    return { sessionToken };
+  } finally {
+    await attempt.release();
   }
-  const sessionToken = newSecretToken();
-  // The session and its audit-log entry are one.
-  await store.db.transaction().execute(async (trx) => {
-    await trx
-      .insertInto("staff_sessions")
-      .values(
-        sessionRow(sessionToken, person.id, person.organization_id, input.nowMs, {
-          userAgent: input.userAgent,
-          clientIp: input.clientIp,
-        }),
-      )
-      .execute();
-    await recordSignIn(trx, person.organization_id, attempt, input.nowMs);
-  });
-  return { sessionToken };
 }
 
 /** The session of a cookie's token while it lasts (and the person is still a member), else undefined. */

@@ -7,9 +7,8 @@ import type { SecretBox } from "../secrets.js";
 import type { Store } from "../store/database.js";
 import { insertRow } from "../store/fixedQuery.js";
 import {
-  checkNotThrottled,
+  countAttempt,
   failureKeys,
-  recordFailure,
   redeemPasswordLink,
   refuseCommonPassword,
   type SessionOrigin,
@@ -113,16 +112,23 @@ export async function completePasswordReset(
   if (!link) throw refused;
   refuseCommonPassword(input.password);
   if (link.totp_secret != null) {
-    const counted = failureKeys(link.email, input.clientIp ?? "unknown");
-    await checkNotThrottled(store, counted, input.nowMs);
-    if (input.code === undefined || input.code.trim() === "")
-      throw new StaffError(
-        "twoFactor",
-        "Enter the 6-digit code from your authenticator app, or a recovery code",
-      );
-    if (!(await useSecondFactor(store, box, link.user_id, input.code, input.nowMs))) {
-      await recordFailure(store, counted, input.nowMs);
-      throw new StaffError("twoFactor", "The code is wrong or has already been used");
+    const attempt = await countAttempt(
+      store,
+      failureKeys(link.email, input.clientIp ?? "unknown"),
+      input.nowMs,
+    );
+    try {
+      if (input.code === undefined || input.code.trim() === "")
+        throw new StaffError(
+          "twoFactor",
+          "Enter the 6-digit code from your authenticator app, or a recovery code",
+        );
+      if (!(await useSecondFactor(store, box, link.user_id, input.code, input.nowMs))) {
+        await attempt.failed();
+        throw new StaffError("twoFactor", "The code is wrong or has already been used");
+      }
+    } finally {
+      await attempt.release();
     }
   }
   const hash = await hashPassword(input.password);

@@ -2,9 +2,8 @@ import { isoAt } from "../../shared/time.js";
 import { sha256Hex } from "../ids.js";
 import type { Store } from "../store/database.js";
 import {
-  checkNotThrottled,
+  countAttempt,
   failureKeys,
-  recordFailure,
   refuseCommonPassword,
   SESSION_IDLE_HOURS,
   sessionIdOf,
@@ -85,17 +84,21 @@ export async function changePassword(
     nowMs: number;
   },
 ): Promise<void> {
-  const counted = failureKeys(input.email, input.clientIp);
-  await checkNotThrottled(store, counted, input.nowMs);
-  const user = await store.db
-    .selectFrom("staff_users")
-    .select("password_hash")
-    .where("id", "=", input.userId)
-    .executeTakeFirst();
-  const ok = user?.password_hash != null && (await verifyPassword(input.currentPassword, user.password_hash));
-  if (!ok) {
-    await recordFailure(store, counted, input.nowMs);
-    throw new StaffError("code", "The current password is wrong");
+  const attempt = await countAttempt(store, failureKeys(input.email, input.clientIp), input.nowMs);
+  try {
+    const user = await store.db
+      .selectFrom("staff_users")
+      .select("password_hash")
+      .where("id", "=", input.userId)
+      .executeTakeFirst();
+    const ok =
+      user?.password_hash != null && (await verifyPassword(input.currentPassword, user.password_hash));
+    if (!ok) {
+      await attempt.failed();
+      throw new StaffError("code", "The current password is wrong");
+    }
+  } finally {
+    await attempt.release();
   }
   refuseCommonPassword(input.newPassword);
   const hash = await hashPassword(input.newPassword);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStaffMember } from "../../server/staff/accounts.js";
+import { createStaffMember, StaffError, signIn } from "../../server/staff/accounts.js";
 import { ROLE_PERMISSIONS } from "../../server/staff/roles.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
 import { card, checkout, createForm } from "../support/checkout.js";
@@ -249,5 +249,135 @@ describe(`staff sessions behind https (${dialect})`, () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe(`failed sign-ins counted before the check, when they come at once (${dialect})`, () => {
+  let t: TestApp;
+  const now = Date.parse("2026-11-26T10:00:00Z");
+  const ORIGIN = "http://forms.test";
+  const PASSWORD = "correct horse battery staple";
+
+  beforeAll(async () => {
+    t = await setupTestApp({ now: () => now, env: { TRUST_PROXY: "on" } });
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
+    const res = await t.app.request(path, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN, ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, retryAfter: res.headers.get("Retry-After") };
+  }
+
+  async function setUp(email: string): Promise<string> {
+    const made = await createStaffMember(t.store, {
+      organizationId: t.org.id,
+      email,
+      role: "FINANCE",
+      publicUrl: t.config.publicUrl,
+      nowMs: now,
+    });
+    const token = new URL(made.setupUrl).searchParams.get("token") ?? "";
+    const res = await t.app.request("/api/staff/setup", {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Origin: ORIGIN },
+      body: JSON.stringify({ token, password: PASSWORD }),
+    });
+    expect(res.status).toBe(200);
+    return (res.headers.get("Set-Cookie") ?? "").split(";")[0];
+  }
+
+  function tally(statuses: number[]): Record<number, number> {
+    const counts: Record<number, number> = {};
+    for (const s of statuses) counts[s] = (counts[s] ?? 0) + 1;
+    return counts;
+  }
+
+  it("checks at most 10 of 30 wrong passwords sent at once for one address (each from its own client address)", async () => {
+    await setUp("parallel@example.org");
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        post(
+          "/api/staff/login",
+          { email: "parallel@example.org", password: `wrong guess number ${i}` },
+          { "X-Forwarded-For": `198.51.100.${i + 1}` },
+        ),
+      ),
+    );
+    expect(tally(answers.map((a) => a.status))).toEqual({ 401: 10, 429: 20 });
+    for (const a of answers.filter((x) => x.status === 429)) expect(Number(a.retryAfter)).toBeGreaterThan(0);
+    // The right password is refused too until the window has passed.
+    const right = await post(
+      "/api/staff/login",
+      { email: "parallel@example.org", password: PASSWORD },
+      { "X-Forwarded-For": "198.51.100.200" },
+    );
+    expect(right.status).toBe(429);
+  });
+
+  it("checks at most 10 wrong passwords sent at once from one client address to many addresses", async () => {
+    for (let i = 0; i < 3; i++) await setUp(`spread${i}@example.org`);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        post(
+          "/api/staff/login",
+          { email: `spread${i % 3}@example.org`, password: `wrong guess number ${i}` },
+          { "X-Forwarded-For": "203.0.113.7" },
+        ),
+      ),
+    );
+    expect(tally(answers.map((a) => a.status))).toEqual({ 401: 10, 429: 20 });
+  });
+
+  it("checks at most 10 when the attempts come through two server processes at once", async () => {
+    await setUp("two@example.org");
+    // A second store on the same database: another process's connection.
+    const other = await t.database.open();
+    try {
+      const attempt = (i: number) =>
+        signIn(i % 2 === 0 ? t.store : other, {
+          email: "two@example.org",
+          password: `wrong guess number ${i}`,
+          clientIp: `192.0.2.${i + 1}`,
+          nowMs: now,
+          secrets: t.deps.secrets,
+        }).then(
+          () => 200,
+          (err: unknown) => (err instanceof StaffError && err.kind === "throttled" ? 429 : 401),
+        );
+      const statuses = await Promise.all(Array.from({ length: 30 }, (_, i) => attempt(i)));
+      expect(tally(statuses)).toEqual({ 401: 10, 429: 20 });
+    } finally {
+      await other.close();
+    }
+  });
+
+  it("checks at most 10 current passwords of 30 password changes sent at once, and a right one still counts for nothing", async () => {
+    const cookie = await setUp("changer@example.org");
+    const change = (currentPassword: string, i: number) =>
+      post(
+        "/api/staff/password",
+        { currentPassword, newPassword: "a brand new passphrase here" },
+        { Cookie: cookie, "X-Forwarded-For": `198.18.0.${i + 1}` },
+      );
+    const right = await change(PASSWORD, 0);
+    expect(right.status).toBe(204);
+    const failures = () =>
+      t.store.db
+        .selectFrom("staff_login_failures")
+        .select("id")
+        .where("key", "=", "email:changer@example.org")
+        .execute();
+    expect(await failures()).toHaveLength(0);
+    const answers = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => change(`wrong current password ${i}`, i + 1)),
+    );
+    expect(tally(answers.map((a) => a.status))).toEqual({ 403: 10, 429: 20 });
+    expect(await failures()).toHaveLength(10);
   });
 });
