@@ -70,8 +70,10 @@ async function releaseClaim(db: Db, id: string, token: string): Promise<void> {
 }
 
 /**
- * Bills (or ends) one subscription this process has claimed with `token`, as of `atMs`; `wallMs` is the real
- * time (the billing worker's wall clock), when the mail the charge causes is due if `atMs` is later.
+ * Bills (or ends) one subscription this process has claimed with `token`, as of `atMs` (whether a charge is
+ * due, or the end date passed); the payment itself is dated by `deps.now()` when its outcome is recorded.
+ * `wallMs` is the real time (the billing worker's wall clock), when the mail the charge causes is due if
+ * the clock is later.
  */
 export async function billSubscription(
   deps: AppDeps,
@@ -85,7 +87,7 @@ export async function billSubscription(
     if (await endSubscription(deps.store.db, claimed.id, token, atMs)) tally.ended++;
     return tally;
   }
-  const prepared = chargeIsDue(claimed, atMs) ? await prepareCharge(deps, claimed, atMs) : null;
+  const prepared = chargeIsDue(claimed, atMs) ? await prepareCharge(deps, claimed) : null;
   // Not due after all, cancelled or billed since the claim, or already recorded: nothing to do.
   if (prepared?.payment.status !== "PROCESSING") {
     await releaseClaim(deps.store.db, claimed.id, token);
@@ -119,15 +121,18 @@ export async function billSubscription(
       { created: (id) => recordProcessorPaymentId(deps.store.db, payment.id, id) },
     ));
   const outcome = recurringOutcome(charge);
+  // The payment is dated when its outcome is recorded, after the processor answered, as a checkout's is:
+  // it then lists above every page of payments handed out meanwhile. A retry counts from that moment too.
+  const recordedMs = deps.now();
   const settled = await deps.store.transact(async (trx) => {
     const done = await settlePayment(
       trx,
-      { nowMs: atMs, publicUrl: deps.config.publicUrl, wallMs },
+      { nowMs: recordedMs, publicUrl: deps.config.publicUrl, wallMs },
       { id: payment.id },
       outcome,
     );
     if (done.changed && outcome.to === "PENDING" && outcome.awaiting === AWAITING_AUTHENTICATION)
-      await requestConfirmation(trx, done.row, org.name, deps.config.publicUrl, atMs, wallMs);
+      await requestConfirmation(trx, done.row, org.name, deps.config.publicUrl, recordedMs, wallMs);
     return done;
   });
   await releaseClaim(deps.store.db, sub.id, token);
@@ -202,11 +207,7 @@ interface PreparedCharge {
 }
 
 /** Step 1: re-reads the subscription and writes (or finds) the attempt's PROCESSING payment. */
-async function prepareCharge(
-  deps: AppDeps,
-  claimed: SubscriptionsTable,
-  atMs: number,
-): Promise<PreparedCharge | null> {
+async function prepareCharge(deps: AppDeps, claimed: SubscriptionsTable): Promise<PreparedCharge | null> {
   const db = deps.store.db;
   const current = await findSubscription(db, claimed.id);
   if (!current) return null;
@@ -229,7 +230,8 @@ async function prepareCharge(
       .returningAll()
       .executeTakeFirst();
     if (!sub) return null;
-    const row = chargeRow(sub, form?.config.title ?? "", org.feeRate, atMs);
+    // Which cycle is due was decided as of the pass's moment; the row is written, like a checkout's, now.
+    const row = chargeRow(sub, form?.config.title ?? "", org.feeRate, deps.now());
     const inserted = await trx
       .insertInto("payments")
       .values(row)
@@ -250,9 +252,9 @@ function chargeRow(
   sub: SubscriptionsTable,
   formTitle: string,
   feeRate: FeeRate,
-  atMs: number,
+  nowMs: number,
 ): PaymentsTable {
-  const atIso = isoAt(atMs);
+  const nowIso = isoAt(nowMs);
   const cycle = sub.cycle + 1;
   const giftCents = Number(sub.amount_cents);
   const feeCents = sub.cover_fees === 1 ? roundUpTo(coverFeeCents(giftCents, feeRate), sub.currency) : 0;
@@ -282,7 +284,7 @@ function chargeRow(
     ...(kept.language && { language: kept.language }),
   };
   return {
-    id: prefixedId("pay", atMs),
+    id: prefixedId("pay", nowMs),
     organization_id: sub.organization_id,
     form_id: sub.form_id,
     contact_id: sub.contact_id,
@@ -312,7 +314,7 @@ function chargeRow(
     details: JSON.stringify(details),
     processor: sub.processor,
     dispute: null,
-    created_at: atIso,
-    updated_at: atIso,
+    created_at: nowIso,
+    updated_at: nowIso,
   };
 }

@@ -16,8 +16,9 @@ import { Periodic } from "./periodic.js";
  * it left half-done is finished by the next claim, with the same idempotency key.
  *
  * Claims are about live processes, so leases run on the wall clock even when a pass bills "as of"
- * another moment (the CLI's `--as-of`, tests' fixed clocks). Billing dates, retries and records use
- * the pass's moment.
+ * another moment (the CLI's `--as-of`, tests' fixed clocks). What is due is decided as of the pass's
+ * moment; a charge's payment is dated (and its retry counted from) the app's clock (`deps.now()`) when its
+ * outcome is recorded, so a charge that waited on the processor lists above pages handed out meanwhile.
  */
 
 export type BillingPassResult = BillingTally;

@@ -7,7 +7,7 @@ import { updateOrganization } from "../../server/store/organizations.js";
 import { paymentDetails } from "../../server/store/payments.js";
 import type { SubscriptionsTable } from "../../server/store/schema.js";
 import { coverFeeCents, DEFAULT_FEE_RATE } from "../../shared/pricing/fees.js";
-import { card } from "../support/checkout.js";
+import { card, checkout, donor } from "../support/checkout.js";
 import { ledgerCharges } from "../support/race.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 import {
@@ -217,6 +217,41 @@ describe("recurring billing", () => {
     expect(await eventsOf(t.store.db, sub.id)).toEqual(["subscription.created", "subscription.updated"]);
     expect(await billAt("2026-03-31T10:00:00Z")).toEqual(none);
     expect((await paymentsOf(t.store.db, sub.id)).map((p) => p.status)).toEqual(["COMPLETED", "COMPLETED"]);
+  });
+
+  it("dates a charge when its outcome is recorded, so it lists above pages handed out while the processor ran", async () => {
+    const formId = await recurringForm(t);
+    const sub = await subscribe(t, formId);
+    type Page = { payments: { paymentID: string; date: string }[]; lastEvaluatedKey?: string };
+    let firstPage: Page | undefined;
+    const slow = wrapped(t.deps.processors.sandbox, {
+      // While the charge is with the processor, a gift comes in and a client reads the newest payment.
+      before: async () => {
+        clock = at("2026-02-28T10:02:00Z");
+        const res = await checkout(t, formId, {
+          frequency: "ONE_TIME",
+          amount: 10,
+          donor: donor(),
+          paymentMethod: card(),
+        });
+        expect(res.status).toBe(201);
+        firstPage = (await t.request<Page>("GET", "/v1/payments?limit=1")).body;
+        clock = at("2026-02-28T10:03:00Z");
+      },
+    });
+    const deps = { ...t.deps, processors: t.deps.processors.withSandbox(slow) };
+    expect(await billAt("2026-02-28T10:00:00Z", deps)).toEqual({ ...none, charged: 1 });
+    const charge = (await paymentsOf(t.store.db, sub.id))[1];
+    expect(charge.created_at).toBe("2026-02-28T10:03:00.000Z");
+    const newest = (await t.request<Page>("GET", "/v1/payments?limit=1")).body;
+    expect(newest.payments.map((p) => [p.paymentID, p.date])).toEqual([[charge.id, "2026-02-28T10:03:00Z"]]);
+    // The client paging on from the page it holds never needed it: it is above that page.
+    const rest = (
+      await t.request<Page>("GET", `/v1/payments?limit=100&lastEvaluatedKey=${firstPage?.lastEvaluatedKey}`)
+    ).body;
+    expect(rest.payments.map((p) => p.paymentID)).not.toContain(charge.id);
+    expect(rest.payments).toHaveLength(1);
+    expect((await subscription(t.store.db, sub.id)).last_billing_at).toBe("2026-02-28T10:03:00.000Z");
   });
 
   it("stops at the end date: the subscription is cancelled, not charged", async () => {
