@@ -633,3 +633,25 @@ export function formSchema(opts: FormSchemaOptions) {
 
 /** The input (wire) shape, for the OpenAPI document. */
 export const formInputShape = z.strictObject(FORM_FIELDS);
+
+/** A field as an update takes it: optional, with no default (a field left out keeps its stored value). */
+function withoutDefault(field: z.ZodType): z.ZodType {
+  if (!(field instanceof z.ZodDefault || field instanceof z.ZodPrefault)) return field.optional();
+  const meta = z.globalRegistry.get(field);
+  const inner = field.unwrap() as z.ZodType;
+  return (meta ? inner.meta(meta) : inner).optional();
+}
+
+/**
+ * The changes to a form (wire shape), for the OpenAPI document: the create fields, each optional and
+ * without the create's defaults (changes are merged into the stored form).
+ */
+export const formChangesShape = z.strictObject(
+  Object.fromEntries(Object.entries(FORM_FIELDS).map(([name, field]) => [name, withoutDefault(field)])),
+);
+
+/** The update (wire) shape: changes, at least one of them. */
+export const formUpdateShape = formChangesShape.meta({
+  minProperties: 1,
+  description: "The fields to change, at least one; a field left out keeps its value",
+});

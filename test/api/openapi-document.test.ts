@@ -147,6 +147,30 @@ describe(`the OpenAPI document (${dialect})`, () => {
     });
   });
 
+  it("documents a form update as the server takes it: at least one field, and no create defaults", async () => {
+    const body = (path: string, method: string) =>
+      op(path, method).requestBody?.content["application/json"]?.schema ?? {};
+    const defaulted = (schema: Json) =>
+      Object.entries(schema.properties as Record<string, Json>)
+        .filter(([, p]) => "default" in p)
+        .map(([name]) => name);
+    for (const method of ["put", "patch"]) {
+      expect(body("/v1/forms/{id}", method).minProperties, method).toBe(1);
+      expect(defaulted(body("/v1/forms/{id}", method)), method).toEqual([]);
+    }
+    // A preview of changes takes the same fields, `{}` included (the form as saved).
+    expect(body("/v1/forms/{id}/preview", "post").minProperties).toBeUndefined();
+    expect(defaulted(body("/v1/forms/{id}/preview", "post"))).toEqual([]);
+    const made = await t.request<{ formID: string }>("POST", "/v1/forms", {
+      body: { ...validForms.standard(), active: false, color: "#112233" },
+    });
+    const path = `/v1/forms/${made.body.formID}`;
+    expect((await t.request("PUT", path, { body: {} })).status).toBe(400);
+    // A field left out keeps its value, not the create's default.
+    const updated = await t.request<{ form: Json }>("PATCH", path, { body: { description: "Changed" } });
+    expect(updated.body.form).toMatchObject({ active: false, color: "#112233", description: "Changed" });
+  });
+
   it("states rules a schema cannot as x-rules, in the description too", () => {
     const create = op("/v1/forms", "post") as Operation & {
       "x-rules"?: { fields: string[] }[];

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { NO_SALES } from "../../../shared/pricing/availability.js";
-import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
+import { formChangesShape, formInputShape, formSchema } from "../../../shared/schemas/form.js";
 import { publicFormViewSchema } from "../../../shared/schemas/publicForm.js";
 import { isoAt } from "../../../shared/time.js";
 import { publicFormView } from "../../checkout/publicView.js";
@@ -99,7 +99,7 @@ export function formPreviewRoutes(
         "The body is what `PUT /v1/forms/{id}` takes (only the fields to change; `{}` previews the form as it is); it is merged and checked as the update would be, and nothing is saved. The answer is the checkout's view of the changed form, with what is already sold, and the whole form as `POST /v1/forms` takes it (the editor's starting point, and a duplicate's body).",
       params: idParams,
       body: z.record(z.string(), z.unknown()),
-      bodyDoc: formInputShape.partial(),
+      bodyDoc: formChangesShape,
       rules: FORM_RULES,
       responses: {
         200: { description: "The preview", schema: previewSchema },

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { decimalsOf } from "../../../shared/currency.js";
-import { formInputShape, formSchema } from "../../../shared/schemas/form.js";
+import { formInputShape, formSchema, formUpdateShape } from "../../../shared/schemas/form.js";
 import { isoAt, wireTime } from "../../../shared/time.js";
 import { ApiError } from "../../errors.js";
 import { isUuid } from "../../ids.js";
@@ -255,7 +255,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           "Changes only the fields sent; the merged form is validated by the create rules. Arrays (funds, tickets, ...) are replaced whole.",
         params: idParams,
         body: z.record(z.string(), z.unknown()),
-        bodyDoc: formInputShape.partial(),
+        bodyDoc: formUpdateShape,
         rules: FORM_RULES,
         responses: {
           200: {
