@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { LANGUAGES } from "../../shared/languages.js";
+import { TIME_ZONE_RULE } from "../../shared/schemas/form.js";
 import {
   assignGlobalInputIds,
   GLOBAL_INPUT_TYPES,
@@ -152,7 +153,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, and CSV exports write dates in it. `logoUrl` (https) and `brandColor` (#RRGGBB) brand the receipts. `receiptReplyTo`, `receiptSubject` and `receiptMessage` are the receipts' defaults: a form with its own custom e-mail (`enableCustomEmail`) uses its own, every other form these, and without them the built-in text; null or an empty string clears one. `requireTwoFactor` makes Owners and Finance sign in to the dashboard with a TOTP code: one who has not set it up gets a session that reaches only the set-up (`/api/staff/two-factor/…`) and `/api/staff/me`, and 403 everywhere else, until they do.",
       body: organizationUpdateSchema,
-      rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }],
+      rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }, TIME_ZONE_RULE],
       responses: {
         200: { description: "The new configuration", schema: organizationSchema },
         ...standardErrors,

@@ -36,12 +36,25 @@ function isCalendarDate(value: string): boolean {
   return !Number.isNaN(date.getTime()) && date.toISOString().slice(0, 10) === value;
 }
 
-/** The time zones the document lists: the runtime's IANA names that `isTimeZone` accepts. */
-// The runtime's own names all construct; only the shape rule of `isTimeZone` needs checking.
-export const TIME_ZONES: string[] = Intl.supportedValuesOf("timeZone").filter(
-  (zone) => zone.includes("/") || zone === "UTC",
-);
-if (!TIME_ZONES.includes("UTC")) TIME_ZONES.push("UTC");
+/**
+ * How the document states a time zone: text of the shape `isTimeZone` checks (UTC, or a name with a
+ * slash), with examples. Which names exist is for the server's ICU time zone data to say (it changes with
+ * Node's version, and takes both old and new names, Asia/Calcutta and Asia/Kolkata), so it is a rule of
+ * the operations (`TIME_ZONE_RULE`) rather than an enum.
+ */
+export function timeZoneDoc(opts: { pattern: string; description: string }) {
+  return {
+    pattern: opts.pattern,
+    description: opts.description,
+    examples: ["America/New_York", "Europe/Kyiv", "Asia/Kolkata", "Etc/UTC", "UTC"],
+  };
+}
+
+/** The rule of a `timeZone` that no schema states: a name the server's time zone data knows. */
+export const TIME_ZONE_RULE = {
+  fields: ["timeZone"],
+  rule: "timeZone an IANA time zone name the server's ICU time zone data knows (America/New_York, Europe/Kyiv, Asia/Kolkata, Etc/UTC, US/Eastern, UTC): a name with a slash, or UTC",
+};
 
 export function isTimeZone(value: string): boolean {
   try {
@@ -282,7 +295,12 @@ const FORM_FIELDS = {
     .string()
     .max(100)
     .nullable()
-    .meta({ enum: [...TIME_ZONES, null], description: "An IANA time zone name such as America/New_York" })
+    .meta(
+      timeZoneDoc({
+        pattern: "^(UTC)?$|/",
+        description: "An IANA time zone name such as America/New_York; null or an empty string: none",
+      }),
+    )
     .optional(),
 
   // Fields that reads return; accepted on input so that a read can be sent back, and ignored.

@@ -4,7 +4,7 @@ import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { LANGUAGES } from "../languages.js";
 import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
 import { boundedString, HTTPS_URL, readOnlyFields, requiredString } from "./common.js";
-import { dropdownOptionProblems, dropdownRule, inputOptionsSchema, isTimeZone, TIME_ZONES } from "./form.js";
+import { dropdownOptionProblems, dropdownRule, inputOptionsSchema, isTimeZone, timeZoneDoc } from "./form.js";
 
 /** Organization settings: name, sites' base URLs (overlay links), phone country, global custom inputs. */
 
@@ -217,11 +217,14 @@ export const organizationUpdateSchema = z
       .string()
       .trim()
       .max(100)
-      .meta({
-        enum: TIME_ZONES,
-        description:
-          "An IANA time zone name such as America/New_York (default UTC): the organization's days in reports (`/v1/analytics/summary`) and the dates of CSV exports",
-      })
+      .meta(
+        timeZoneDoc({
+          // Read trimmed: spaces around the name are taken.
+          pattern: "^\\s*UTC\\s*$|/",
+          description:
+            "An IANA time zone name such as America/New_York (default UTC): the organization's days in reports (`/v1/analytics/summary`) and the dates of CSV exports",
+        }),
+      )
       .check(
         z.superRefine((zone, ctx) => {
           if (!isTimeZone(zone))

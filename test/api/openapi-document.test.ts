@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accepts, type JsonSchema } from "../support/schemaArbitrary.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
@@ -55,7 +56,7 @@ describe(`the OpenAPI document (${dialect})`, () => {
     expect(form.replyToAddress).toMatchObject({ format: "email" });
     expect(form.headerImage).toMatchObject({ format: "uri" });
     expect(form.eventDate).toMatchObject({ format: "date" });
-    expect((form.timeZone as { enum: unknown[] }).enum).toContain("America/New_York");
+    expect((form.timeZone as { examples: unknown[] }).examples).toContain("America/New_York");
     const org = op("/v1/organization", "put").requestBody?.content["application/json"]?.schema
       .properties as Json;
     expect((org.country as { enum: string[] }).enum).toEqual(expect.arrayContaining(["US", "GB", "DE"]));
@@ -169,6 +170,36 @@ describe(`the OpenAPI document (${dialect})`, () => {
     // A field left out keeps its value, not the create's default.
     const updated = await t.request<{ form: Json }>("PATCH", path, { body: { description: "Changed" } });
     expect(updated.body.form).toMatchObject({ active: false, color: "#112233", description: "Changed" });
+  });
+
+  it("states a time zone as text with examples and a rule, not a list of one machine's names", async () => {
+    const known = ["Asia/Kolkata", "Asia/Calcutta", "Europe/Kyiv", "Etc/UTC", "US/Eastern", "UTC"];
+    known.push("America/Indiana/Indianapolis");
+    const operations: [string, string, (zone: string) => Json][] = [
+      ["/v1/forms", "post", (zone) => ({ ...validForms.standard(), timeZone: zone })],
+      ["/v1/organization", "put", (zone) => ({ timeZone: zone })],
+    ];
+    for (const [path, method, body] of operations) {
+      const o = op(path, method) as Operation & { "x-rules"?: { fields: string[] }[] };
+      const schema = o.requestBody?.content["application/json"]?.schema ?? {};
+      const zone = (schema.properties as Record<string, JsonSchema>).timeZone ?? {};
+      expect(zone.enum, path).toBeUndefined();
+      expect(zone.examples, path).toContain("America/New_York");
+      expect(
+        o["x-rules"]?.some((r) => r.fields.includes("timeZone")),
+        path,
+      ).toBe(true);
+      for (const name of known) {
+        expect(accepts(zone, name), `${path} ${name}`).toBe(true);
+        expect((await t.request(method.toUpperCase(), path, { body: body(name) })).status, name).toBeLessThan(
+          300,
+        );
+      }
+      // Refused by the document's shape, and by the server.
+      expect(accepts(zone, "utc"), path).toBe(false);
+      expect((await t.request(method.toUpperCase(), path, { body: body("utc") })).status).toBe(400);
+    }
+    await t.request("PUT", "/v1/organization", { body: { timeZone: "UTC" } });
   });
 
   it("states rules a schema cannot as x-rules, in the description too", () => {

@@ -15,6 +15,7 @@ export interface JsonSchema {
   minLength?: number;
   maxLength?: number;
   pattern?: string;
+  examples?: unknown[];
   format?: string;
   minimum?: number;
   maximum?: number;
@@ -83,7 +84,23 @@ function typesOf(schema: JsonSchema): string[] {
   return Array.isArray(schema.type) ? schema.type : [schema.type];
 }
 
+/**
+ * A string the schema accepts: mostly its documented examples when it has some (a value that only a rule
+ * beyond the schema refuses, such as a time zone the server does not know, is then the exception), else
+ * one of its shape.
+ */
 function stringArb(schema: JsonSchema): fc.Arbitrary<string> {
+  const examples = (schema.examples ?? []).filter(
+    (e): e is string => typeof e === "string" && accepts(schema, e),
+  );
+  if (examples.length === 0) return stringOfShape(schema);
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constantFrom(...examples) },
+    { weight: 1, arbitrary: stringOfShape(schema) },
+  );
+}
+
+function stringOfShape(schema: JsonSchema): fc.Arbitrary<string> {
   const min = schema.minLength ?? 0;
   const max = Math.min(schema.maxLength ?? Math.max(min, 40), Math.max(min, 60));
   switch (schema.format) {

@@ -1,3 +1,4 @@
+import { TIME_ZONE_RULE } from "../../../shared/schemas/form.js";
 import type { BodyRule } from "../route.js";
 
 /** The rules of a form between its fields (and, on an update, with the stored form the body changes). */
@@ -42,4 +43,5 @@ export const FORM_RULES: BodyRule[] = [
     fields: ["enableMonthlyUpsell", "frequencies"],
     rule: "enableMonthlyUpsell only on donation forms offering ONE_TIME and MONTHLY",
   },
+  TIME_ZONE_RULE,
 ];
