@@ -365,14 +365,18 @@ const IDEMPOTENCY_KEY_PARAM = {
 /** Answers every operation can give besides its own, as the server's pipeline sends them. */
 function pipelineResponses(route: RouteSpec): RouteSpec["responses"] {
   const extra: RouteSpec["responses"] = {
+    // Any path or query may hold `%00`, which every route refuses before anything else.
+    400: { description: `Validation failed: ${NUL_IN_URL}`, schema: errorSchema },
     405: {
       description: "The path exists, but not with this method: `Allow` lists its methods",
       schema: errorSchema,
       headers: { Allow: "GET, POST" },
     },
   };
-  if (BODY_METHODS.has(route.method) && route.body) {
+  // The body limit applies to every request but a GET's, whether or not the route reads a body.
+  if (route.method !== "get")
     extra[413] = { description: "The request body is larger than the server's limit", schema: errorSchema };
+  if (BODY_METHODS.has(route.method) && route.body) {
     extra[415] = {
       description: "The request body is declared as another media type than JSON",
       schema: errorSchema,

@@ -202,6 +202,22 @@ describe(`the OpenAPI document (${dialect})`, () => {
     await t.request("PUT", "/v1/organization", { body: { timeZone: "UTC" } });
   });
 
+  it("documents a 400 on every operation (a NUL in the URL) and a 413 on every one but a GET", async () => {
+    for (const [path, methods] of Object.entries(paths))
+      for (const [method, o] of Object.entries(methods)) {
+        expect(Object.keys(o.responses), `${method} ${path}`).toContain("400");
+        if (method !== "get") expect(Object.keys(o.responses), `${method} ${path}`).toContain("413");
+      }
+    const nul = await t.request("GET", "/api/staff/me?x=%00", { key: null });
+    expect(nul.status).toBe(400);
+    const big = JSON.stringify({ padding: "x".repeat(t.config.maxBodyBytes) });
+    const hook = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+      body: { url: "https://example.org/hook", events: ["donation.created"] },
+    });
+    const remove = await t.request("DELETE", `/v1/webhooks/${hook.body.webhookId}`, { rawBody: big });
+    expect(remove.status).toBe(413);
+  });
+
   it("states rules a schema cannot as x-rules, in the description too", () => {
     const create = op("/v1/forms", "post") as Operation & {
       "x-rules"?: { fields: string[] }[];
