@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { decimalsOf } from "../../shared/currency.js";
 import { LANGUAGES } from "../../shared/languages.js";
 import { TIME_ZONE_RULE } from "../../shared/schemas/form.js";
 import {
@@ -9,9 +10,12 @@ import {
 import { ApiError } from "../errors.js";
 import { uuid } from "../ids.js";
 import { recordChange } from "../store/auditLog.js";
+import type { Db } from "../store/database.js";
+import { listLiveForms } from "../store/forms.js";
 import { getOrganization, type Organization, updateOrganization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
-import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
+import { amountsWithDecimals } from "./forms/wholeAmounts.js";
+import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
 
 const paymentProcessorSchema = z
   .object({
@@ -129,6 +133,38 @@ export async function loadCallerOrganization(deps: AppDeps, organizationId: stri
   return org;
 }
 
+/** Forms named in a currency refusal, at most; the rest are counted. */
+const MAX_FORMS_NAMED = 50;
+const FORMS_PAGE = 200;
+
+/**
+ * A currency without decimals (JPY) charges whole amounts only, so the organization's live forms must hold
+ * whole amounts before it becomes theirs: a 409 naming each form and its fields with decimals otherwise.
+ */
+async function checkFormsFitCurrency(db: Db, organizationId: string, currency: string): Promise<void> {
+  if (decimalsOf(currency) !== 0) return;
+  const problems: string[] = [];
+  let after: { sort: string; id: string } | undefined;
+  for (;;) {
+    const forms = await listLiveForms(db, organizationId, FORMS_PAGE, after);
+    for (const form of forms) {
+      const fields = amountsWithDecimals(form.config, currency);
+      if (fields.length) problems.push(`form ${form.id} ("${form.config.title}"): ${fields.join(", ")}`);
+    }
+    if (forms.length < FORMS_PAGE) break;
+    const last = forms[forms.length - 1];
+    after = { sort: last.createdAt, id: last.id };
+  }
+  if (problems.length === 0) return;
+  const details = problems.slice(0, MAX_FORMS_NAMED);
+  if (problems.length > MAX_FORMS_NAMED) details.push(`and ${problems.length - MAX_FORMS_NAMED} more forms`);
+  throw new ApiError(
+    409,
+    `${currency} has no decimals, and these forms hold amounts with decimals: make them whole amounts (PUT /v1/forms/{id}) before changing the currency`,
+    details,
+  );
+}
+
 export function organizationRoutes(deps: AppDeps): RouteSpec[] {
   const load = (id: string) => loadCallerOrganization(deps, id);
   return [
@@ -151,12 +187,17 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, and CSV exports write dates in it. `logoUrl` (https) and `brandColor` (#RRGGBB) brand the receipts. `receiptReplyTo`, `receiptSubject` and `receiptMessage` are the receipts' defaults: a form with its own custom e-mail (`enableCustomEmail`) uses its own, every other form these, and without them the built-in text; null or an empty string clears one. `requireTwoFactor` makes Owners and Finance sign in to the dashboard with a TOTP code: one who has not set it up gets a session that reaches only the set-up (`/api/staff/two-factor/…`) and `/api/staff/me`, and 403 everywhere else, until they do.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs, and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). Changing to a currency without decimals while a live form holds an amount with decimals (12.50) is a 409 naming each such form and its fields (`oneTimeAmounts[0]`, `defaultAmount`, …): change those first. An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, and CSV exports write dates in it. `logoUrl` (https) and `brandColor` (#RRGGBB) brand the receipts. `receiptReplyTo`, `receiptSubject` and `receiptMessage` are the receipts' defaults: a form with its own custom e-mail (`enableCustomEmail`) uses its own, every other form these, and without them the built-in text; null or an empty string clears one. `requireTwoFactor` makes Owners and Finance sign in to the dashboard with a TOTP code: one who has not set it up gets a session that reaches only the set-up (`/api/staff/two-factor/…`) and `/api/staff/me`, and 403 everywhere else, until they do.",
       body: organizationUpdateSchema,
       rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }, TIME_ZONE_RULE],
       responses: {
         200: { description: "The new configuration", schema: organizationSchema },
         ...standardErrors,
+        409: {
+          description:
+            "A currency without decimals while live forms hold amounts with decimals: `details` names each form and field",
+          schema: errorSchema,
+        },
       },
       handler: async (c, { body }) => {
         const { organizationId, actor } = c.get("auth");
@@ -164,6 +205,8 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
         const nowMs = deps.now();
         // The change and its audit-log entry (the settings that changed, before and after) are one.
         const updated = await deps.store.db.transaction().execute(async (trx) => {
+          if (body.currency !== undefined && body.currency !== org.currency)
+            await checkFormsFitCurrency(trx, org.id, body.currency);
           const changed = await updateOrganization(
             trx,
             org.id,

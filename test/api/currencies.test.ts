@@ -156,6 +156,58 @@ describe(`organization currency (${dialect})`, () => {
     expect(changed.body).toMatchObject({ amount: 1500, currency: "JPY" });
   });
 
+  it("refuses a currency without decimals while a live form holds amounts with decimals (409 naming them)", async () => {
+    const org = await t.newOrg();
+    const asOrg = actingAs(org);
+    const fractional = await createForm(asOrg, {
+      ...validForms.standard(),
+      title: "Spring appeal",
+      oneTimeAmounts: [12.5, 30],
+      defaultAmount: 12.5,
+    });
+    const levels = await createForm(asOrg, {
+      ...validForms.givingLevel(),
+      title: "Circles",
+      givingLevels: [{ title: "Friend", amount: 50.25, description: "" }],
+    });
+    await createForm(asOrg, validForms.standard());
+    const deleted = await createForm(asOrg, { ...validForms.standard(), monthlyAmounts: [9.99] });
+    expect((await t.request("DELETE", `/v1/forms/${deleted}`, as(org))).status).toBe(200);
+
+    const refused = await t.request<{ error: string; details: string[] }>("PUT", "/v1/organization", {
+      ...as(org),
+      body: { currency: "JPY" },
+    });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body.error).toMatch(/^JPY has no decimals/);
+    expect(refused.body.details).toHaveLength(2);
+    expect(refused.body.details).toEqual(
+      expect.arrayContaining([
+        `form ${fractional} ("Spring appeal"): defaultAmount, oneTimeAmounts[0]`,
+        `form ${levels} ("Circles"): givingLevels[0].amount`,
+      ]),
+    );
+    const kept = await t.request<{ currency: string }>("GET", "/v1/organization", as(org));
+    expect(kept.body.currency).toBe("USD");
+
+    // Two decimals stay possible; once the amounts are whole, so is JPY.
+    const euro = await t.request("PUT", "/v1/organization", { ...as(org), body: { currency: "EUR" } });
+    expect(euro.status, euro.text).toBe(200);
+    for (const [id, body] of [
+      [fractional, { oneTimeAmounts: [15, 30], defaultAmount: 15 }],
+      [levels, { givingLevels: [{ title: "Friend", amount: 50, description: "" }] }],
+    ] as const) {
+      const res = await t.request("PUT", `/v1/forms/${id}`, { ...as(org), body });
+      expect(res.status, res.text).toBe(200);
+    }
+    const yen = await t.request<{ currency: string }>("PUT", "/v1/organization", {
+      ...as(org),
+      body: { currency: "JPY" },
+    });
+    expect(yen.status, yen.text).toBe(200);
+    expect(yen.body.currency).toBe("JPY");
+  });
+
   it("keeps the currency of gifts already made when the organization changes its own", async () => {
     const org = await t.newOrg();
     const asOrg = actingAs(org);
