@@ -35,6 +35,15 @@ export function messagesFor(language: Language, prefix: string): CompiledCatalog
   return out;
 }
 
+/** A message by a key made at run time (`checkout.line.<label>`); undefined when the catalog has none. */
+export function messageIfAny(language: Language): (key: string) => string | undefined {
+  const catalog: Partial<Record<string, CompiledCatalog[string]>> = compiledCatalog(language);
+  return (key) => {
+    const message = Object.hasOwn(catalog, key) ? catalog[key] : undefined;
+    return message === undefined ? undefined : formatMessage(message, {}, language);
+  };
+}
+
 /** A translator for server-rendered words. */
 export function translator(language: Language): (key: MessageKey, values?: MessageValues) => string {
   const catalog = compiledCatalog(language);

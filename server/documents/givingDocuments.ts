@@ -1,7 +1,8 @@
 import { formatMoney } from "../../shared/currency.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
+import { lineLabel } from "../../shared/i18n/lineLabel.js";
 import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
-import { translator } from "../i18n.js";
+import { messageIfAny, translator } from "../i18n.js";
 import type { Organization } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -66,6 +67,7 @@ export function receiptPdf(
   language: Language = DEFAULT_LANGUAGE,
 ): Promise<Buffer> {
   const tr = translator(language);
+  const say = messageIfAny(language);
   return renderPdf(
     {
       title: `${tr("doc.receipt")} ${p.id}`,
@@ -88,7 +90,9 @@ export function receiptPdf(
       for (const line of details.lines)
         row(
           doc,
-          line.quantity > 1 ? `${isolate(line.label)} x ${line.quantity}` : isolate(line.label),
+          line.quantity > 1
+            ? `${isolate(lineLabel(line, say))} x ${line.quantity}`
+            : isolate(lineLabel(line, say)),
           money(line.amountCents),
         );
       if (details.discountCents > 0)

@@ -3,9 +3,10 @@ import type { Frequency } from "../../shared/enums.js";
 import { escapeHtml } from "../../shared/html.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import type { MessageValues } from "../../shared/i18n/format.js";
+import { lineLabel } from "../../shared/i18n/lineLabel.js";
 import { directionOf, type Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
-import { translator } from "../i18n.js";
+import { messageIfAny, translator } from "../i18n.js";
 import { htmlParagraphs } from "./letter.js";
 import { qrContentId } from "./qrImages.js";
 
@@ -120,6 +121,7 @@ function capitalize(word: string): string {
 function compose(input: ReceiptInput) {
   const language = input.language ?? "en";
   const tr = translator(language);
+  const say = messageIfAny(language);
   const money = (cents: number) => formatMoney(cents, input.currency ?? "USD", language);
   const organization = input.organizationName;
   const event = input.formTitle;
@@ -162,7 +164,7 @@ function compose(input: ReceiptInput) {
     summary.push([tr("mail.receipt.next"), formatDate(input.nextBillingDate, language)]);
 
   const items: [string, string][] = input.lines.map((l) => [
-    l.quantity > 1 ? `${l.label} × ${l.quantity}` : l.label,
+    l.quantity > 1 ? `${lineLabel(l, say)} × ${l.quantity}` : lineLabel(l, say),
     money(l.amountCents),
   ]);
   if (input.discountCents > 0)

@@ -116,6 +116,31 @@ describe("the receipt e-mail", () => {
     expect(oneTime.text).not.toContain("Next payment");
   });
 
+  it("says the lines pricing wrote in the donor's language, and the organization's own labels as written", () => {
+    const r = renderReceipt(
+      base({
+        language: "de",
+        currency: "EUR",
+        frequency: "MONTHLY",
+        lines: [
+          { label: "Monthly donation", quantity: 1, amountCents: 2500, kind: "donation" },
+          { label: "Additional donation", quantity: 1, amountCents: 500, kind: "extra_donation" },
+          { label: "Donation", quantity: 2, amountCents: 1000, kind: "ticket" },
+        ],
+      }),
+    );
+    for (const part of [r.text, r.html]) {
+      expect(part).toContain("Monatliche Spende");
+      expect(part).toContain("Zusätzliche Spende");
+      expect(part).not.toContain("Monthly donation");
+      // A ticket the organization named "Donation" keeps its name.
+      expect(part).toContain("Donation × 2");
+    }
+    const es = renderReceipt(base({ language: "es" }));
+    expect(es.text).toContain("Donación");
+    expect(renderReceipt(base()).text).toMatch(/Donation\s+\$25\.50/);
+  });
+
   it("shows the card brand and last four digits only, never more", () => {
     const r = renderReceipt(
       base({ paymentMethod: { type: "card", brand: "mastercard", last4: "5555 5555 5555 4444" } }),

@@ -88,6 +88,21 @@ describe("a checkout page not in English", () => {
     expect(api.checkouts()[0].body.amount).toBe(25.5);
   });
 
+  it("names the gift line of the summary in its own words, and a giving level as the organization wrote it", async () => {
+    renderIn("es", { status: 201, body: {} });
+    await waitFor(() => expect(document.querySelector(".alm-summary dt")?.textContent).toBe("Donación"));
+    cleanup();
+    useLocale("es");
+    const api = fakeApi({
+      price: (order) => ({
+        total: Number(order.amount ?? 25),
+        lines: [{ kind: "donation", label: "Gold patron", unitPrice: 25, quantity: 1, amount: 25 }],
+      }),
+    });
+    renderCheckout(formView({ defaultAmount: 25 }), { api });
+    await waitFor(() => expect(document.querySelector(".alm-summary dt")?.textContent).toBe("Gold patron"));
+  });
+
   it("puts its own message at a field the server refused, and its own words in the alert", async () => {
     const say = translator("es");
     const { c } = renderIn("es", {

@@ -1,3 +1,4 @@
+import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import {
   AmountPicker,
   ExtraDonation,
@@ -92,7 +93,11 @@ function Summary({ c }: { c: Checkout }) {
           {q.lines.map((l) => (
             <div key={l.label} class="alm-line">
               <dt>
-                {l.label}
+                {
+                  // A line pricing labelled itself is said by its message (shared/i18n/lineLabel.ts); any
+                  // other label has none, so t() answers its key, which is the label once the prefix is cut.
+                  t(`checkout.line.${l.label}` as MessageKey).replace("checkout.line.", "")
+                }
                 {l.quantity > 1 ? ` × ${l.quantity}` : ""}
               </dt>
               <dd>{money(l.amount)}</dd>
