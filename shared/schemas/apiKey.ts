@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PERMISSIONS } from "../enums.js";
+import { requiredString } from "./common.js";
 
 /** API keys as the organization manages them over /v1/keys: made, listed, revoked; the secret shown once. */
 
@@ -26,7 +27,7 @@ export const apiKeyListSchema = z.object({
 });
 
 export const apiKeyCreateSchema = z.strictObject({
-  name: z.string().trim().min(1).max(100).meta({ description: "What the key is for" }),
+  name: requiredString(100).meta({ description: "What the key is for" }),
   permissions: z
     .array(permission)
     .min(1)

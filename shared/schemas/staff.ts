@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { emailAddress } from "./common.js";
+import { emailAddress, NOT_BLANK } from "./common.js";
 
 /** The organization's staff: who they are, their role, and the bodies of the sign-in endpoints. */
 
@@ -94,7 +94,7 @@ export const staffPasswordChangeBodySchema = z.strictObject({
 });
 
 export const staffPasswordResetBodySchema = z.strictObject({
-  email: z.string().trim().min(1).max(254),
+  email: z.string().trim().min(1).max(254).meta({ pattern: NOT_BLANK }),
 });
 
 export const staffPasswordResetCompleteBodySchema = z.strictObject({

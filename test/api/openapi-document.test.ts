@@ -218,6 +218,19 @@ describe(`the OpenAPI document (${dialect})`, () => {
     expect(remove.status).toBe(413);
   });
 
+  it("states that a text the server trims must not be blank: spaces alone are refused by both", async () => {
+    const cases: [string, Json, string | null | undefined][] = [
+      ["/v1/keys", { name: " ", permissions: ["forms:read"] }, undefined],
+      ["/api/staff/password-reset", { email: "  " }, null],
+    ];
+    for (const [path, body, key] of cases) {
+      const schema = op(path, "post").requestBody?.content["application/json"]?.schema ?? {};
+      expect(accepts(schema, body), path).toBe(false);
+      const res = await t.request("POST", path, { body, key, headers: { Origin: t.config.publicUrl } });
+      expect(res.status, path).toBe(400);
+    }
+  });
+
   it("states rules a schema cannot as x-rules, in the description too", () => {
     const create = op("/v1/forms", "post") as Operation & {
       "x-rules"?: { fields: string[] }[];
