@@ -22,6 +22,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/analytics/api-metrics",
+      operationId: "listApiMetrics",
       permission: "analytics:read",
       tags: ["Analytics"],
       summary: "List API request metrics",
@@ -66,6 +67,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/analytics/webhook-logs",
+      operationId: "listWebhookLogs",
       permission: "analytics:read",
       tags: ["Analytics"],
       summary: "List webhook delivery attempts",

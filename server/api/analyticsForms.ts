@@ -51,6 +51,7 @@ export function analyticsFormRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/analytics/forms",
+      operationId: "listFormTotals",
       permission: "analytics:read",
       tags: ["Analytics"],
       summary: "What each form raised",

@@ -164,6 +164,7 @@ export function analyticsSummaryRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/analytics/summary",
+      operationId: "getGivingSummary",
       permission: "analytics:read",
       tags: ["Analytics"],
       summary: "Summary of giving: totals, a day-by-day series, recurring gifts, payments to act on",

@@ -70,6 +70,7 @@ export function auditLogRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/audit-log",
+      operationId: "listAuditLog",
       permission: "organization:read",
       before: ownersOnly,
       tags: ["Audit log"],

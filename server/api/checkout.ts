@@ -172,6 +172,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/forms/{formId}",
+      operationId: "getPublicForm",
       auth: false,
       tags: ["Donor checkout (public)"],
       summary: "A form as donors see it, with a checkout link's prefill applied",
@@ -214,6 +215,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/forms/{formId}/overlay",
+      operationId: "getOverlayPermission",
       auth: false,
       tags: ["Donor checkout (public)"],
       summary: "Whether the calling site may open this form in the overlay",
@@ -250,6 +252,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/forms/{formId}/quote",
+      operationId: "quoteCheckout",
       auth: false,
       tags: ["Donor checkout (public)"],
       summary: "Price an order on the server",
@@ -285,6 +288,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/forms/{formId}/checkout",
+      operationId: "checkout",
       auth: false,
       tags: ["Donor checkout (public)"],
       summary: "Give or buy: charge the donor and record the payment, contact and subscription",
@@ -337,6 +341,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/forms/{formId}/checkout/{paymentId}/complete",
+      operationId: "completeCheckout",
       auth: false,
       tags: ["Donor checkout (public)"],
       summary: "Finish a checkout the donor confirmed with their bank (3-D Secure)",

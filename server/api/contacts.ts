@@ -92,6 +92,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/contacts",
+      operationId: "listContacts",
       permission: "contacts:read",
       tags,
       summary: "List contacts",
@@ -144,6 +145,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/contacts/{id}",
+      operationId: "getContact",
       permission: "contacts:read",
       tags,
       summary: "Get a contact",
@@ -163,6 +165,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/contacts",
+      operationId: "createContact",
       permission: "contacts:write",
       tags,
       summary: "Create a contact",
@@ -212,6 +215,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       defineRoute({
         method,
         path: "/v1/contacts/{id}",
+        operationId: method === "put" ? "updateContact" : "patchContact",
         permission: "contacts:write",
         tags,
         summary: method === "put" ? "Update a contact (partial)" : "Update a contact (partial; same as PUT)",

@@ -69,6 +69,7 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/donations",
+      operationId: "listDonations",
       permission: "donations:read",
       tags,
       summary: "List donations (deprecated)",
@@ -89,6 +90,7 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/donations/{id}",
+      operationId: "getDonation",
       permission: "donations:read",
       tags,
       summary: "Get a donation (deprecated)",

@@ -56,6 +56,7 @@ export function keyRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/keys",
+      operationId: "listApiKeys",
       permission: "organization:read",
       before: ownersOnly,
       tags,
@@ -78,6 +79,7 @@ export function keyRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/keys",
+      operationId: "createApiKey",
       permission: "organization:write",
       before: ownersOnly,
       answerHoldsSecret: true,
@@ -135,6 +137,7 @@ export function keyRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/v1/keys/{id}",
+      operationId: "revokeApiKey",
       permission: "organization:write",
       before: ownersOnly,
       tags,

@@ -230,6 +230,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/forms/{formID}/links",
+      operationId: "createLink",
       permission: "forms:write",
       tags,
       summary: "Create a prefilled checkout link",
@@ -268,6 +269,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/forms/{formID}/links",
+      operationId: "listLinks",
       permission: "forms:read",
       tags,
       summary: "List a form's checkout links",
@@ -307,6 +309,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/forms/{formID}/links/{linkID}",
+      operationId: "getLink",
       permission: "forms:read",
       tags,
       summary: "Get a checkout link",
@@ -323,6 +326,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "put",
       path: "/v1/forms/{formID}/links/{linkID}",
+      operationId: "replaceLink",
       permission: "forms:write",
       tags,
       summary: "Replace a checkout link",
@@ -353,6 +357,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
       defineRoute({
         method: "post",
         path: `/v1/forms/{formID}/links/{linkID}/${action}`,
+        operationId: `${action}Link`,
         permission: "forms:write",
         tags,
         summary: action === "activate" ? "Activate a checkout link" : "Deactivate a checkout link",
@@ -381,6 +386,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/v1/forms/{formID}/links/{linkID}",
+      operationId: "deleteLink",
       permission: "forms:write",
       tags,
       summary: "Delete a checkout link (permanently)",

@@ -107,6 +107,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/manage/{organizationId}/link",
+      operationId: "portalSendSignInLink",
       auth: false,
       idempotent: false,
       tags,
@@ -148,6 +149,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/manage/{organizationId}/session",
+      operationId: "portalSignIn",
       auth: false,
       idempotent: false,
       tags,
@@ -189,6 +191,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/manage/{organizationId}/logout",
+      operationId: "portalSignOut",
       auth: false,
       idempotent: false,
       tags,
@@ -207,6 +210,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/manage/{organizationId}/gifts",
+      operationId: "portalListGifts",
       auth: false,
       tags,
       summary: "The signed-in donor's gifts and recurring gifts",
@@ -239,6 +243,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "put",
       path: "/api/manage/{organizationId}/subscriptions/{id}",
+      operationId: "portalUpdateSubscription",
       auth: false,
       tags,
       summary: "Change, skip or cancel one of the donor's recurring gifts",
@@ -290,6 +295,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/manage/{organizationId}/subscriptions/{id}/payment-method-update-link",
+      operationId: "portalCreatePaymentMethodUpdateLink",
       auth: false,
       idempotent: false,
       tags,
@@ -340,6 +346,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/manage/{organizationId}/receipts/{paymentID}",
+      operationId: "portalDownloadReceipt",
       auth: false,
       tags,
       summary: "Download the receipt of one of the donor's payments (PDF)",
@@ -365,6 +372,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/manage/{organizationId}/statement",
+      operationId: "portalDownloadStatement",
       auth: false,
       tags,
       summary: "Download the donor's year-end giving statement (PDF)",

@@ -171,6 +171,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/organization",
+      operationId: "getOrganization",
       permission: "organization:read",
       tags: ["Organization"],
       summary: "Get the organization's configuration",
@@ -183,6 +184,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "put",
       path: "/v1/organization",
+      operationId: "updateOrganization",
       permission: "organization:write",
       tags: ["Organization"],
       summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",

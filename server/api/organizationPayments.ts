@@ -157,6 +157,7 @@ export function organizationPaymentRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/organization/payments",
+      operationId: "getPaymentProcessor",
       permission: "organization:read",
       tags: ["Organization"],
       summary: "Get the organization's payment processor",
@@ -168,6 +169,7 @@ export function organizationPaymentRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "put",
       path: "/v1/organization/payments/stripe",
+      operationId: "connectStripe",
       permission: "organization:write",
       idempotent: false,
       before: ownersOnly,
@@ -207,6 +209,7 @@ export function organizationPaymentRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/organization/payments/stripe/domains",
+      operationId: "registerWalletDomain",
       permission: "organization:write",
       before: ownersOnly,
       tags: ["Organization"],
@@ -231,6 +234,7 @@ export function organizationPaymentRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/v1/organization/payments/stripe",
+      operationId: "disconnectStripe",
       permission: "organization:write",
       before: ownersOnly,
       tags: ["Organization"],

@@ -18,6 +18,7 @@ export function paymentReceiptRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/payments/{id}/receipt",
+      operationId: "resendReceipt",
       permission: "donations:write",
       tags: ["Payments"],
       summary: "Send a payment's receipt again",

@@ -84,6 +84,7 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/payments",
+      operationId: "listPayments",
       permission: "donations:read",
       tags,
       summary: "List payments",
@@ -108,6 +109,7 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/payments/{id}",
+      operationId: "getPayment",
       permission: "donations:read",
       tags,
       summary: "Get a payment",
@@ -123,6 +125,7 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/payments/{id}/refund",
+      operationId: "refundPayment",
       permission: "donations:write",
       tags,
       summary: "Refund a payment, in full or in part",

@@ -38,6 +38,11 @@ export interface RouteSpec<
   method: Method;
   /** OpenAPI style: /v1/forms/{id} */
   path: string;
+  /**
+   * The operation's name in the OpenAPI document, unique among all routes: what a generated client calls
+   * the method (`listForms`, `getForm`). A stable name: renaming it breaks those clients.
+   */
+  operationId: string;
   permission?: Permission;
   /** false for the few public routes (the OpenAPI document itself). */
   auth?: boolean;
@@ -123,7 +128,11 @@ export function mountRoutes(
   routes: RouteSpec[],
   patterns: MountedPattern[],
 ): void {
+  const operationIds = new Set<string>();
   for (const route of routes) {
+    if (operationIds.has(route.operationId))
+      throw new Error(`Two routes have the operationId ${route.operationId}`);
+    operationIds.add(route.operationId);
     const honoPath = route.path.replace(/\{(\w+)\}/g, ":$1");
     app.on(route.method.toUpperCase(), honoPath, (c) => run(c, route, deps));
     registerDoc(app, route);
@@ -435,6 +444,7 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
   app.openAPIRegistry.registerPath({
     method: route.method,
     path: route.path,
+    operationId: route.operationId,
     tags: route.tags,
     summary: route.summary,
     description: route.rules?.length

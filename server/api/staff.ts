@@ -101,6 +101,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/setup",
+      operationId: "staffSetUpPassword",
       auth: false,
       idempotent: false,
       tags,
@@ -127,6 +128,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/login",
+      operationId: "staffSignIn",
       auth: false,
       idempotent: false,
       tags,
@@ -163,6 +165,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/logout",
+      operationId: "staffSignOut",
       auth: false,
       idempotent: false,
       tags,
@@ -182,6 +185,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/staff/me",
+      operationId: "staffGetMe",
       auth: false,
       tags,
       summary: "The signed-in person: organization, role and what it may do",

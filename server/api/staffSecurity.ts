@@ -97,6 +97,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/staff/two-factor",
+      operationId: "staffGetTwoFactor",
       auth: false,
       tags,
       summary: "Whether two-factor sign-in is on for the signed-in person",
@@ -119,6 +120,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/two-factor/enrolment",
+      operationId: "staffStartTwoFactorEnrolment",
       auth: false,
       idempotent: false,
       tags,
@@ -142,6 +144,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/two-factor/confirm",
+      operationId: "staffConfirmTwoFactor",
       auth: false,
       idempotent: false,
       tags,
@@ -173,6 +176,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/two-factor/disable",
+      operationId: "staffDisableTwoFactor",
       auth: false,
       idempotent: false,
       tags,
@@ -213,6 +217,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/two-factor/recovery-codes",
+      operationId: "staffRenewRecoveryCodes",
       auth: false,
       idempotent: false,
       tags,
@@ -248,6 +253,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/password",
+      operationId: "staffChangePassword",
       auth: false,
       idempotent: false,
       tags,
@@ -282,6 +288,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/password-reset",
+      operationId: "staffRequestPasswordReset",
       auth: false,
       idempotent: false,
       tags,
@@ -317,6 +324,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/password-reset/complete",
+      operationId: "staffCompletePasswordReset",
       auth: false,
       idempotent: false,
       tags,
@@ -352,6 +360,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/staff/sessions",
+      operationId: "staffListSessions",
       auth: false,
       tags,
       summary: "The signed-in person's sessions",
@@ -375,6 +384,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/api/staff/sessions/{id}",
+      operationId: "staffEndSession",
       auth: false,
       tags,
       summary: "End one of the signed-in person's sessions",

@@ -69,6 +69,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/api/staff/team",
+      operationId: "staffListTeam",
       auth: false,
       tags,
       summary: "The organization's members (Owner)",
@@ -91,6 +92,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/api/staff/invites",
+      operationId: "staffInvite",
       auth: false,
       idempotent: false,
       tags,
@@ -123,6 +125,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "patch",
       path: "/api/staff/team/{userId}",
+      operationId: "staffChangeRole",
       auth: false,
       idempotent: false,
       tags,
@@ -155,6 +158,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/api/staff/team/{userId}",
+      operationId: "staffRemoveMember",
       auth: false,
       tags,
       summary: "Remove a member from the organization (Owner)",

@@ -116,6 +116,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/subscriptions",
+      operationId: "listSubscriptions",
       permission: "subscriptions:read",
       tags,
       summary: "List subscriptions",
@@ -154,6 +155,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/subscriptions/{id}",
+      operationId: "getSubscription",
       permission: "subscriptions:read",
       tags,
       summary: "Get a subscription",
@@ -170,6 +172,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "put",
       path: "/v1/subscriptions/{id}",
+      operationId: "updateSubscription",
       permission: "subscriptions:write",
       tags,
       summary: "Cancel a subscription or change its amount",
@@ -202,6 +205,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/subscriptions/{id}/payment-method-update-link",
+      operationId: "createPaymentMethodUpdateLink",
       permission: "subscriptions:write",
       tags,
       summary: "Create a link for the donor to update the payment method",

@@ -29,6 +29,7 @@ export function testReceiptRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/organization/test-receipt",
+      operationId: "sendTestReceipt",
       permission: "organization:write",
       tags: ["Organization"],
       summary: "Send a test receipt",

@@ -101,6 +101,7 @@ export function ticketRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/forms/{formID}/tickets",
+      operationId: "listTickets",
       permission: "tickets:read",
       tags,
       summary: "List an event's tickets",
@@ -151,6 +152,7 @@ export function ticketRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/forms/{formID}/tickets/{code}",
+      operationId: "getTicket",
       permission: "tickets:read",
       tags,
       summary: "Get a ticket by its code",
@@ -168,6 +170,7 @@ export function ticketRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/forms/{formID}/tickets/{code}/check-in",
+      operationId: "checkInTicket",
       permission: "tickets:write",
       tags,
       summary: "Check a ticket in",
@@ -195,6 +198,7 @@ export function ticketRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/v1/forms/{formID}/tickets/{code}/check-in",
+      operationId: "undoTicketCheckIn",
       permission: "tickets:write",
       tags,
       summary: "Undo a ticket's check-in",

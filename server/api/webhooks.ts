@@ -113,6 +113,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/webhooks",
+      operationId: "createWebhook",
       permission: "webhooks:write",
       answerHoldsSecret: true,
       tags,
@@ -173,6 +174,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/webhooks",
+      operationId: "listWebhooks",
       permission: "webhooks:read",
       tags,
       summary: "List webhooks",
@@ -194,6 +196,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/webhooks/{id}",
+      operationId: "getWebhook",
       permission: "webhooks:read",
       tags,
       summary: "Get a webhook",
@@ -209,6 +212,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "put",
       path: "/v1/webhooks/{id}",
+      operationId: "updateWebhook",
       permission: "webhooks:write",
       tags,
       summary: "Update a webhook (partial)",
@@ -244,6 +248,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/webhooks/{id}/deliveries/{deliveryId}/resend",
+      operationId: "resendWebhookDelivery",
       permission: "webhooks:write",
       tags,
       summary: "Resend a delivery",
@@ -284,6 +289,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/webhooks/{id}/rotate-secret",
+      operationId: "rotateWebhookSecret",
       permission: "webhooks:write",
       answerHoldsSecret: true,
       tags,
@@ -326,6 +332,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/v1/webhooks/{id}",
+      operationId: "deleteWebhook",
       permission: "webhooks:write",
       tags,
       summary: "Delete a webhook (permanently)",

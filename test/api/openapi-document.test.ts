@@ -10,6 +10,7 @@ import { dialect, setupTestApp, type TestApp, validForms } from "../support/test
 
 type Json = Record<string, unknown>;
 interface Operation {
+  operationId?: string;
   parameters?: { name: string; in: string; schema: Json }[];
   requestBody?: { content: Record<string, { schema: Json }> };
   responses: Record<string, { headers?: Record<string, Json> }>;
@@ -229,6 +230,17 @@ describe(`the OpenAPI document (${dialect})`, () => {
       const res = await t.request("POST", path, { body, key, headers: { Origin: t.config.publicUrl } });
       expect(res.status, path).toBe(400);
     }
+  });
+
+  it("names every operation with a unique operationId, a generated client's method name", () => {
+    const ids = Object.values(paths).flatMap((methods) => Object.values(methods).map((o) => o.operationId));
+    expect(ids.length).toBeGreaterThan(80);
+    for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z]+$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(op("/v1/forms", "get").operationId).toBe("listForms");
+    expect(op("/v1/forms/{id}", "get").operationId).toBe("getForm");
+    expect(op("/v1/forms/{id}", "patch").operationId).toBe("patchForm");
+    expect(op("/v1/forms/{formID}/links/{linkID}/activate", "post").operationId).toBe("activateLink");
   });
 
   it("states rules a schema cannot as x-rules, in the description too", () => {

@@ -63,6 +63,7 @@ export function formPreviewRoutes(
     defineRoute({
       method: "post",
       path: "/v1/forms/preview",
+      operationId: "previewNewForm",
       permission: "forms:read",
       idempotent: false,
       tags: ["Forms"],
@@ -91,6 +92,7 @@ export function formPreviewRoutes(
     defineRoute({
       method: "post",
       path: "/v1/forms/{id}/preview",
+      operationId: "previewFormChanges",
       permission: "forms:read",
       idempotent: false,
       tags: ["Forms"],

@@ -121,6 +121,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "post",
       path: "/v1/forms",
+      operationId: "createForm",
       permission: "forms:write",
       tags: ["Forms"],
       summary: "Create a form",
@@ -186,6 +187,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/forms",
+      operationId: "listForms",
       permission: "forms:read",
       tags: ["Forms"],
       summary: "List forms",
@@ -221,6 +223,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "get",
       path: "/v1/forms/{id}",
+      operationId: "getForm",
       permission: "forms:read",
       tags: ["Forms"],
       summary: "Get a form",
@@ -248,6 +251,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
       defineRoute({
         method,
         path: "/v1/forms/{id}",
+        operationId: method === "put" ? "updateForm" : "patchForm",
         permission: "forms:write",
         tags: ["Forms"],
         summary: method === "put" ? "Update a form (partial)" : "Update a form (alias of PUT)",
@@ -323,6 +327,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
     defineRoute({
       method: "delete",
       path: "/v1/forms/{id}",
+      operationId: "deleteForm",
       permission: "forms:write",
       tags: ["Forms"],
       summary: "Delete a form (soft)",
