@@ -21,9 +21,14 @@ import { onDeliveriesQueued } from "./wake.js";
  * A pass claims due deliveries (one short transaction: the rows get this pass's token and a lease, their
  * attempt counter goes up, and each attempt gets a PENDING log row), then posts them concurrently outside
  * any transaction; outcomes are written in batches (one transaction per batch, the next batch gathering
- * while the previous one commits). A claim takes at most `perWebhook` rows of any one webhook, and skips
- * webhooks that already have that many attempts in flight here, so one slow receiver cannot take every
- * slot. Claims are those of every worker (store/claim.ts): a process that dies mid-attempt leaves its rows
+ * while the previous one commits). Attempts in flight in this process are capped so that slow receivers
+ * hold up only their own deliveries (`Caps`): per webhook, per organization and in all, with a few slots
+ * beyond the organization's and the process's shares for webhooks that have almost nothing in flight (a
+ * receiver that answers at once is never held up behind others that do not answer). A claim reads only
+ * due rows it may start (webhooks and organizations with no room left here are left out of the read, so
+ * their backlog does not crowd out the candidates), takes them oldest first while the caps allow, and
+ * claims again at once while room and due work remain. Claims are those of every worker (store/claim.ts): a
+ * process that dies mid-attempt leaves its rows
  * to the others once its heartbeat lapses (or its lease ends, if sooner); the next claim marks the
  * interrupted attempt FAILED and tries again: delivery is at least once.
  *
@@ -39,15 +44,54 @@ export interface DispatcherOptions {
   timeoutMs?: number;
   /** How long a claim holds its rows; must outlast an attempt. */
   leaseMs?: number;
-  /** Attempts in flight at once in this process, and per webhook. */
+  /** Attempts in flight in this process beyond which only webhooks with fewer than `reserved` in flight start more. */
   concurrency?: number;
+  /** Attempts in flight per webhook, whatever else is in flight. */
   perWebhook?: number;
+  /** Attempts in flight per organization beyond which only its webhooks with fewer than `reserved` start more. */
+  perOrganization?: number;
+  /** The few attempts a webhook may have in flight beyond `concurrency` and `perOrganization`. */
+  reserved?: number;
+  /** Attempts in flight in this process, and per organization, beyond which nothing more starts. */
+  maxInFlight?: number;
+  maxPerOrganization?: number;
   /** Longest time between polls. */
   pollMs?: number;
   policy?: TargetPolicy;
   /** Clock of leases, due times and records; default Date.now. */
   wallClock?: () => number;
   onError?: (err: unknown, context: string) => void;
+}
+
+/** How many attempts may be in flight in one process (DispatcherOptions). */
+export interface Caps {
+  perWebhook: number;
+  perOrganization: number;
+  concurrency: number;
+  reserved: number;
+  maxPerOrganization: number;
+  maxInFlight: number;
+}
+
+export const DEFAULT_CAPS: Caps = {
+  perWebhook: 64,
+  perOrganization: 128,
+  concurrency: 256,
+  reserved: 4,
+  maxPerOrganization: 256,
+  maxInFlight: 1024,
+};
+
+/**
+ * Whether one more attempt of a webhook may start, given what is in flight in this process: of the
+ * webhook, of its organization, in all. Within the shares (`perOrganization`, `concurrency`) any webhook
+ * below `perWebhook` starts; beyond them only a webhook with fewer than `reserved` in flight does, so
+ * receivers that do not answer fill the shares but never keep a webhook with little in flight waiting for
+ * their time limit. Nothing starts at `maxPerOrganization` or `maxInFlight`.
+ */
+export function mayStart(caps: Caps, hook: number, org: number, total: number): boolean {
+  if (total >= caps.maxInFlight || org >= caps.maxPerOrganization || hook >= caps.perWebhook) return false;
+  return (total < caps.concurrency && org < caps.perOrganization) || hook < caps.reserved;
 }
 
 interface Claimed {
@@ -79,6 +123,13 @@ const PRUNE_INTERVAL_MS = 3_600_000;
 /** Outcomes gather this long before they are written (one transaction for all of them). */
 const WRITE_DELAY_MS = 10;
 
+/** Adds `delta` to the count of `key`, dropping counts that reach 0. */
+function count(counts: Map<string, number>, key: string, delta: number): void {
+  const n = (counts.get(key) ?? 0) + delta;
+  if (n > 0) counts.set(key, n);
+  else counts.delete(key);
+}
+
 /** Exponential backoff with ±20% jitter, so many failures at once do not retry in lockstep. */
 function jittered(ms: number): number {
   return Math.round(ms * (0.8 + Math.random() * 0.4));
@@ -89,8 +140,7 @@ export class WebhookDispatcher {
   private readonly schedule: number[];
   private readonly timeoutMs: number;
   private readonly leaseMs: number;
-  private readonly concurrency: number;
-  private readonly perWebhook: number;
+  private readonly caps: Caps;
   private readonly pollMs: number;
   private readonly policy: TargetPolicy;
   private readonly wallClock: () => number;
@@ -107,6 +157,9 @@ export class WebhookDispatcher {
   private pruner: NodeJS.Timeout | undefined;
   private readonly inFlight = new Map<string, { controller: AbortController; done: Promise<void> }>();
   private readonly perHook = new Map<string, number>();
+  private readonly perOrg = new Map<string, number>();
+  /** The organization of each webhook with attempts in flight. */
+  private readonly hookOrg = new Map<string, string>();
   private outcomes: Outcome[] = [];
   private writing: Promise<void> | undefined;
 
@@ -115,13 +168,27 @@ export class WebhookDispatcher {
     this.schedule = opts.retryScheduleMs ?? opts.deps.config.webhookRetryScheduleMs;
     this.timeoutMs = opts.timeoutMs ?? ATTEMPT_TIMEOUT_MS;
     this.leaseMs = opts.leaseMs ?? this.timeoutMs + 5_000;
-    this.concurrency = opts.concurrency ?? 256;
-    this.perWebhook = opts.perWebhook ?? 64;
+    this.caps = {
+      perWebhook: opts.perWebhook ?? DEFAULT_CAPS.perWebhook,
+      perOrganization: opts.perOrganization ?? DEFAULT_CAPS.perOrganization,
+      concurrency: opts.concurrency ?? DEFAULT_CAPS.concurrency,
+      reserved: opts.reserved ?? DEFAULT_CAPS.reserved,
+      maxPerOrganization: opts.maxPerOrganization ?? DEFAULT_CAPS.maxPerOrganization,
+      maxInFlight: opts.maxInFlight ?? DEFAULT_CAPS.maxInFlight,
+    };
     this.pollMs = opts.pollMs ?? 1000;
     this.policy = opts.policy ?? { guard: opts.deps.config.webhookTargetGuard };
     this.wallClock = opts.wallClock ?? Date.now;
     if (this.leaseMs <= this.timeoutMs) throw new RangeError("leaseMs must be longer than timeoutMs");
-    if (!(this.concurrency >= 1 && this.perWebhook >= 1)) throw new RangeError("concurrency must be ≥ 1");
+    if (!Object.values(this.caps).every((n) => Number.isInteger(n) && n >= 1))
+      throw new RangeError("the in-flight caps must be whole numbers ≥ 1");
+    if (
+      this.caps.maxInFlight < this.caps.concurrency ||
+      this.caps.maxPerOrganization < this.caps.perOrganization
+    )
+      throw new RangeError(
+        "maxInFlight and maxPerOrganization must be at least concurrency and perOrganization",
+      );
     this.onError =
       opts.onError ??
       ((err, context) => console.error(`Almoner webhook dispatcher: ${context}: ${errorMessage(err)}`));
@@ -178,22 +245,23 @@ export class WebhookDispatcher {
   private runClaim(): void {
     this.timer = undefined;
     this.claimAgain = false;
-    let claimedAll = false;
     let claimedAny = false;
     this.claiming = (async () => {
-      const free = Math.min(MAX_CLAIM, this.concurrency - this.inFlight.size);
+      const free = Math.min(MAX_CLAIM, this.caps.maxInFlight - this.inFlight.size);
       if (free <= 0) return;
-      const batch = await this.claim(free);
-      claimedAny = batch.length > 0;
-      claimedAll = batch.length === free;
+      const { batch, taken } = await this.claim(free);
+      // Rows cancelled at claim time count as taken, so the due work behind them is claimed at once too.
+      claimedAny = taken > 0;
       for (const claimed of batch) this.launch(claimed);
     })()
       .catch((err) => this.onError(err, "claiming deliveries"))
       .finally(() => {
         this.claiming = undefined;
         if (this.stopped) return;
-        // A full claim may have left more behind; a completion will kick when a slot frees up.
-        if (this.claimAgain || (claimedAny && !claimedAll)) this.kick(0);
+        // A claim that took rows may have left more behind that may start (other webhooks' and
+        // organizations', behind a backlog that reached its caps): claim again until one takes nothing. At
+        // maxInFlight a completion kicks when a slot frees up.
+        if (this.claimAgain || (claimedAny && this.inFlight.size < this.caps.maxInFlight)) this.kick(0);
         else if (this.wallClock() < this.hotUntil) this.kick(HOT_POLL_MS);
         else this.kick(this.intervalMs);
       });
@@ -202,15 +270,17 @@ export class WebhookDispatcher {
   private launch(claimed: Claimed): void {
     const { delivery } = claimed;
     const controller = new AbortController();
-    this.perHook.set(delivery.webhook_id, (this.perHook.get(delivery.webhook_id) ?? 0) + 1);
+    count(this.perHook, delivery.webhook_id, 1);
+    count(this.perOrg, delivery.organization_id, 1);
+    this.hookOrg.set(delivery.webhook_id, delivery.organization_id);
     const done = this.attempt(claimed, controller.signal)
       .then((result) => this.record({ claimed, result, at: this.wallClock() }))
       .catch((err) => this.onError(err, `delivering ${delivery.id}`))
       .finally(() => {
         this.inFlight.delete(delivery.id);
-        const left = (this.perHook.get(delivery.webhook_id) ?? 1) - 1;
-        if (left > 0) this.perHook.set(delivery.webhook_id, left);
-        else this.perHook.delete(delivery.webhook_id);
+        count(this.perHook, delivery.webhook_id, -1);
+        count(this.perOrg, delivery.organization_id, -1);
+        if (!this.perHook.has(delivery.webhook_id)) this.hookOrg.delete(delivery.webhook_id);
         this.kick(REFILL_DELAY_MS);
       });
     this.inFlight.set(delivery.id, { controller, done });
@@ -234,7 +304,7 @@ export class WebhookDispatcher {
   // ---------------------------------------------------------------------------------------------
   // Claiming
 
-  private due(nowIso: string, busy: string[]) {
+  private due(nowIso: string, full: { hooks: string[]; orgs: string[] }) {
     return (eb: ExpressionBuilder<Database, "webhook_deliveries">) =>
       eb.and([
         eb("status", "=", "PENDING"),
@@ -245,41 +315,64 @@ export class WebhookDispatcher {
           "in",
           eb.selectFrom("webhooks").select("webhooks.id").where("webhooks.status", "=", "ACTIVE"),
         ),
-        ...(busy.length ? [eb("webhook_id", "not in", busy)] : []),
+        ...(full.hooks.length ? [eb("webhook_id", "not in", full.hooks)] : []),
+        ...(full.orgs.length ? [eb("organization_id", "not in", full.orgs)] : []),
       ]);
   }
 
-  private async claim(limit: number): Promise<Claimed[]> {
+  /**
+   * The webhooks and organizations none of whose due rows may start now (`mayStart`), to leave out of a
+   * claim's read. One with nothing in flight here may always start one (short of `maxInFlight`, which
+   * stops the claim before it reads), so only some of those with attempts in flight are named.
+   */
+  private full(): { hooks: string[]; orgs: string[] } {
+    const total = this.inFlight.size;
+    const orgs = new Set<string>();
+    for (const [org, n] of this.perOrg) if (!mayStart(this.caps, 0, n, total)) orgs.add(org);
+    const hooks: string[] = [];
+    for (const [hook, n] of this.perHook) {
+      const org = this.hookOrg.get(hook) ?? "";
+      if (!orgs.has(org) && !mayStart(this.caps, n, this.perOrg.get(org) ?? 0, total)) hooks.push(hook);
+    }
+    return { hooks, orgs: [...orgs] };
+  }
+
+  /**
+   * Claims at most `limit` due deliveries that may start (`mayStart`), oldest first; `taken` counts the
+   * rows claimed.
+   */
+  private async claim(limit: number): Promise<{ batch: Claimed[]; taken: number }> {
     const db = this.deps.store.db;
     const nowMs = this.wallClock();
     const nowIso = isoAt(nowMs);
     const lease = newLease(this.deps.processId, nowMs, this.leaseMs);
     const { token } = lease;
-    const busy = [...this.perHook].filter(([, n]) => n >= this.perWebhook).map(([id]) => id);
-    const due = this.due(nowIso, busy);
+    const due = this.due(nowIso, this.full());
     const set = {
       ...leaseColumns(lease),
       attempts: sql<number>`attempts + 1`,
       updated_at: nowIso,
     };
-    // Candidates, oldest first (an index range); then at most what is left of each webhook's share, so a
-    // backlog of one receiver leaves room for the others. Webhooks already at their share here are left out
-    // of the read, so their backlog does not crowd out the candidates.
+    // Candidates, oldest first (an index range); then, in that order, those the caps let start, counting
+    // each one taken, so a backlog of one receiver leaves room for the others.
     const candidates = (q: Db) =>
       q
         .selectFrom("webhook_deliveries")
-        .select(["id", "webhook_id"])
+        .select(["id", "webhook_id", "organization_id"])
         .where(due)
         .orderBy("next_attempt_at")
         .orderBy("id")
         .limit(Math.min(MAX_CANDIDATES, limit * 4));
-    const pick = (rows: { id: string; webhook_id: string }[]): string[] => {
-      const share = new Map<string, number>();
+    const pick = (rows: { id: string; webhook_id: string; organization_id: string }[]): string[] => {
+      const hooks = new Map(this.perHook);
+      const orgs = new Map(this.perOrg);
       const wanted: string[] = [];
       for (const c of rows) {
-        const taken = share.get(c.webhook_id) ?? this.perHook.get(c.webhook_id) ?? 0;
-        if (taken >= this.perWebhook) continue;
-        share.set(c.webhook_id, taken + 1);
+        const total = this.inFlight.size + wanted.length;
+        if (!mayStart(this.caps, hooks.get(c.webhook_id) ?? 0, orgs.get(c.organization_id) ?? 0, total))
+          continue;
+        count(hooks, c.webhook_id, 1);
+        count(orgs, c.organization_id, 1);
         wanted.push(c.id);
         if (wanted.length === limit) break;
       }
@@ -288,17 +381,17 @@ export class WebhookDispatcher {
     const postgres = this.deps.store.dialect === "postgres";
     // SQLite: read without locks, then claim in one UPDATE (one statement is one write; `due` is checked again in it).
     const unlocked = postgres ? [] : pick(await candidates(db).execute());
-    if (!postgres && unlocked.length === 0) return [];
+    if (!postgres && unlocked.length === 0) return { batch: [], taken: 0 };
 
     const logIdOf = new Map<string, string>();
-    const rows = await db.transaction().execute(async (trx) => {
+    const claim = await db.transaction().execute(async (trx) => {
       let wanted = unlocked;
       if (postgres) {
         // Lock the candidates, skipping rows other processes hold, then claim exactly the chosen ones (see
         // server/billing/worker.ts for why not one UPDATE … IN (SELECT … FOR UPDATE SKIP LOCKED)). The
         // locks on candidates not chosen end with this short transaction.
         wanted = pick(await candidates(trx).forUpdate().skipLocked().execute());
-        if (wanted.length === 0) return [];
+        if (wanted.length === 0) return { rows: [], hooks: [], taken: 0 };
       }
       const claimed = await trx
         .updateTable("webhook_deliveries")
@@ -307,13 +400,19 @@ export class WebhookDispatcher {
         .where(due)
         .returningAll()
         .execute();
-      if (claimed.length === 0) return [];
+      if (claimed.length === 0) return { rows: [], hooks: [], taken: 0 };
+      const hooks = await trx
+        .selectFrom("webhooks")
+        .select(["id", "url", "secret", "previous_secret", "previous_secret_expires_at"])
+        .where("id", "in", [...new Set(claimed.map((r) => r.webhook_id))])
+        .execute();
+      const rows = claimed;
       // Interrupted attempts are closed before this claim's own attempts are logged.
       await this.closeInterrupted(trx, claimed, nowIso);
       await trx
         .insertInto("webhook_logs")
         .values(
-          claimed.map((r) => ({
+          rows.map((r) => ({
             id: `log_${ulid(nowMs)}`,
             organization_id: r.organization_id,
             webhook_id: r.webhook_id,
@@ -334,28 +433,22 @@ export class WebhookDispatcher {
         .then((logs) => {
           for (const log of logs) logIdOf.set(log.delivery_id, log.id);
         });
-      return claimed;
+      return { rows, hooks, taken: claimed.length };
     });
-    if (rows.length === 0) return [];
+    const { rows, hooks, taken } = claim;
+    if (rows.length === 0) return { batch: [], taken };
     rows.sort((a, b) => a.next_attempt_at.localeCompare(b.next_attempt_at) || a.id.localeCompare(b.id));
 
-    const [events, hooks] = await Promise.all([
-      db
-        .selectFrom("outbox_events")
-        .select(["id", "type", "data", "created_at"])
-        .where("id", "in", [...new Set(rows.map((r) => r.event_id))])
-        .execute(),
-      db
-        .selectFrom("webhooks")
-        .select(["id", "url", "secret", "previous_secret", "previous_secret_expires_at"])
-        .where("id", "in", [...new Set(rows.map((r) => r.webhook_id))])
-        .execute(),
-    ]);
+    const events = await db
+      .selectFrom("outbox_events")
+      .select(["id", "type", "data", "created_at"])
+      .where("id", "in", [...new Set(rows.map((r) => r.event_id))])
+      .execute();
     // A rotated-out secret's overlap is judged by the app's clock, which set its end (api/webhooks.ts).
     const overlapIso = isoAt(this.deps.now());
     const eventById = new Map(events.map((e) => [e.id, e]));
     const hookById = new Map(hooks.map((h) => [h.id, h]));
-    return rows.flatMap((delivery) => {
+    const batch = rows.flatMap((delivery) => {
       const event = eventById.get(delivery.event_id);
       const hook = hookById.get(delivery.webhook_id);
       const logId = logIdOf.get(delivery.id);
@@ -372,6 +465,7 @@ export class WebhookDispatcher {
         secrets.push(hook.previous_secret);
       return [{ delivery, logId, token, url: hook.url, secrets, body }];
     });
+    return { batch, taken };
   }
 
   /** Attempts whose process died before recording an outcome: FAILED in the log and in the counts. */

@@ -23,9 +23,13 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 export const WEBHOOK_USER_AGENT = "Almoner-Webhooks/1";
 
+/**
+ * No limit of sockets per host: the dispatcher bounds the attempts in flight, and a limit here would queue a
+ * receiver's attempts behind other webhooks' unanswered ones on the same host (a shared integration service).
+ */
 const agents = {
-  "http:": new http.Agent({ keepAlive: true, maxSockets: 256 }),
-  "https:": new https.Agent({ keepAlive: true, maxSockets: 256 }),
+  "http:": new http.Agent({ keepAlive: true, maxFreeSockets: 256 }),
+  "https:": new https.Agent({ keepAlive: true, maxFreeSockets: 256 }),
 };
 
 const ERROR_BODY_BYTES = 200;

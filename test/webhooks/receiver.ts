@@ -61,8 +61,8 @@ export interface Receiver {
 export interface ReceiverOptions {
   /** Status to answer the n-th request (0-based) with; default 200. */
   status?: (n: number, body: Envelope) => number;
-  /** Milliseconds to wait before answering; default 0. */
-  delayMs?: (n: number) => number;
+  /** Milliseconds to wait before answering the n-th request (0-based); default 0. */
+  delayMs?: (n: number, body: Envelope) => number;
   /** Extra headers of the answer (e.g. Location). */
   headers?: Record<string, string>;
 }
@@ -110,7 +110,7 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
         res.writeHead(answered, opts.headers).end(answered >= 400 ? "nope" : "ok");
         entry.acked = true;
       };
-      const delay = opts.delayMs ? opts.delayMs(index) : 0;
+      const delay = opts.delayMs ? opts.delayMs(index, body) : 0;
       if (delay > 0) setTimeout(answer, delay);
       else answer();
     });

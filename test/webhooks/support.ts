@@ -1,4 +1,4 @@
-import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
+import { type DispatcherOptions, WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { setupTestApp, type TestApp } from "../support/testApp.js";
 import type { Receiver } from "./receiver.js";
 
@@ -18,6 +18,8 @@ export async function setupWebhookTest(
     timeoutMs?: number;
     env?: Record<string, string>;
     start?: boolean;
+    /** Other dispatcher settings (the in-flight caps). */
+    dispatcher?: Partial<Omit<DispatcherOptions, "deps">>;
   } = {},
 ): Promise<WebhookTest> {
   const t = await setupTestApp({
@@ -34,6 +36,7 @@ export async function setupWebhookTest(
     timeoutMs: opts.timeoutMs,
     perWebhook: 8,
     pollMs: 20,
+    ...opts.dispatcher,
   });
   if (opts.start !== false) dispatcher.start(20);
   return {
