@@ -31,6 +31,12 @@ export type MessageType = (typeof MESSAGE_TYPES)[number];
 /** The query parameter that carries the embed instance id into the iframe's page. */
 export const EMBED_ID_PARAM = "embedId";
 export const EMBED_ID_PATTERN = /^[\w-]{1,64}$/;
+/**
+ * The query parameter naming the origin of the page that framed the checkout, which the checkout's own
+ * language links carry in embed mode (such a link reloads the iframe, whose referrer is then the form
+ * host). The server takes it only from a request whose Referer is the form host itself.
+ */
+export const PARENT_ORIGIN_PARAM = "parentOrigin";
 export const MAX_EMBED_HEIGHT = 100_000;
 
 interface Envelope<T extends MessageType> {

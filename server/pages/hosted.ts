@@ -4,6 +4,7 @@ import { h } from "preact";
 import { renderToString } from "preact-render-to-string";
 import { escapeHtml } from "../../shared/html.js";
 import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
+import { PARENT_ORIGIN_PARAM } from "../../shared/messages.js";
 import { quoteRequestSchema } from "../../shared/schemas/checkout.js";
 import { App } from "../../widget/app/App.js";
 import { setLocale } from "../../widget/app/locale.js";
@@ -35,6 +36,7 @@ import { page } from "./layout.js";
  *   embed=1       iframe mode: no page chrome, and the page may be framed by any site (only `1` or
  *                 `true` turn it on; `embed=0` does not);
  *   embedId       the embed instance id given by the loader or the overlay (messages in shared/messages.ts);
+ *   parentOrigin  in embed mode, the framing page's origin, named by the page's language links (framingOrigin);
  *   overlay=1     set by the overlay script (the modal has its own close button): the page may then be
  *                 framed only by the organization's own sites (its organizationBaseURLs), so no other
  *                 tenant's overlay can show this form in its pages;
@@ -107,6 +109,8 @@ interface CheckoutPage {
   quote: Boot["quote"];
   url: string;
   embed: boolean;
+  /** In embed mode, the origin of the page that framed the checkout, if known (`framingOrigin`). */
+  parentOrigin?: string;
   nonce: string;
   brand: string;
 }
@@ -152,7 +156,7 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 <noscript><p class="alm-noscript">This checkout needs JavaScript: turn it on to give.</p></noscript>
 ${languageSwitcher(p.language, p.query)}
 <main id="almoner-app">${body}</main>
-<script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote, language: p.language, messages } satisfies Boot)}</script>
+<script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote, language: p.language, messages, ...(p.parentOrigin ? { parentOrigin: p.parentOrigin } : {}) } satisfies Boot)}</script>
 </body>
 </html>`;
 }
@@ -293,6 +297,7 @@ async function render(
     }),
   );
   const path = config.formType === "EVENT" ? "attend" : "donate";
+  const parentOrigin = framingOrigin(c, deps, embed);
   return {
     status: 200,
     language,
@@ -302,13 +307,53 @@ async function render(
       view,
       quote: await initialQuote(deps, view),
       language,
-      query: new URL(c.req.url).search,
+      query: linkQuery(c, parentOrigin),
+      parentOrigin,
       url: `${deps.config.publicUrl}/${path}/${form.id}`,
       embed,
       nonce,
       brand: /^#[0-9A-Fa-f]{6}$/.test(config.color) ? config.color : "#3B82F6",
     }),
   };
+}
+
+/** `value` if it is exactly an http(s) origin (scheme, host, optional port: nothing more), else undefined. */
+function exactOrigin(value: string | undefined): string | undefined {
+  try {
+    const origin = new URL(value ?? "").origin;
+    return /^https?:/.test(origin) && origin === value ? origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * In embed mode, the origin of the page that framed the checkout, which the checkout sends its messages to
+ * (shared/messages.ts). As the framing page loaded the iframe, that is the Referer's origin. The page's
+ * language links reload it inside the iframe, and the Referer is then this host: so those links name the
+ * framing page's origin (PARENT_ORIGIN_PARAM), and a page whose Referer is this host takes the origin its
+ * query names. A wrong name only stops the messages: they go to the parent window alone, which the browser
+ * delivers them to only if it is of that origin, and they carry no donor data.
+ */
+function framingOrigin(c: Context<AppEnv>, deps: AppDeps, embed: boolean): string | undefined {
+  if (!embed) return undefined;
+  const url = new URL(c.req.url);
+  let referrer: string | undefined;
+  try {
+    referrer = new URL(c.req.header("Referer") ?? "").origin;
+  } catch {
+    return undefined;
+  }
+  if (referrer !== url.origin && referrer !== new URL(deps.config.publicUrl).origin)
+    return exactOrigin(referrer);
+  return exactOrigin(c.req.query(PARENT_ORIGIN_PARAM));
+}
+
+/** The query string the page's own links keep, naming the framing page's origin when there is one. */
+function linkQuery(c: Context<AppEnv>, parentOrigin: string | undefined): string {
+  const url = new URL(c.req.url);
+  if (parentOrigin) url.searchParams.set(PARENT_ORIGIN_PARAM, parentOrigin);
+  return url.search;
 }
 
 const EXPLICITLY_ON = new Set(["1", "true"]);

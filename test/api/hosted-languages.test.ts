@@ -62,6 +62,35 @@ describe(`hosted page languages (${dialect})`, () => {
     await t.request("PUT", "/v1/organization", { body: { language: "en" } });
   });
 
+  it("in embed mode, names the framing page's origin to the checkout and in its language links", async () => {
+    const site = "https://site.example";
+    const host = "http://localhost";
+    const framed = await page("?embed=1&embedId=e1", { Referer: `${site}/giving?x=1` });
+    expect(framed.boot.parentOrigin).toBe(site);
+    expect(framed.html).toMatch(
+      /<a href="\?embed=1&#38;embedId=e1&#38;parentOrigin=https%3A%2F%2Fsite\.example&#38;lang=de" hreflang="de"/,
+    );
+    // Reached through such a link, the Referer is the form host: the origin the query names is kept.
+    const named = (origin: string) =>
+      page(`?embed=1&embedId=e1&parentOrigin=${encodeURIComponent(origin)}&lang=de`, {
+        Referer: `${host}/donate/${formId}?embed=1`,
+      });
+    const switched = await named(site);
+    expect(switched.boot.parentOrigin).toBe(site);
+    expect(switched.html).toContain("parentOrigin=https%3A%2F%2Fsite.example&#38;lang=fr");
+    // Only exactly an http(s) origin; and another site's Referer wins over what the query names.
+    for (const bad of ["*", "null", `${site}/`, `${site}/path`, "javascript:alert(1)", "data:,x", ""])
+      expect((await named(bad)).boot.parentOrigin, bad).toBeUndefined();
+    const other = await page(`?embed=1&parentOrigin=${encodeURIComponent("https://evil.example")}`, {
+      Referer: `${site}/`,
+    });
+    expect(other.boot.parentOrigin).toBe(site);
+    // Outside embed mode nothing is named.
+    const plain = await page("", { Referer: `${site}/` });
+    expect(plain.boot.parentOrigin).toBeUndefined();
+    expect(plain.html).not.toContain("parentOrigin");
+  });
+
   it("lays Arabic out right to left", async () => {
     const { html } = await page("?lang=ar");
     expect(html).toContain('<html lang="ar" dir="rtl">');

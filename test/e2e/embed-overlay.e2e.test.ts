@@ -213,6 +213,35 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
     }
   });
 
+  it("after the donor switches language inside the embed, the iframe still follows the checkout's height", async () => {
+    const form = await createForm("Library Fund");
+    site.page("/embed-languages", hostPage(`<h1>Support the library</h1>${form.embedHTML}`));
+    const { page, errors } = await openPage();
+    try {
+      await page.goto(`${site.origin}/embed-languages`, { waitUntil: "load" });
+      const selector = "iframe[data-almoner-form]";
+      const frame = await checkoutFrame(page, selector);
+      await waitForFit(page, frame, selector);
+      // A language link reloads the iframe's page: its referrer is then the form host, not this site.
+      await frame.getByRole("link", { name: "Deutsch" }).click();
+      await frame.waitForURL(/[?&]lang=de/);
+      await frame.getByText("Ihre Angaben").waitFor();
+      const before = await waitForFit(page, frame, selector);
+      await frame.evaluate(() => {
+        const spacer = document.createElement("div");
+        spacer.style.height = "300px";
+        document.querySelector(".alm")?.append(spacer);
+      });
+      await expect
+        .poll(async () => (await sizing(page, frame, selector)).outer)
+        .toBeGreaterThan(before.outer + 299);
+      await waitForFit(page, frame, selector);
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   describe("overlay", () => {
     let formId: string;
     let linkUrl: string;
@@ -298,6 +327,24 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
         expect(await page.evaluate(() => getComputedStyle(document.documentElement).overflow)).toBe(
           "visible",
         );
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+
+    it("after the donor switches language inside the checkout, Escape there still closes the overlay", async () => {
+      const { page, errors } = await openPage();
+      try {
+        await page.goto(`${site.origin}/give?donate&formid=${formId}`, { waitUntil: "load" });
+        const frame = await checkoutFrame(page, `${dialogSelector} iframe`);
+        await frame.getByRole("link", { name: "Español" }).click();
+        await frame.waitForURL(/[?&]lang=es/);
+        await frame.getByText("Tus datos").waitFor();
+        await frame.getByLabel("Nombre").first().focus();
+        await page.keyboard.down("Escape");
+        await page.locator(".almoner-overlay").waitFor({ state: "detached", timeout: 5_000 });
+        expect(page.url()).toBe(`${site.origin}/give`);
         expect(errors).toEqual([]);
       } finally {
         await page.close();

@@ -11,7 +11,8 @@ import type { Boot } from "./view.js";
  * The checkout app's browser entry (dist/widget/app.js). The hosted page holds the form's HTML, rendered on
  * the server, and the data it was rendered from as JSON; this takes over that HTML without a second fetch.
  * In an iframe (`?embed=1&embedId=…`; the overlay adds `overlay=1`) it reports its height, forwards Escape
- * and says `ready` and `checkout-complete` to the framing page (shared/messages.ts), to the referrer's origin only.
+ * and says `ready` and `checkout-complete` to the framing page (shared/messages.ts), to its origin only: the one the
+ * server names in the boot data, else the referrer's.
  */
 
 const root = document.getElementById("almoner-app");
@@ -31,7 +32,7 @@ if (root && data) {
   }
   const embedId = params.get(EMBED_ID_PARAM);
   const framed = !!embedId && EMBED_ID_PATTERN.test(embedId);
-  const send = framed && embedId ? hostMessenger(embedId) : undefined;
+  const send = framed && embedId ? hostMessenger(embedId, boot.parentOrigin) : undefined;
   const c = createCheckout(boot, {
     utm,
     elementId: params.get("elementid")?.slice(0, 100) || undefined,
@@ -39,7 +40,7 @@ if (root && data) {
   });
   takeOver(root, c, params.has("embed"));
   if (send && embedId) {
-    connectToHost(embedId);
+    connectToHost(embedId, boot.parentOrigin);
     send({ type: "ready" });
   }
 }

@@ -52,6 +52,8 @@ export interface Boot {
   /** The page's language (BCP 47) and its compiled `checkout.*` messages; absent: English keys. */
   language?: string;
   messages?: CompiledCatalog;
+  /** In embed mode, the origin of the page that framed the checkout, when the server knows it. */
+  parentOrigin?: string;
 }
 
 /** The frequency's name ("Monthly"), its "per" suffix ("/month", none for one-time), its adverb ("monthly"). */

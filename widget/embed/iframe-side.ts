@@ -7,8 +7,9 @@ import {
 
 /**
  * The checkout's side of the page ↔ iframe messages (table in shared/messages.ts). Every message goes to
- * one explicit origin: `parentOrigin`, by default the origin of `document.referrer` (the page that
- * framed the checkout); without either nothing is sent, since a message must never go to "*". Nothing
+ * one explicit origin: `parentOrigin` (the framing page's origin as the server found it, which survives the
+ * checkout reloading itself in another language), by default the origin of `document.referrer` (the page
+ * that framed the checkout); without either nothing is sent, since a message must never go to "*". Nothing
  * is sent either when the page is not framed.
  */
 
