@@ -2,6 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import { HTTPException } from "hono/http-exception";
+import { z } from "zod";
 import { analyticsRoutes } from "./api/analytics.js";
 import { analyticsFormRoutes } from "./api/analyticsForms.js";
 import { analyticsSummaryRoutes } from "./api/analyticsSummary.js";
@@ -21,7 +22,7 @@ import { organizationPaymentRoutes } from "./api/organizationPayments.js";
 import { paymentReceiptRoutes } from "./api/paymentReceipts.js";
 import { paymentRoutes } from "./api/payments.js";
 import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
-import { type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
+import { defineRoute, type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
 import { staffRoutes } from "./api/staff.js";
 import { staffSecurityRoutes } from "./api/staffSecurity.js";
 import { staffTeamRoutes } from "./api/staffTeam.js";
@@ -63,7 +64,34 @@ export function createApp(deps: AppDeps) {
 
   app.get("/health", (c) => c.json({ status: "ok" }));
 
-  app.get("/v1/openapi.json", (c) => c.json(openApiDocument()));
+  // The document itself: public, so mounted before the API key gate of /v1.
+  mountRoutes(
+    app,
+    deps,
+    [
+      defineRoute({
+        method: "get",
+        path: "/v1/openapi.json",
+        operationId: "getOpenApiDocument",
+        auth: false,
+        tags: ["Documentation"],
+        summary: "This OpenAPI 3.1 document",
+        description: "Needs no API key. The same document, as a page, is at `/docs`.",
+        responses: {
+          200: {
+            description: "The OpenAPI 3.1 document",
+            schema: z.looseObject({
+              openapi: z.string().meta({ example: "3.1.0" }),
+              info: z.looseObject({ title: z.string(), version: z.string() }),
+              paths: z.record(z.string(), z.unknown()),
+            }),
+          },
+        },
+        handler: (c) => c.json(openApiDocument()),
+      }),
+    ],
+    patterns,
+  );
   // The reference page: its own inline styles only, no scripts, never framed.
   app.get("/docs", (c) =>
     c.html(renderDocsPage(openApiDocument() as unknown as Record<string, unknown>), 200, {

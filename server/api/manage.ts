@@ -353,7 +353,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       params: receiptParams,
       query: portalDocumentQuerySchema,
       responses: {
-        200: { description: "The receipt, `application/pdf`" },
+        200: { description: "The receipt", file: "application/pdf" },
         400: invalid,
         401: noSession,
         404: e("No such payment of this donor"),
@@ -379,7 +379,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       params: orgParams,
       query: portalStatementQuerySchema,
       responses: {
-        200: { description: "The statement, `application/pdf`" },
+        200: { description: "The statement", file: "application/pdf" },
         400: invalid,
         401: noSession,
         404: noOrg,

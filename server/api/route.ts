@@ -70,6 +70,8 @@ export interface RouteSpec<
       headers?: Record<string, string>;
       /** The answer also comes as `text/csv` (a list's export, csvExport.ts): what the CSV holds. */
       csv?: string;
+      /** The answer is a file of this media type (`application/pdf`), not JSON. */
+      file?: string;
     }
   >;
   /** An empty request body stands for `{}` (every field of the body is optional). */
@@ -122,13 +124,17 @@ export interface MountedPattern {
   methods: Set<string>;
 }
 
+/** The operationIds an app's routes took so far: each names one operation only. */
+const operationIdsOf = new WeakMap<OpenAPIHono<AppEnv>, Set<string>>();
+
 export function mountRoutes(
   app: OpenAPIHono<AppEnv>,
   deps: AppDeps,
   routes: RouteSpec[],
   patterns: MountedPattern[],
 ): void {
-  const operationIds = new Set<string>();
+  const operationIds = operationIdsOf.get(app) ?? new Set<string>();
+  operationIdsOf.set(app, operationIds);
   for (const route of routes) {
     if (operationIds.has(route.operationId))
       throw new Error(`Two routes have the operationId ${route.operationId}`);
@@ -430,6 +436,7 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
     responses[status] = {
       description: res.description,
       headers,
+      ...(res.file ? { content: { [res.file]: { schema: z.string().meta({ format: "binary" }) } } } : {}),
       ...(res.schema
         ? {
             content: {

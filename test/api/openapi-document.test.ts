@@ -79,7 +79,8 @@ describe(`the OpenAPI document (${dialect})`, () => {
           expect(method, where).toBe("post");
           expect(Object.keys(o.responses), where).toEqual(expect.arrayContaining(["409", "422"]));
         } else expect(Object.keys(o.responses), where).not.toContain("422");
-        if (path.startsWith("/v1/")) {
+        // Every /v1 operation but the public document itself takes a key, and has its budget.
+        if (path.startsWith("/v1/") && path !== "/v1/openapi.json") {
           expect(Object.keys(o.responses["429"]?.headers ?? {}), where).toEqual(
             expect.arrayContaining([
               "Retry-After",
@@ -241,6 +242,23 @@ describe(`the OpenAPI document (${dialect})`, () => {
     expect(op("/v1/forms/{id}", "get").operationId).toBe("getForm");
     expect(op("/v1/forms/{id}", "patch").operationId).toBe("patchForm");
     expect(op("/v1/forms/{formID}/links/{linkID}/activate", "post").operationId).toBe("activateLink");
+  });
+
+  it("documents itself, and the PDF answers as files", async () => {
+    const self = op("/v1/openapi.json", "get") as Operation & { security?: unknown[] };
+    expect(self.security).toEqual([]);
+    const answer = (self.responses["200"] as { content: Record<string, { schema: Json }> }).content;
+    const served = await t.request("GET", "/v1/openapi.json", { key: null });
+    expect(accepts(answer["application/json"]?.schema ?? {}, served.body)).toBe(true);
+    for (const path of [
+      "/api/manage/{organizationId}/receipts/{paymentID}",
+      "/api/manage/{organizationId}/statement",
+    ]) {
+      const ok = op(path, "get").responses["200"] as { content?: Record<string, { schema: Json }> };
+      expect(ok.content, path).toEqual({
+        "application/pdf": { schema: { type: "string", format: "binary" } },
+      });
+    }
   });
 
   it("states rules a schema cannot as x-rules, in the description too", () => {
