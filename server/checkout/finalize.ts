@@ -13,6 +13,7 @@ import {
 } from "../payments/transition.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
+import { nextChargeAt } from "../wire/subscription.js";
 
 /**
  * What the donor's page is told once a checkout's outcome is recorded (payments/transition.ts): the
@@ -63,7 +64,7 @@ export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null)
           id: sub.id,
           amount: centsToDollars(Number(sub.amount_cents)),
           frequency: sub.frequency,
-          nextBillingDate: wireTime(sub.next_billing_at),
+          nextBillingDate: wireTime(nextChargeAt(sub) ?? sub.next_billing_at),
         }
       : null,
   };

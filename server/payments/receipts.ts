@@ -9,6 +9,7 @@ import { getOrganization, type Organization } from "../store/organizations.js";
 import { paymentDetails, paymentWithGift, type Tribute } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable, TicketsTable } from "../store/schema.js";
 import { ticketsOfPayment } from "../store/tickets.js";
+import { nextChargeAt } from "../wire/subscription.js";
 import { portalUrl } from "./portalUrl.js";
 import { receiptEmailSettings } from "./receiptSettings.js";
 
@@ -61,7 +62,7 @@ export async function receiptOutboxRow(
       brand: row.card_brand ?? undefined,
       last4: row.last4 ?? "",
     },
-    nextBillingDate: sub && sub.status === "ACTIVE" ? sub.next_billing_at : null,
+    nextBillingDate: sub ? nextChargeAt(sub) : null,
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
     portalUrl: portalUrl(at.publicUrl, row.organization_id, { language: d.language }),
     currency: row.currency,

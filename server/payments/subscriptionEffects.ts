@@ -22,7 +22,8 @@ import type { ChargeOrigin } from "./chargeKey.js";
  * - a checkout's first payment that went through (or is pending) with a saved method starts the gift;
  * - a recurring charge that went through (or is pending) moves the gift to its next cycle, if it is still
  *   ACTIVE at the cycle and attempt that were charged (a cancel that landed meanwhile wins); one that
- *   failed schedules a retry, or after the last retry cancels the gift;
+ *   failed schedules a retry (the gift's next charge, shown as its `nextBillingDate`), or after the last
+ *   retry cancels the gift;
  * - a pending payment that clears becomes the gift's last successful charge; a checkout's first payment
  *   that bounces ends a gift that was never paid. A later charge that bounces changes nothing (its cycle
  *   is billed; the next charge comes on schedule).
@@ -201,7 +202,10 @@ export async function afterRecurringCharge(
       .set({ ...unclaimed, failed_attempts: origin.attempt, retry_at: retry })
       .returningAll()
       .executeTakeFirst();
-    return waiting ? { sub: waiting, billing: "retrying" } : untouched(current);
+    if (!waiting) return untouched(current);
+    // The next charge is now the retry: its `nextBillingDate` moved.
+    await emitSubscription(trx, "subscription.updated", waiting, nowMs);
+    return { sub: waiting, billing: "retrying" };
   }
   const cancelled = await trx
     .updateTable("subscriptions")

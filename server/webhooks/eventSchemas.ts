@@ -48,7 +48,7 @@ export const activeSubscriptionEventData = z
   .strictObject({
     ...subscriptionFields,
     status: z.literal("ACTIVE"),
-    nextBillingDate: time("When the next charge is due"),
+    nextBillingDate: time("When the next charge is due: the retry of a failed charge while one is scheduled"),
     cancelledAt: z.null(),
   })
   .meta({ id: "WebhookActiveSubscription" });

@@ -79,7 +79,7 @@ export const subscriptionFields = {
   amount: majorUnits("The recurring gift, before any covered fee"),
   currency,
   frequency: z.enum(["DAILY", "WEEKLY", "MONTHLY", "ANNUALLY"]),
-  nextBillingDate: time("When the next charge is due")
+  nextBillingDate: time("When the next charge is due: the retry of a failed charge while one is scheduled")
     .nullable()
     .meta({ description: "null once cancelled" }),
   lastBillingDate: time("The last successful charge").nullable(),

@@ -325,9 +325,79 @@ describe("recurring billing", () => {
       "2026-03-09T10:00:00.000Z",
     ]);
     for (const p of failed) expect(await eventsOf(t.store.db, p.id)).toEqual(["donation.created"]);
-    expect(await eventsOf(t.store.db, sub.id)).toEqual(["subscription.created", "subscription.cancelled"]);
+    expect(await eventsOf(t.store.db, sub.id)).toEqual([
+      "subscription.created",
+      ...["subscription.updated", "subscription.updated", "subscription.updated"],
+      "subscription.cancelled",
+    ]);
     const receipts = await t.store.db.selectFrom("email_outbox").select("payment_id").execute();
     expect(receipts).toHaveLength(1);
+  });
+
+  it("shows a scheduled retry as the next billing date: the API, its CSV, the portal and webhook events", async () => {
+    const email = "retrying@example.org";
+    const sub = await subscribe(t, await recurringForm(t), { donor: donor(email) });
+    await useCard(sub.id, "4000000000000341");
+    expect(await billAt("2026-02-28T10:00:00Z")).toEqual({ ...none, failed: 1 });
+    clock = at("2026-02-28T12:00:00Z");
+    const retry = "2026-03-01T10:00:00Z";
+
+    const one = await t.request<{ nextBillingDate: string }>("GET", `/v1/subscriptions/${sub.id}`);
+    expect(one.body.nextBillingDate).toBe(retry);
+    const list = await t.request<{ subscriptions: { id: string; nextBillingDate: string }[] }>(
+      "GET",
+      "/v1/subscriptions",
+    );
+    expect(list.body.subscriptions.find((s) => s.id === sub.id)?.nextBillingDate).toBe(retry);
+    const csv = await t.request("GET", "/v1/subscriptions", { headers: { Accept: "text/csv" } });
+    expect(csv.text).toContain("2026-03-01 10:00:00");
+    expect(csv.text).not.toContain("2026-02-28 10:00:00");
+    const changed = await t.request<{ nextBillingDate: string }>("PUT", `/v1/subscriptions/${sub.id}`, {
+      body: { amount: 30 },
+    });
+    expect(changed.body.nextBillingDate).toBe(retry);
+
+    // The webhook event of the failed charge says when the retry is due.
+    const events = await t.store.db
+      .selectFrom("outbox_events")
+      .select(["type", "data"])
+      .where("subject_id", "=", sub.id)
+      .orderBy("id")
+      .execute();
+    expect(events.map((e) => e.type)).toEqual([
+      "subscription.created",
+      "subscription.updated",
+      "subscription.updated",
+    ]);
+    expect(JSON.parse(events[1].data).nextBillingDate).toBe(retry);
+
+    // The donor portal.
+    const portal = `/api/manage/${t.org.id}`;
+    expect((await t.request("POST", `${portal}/link`, { key: null, body: { email } })).status).toBe(202);
+    const mail = await t.store.db
+      .selectFrom("email_outbox")
+      .select("text_body")
+      .where("to_address", "=", email)
+      .where("subject", "like", "Your link%")
+      .executeTakeFirstOrThrow();
+    const token = mail.text_body.match(/\?token=([A-Za-z0-9_-]+)/)?.[1];
+    const session = await t.request("POST", `${portal}/session`, { key: null, body: { token } });
+    expect(session.status, session.text).toBe(200);
+    const gifts = await t.request<{ subscriptions: { nextBillingDate: string }[] }>(
+      "GET",
+      `${portal}/gifts`,
+      {
+        key: null,
+        headers: { Cookie: (session.headers.get("Set-Cookie") ?? "").split(";")[0] },
+      },
+    );
+    expect(gifts.body.subscriptions.map((s) => s.nextBillingDate)).toEqual([retry]);
+
+    // Once the retry goes through, the next billing date is the schedule's again.
+    await useCard(sub.id, "5555555555554444");
+    expect(await billAt("2026-03-01T10:00:00Z")).toEqual({ ...none, charged: 1 });
+    const after = await t.request<{ nextBillingDate: string }>("GET", `/v1/subscriptions/${sub.id}`);
+    expect(after.body.nextBillingDate).toBe("2026-03-31T10:00:00Z");
   });
 
   it("a retry that succeeds resumes the schedule from the anchor", async () => {
