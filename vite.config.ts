@@ -169,6 +169,8 @@ const widgetEnvironments: Record<string, EnvironmentOptions> = {
   app: appEnvironment("widget/app/main.tsx", "app.js", true),
   stripe: appEnvironment("widget/stripe/main.ts", "stripe.js"),
   overlay: scriptEnvironment("widget/overlay/main.ts", "overlay.js"),
+  // The script the form host writes into its message pages in embed mode (server/pages/hosted.ts).
+  frame: scriptEnvironment("widget/embed/framedPage.ts", "frame.js"),
   // The donor portal's page (/manage/<organizationId>): its own module, loaded by that page only.
   portal: appEnvironment("widget/portal/main.tsx", "portal.js"),
   dashboard: dashboardEnvironment(),

@@ -7,7 +7,14 @@ import { readFileSync } from "node:fs";
  * building while the server runs is enough.
  */
 
-export type WidgetAsset = "embed.js" | "overlay.js" | "app.js" | "app.css" | "stripe.js" | "portal.js";
+export type WidgetAsset =
+  | "embed.js"
+  | "overlay.js"
+  | "app.js"
+  | "app.css"
+  | "stripe.js"
+  | "portal.js"
+  | "frame.js";
 
 const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
   "embed.js",
@@ -16,6 +23,7 @@ const WIDGET_ASSETS: ReadonlySet<string> = new Set<WidgetAsset>([
   "app.css",
   "stripe.js",
   "portal.js",
+  "frame.js",
 ]);
 
 /**

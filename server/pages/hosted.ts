@@ -20,7 +20,7 @@ import { isUuid } from "../ids.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { formAvailability } from "../store/inventory.js";
 import { getOrganization, type Organization, siteOrigins } from "../store/organizations.js";
-import { checkoutAssetUrl } from "./assets.js";
+import { checkoutAssetUrl, serveWidgetAsset } from "./assets.js";
 import { readableAccent } from "./color.js";
 import { jsonForScript } from "./json.js";
 import { languageSwitcher } from "./languageLinks.js";
@@ -42,9 +42,10 @@ import { page } from "./layout.js";
  *                 tenant's overlay can show this form in its pages;
  *   utm_source, utm_medium, utm_campaign, utm_term, utm_content: recorded with the donation.
  *
- * Security: every page sends a Content-Security-Policy. Scripts only from this origin ('self'); the embedded
- * JSON is `type="application/json"`, which CSP does not govern since it never runs, and is escaped so no
- * `</script>` or `<!--` can end it early. The one inline <style> (the form's color) carries a per-response
+ * Security: every page sends a Content-Security-Policy. Scripts only from this origin ('self'), and on a
+ * message page in embed mode (inactive, deleted or unknown form) the one inline script this host built,
+ * frame.js, by the response's nonce; the embedded JSON is `type="application/json"`, which CSP does not
+ * govern since it never runs, and is escaped so no `</script>` or `<!--` can end it early. The one inline <style> (the form's color) carries a per-response
  * nonce. Pages other than embed mode refuse framing (frame-ancestors 'none' and X-Frame-Options: DENY).
  */
 
@@ -58,6 +59,8 @@ type Html = {
   payment?: PaymentOptions | null;
   /** The origins of the form's organization's sites (where its overlay may frame the page). */
   sites?: readonly string[];
+  /** The page runs an inline script, allowed by the response's nonce. */
+  inlineScript?: boolean;
 };
 
 /**
@@ -75,6 +78,7 @@ export function contentSecurityPolicy(
   framing: Framing,
   production: boolean,
   payment?: PaymentOptions | null,
+  inlineScript = false,
 ): string {
   const stripe = payment?.processor === "stripe";
   // A stand-in Stripe.js (STRIPE_JS_URL, tests) talks to its own origin.
@@ -83,7 +87,7 @@ export function contentSecurityPolicy(
     [...own, ...(stripe ? [...extra, ...standIn] : [])].join(" ");
   return [
     "default-src 'none'",
-    `script-src ${list(["'self'"], STRIPE_SOURCES.script)}`,
+    `script-src ${list(["'self'", ...(inlineScript ? [`'nonce-${nonce}'`] : [])], STRIPE_SOURCES.script)}`,
     `style-src 'self' 'nonce-${nonce}'`,
     `img-src 'self' data: https:${production ? "" : " http:"}`,
     `connect-src ${list(["'self'"], STRIPE_SOURCES.connect)}`,
@@ -237,16 +241,24 @@ async function render(
     org?.language ?? DEFAULT_LANGUAGE,
   );
   const tr = translator(language);
+  const parentOrigin = framingOrigin(c, deps, embed);
+  // In embed mode a message page, like the checkout, tells the framing page its height and Escape.
+  const frameScript = embed ? serveWidgetAsset("frame.js") : undefined;
+  const script = frameScript && {
+    code: frameScript.body,
+    ...(parentOrigin ? { data: { "parent-origin": parentOrigin } } : {}),
+  };
   /** A page with a message instead of the checkout, in the donor's language. */
   const message = (
     status: Html["status"],
     content: Parameters<typeof page>[0],
     sites?: readonly string[],
-  ) => ({
+  ): Html => ({
     status,
     language,
     ...(sites ? { sites } : {}),
-    html: page({ ...content, nonce, language }),
+    ...(script ? { inlineScript: true } : {}),
+    html: page({ ...content, nonce, language, ...(script ? { script } : {}) }),
   });
   if (!form || !org)
     return message(404, {
@@ -297,7 +309,6 @@ async function render(
     }),
   );
   const path = config.formType === "EVENT" ? "attend" : "donate";
-  const parentOrigin = framingOrigin(c, deps, embed);
   return {
     status: 200,
     language,
@@ -362,10 +373,22 @@ export async function hostedFormPage(c: Context<AppEnv>, deps: AppDeps, formId: 
   const nonce = randomBytes(16).toString("base64");
   const overlay = EXPLICITLY_ON.has(c.req.query("overlay") ?? "");
   const embed = overlay || EXPLICITLY_ON.has(c.req.query("embed") ?? "");
-  const { status, html, payment, sites, language } = await render(c, deps, formId, nonce, embed);
+  const { status, html, payment, sites, language, inlineScript } = await render(
+    c,
+    deps,
+    formId,
+    nonce,
+    embed,
+  );
   const framing: Framing = overlay ? (sites ?? "none") : embed ? "any" : "none";
   const headers: Record<string, string> = {
-    "Content-Security-Policy": contentSecurityPolicy(nonce, framing, deps.config.production, payment),
+    "Content-Security-Policy": contentSecurityPolicy(
+      nonce,
+      framing,
+      deps.config.production,
+      payment,
+      inlineScript,
+    ),
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "strict-origin-when-cross-origin",
     "Cache-Control": "no-store",

@@ -242,6 +242,29 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
     }
   });
 
+  it("an embed of a form not accepting gifts fits its message page, as of a form that does not exist", async () => {
+    const form = await createForm("Closed Fund", { active: false });
+    const missing = form.embedHTML.replaceAll(form.formID, crypto.randomUUID());
+    site.page(
+      "/embed-closed",
+      hostPage(`<div id="closed">${form.embedHTML}</div><div id="missing">${missing}</div>`),
+    );
+    const { page, errors } = await openPage();
+    try {
+      await page.goto(`${site.origin}/embed-closed`, { waitUntil: "load" });
+      for (const selector of ["#closed iframe", "#missing iframe"]) {
+        const frame = await checkoutFrame(page, selector);
+        await frame.locator("h1").waitFor();
+        const fit = await waitForFit(page, frame, selector);
+        // Sized to the message, far below the height the snippet reserves for the checkout.
+        expect(fit.outer, selector).toBeLessThan(500);
+      }
+      expect(errors).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   describe("overlay", () => {
     let formId: string;
     let linkUrl: string;
@@ -342,6 +365,27 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
         await frame.waitForURL(/[?&]lang=es/);
         await frame.getByText("Tus datos").waitFor();
         await frame.getByLabel("Nombre").first().focus();
+        await page.keyboard.down("Escape");
+        await page.locator(".almoner-overlay").waitFor({ state: "detached", timeout: 5_000 });
+        expect(page.url()).toBe(`${site.origin}/give`);
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+
+    it("closes on Escape pressed inside the page of a form not accepting gifts", async () => {
+      const closed = await createForm("Closed Appeal", { active: false });
+      const { page, errors } = await openPage();
+      try {
+        await page.goto(`${site.origin}/give?donate&formid=${closed.formID}`, { waitUntil: "load" });
+        const frame = await checkoutFrame(page, `${dialogSelector} iframe`);
+        await frame.getByText("not accepting donations").waitFor();
+        await expect
+          .poll(async () => (await sizing(page, frame, `${dialogSelector} iframe`)).outer)
+          .toBeLessThan(500);
+        await frame.locator("h1").click();
+        expect(await frame.evaluate(() => document.hasFocus())).toBe(true);
         await page.keyboard.down("Escape");
         await page.locator(".almoner-overlay").waitFor({ state: "detached", timeout: 5_000 });
         expect(page.url()).toBe(`${site.origin}/give`);

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Boot } from "../../widget/app/view.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
@@ -160,6 +161,30 @@ describe("hosted checkout page", () => {
     expect(gone.html).toContain("This form is no longer available");
     const nonce = /'nonce-([^']+)'/.exec(gone.headers.get("content-security-policy") ?? "")?.[1];
     expect(gone.html).toContain(`<style nonce="${nonce}">`);
+  });
+
+  // `npm test` builds the widget (frame.js) before running the tests.
+  it("in embed mode, the 404, 410 and inactive pages run frame.js by the response's nonce, and only then", async () => {
+    const id = await createForm(validForms.standard());
+    const inactive = await createForm({ ...validForms.standard(), active: false });
+    await t.request("DELETE", `/v1/forms/${id}`);
+    const frameJs = readFileSync(new URL("../../dist/widget/frame.js", import.meta.url), "utf8");
+    for (const path of [`/donate/${crypto.randomUUID()}`, `/donate/${id}`, `/donate/${inactive}`]) {
+      const framed = await t.app.request(`${path}?embed=1&embedId=e1`, {
+        headers: { Referer: "https://site.example/giving" },
+      });
+      const html = await framed.text();
+      const csp = framed.headers.get("content-security-policy") ?? "";
+      const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+      expect(csp, path).toContain(`script-src 'self' 'nonce-${nonce}';`);
+      expect(csp).not.toContain("unsafe-inline");
+      expect(html).toContain(
+        `<script nonce="${nonce}" data-parent-origin="https://site.example">${frameJs}</script>`,
+      );
+      const plain = await get(path);
+      expect(plain.headers.get("content-security-policy")).toContain("script-src 'self';");
+      expect(plain.html).not.toContain("<script");
+    }
   });
 
   // `npm test` builds the widget before running the tests.
