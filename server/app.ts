@@ -15,7 +15,7 @@ import type { AppDeps, AppEnv } from "./api/env.js";
 import { formRoutes } from "./api/forms/routes.js";
 import { keyRoutes } from "./api/keys.js";
 import { linkRoutes } from "./api/links.js";
-import { manageRoutes } from "./api/manage.js";
+import { COOKIE as DONOR_COOKIE, manageRoutes } from "./api/manage.js";
 import { apiGate, requestFrame } from "./api/middleware.js";
 import { organizationRoutes } from "./api/organization.js";
 import { organizationPaymentRoutes } from "./api/organizationPayments.js";
@@ -25,6 +25,7 @@ import { mountProcessorWebhooks } from "./api/processorWebhooks.js";
 import { defineRoute, type MountedPattern, mountRoutes, renderApiError } from "./api/route.js";
 import { staffRoutes } from "./api/staff.js";
 import { staffSecurityRoutes } from "./api/staffSecurity.js";
+import { staffCookieName } from "./api/staffSession.js";
 import { staffTeamRoutes } from "./api/staffTeam.js";
 import { subscriptionRoutes } from "./api/subscriptions.js";
 import { testReceiptRoutes } from "./api/testReceipt.js";
@@ -196,6 +197,20 @@ export function createApp(deps: AppDeps) {
     type: "http",
     scheme: "bearer",
     description: "An API key: `cs_live_...` (or `cs_test_...` for a sandbox organization).",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "staffSession", {
+    type: "apiKey",
+    in: "cookie",
+    name: staffCookieName(deps.config.publicUrl),
+    description:
+      "The staff dashboard's session, set by `POST /api/staff/login`; a request that changes something must also come from this instance's own pages (`Origin`).",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "donorSession", {
+    type: "apiKey",
+    in: "cookie",
+    name: DONOR_COOKIE,
+    description:
+      "The donor portal's session, set by `POST /api/manage/{organizationId}/session` for that organization's paths.",
   });
 
   // The events the server POSTs to registered webhooks, one operation each under `webhooks`.

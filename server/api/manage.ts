@@ -47,7 +47,7 @@ import { applySubscriptionChange } from "./subscriptions.js";
  * CSRF defence.
  */
 
-const COOKIE = "almoner_donor";
+export const COOKIE = "almoner_donor";
 const LINKS_PER_ADDRESS_PER_HOUR = 5;
 const LINKS_PER_IP_PER_HOUR = 20;
 const SESSIONS_PER_IP_PER_HOUR = 30;
@@ -212,6 +212,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/manage/{organizationId}/gifts",
       operationId: "portalListGifts",
       auth: false,
+      session: "donor",
       tags,
       summary: "The signed-in donor's gifts and recurring gifts",
       description:
@@ -245,6 +246,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/manage/{organizationId}/subscriptions/{id}",
       operationId: "portalUpdateSubscription",
       auth: false,
+      session: "donor",
       tags,
       summary: "Change, skip or cancel one of the donor's recurring gifts",
       description:
@@ -297,6 +299,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/manage/{organizationId}/subscriptions/{id}/payment-method-update-link",
       operationId: "portalCreatePaymentMethodUpdateLink",
       auth: false,
+      session: "donor",
       idempotent: false,
       tags,
       summary: "Open the page where the donor replaces a recurring gift's payment method",
@@ -348,6 +351,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/manage/{organizationId}/receipts/{paymentID}",
       operationId: "portalDownloadReceipt",
       auth: false,
+      session: "donor",
       tags,
       summary: "Download the receipt of one of the donor's payments (PDF)",
       params: receiptParams,
@@ -374,6 +378,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/manage/{organizationId}/statement",
       operationId: "portalDownloadStatement",
       auth: false,
+      session: "donor",
       tags,
       summary: "Download the donor's year-end giving statement (PDF)",
       params: orgParams,

@@ -46,6 +46,11 @@ export interface RouteSpec<
   permission?: Permission;
   /** false for the few public routes (the OpenAPI document itself). */
   auth?: boolean;
+  /**
+   * The cookie session a route without an API key needs (401 without it): the dashboard's staff session,
+   * or the donor portal's. Documented as the operation's security.
+   */
+  session?: "staff" | "donor";
   tags: string[];
   summary: string;
   description?: string;
@@ -410,6 +415,17 @@ function pipelineResponses(route: RouteSpec): RouteSpec["responses"] {
   return extra;
 }
 
+/**
+ * Who may call an operation, as the document's security schemes name them: an API key or the staff
+ * session's cookie for /v1 (the dashboard calls the API with its session); a route's own session; none.
+ */
+function securityOf(route: RouteSpec): Record<string, string[]>[] {
+  if (route.session === "staff") return [{ staffSession: [] }];
+  if (route.session === "donor") return [{ donorSession: [] }];
+  if (route.auth === false || !route.path.startsWith("/v1/")) return [];
+  return [{ bearerAuth: [] }, { staffSession: [] }];
+}
+
 function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
   const authenticated = route.auth !== false && route.path.startsWith("/v1/");
   const all = { ...pipelineResponses(route), ...route.responses };
@@ -459,7 +475,7 @@ function registerDoc(app: OpenAPIHono<AppEnv>, route: RouteSpec): void {
       : route.description,
     deprecated: route.deprecated,
     ...(route.rules?.length ? { "x-rules": route.rules } : {}),
-    security: route.auth === false ? [] : [{ bearerAuth: [] }],
+    security: securityOf(route),
     parameters: takesIdempotencyKey(route) ? [IDEMPOTENCY_KEY_PARAM] : undefined,
     request: {
       params: route.params as z.ZodObject | undefined,

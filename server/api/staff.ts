@@ -187,6 +187,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/staff/me",
       operationId: "staffGetMe",
       auth: false,
+      session: "staff",
       tags,
       summary: "The signed-in person: organization, role and what it may do",
       before: (c) => noKey(c),

@@ -71,6 +71,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/staff/team",
       operationId: "staffListTeam",
       auth: false,
+      session: "staff",
       tags,
       summary: "The organization's members (Owner)",
       description:
@@ -94,6 +95,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/staff/invites",
       operationId: "staffInvite",
       auth: false,
+      session: "staff",
       idempotent: false,
       tags,
       summary: "Invite a person to the team (Owner)",
@@ -127,6 +129,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/staff/team/{userId}",
       operationId: "staffChangeRole",
       auth: false,
+      session: "staff",
       idempotent: false,
       tags,
       summary: "Change a member's role (Owner)",
@@ -160,6 +163,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
       path: "/api/staff/team/{userId}",
       operationId: "staffRemoveMember",
       auth: false,
+      session: "staff",
       tags,
       summary: "Remove a member from the organization (Owner)",
       description:

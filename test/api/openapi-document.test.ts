@@ -11,6 +11,7 @@ import { dialect, setupTestApp, type TestApp, validForms } from "../support/test
 type Json = Record<string, unknown>;
 interface Operation {
   operationId?: string;
+  security?: Record<string, string[]>[];
   parameters?: { name: string; in: string; schema: Json }[];
   requestBody?: { content: Record<string, { schema: Json }> };
   responses: Record<string, { headers?: Record<string, Json> }>;
@@ -259,6 +260,42 @@ describe(`the OpenAPI document (${dialect})`, () => {
         "application/pdf": { schema: { type: "string", format: "binary" } },
       });
     }
+  });
+
+  it("names the cookie sessions as security: the staff one beside the API key on /v1, and their own routes", async () => {
+    const doc = (
+      await t.request<{ components: { securitySchemes: Record<string, Json> } }>("GET", "/v1/openapi.json")
+    ).body;
+    expect(doc.components.securitySchemes.staffSession).toMatchObject({ type: "apiKey", in: "cookie" });
+    expect(doc.components.securitySchemes.donorSession).toMatchObject({
+      type: "apiKey",
+      in: "cookie",
+      name: "almoner_donor",
+    });
+    const schemes = (o: Operation) => (o.security ?? []).flatMap((s) => Object.keys(s));
+    expect(schemes(op("/v1/forms", "get"))).toEqual(["bearerAuth", "staffSession"]);
+    expect(schemes(op("/v1/openapi.json", "get"))).toEqual([]);
+    expect(schemes(op("/api/staff/login", "post"))).toEqual([]);
+    expect(schemes(op("/api/manage/{organizationId}/link", "post"))).toEqual([]);
+    // Without its cookie, an operation that names a session is a 401.
+    let checked = 0;
+    for (const [path, methods] of Object.entries(paths))
+      for (const [method, o] of Object.entries(methods)) {
+        const [scheme, ...others] = schemes(o);
+        if (!path.startsWith("/api/")) continue;
+        if (scheme === undefined) continue;
+        expect(others, path).toEqual([]);
+        expect(["staffSession", "donorSession"], path).toContain(scheme);
+        if (o.requestBody) continue;
+        const url = path.replace("{organizationId}", t.org.id).replace(/\{\w+\}/g, "x");
+        const res = await t.request(method.toUpperCase(), url, {
+          key: null,
+          headers: { Origin: t.config.publicUrl },
+        });
+        expect(res.status, `${method} ${path}`).toBe(401);
+        checked++;
+      }
+    expect(checked).toBeGreaterThan(8);
   });
 
   it("states rules a schema cannot as x-rules, in the description too", () => {
