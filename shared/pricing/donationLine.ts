@@ -1,12 +1,15 @@
+import { formatMoney } from "../currency.js";
 import { AMOUNT_FIELD_BY_FREQUENCY, type Frequency } from "../enums.js";
-import { formatDollars } from "../money.js";
 import type { FormConfig } from "../schemas/form.js";
 import { isWholeCents } from "./inputChecks.js";
 import { customRangeMessage, inCustomRange } from "./limits.js";
 import type { OrderInput } from "./order.js";
 import type { Fail, QuoteLine } from "./quote.js";
 
-/** The one donation line of a standard (EMBED_FORM) or giving-level (CROWDFUNDING_FORM) order. */
+/**
+ * The one donation line of a standard (EMBED_FORM) or giving-level (CROWDFUNDING_FORM) order. Refusals
+ * name amounts in the form's currency (`currency`), in English.
+ */
 
 /** The label of a gift line that is not a giving level, by frequency. */
 const FREQUENCY_LABEL: Record<Frequency, string> = {
@@ -30,26 +33,28 @@ export function embedLine(
   input: OrderInput,
   freq: Frequency,
   freqOk: boolean,
+  currency: string,
   fail: Fail,
 ): QuoteLine | null {
+  const money = (cents: number) => formatMoney(cents, currency);
   const amount = input.amount as unknown;
   if (amount === undefined || amount === null) {
     fail("amount", "required", "amount is required");
     return null;
   }
   if (!isWholeCents(amount)) {
-    fail("amount", "invalid", `amount ${customRangeMessage()}`);
+    fail("amount", "invalid", `amount ${customRangeMessage(currency)}`);
     return null;
   }
   // Without a valid frequency we cannot tell which preset list applies; the frequency error stands alone.
   if (!freqOk) {
-    if (!inCustomRange(amount)) fail("amount", "invalid", `amount ${customRangeMessage()}`);
+    if (!inCustomRange(amount)) fail("amount", "invalid", `amount ${customRangeMessage(currency)}`);
     return null;
   }
   const presets: number[] = form[AMOUNT_FIELD_BY_FREQUENCY[freq]];
   if (presets.includes(amount)) return donationLine(FREQUENCY_LABEL[freq], amount);
   if (!form.allowCustomAmount) {
-    const list = presets.map(formatDollars).join(", ");
+    const list = presets.map(money).join(", ");
     fail(
       "amount",
       "not_allowed",
@@ -60,7 +65,7 @@ export function embedLine(
     return null;
   }
   if (!inCustomRange(amount)) {
-    fail("amount", "invalid", `amount ${customRangeMessage()}`);
+    fail("amount", "invalid", `amount ${customRangeMessage(currency)}`);
     return null;
   }
   return donationLine(FREQUENCY_LABEL[freq], amount);
@@ -75,15 +80,17 @@ export function crowdfundingLine(
   form: FormConfig,
   input: OrderInput,
   freq: Frequency,
+  currency: string,
   fail: Fail,
 ): QuoteLine | null {
+  const money = (cents: number) => formatMoney(cents, currency);
   const amount = input.amount as unknown;
   const title = input.givingLevel as unknown;
   const hasAmount = amount !== undefined && amount !== null;
   const hasTitle =
     title !== undefined && title !== null && !(typeof title === "string" && title.trim() === "");
   if (hasAmount && !isWholeCents(amount)) {
-    fail("amount", "invalid", `amount ${customRangeMessage()}`);
+    fail("amount", "invalid", `amount ${customRangeMessage(currency)}`);
     return null;
   }
   if (hasTitle) {
@@ -100,7 +107,7 @@ export function crowdfundingLine(
       fail(
         "amount",
         "invalid",
-        `amount ${formatDollars(amount as number)} does not match the giving level "${level.title}" (${formatDollars(level.amount)})`,
+        `amount ${money(amount as number)} does not match the giving level "${level.title}" (${money(level.amount)})`,
       );
       return null;
     }
@@ -117,12 +124,12 @@ export function crowdfundingLine(
     fail(
       "amount",
       "not_allowed",
-      `amount must be one of this form's giving levels (${form.givingLevels.map((l) => `${l.title} ${formatDollars(l.amount)}`).join(", ")}); custom amounts are not allowed`,
+      `amount must be one of this form's giving levels (${form.givingLevels.map((l) => `${l.title} ${money(l.amount)}`).join(", ")}); custom amounts are not allowed`,
     );
     return null;
   }
   if (!inCustomRange(cents)) {
-    fail("amount", "invalid", `amount ${customRangeMessage()}`);
+    fail("amount", "invalid", `amount ${customRangeMessage(currency)}`);
     return null;
   }
   return donationLine(FREQUENCY_LABEL[freq], cents);

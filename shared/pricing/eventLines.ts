@@ -10,12 +10,14 @@ import { plural } from "./wording.js";
 /**
  * The lines of an event (EVENT) order: tickets by name with quantities (see `OrderInput.tickets`), each
  * within `maxPerOrder` and the tickets left; an optional promo code on its applicable tickets; an optional
- * extra donation, 0 or within the custom range. Every error is reported through `fail`.
+ * extra donation, 0 or within the custom range (named in the form's `currency`). Every error is reported
+ * through `fail`.
  */
 export function eventLines(
   form: FormConfig,
   input: OrderInput,
   availability: Availability,
+  currency: string,
   fail: Fail,
 ): { lines: QuoteLine[]; discountCents: number; promoCode: string | null } {
   const lines: QuoteLine[] = [];
@@ -123,7 +125,7 @@ export function eventLines(
       fail(
         "extraDonation",
         "invalid",
-        `extraDonation must be 0 or ${customRangeMessage().replace(/^must be /, "")}`,
+        `extraDonation must be 0 or ${customRangeMessage(currency).replace(/^must be /, "")}`,
       );
     else if (extra > 0)
       lines.push({

@@ -1,4 +1,5 @@
-import { formatDollars, MAX_AMOUNT_CENTS } from "../money.js";
+import { formatMoney } from "../currency.js";
+import { MAX_AMOUNT_CENTS } from "../money.js";
 
 /** The bounds of an order: what a donor may type or choose, and the most one order may charge. */
 
@@ -20,7 +21,10 @@ export function inCustomRange(cents: number): boolean {
   return cents >= MIN_CUSTOM_AMOUNT_CENTS && cents <= MAX_CUSTOM_AMOUNT_CENTS;
 }
 
-/** The custom range in words, after the field's name: "must be from $1 to $1,000,000". */
-export function customRangeMessage(): string {
-  return `must be from ${formatDollars(MIN_CUSTOM_AMOUNT_CENTS)} to ${formatDollars(MAX_CUSTOM_AMOUNT_CENTS)}`;
+/**
+ * The custom range in words, after the field's name, in the form's currency and in English (the API's
+ * language): "must be from $1 to $1,000,000", "must be from €1 to €1,000,000".
+ */
+export function customRangeMessage(currency: string): string {
+  return `must be from ${formatMoney(MIN_CUSTOM_AMOUNT_CENTS, currency)} to ${formatMoney(MAX_CUSTOM_AMOUNT_CENTS, currency)}`;
 }

@@ -139,16 +139,16 @@ export function priceOrder(
   let promoCode: string | null = null;
 
   if (type === "EMBED_FORM") {
-    const line = embedLine(form, input, freq, freqOk, fail);
+    const line = embedLine(form, input, freq, freqOk, currency, fail);
     if (line) lines.push(line);
   } else if (type === "CROWDFUNDING_FORM") {
-    const line = crowdfundingLine(form, input, freq, fail);
+    const line = crowdfundingLine(form, input, freq, currency, fail);
     if (line) lines.push(line);
   } else if (type === "PRODUCT") {
     const line = productLine(form, input, availability, fail);
     if (line) lines.push(line);
   } else if (type === "EVENT") {
-    const event = eventLines(form, input, availability, fail);
+    const event = eventLines(form, input, availability, currency, fail);
     lines.push(...event.lines);
     discountCents = event.discountCents;
     promoCode = event.promoCode;

@@ -88,6 +88,45 @@ describe(`organization currency (${dialect})`, () => {
     expect(view.body.currency).toBe("EUR");
   });
 
+  it("names amounts in the organization's currency when the checkout refuses one", async () => {
+    const org = await orgIn("EUR");
+    const open = await createForm(actingAs(org), validForms.standard());
+    const fixed = await createForm(actingAs(org), {
+      ...validForms.standard(),
+      allowCustomAmount: false,
+      oneTimeAmounts: [25, 50],
+    });
+    for (const [formId, amount, detail] of [
+      [open, 0.5, "amount must be from €1 to €1,000,000"],
+      [
+        fixed,
+        30,
+        "amount must be one of this form's ONE_TIME amounts (€25, €50); custom amounts are not allowed",
+      ],
+    ] as const) {
+      const res = await checkout(t, formId, { amount, frequency: "ONE_TIME", donor, paymentMethod: card() });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body).toEqual({ error: "Validation failed", details: [detail] });
+    }
+    const yen = await orgIn("JPY");
+    const levels = await createForm(actingAs(yen), {
+      ...validForms.givingLevel(),
+      allowCustomAmount: false,
+      givingLevels: [{ title: "Friend", amount: 1500, description: "" }],
+    });
+    const quote = await t.request("POST", `/api/forms/${levels}/quote`, {
+      key: null,
+      body: { amount: 2000, frequency: "ONE_TIME" },
+    });
+    expect(quote.status, quote.text).toBe(400);
+    expect(quote.body).toEqual({
+      error: "Validation failed",
+      details: [
+        "amount must be one of this form's giving levels (Friend ¥1,500); custom amounts are not allowed",
+      ],
+    });
+  });
+
   it("takes JPY in whole yen: decimals are a 400 in forms, checkouts and subscription changes", async () => {
     const org = await orgIn("JPY");
     const asOrg = actingAs(org);

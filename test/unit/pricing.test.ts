@@ -315,6 +315,48 @@ describe("giving levels (CROWDFUNDING_FORM)", () => {
   });
 });
 
+describe("refusals name amounts in the form's currency, in English", () => {
+  const messages = (currency: string) => {
+    const refused = (f: FormConfig, input: OrderInput) =>
+      errs(priceOrder(f, input, NO_SALES, DEFAULT_FEE_RATE, currency)).map((e) => e.message);
+    return [
+      // Out of range, and whole in every currency (so JPY adds no refusal of decimals).
+      ...refused(embed, { ...ONE, amount: 100_000_100 }),
+      ...refused(embedNoCustom, { ...ONE, amount: 3000 }),
+      ...refused(crowd, { ...ONE, amount: 100, givingLevel: "Silver" }),
+      ...refused(crowdNoCustom, { ...ONE, amount: 7700 }),
+      ...refused(event, { ...ONE, tickets: [{ name: "Adult", quantity: 1 }], extraDonation: 100_000_100 }),
+    ];
+  };
+
+  it("says dollars for USD, as it always has", () => {
+    expect(messages("USD")).toEqual([
+      "amount must be from $1 to $1,000,000",
+      "amount must be one of this form's ONE_TIME amounts ($25, $50); custom amounts are not allowed",
+      'amount $1 does not match the giving level "Silver" ($100)',
+      "amount must be one of this form's giving levels (Bronze $50); custom amounts are not allowed",
+      "extraDonation must be 0 or from $1 to $1,000,000",
+    ]);
+  });
+
+  it("says euros for EUR and whole yen for JPY", () => {
+    expect(messages("EUR")).toEqual([
+      "amount must be from €1 to €1,000,000",
+      "amount must be one of this form's ONE_TIME amounts (€25, €50); custom amounts are not allowed",
+      'amount €1 does not match the giving level "Silver" (€100)',
+      "amount must be one of this form's giving levels (Bronze €50); custom amounts are not allowed",
+      "extraDonation must be 0 or from €1 to €1,000,000",
+    ]);
+    expect(messages("JPY")).toEqual([
+      "amount must be from ¥1 to ¥1,000,000",
+      "amount must be one of this form's ONE_TIME amounts (¥25, ¥50); custom amounts are not allowed",
+      'amount ¥1 does not match the giving level "Silver" (¥100)',
+      "amount must be one of this form's giving levels (Bronze ¥50); custom amounts are not allowed",
+      "extraDonation must be 0 or from ¥1 to ¥1,000,000",
+    ]);
+  });
+});
+
 describe("sponsorships (PRODUCT)", () => {
   it("charges the product's price times the quantity (default 1)", () => {
     const q = ok(priceOrder(product, { ...ONE, product: { group: "Gala", name: "Program Ad" } }, NO_SALES));
