@@ -253,7 +253,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Resend a delivery",
       description:
-        "Sends the delivery's event to the webhook again, now: a new delivery (its own `deliveryId`, attempts from 1, retried on failure like any delivery) with the same event id (`X-Webhook-ID`) and the same body, signed with the webhook's secret as it is when sent (both secrets during a rotation's overlap). Any delivery of the webhook may be resent, whatever its outcome, and as often as wanted; the receiver should skip an event id it has already handled. Its attempts appear in `GET /v1/analytics/webhook-logs`. The `deliveryId` is the log record's. A DISABLED webhook is a 409 (nothing is sent while it is paused); another organization's webhook a 403, as on the other webhook routes; a delivery unknown or of another webhook a 404.",
+        "Sends the delivery's event to the webhook again, now: a new delivery (its own `deliveryId`, attempts from 1, retried on failure like any delivery) with the same event id (`X-Webhook-ID`) and the same body, signed with the webhook's secret as it is when sent (both secrets during a rotation's overlap). Any delivery of the webhook may be resent, whatever its outcome, and as often as wanted; the receiver should skip an event id it has already handled. Its attempts appear in `GET /v1/analytics/webhook-logs`. The `deliveryId` is the log record's. A DISABLED webhook is a 409 (nothing is sent while it is paused), and so is a delivery of an event kind the webhook no longer lists in its `events` (a webhook receives only the kinds it lists); another organization's webhook a 403, as on the other webhook routes; a delivery unknown or of another webhook a 404.",
       params: z.object({
         id: pathId("The webhookId (`wh_…`)"),
         deliveryId: pathId("The deliveryId (`dlv_…`) of a delivery-log record"),
@@ -262,7 +262,11 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
         202: { description: "Queued: sent at once", schema: webhookResendSchema },
         ...errors,
         404: { description: "No webhook with this id, or no such delivery of it", schema: errorSchema },
-        409: { description: "The webhook is DISABLED", schema: errorSchema },
+        409: {
+          description:
+            "The webhook is DISABLED, or no longer lists the delivery's event kind in its `events`",
+          schema: errorSchema,
+        },
       },
       handler: async (c, { params }) => {
         const { organizationId: orgId } = c.get("auth");
@@ -273,6 +277,12 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
         if (!original) throw new ApiError(404, "Delivery not found");
         if (hook.status !== "ACTIVE")
           throw new ApiError(409, "The webhook is DISABLED: set it ACTIVE to resend to it");
+        // A webhook receives only the kinds its `events` list.
+        if (!hook.events.some((kind) => kind === original.event_type))
+          throw new ApiError(
+            409,
+            `The webhook no longer subscribes to ${original.event_type}: add it to the webhook's events to resend this delivery`,
+          );
         const nowMs = deps.now();
         const resent = await queueResend(deps.store.db, original, `dlv_${ulid(nowMs)}`, isoAt(nowMs));
         const body: z.output<typeof webhookResendSchema> = {

@@ -27,10 +27,11 @@ import { onDeliveriesQueued } from "./wake.js";
  * receiver that answers at once is never held up behind others that do not answer). A claim reads only
  * due rows it may start (webhooks and organizations with no room left here are left out of the read, so
  * their backlog does not crowd out the candidates), takes them oldest first while the caps allow, and
- * claims again at once while room and due work remain. Claims are those of every worker (store/claim.ts): a
- * process that dies mid-attempt leaves its rows
- * to the others once its heartbeat lapses (or its lease ends, if sooner); the next claim marks the
- * interrupted attempt FAILED and tries again: delivery is at least once.
+ * claims again at once while room and due work remain. A delivery whose webhook no longer lists its kind
+ * when it is claimed is cancelled instead of sent (a webhook receives only the kinds it lists, even when an
+ * event was queued as its `events` changed). Claims are those of every worker (store/claim.ts): a process
+ * that dies mid-attempt leaves its rows to the others once its heartbeat lapses (or its lease ends, if
+ * sooner); the next claim marks the interrupted attempt FAILED and tries again: delivery is at least once.
  *
  * Polls every second (or the worker interval, if shorter) and at once when this process queues a
  * delivery, then briefly every few milliseconds, since the queuing transaction may commit a moment later.
@@ -339,7 +340,7 @@ export class WebhookDispatcher {
 
   /**
    * Claims at most `limit` due deliveries that may start (`mayStart`), oldest first; `taken` counts the
-   * rows claimed.
+   * rows claimed, those cancelled because their webhook no longer lists their kind included.
    */
   private async claim(limit: number): Promise<{ batch: Claimed[]; taken: number }> {
     const db = this.deps.store.db;
@@ -401,14 +402,28 @@ export class WebhookDispatcher {
         .returningAll()
         .execute();
       if (claimed.length === 0) return { rows: [], hooks: [], taken: 0 };
+      // The webhooks as they are now, committed: a delivery of a kind its webhook no longer lists is
+      // cancelled (it was queued as its `events` changed), not sent.
       const hooks = await trx
         .selectFrom("webhooks")
-        .select(["id", "url", "secret", "previous_secret", "previous_secret_expires_at"])
+        .select(["id", "url", "events", "secret", "previous_secret", "previous_secret_expires_at"])
         .where("id", "in", [...new Set(claimed.map((r) => r.webhook_id))])
         .execute();
-      const rows = claimed;
+      const listed = new Map(hooks.map((h) => [h.id, new Set<string>(JSON.parse(h.events))]));
+      const isListed = (r: WebhookDeliveriesTable) => listed.get(r.webhook_id)?.has(r.event_type) === true;
+      const rows = claimed.filter(isListed);
+      const dropped = claimed.filter((r) => !isListed(r)).map((r) => r.id);
       // Interrupted attempts are closed before this claim's own attempts are logged.
       await this.closeInterrupted(trx, claimed, nowIso);
+      // Cancelled without an attempt: the claim's increment is undone.
+      if (dropped.length)
+        await trx
+          .updateTable("webhook_deliveries")
+          .set({ status: "CANCELLED", attempts: sql<number>`attempts - 1`, ...RELEASED, updated_at: nowIso })
+          .where("id", "in", dropped)
+          .where("claim_token", "=", token)
+          .execute();
+      if (rows.length === 0) return { rows, hooks, taken: claimed.length };
       await trx
         .insertInto("webhook_logs")
         .values(

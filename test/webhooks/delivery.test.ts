@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
+import { emitEvent } from "../../server/webhooks/events.js";
 import { verifyWebhookSignature } from "../../server/webhooks/signature.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, validForms } from "../support/testApp.js";
@@ -227,6 +228,52 @@ describe(`webhook delivery (${dialect})`, () => {
       expect.arrayContaining(["form.created", "form.updated", "donation.created", "contact.created"]),
     );
     expect(r.received.map((x) => x.body.event)).toEqual(["contact.created", "contact.created"]);
+  });
+
+  it("a delivery queued for a kind its webhook no longer lists (events changed as it was queued) is cancelled, not sent", async () => {
+    const r = await receiver();
+    const hook = await register(w.t, r, ["form.created"]);
+    const db = w.t.store.db;
+    // What a fan-out that read the webhook's old `events` leaves when it commits after the PUT that dropped
+    // the kind: a due delivery of form.updated.
+    const nowIso = new Date().toISOString();
+    const eventId = await emitEvent(
+      db,
+      w.t.org.id,
+      "form.updated",
+      "frm_race",
+      { formID: "frm_race" },
+      Date.now(),
+    );
+    await db
+      .insertInto("webhook_deliveries")
+      .values({
+        id: "dlv_race0000000000000000000000",
+        organization_id: w.t.org.id,
+        webhook_id: hook.webhookId,
+        event_id: eventId,
+        event_type: "form.updated",
+        status: "PENDING",
+        attempts: 0,
+        next_attempt_at: nowIso,
+        claimed_until: null,
+        claim_token: null,
+        created_at: nowIso,
+        updated_at: nowIso,
+      })
+      .execute();
+    // A later event of a listed kind: once it has arrived, the dispatcher has seen the earlier one too.
+    await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 1);
+    await sleep(300);
+    expect(r.received.map((x) => x.body.event)).toEqual(["form.created"]);
+    const race = await db
+      .selectFrom("webhook_deliveries")
+      .select(["status", "attempts", "claim_token"])
+      .where("id", "=", "dlv_race0000000000000000000000")
+      .executeTakeFirstOrThrow();
+    expect(race).toEqual({ status: "CANCELLED", attempts: 0, claim_token: null });
+    expect((await allLogs(w.t, hook.webhookId)).map((l) => l.eventType)).toEqual(["form.created"]);
   });
 
   it("events from before a webhook was registered are never delivered to it", async () => {

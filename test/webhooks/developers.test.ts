@@ -153,6 +153,39 @@ describe(`webhook answers, resend and secret rotation (${dialect})`, () => {
     expect(r.received).toHaveLength(1);
   });
 
+  it("resend of an event kind the webhook no longer lists answers 409 and queues nothing", async () => {
+    const r = await receiver();
+    const hook = await register(t, r, ["form.created", "form.updated"]);
+    await createForm(t, validForms.standard());
+    await r.waitFor(formCreated);
+    const [log] = await logsOf(hook.webhookId);
+    const put = await t.request("PUT", `/v1/webhooks/${hook.webhookId}`, {
+      body: { events: ["form.updated"] },
+    });
+    expect(put.status).toBe(200);
+
+    const res = await t.request<{ error: string }>(
+      "POST",
+      `/v1/webhooks/${hook.webhookId}/deliveries/${log.deliveryId}/resend`,
+    );
+    expect(res.status, res.text).toBe(409);
+    expect(res.body.error).toMatch(/no longer subscribes to form\.created/);
+    const queued = await t.store.db
+      .selectFrom("webhook_deliveries")
+      .select("id")
+      .where("webhook_id", "=", hook.webhookId)
+      .execute();
+    expect(queued.map((d) => d.id)).toEqual([log.deliveryId]);
+    // Listed again, it can be resent.
+    await t.request("PUT", `/v1/webhooks/${hook.webhookId}`, { body: { events: ["form.created"] } });
+    const again = await t.request(
+      "POST",
+      `/v1/webhooks/${hook.webhookId}/deliveries/${log.deliveryId}/resend`,
+    );
+    expect(again.status, again.text).toBe(202);
+    await r.waitFor((got) => got.length >= 2);
+  });
+
   it("rotation: for 24 hours both secrets sign every delivery, then only the new one", async () => {
     const r = await receiver();
     const hook = await register(t, r, ["form.created"]);
