@@ -1,3 +1,4 @@
+import { countryCode } from "./countries.js";
 import { isEmailAddress } from "./email.js";
 import { AMOUNT_FIELD_BY_FREQUENCY, FREQUENCIES, type Frequency } from "./enums.js";
 import { dollarsToCents } from "./money.js";
@@ -260,6 +261,7 @@ export interface DonorPrefill {
   city?: string;
   state?: string;
   postalCode?: string;
+  /** One of the checkout's countries (shared/countries.ts), as its ISO code. */
   country?: string;
   amount?: number;
   fund?: string;
@@ -285,7 +287,9 @@ export function donorPrefill(stored: Prefill, form: FormConfig, globals: GlobalC
   if (prefill.organizationName && form.enableOrganizationName)
     out.organizationName = prefill.organizationName;
   if (form.enableBillingAddress) for (const key of ADDRESS_KEYS) if (prefill[key]) out[key] = prefill[key];
-  if (prefill.country && form.enableCountryDropdown) out.country = prefill.country;
+  // The country as the select's code, from a code or a name in any of the pages' languages; else none.
+  const country = prefill.country && form.enableCountryDropdown ? countryCode(prefill.country) : undefined;
+  if (country) out.country = country;
   for (const key of ["amount", "fund", "frequency", "sponsorshipGroup", "product", "ticket"] as const) {
     if (prefill[key] !== undefined) (out as unknown as Record<string, unknown>)[key] = prefill[key];
   }

@@ -711,6 +711,47 @@ describe("questions and choices", () => {
   });
 });
 
+describe("a prefilled country", () => {
+  const withCountry = (country: string) =>
+    formView({
+      options: {
+        coverFees: false,
+        anonymous: false,
+        organizationName: false,
+        billingAddress: false,
+        country: true,
+        phone: false,
+        tribute: false,
+        monthlyUpsell: null,
+      },
+      prefill: { country, customInputs: {}, utm: {} },
+    } as never);
+
+  it("the select cannot show is not sent: the donor sees no choice and is sent none", async () => {
+    const { api } = renderCheckout(withCountry("Deutschland"));
+    expect((byLabel("Country") as HTMLSelectElement).value).toBe("");
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.donor).toEqual({
+      firstName: "Ada",
+      lastName: "Lovelace",
+      email: "ada@example.org",
+    });
+  });
+
+  it("as the select's code is shown chosen and sent", async () => {
+    const { api } = renderCheckout(withCountry("DE"));
+    expect((byLabel("Country") as HTMLSelectElement).value).toBe("DE");
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.donor).toMatchObject({ address: { country: "DE" } });
+  });
+});
+
 describe("around the form", () => {
   it("shows FAQs as an accordion, the fundraising bar and the donor list with anonymous donors", () => {
     renderCheckout(

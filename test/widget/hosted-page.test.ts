@@ -124,6 +124,39 @@ describe("hosted checkout page", () => {
     expect(select).toContain(`<option selected value="CA">Canada</option>`);
   });
 
+  it("resolves a prefilled country name in any of the pages' languages to its code; leaves others to the donor", async () => {
+    const id = await createForm({ ...validForms.standard(), enableCountryDropdown: true });
+    const open = async (country: string, lang = "en") => {
+      const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
+        body: { prefill: { country } },
+      });
+      const { html } = await get(`/donate/${id}?elementid=${link.body.linkID}&lang=${lang}`);
+      const select = /<select id="alm-country"[^>]*>(.*?)<\/select>/.exec(html)?.[1] ?? "";
+      return { select, prefill: boot(html).view.prefill };
+    };
+    for (const [text, code] of [
+      ["Deutschland", "DE"],
+      ["allemagne", "DE"],
+      ["ألمانيا", "DE"],
+      ["Estados Unidos", "US"],
+      ["États-Unis", "US"],
+      ["UK", "GB"],
+      ["cote d'ivoire", "CI"],
+      ["mx", "MX"],
+    ]) {
+      const { select, prefill } = await open(text);
+      expect(prefill?.country, text).toBe(code);
+      expect(select, text).toMatch(new RegExp(`<option selected value="${code}">`));
+    }
+    const german = await open("Germany", "de");
+    expect(german.select).toContain(`<option selected value="DE">Deutschland</option>`);
+    for (const text of ["United States of America", "Atlantis", "XK"]) {
+      const { select, prefill } = await open(text);
+      expect(prefill?.country, text).toBeUndefined();
+      expect(select, text).toBe("<option selected value>Choose…</option>");
+    }
+  });
+
   it("renders an event on /attend with its details and tickets", async () => {
     const id = await createForm({
       ...validForms.event(),

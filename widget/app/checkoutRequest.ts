@@ -1,3 +1,4 @@
+import { COUNTRY_CODES } from "../../shared/countries.js";
 import { isEmailAddress } from "../../shared/email.js";
 import { pageLanguage, t as tr } from "./locale.js";
 import { typedAmount } from "./orderModel.js";
@@ -129,7 +130,8 @@ function donorBody(c: Checkout): Record<string, unknown> {
   const address: Record<string, string> = {};
   if (o.billingAddress)
     for (const k of ["line1", "line2", "city", "region", "postal"] as const) if (t(k)) address[k] = t(k);
-  if ((o.country || o.billingAddress) && t("country")) address.country = t("country");
+  // Only a country of the select, which the donor saw chosen there: never text it could not show.
+  if ((o.country || o.billingAddress) && COUNTRY_CODES.includes(t("country"))) address.country = t("country");
   if (Object.keys(address).length) donor.address = address;
   return donor;
 }

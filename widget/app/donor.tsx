@@ -1,4 +1,5 @@
 import { useEffect, useRef } from "preact/hooks";
+import { COUNTRY_CODES } from "../../shared/countries.js";
 import { coverFeeCents } from "../../shared/pricing/fees.js";
 import { ErrorText, errorProps, fieldId, Group, Radio, Req, TextInput } from "./fields.js";
 import { loadLater } from "./later.js";
@@ -216,18 +217,14 @@ export function Dedication({ c }: { c: Checkout }) {
 }
 
 const countries = new Map<string, [string, string][]>();
-/** ISO 3166 codes named by the browser's (or Node's) own Intl data: no list of names in the bundle. */
+/** The select's countries (shared/countries.ts) named by the browser's (or Node's) Intl data, sorted by name. */
 function countryList(): [string, string][] {
   const cached = countries.get(pageLanguage());
   if (cached) return cached;
-  const codes =
-    "AF AL DZ AD AO AG AR AM AU AT AZ BS BH BD BB BY BE BZ BJ BT BO BA BW BR BN BG BF BI CV KH CM CA CF TD CL CN CO KM CG CD CR CI HR CU CY CZ DK DJ DM DO EC EG SV GQ ER EE SZ ET FJ FI FR GA GM GE DE GH GR GD GT GN GW GY HT HN HK HU IS IN ID IR IQ IE IL IT JM JP JO KZ KE KI KW KG LA LV LB LS LR LY LI LT LU MO MG MW MY MV ML MT MH MR MU MX FM MD MC MN ME MA MZ MM NA NR NP NL NZ NI NE NG KP MK NO OM PK PW PS PA PG PY PE PH PL PT PR QA RO RU RW KN LC VC WS SM ST SA SN RS SC SL SG SK SI SB SO ZA KR SS ES LK SD SR SE CH SY TW TJ TZ TH TL TG TO TT TN TR TM TV UG UA AE GB US UY UZ VU VA VE VN YE ZM ZW".split(
-      " ",
-    );
   const names = new Intl.DisplayNames([pageLanguage()], { type: "region" });
-  const list = codes
-    .map((code) => [code, names.of(code) ?? code] as [string, string])
-    .sort((a, b) => a[1].localeCompare(b[1], pageLanguage()));
+  const list = COUNTRY_CODES.map((code) => [code, names.of(code) ?? code] as [string, string]).sort((a, b) =>
+    a[1].localeCompare(b[1], pageLanguage()),
+  );
   countries.set(pageLanguage(), list);
   return list;
 }
@@ -235,10 +232,10 @@ function countryList(): [string, string][] {
 function CountrySelect({ c }: { c: Checkout }) {
   const id = fieldId("country");
   const all = countryList();
-  const raw = c.text.country.value;
-  const value =
-    all.find(([code, name]) => code === raw.toUpperCase() || name.toLowerCase() === raw.toLowerCase())?.[0] ??
-    "";
+  // A prefilled country arrives as one of these codes (the server resolves names): anything else shows,
+  // and is sent, as no choice.
+  const chosen = c.text.country.value;
+  const value = COUNTRY_CODES.includes(chosen) ? chosen : "";
   // Country names come from the runtime's Intl data, which may differ between Node and the browser; since
   // hydration keeps the server's <option> values, the server sends only the chosen one and the browser
   // lists them all once it has taken over.
