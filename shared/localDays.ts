@@ -48,6 +48,41 @@ export function daysBetween(from: string, to: string): number {
 }
 
 const MINUTE = 60_000;
+const DAY = 86_400_000;
+
+/** A zone's offset from UTC at an instant, in milliseconds: local time minus UTC (−5 h in New York's winter). */
+export function zoneOffsetMs(ms: number, timeZone: string): number {
+  return Date.parse(`${localDateTime(ms, timeZone)}Z`) - Math.floor(ms / 1000) * 1000;
+}
+
+/**
+ * The wall time a zone's clocks show at an instant, written as the instant of that same date and time in
+ * UTC (milliseconds since the epoch): calendar arithmetic on it is arithmetic on the local calendar.
+ */
+export function wallTimeMs(ms: number, timeZone: string): number {
+  return ms + zoneOffsetMs(ms, timeZone);
+}
+
+/**
+ * The instant a zone's clocks show a wall time (written as by `wallTimeMs`). A time the clocks show twice
+ * (they went back) is its first occurrence; a time they skip (they went forward) becomes the instant they
+ * skip at, the first that exists after it.
+ */
+export function instantOfWallTime(wall: number, timeZone: string): number {
+  // The offsets in force within a day of it: the instant is the wall time less one of them.
+  const offsets = [...new Set([-DAY, 0, DAY].map((d) => zoneOffsetMs(wall + d, timeZone)))];
+  const fits = offsets.map((o) => wall - o).filter((t) => wallTimeMs(t, timeZone) === wall);
+  if (fits.length > 0) return Math.min(...fits);
+  // Skipped: the clocks jump over it between these two instants; the jump is found by bisection.
+  let before = wall - Math.max(...offsets);
+  let after = wall - Math.min(...offsets);
+  while (after - before > 1) {
+    const mid = before + Math.floor((after - before) / 2);
+    if (wallTimeMs(mid, timeZone) >= wall) after = mid;
+    else before = mid;
+  }
+  return after;
+}
 
 /**
  * The first instant of a local date in a zone (usually its midnight; the first minute after a gap when the

@@ -1,10 +1,19 @@
 import type { Frequency } from "../../shared/enums.js";
+import { instantOfWallTime, wallTimeMs } from "../../shared/localDays.js";
 import { isoAt } from "../../shared/time.js";
 
 /**
- * Calendar rules of recurring gifts, all in UTC. Every billing date is computed from the anchor (the first
- * charge) plus n periods, never from the previous date, so clamping a short month does not drift the day:
- * an anchor on Jan 31 bills Feb 28, Mar 31, Apr 30, and so on.
+ * Calendar rules of recurring gifts, on the calendar of the organization's time zone. Every billing date is
+ * computed from the anchor (the first charge) plus n periods, never from the previous date, so clamping a
+ * short month does not drift the day: an anchor on Jan 31 bills Feb 28, Mar 31, Apr 30, and so on.
+ *
+ * The anchor is an instant; its local date and time of day are read in the zone, the periods are added on
+ * the local calendar (n days, 7n days, or n months clamped to the month's last day), and the local date and
+ * time reached are turned back into an instant with that date's own offset, so daylight saving time never
+ * moves the day nor the time of day. A time the clocks skip that day becomes the instant they skip at; a
+ * time they show twice, its first occurrence. The zone is the one given now: an organization that changes
+ * its time zone has its later dates computed on the new zone's calendar from the same anchor instant.
+ * Retries are not calendar dates: they come whole 24-hour days after the failed attempt.
  */
 
 export type RecurringFrequency = Exclude<Frequency, "ONE_TIME">;
@@ -60,7 +69,8 @@ function checkCycle(n: number): void {
   if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`A cycle must be a whole number ≥ 0, not ${n}`);
 }
 
-function billingMs(anchorMs: number, frequency: RecurringFrequency, n: number): number {
+/** The anchor plus n periods on the calendar of UTC (or of wall times written as UTC: wallTimeMs). */
+function calendarMs(anchorMs: number, frequency: RecurringFrequency, n: number): number {
   switch (frequency) {
     case "DAILY":
       return anchorMs + n * DAY_MS;
@@ -79,17 +89,37 @@ function billingMs(anchorMs: number, frequency: RecurringFrequency, n: number): 
   }
 }
 
-/** The anchor plus n periods, at the anchor's UTC time of day; n = 0 is the anchor itself. */
-export function billingDate(anchorIso: string, frequency: RecurringFrequency, n: number): string {
-  checkCycle(n);
-  return isoAt(billingMs(parseInstant(anchorIso), frequency, n));
+/** The anchor plus n periods on the calendar of `timeZone`; n = 0 is the anchor itself. */
+function billingMs(anchorMs: number, frequency: RecurringFrequency, n: number, timeZone: string): number {
+  // In UTC the wall time is the instant itself.
+  if (n === 0 || timeZone === "UTC") return calendarMs(anchorMs, frequency, n);
+  return instantOfWallTime(calendarMs(wallTimeMs(anchorMs, timeZone), frequency, n), timeZone);
 }
 
-/** The smallest cycle n ≥ 1 whose billing date is strictly after `asOfIso`. */
-export function nextCycleAfter(anchorIso: string, frequency: RecurringFrequency, asOfIso: string): number {
+/**
+ * The anchor plus n periods, at the anchor's local time of day in `timeZone` (the organization's, an IANA
+ * name); n = 0 is the anchor itself.
+ */
+export function billingDate(
+  anchorIso: string,
+  frequency: RecurringFrequency,
+  n: number,
+  timeZone = "UTC",
+): string {
+  checkCycle(n);
+  return isoAt(billingMs(parseInstant(anchorIso), frequency, n, timeZone));
+}
+
+/** The smallest cycle n ≥ 1 whose billing date (in `timeZone`) is strictly after `asOfIso`. */
+export function nextCycleAfter(
+  anchorIso: string,
+  frequency: RecurringFrequency,
+  asOfIso: string,
+  timeZone = "UTC",
+): number {
   const anchorMs = parseInstant(anchorIso);
   const asOfMs = parseInstant(asOfIso);
-  const at = (n: number) => billingMs(anchorMs, frequency, n);
+  const at = (n: number) => billingMs(anchorMs, frequency, n, timeZone);
   // Estimate from the elapsed time, then step: billing dates strictly increase with n.
   let n: number;
   if (frequency === "DAILY" || frequency === "WEEKLY") {

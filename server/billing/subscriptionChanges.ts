@@ -1,6 +1,7 @@
 import { isoAt } from "../../shared/time.js";
 import { type AuditActor, recordAudit } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
+import { organizationTimeZone } from "../store/organizations.js";
 import type { SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
@@ -116,7 +117,8 @@ export async function changeSubscription(
       Object.assign(set, { cycle, failed_attempts: 0, retry_at: null });
     }
     // A frequency change alone keeps a pending retry of the due charge: its date and attempts stay.
-    set.next_billing_at = billingDate(anchorAt, frequency, cycle + 1 - anchorCycle);
+    const timeZone = await organizationTimeZone(store.db, sub.organization_id);
+    set.next_billing_at = billingDate(anchorAt, frequency, cycle + 1 - anchorCycle, timeZone);
   }
 
   return store.db.transaction().execute(async (trx) => {

@@ -5,6 +5,7 @@ import { billingDate, type RecurringFrequency, retryAt } from "../billing/schedu
 import { prefixedId } from "../ids.js";
 import type { PaymentMethod } from "../processors/port.js";
 import type { Db } from "../store/database.js";
+import { organizationTimeZone } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import {
@@ -54,6 +55,7 @@ function newSubscription(
   method: PaymentMethod,
   processorCustomer: string | null,
   nowMs: number,
+  timeZone: string,
 ): SubscriptionsTable {
   const nowIso = isoAt(nowMs);
   const frequency = row.frequency as Exclude<Frequency, "ONE_TIME">;
@@ -81,7 +83,7 @@ function newSubscription(
     last4: method.last4,
     anchor_at: nowIso,
     cycle: 0,
-    next_billing_at: billingDate(nowIso, frequency, 1),
+    next_billing_at: billingDate(nowIso, frequency, 1, timeZone),
     // The last successful charge: a pending payment is not one yet (it is recorded when it clears).
     last_billing_at: row.status === "COMPLETED" ? nowIso : null,
     end_billing_at: null,
@@ -105,7 +107,8 @@ function newSubscription(
 
 /**
  * A checkout's first payment that went through starts its gift; the caller links the payment to it and
- * emits `subscription.created` (after the donor's contact event).
+ * emits `subscription.created` (after the donor's contact event). `timeZone` is the organization's, when
+ * the caller has it at hand (it is read otherwise).
  */
 export async function insertNewSubscription(
   trx: Db,
@@ -113,8 +116,10 @@ export async function insertNewSubscription(
   method: PaymentMethod,
   processorCustomer: string | null,
   nowMs: number,
+  timeZone?: string,
 ): Promise<SubscriptionsTable> {
-  const sub = newSubscription(row, method, processorCustomer, nowMs);
+  const zone = timeZone ?? (await organizationTimeZone(trx, row.organization_id));
+  const sub = newSubscription(row, method, processorCustomer, nowMs, zone);
   await insertSubscription(trx, sub);
   return sub;
 }
@@ -180,6 +185,7 @@ export async function afterRecurringCharge(
           current.anchor_at,
           current.frequency as RecurringFrequency,
           origin.cycle + 1 - (current.anchor_cycle ?? 0),
+          await organizationTimeZone(trx, current.organization_id),
         ),
         failed_attempts: 0,
         retry_at: null,

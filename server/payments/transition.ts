@@ -184,7 +184,14 @@ export async function settlePayment(
     const saved = outcome.to === "FAILED" ? null : outcome.savedMethod;
     const sub =
       outcome.to !== "FAILED" && row.frequency !== "ONE_TIME" && saved
-        ? await insertNewSubscription(trx, row, saved, outcome.processorCustomer ?? null, nowMs)
+        ? await insertNewSubscription(
+            trx,
+            row,
+            saved,
+            outcome.processorCustomer ?? null,
+            nowMs,
+            loaded?.org.timeZone,
+          )
         : null;
     if (sub) row = { ...row, subscription_id: sub.id };
     if (contact && (contact.id !== known || sub))

@@ -147,6 +147,16 @@ export async function createOrganization(
   return fromRow(row);
 }
 
+/** The organization's time zone (an IANA name; UTC when it has none), on whose calendar it bills. */
+export async function organizationTimeZone(db: Db, id: string): Promise<string> {
+  const row = await db
+    .selectFrom("organizations")
+    .select("time_zone")
+    .where("id", "=", id)
+    .executeTakeFirst();
+  return row?.time_zone ?? "UTC";
+}
+
 export async function getOrganization(db: Db, id: string): Promise<Organization | undefined> {
   const row = await db.selectFrom("organizations").selectAll().where("id", "=", id).executeTakeFirst();
   return row && fromRow(row);
