@@ -35,6 +35,8 @@ export function refusal(error: unknown): never {
   if (error.kind === "throttled")
     throw new ApiError(429, error.message, undefined, { "Retry-After": String(error.retryAfterSeconds) });
   if (error.kind === "member" || error.kind === "conflict") throw new ApiError(409, error.message);
+  if (error.kind === "signInRequired")
+    throw new ApiError(409, error.message, undefined, undefined, { signInRequired: true });
   if (error.kind === "password") throw ApiError.validation([`password: ${error.message}`]);
   if (error.kind === "twoFactor")
     throw new ApiError(401, error.message, undefined, undefined, { twoFactorRequired: true });
@@ -49,6 +51,14 @@ export const signInErrorSchema = errorSchema.extend({
   twoFactorRequired: z.boolean().optional().meta({
     description:
       "true: the password was right (or the link good) but a code is wanted, or the code given was wrong or used; send it again with `code`",
+  }),
+});
+
+/** The error body of a set-up link refused because its person already has a password. */
+const setupErrorSchema = errorSchema.extend({
+  signInRequired: z.boolean().optional().meta({
+    description:
+      "true: the person already has a password; the link accepts the invitation through `POST /api/staff/login` with `invitation`",
   }),
 });
 
@@ -107,7 +117,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Set a password with a set-up link's token, and sign in",
       description:
-        "The token of a single-use set-up link (24 hours; `npm run cli -- user create`). Sets the password (at least 12 characters) and answers with the session cookie.",
+        "The token of a single-use set-up link (24 hours; `npm run cli -- user create`, or an invitation). Sets the password (at least 12 characters) and answers with the session cookie. A link sets a password only while the person has none: for a person who already has one (invited to another organization, or who chose one with a reset link) it is a 409 with `signInRequired: true`, nothing changes, and the link stays live for `POST /api/staff/login` with `invitation`.",
       body: staffSetupBodySchema,
       before: signingIn,
       responses: {
@@ -115,6 +125,11 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
         400: e("Validation failed (the password is too short, too long, or one of the most common)"),
         401: e("The link has been used or has expired"),
         403: e("Not sent from this instance's own pages, or sent with an API key"),
+        409: {
+          description:
+            "The person already has a password: sign in with it and `invitation` (`signInRequired`)",
+          schema: setupErrorSchema,
+        },
       },
       handler: async (c, { body }) => {
         const { sessionToken } = await completeSetup(deps.store, body.token, body.password, deps.now(), {
@@ -134,7 +149,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Sign in with e-mail and password",
       description:
-        "The same 401 for an unknown address and a wrong password. With two-factor sign-in on, a right password without `code` is a 401 with `twoFactorRequired: true` (not counted as a failure); a wrong or already used code is a failed sign-in. After 10 failed sign-ins in 15 minutes for one address, or from one client address, 429 with Retry-After. When the organization requires two-factor sign-in of Owners and Finance and the person has not enrolled, the session reaches only the enrolment endpoints, `/api/staff/me` and sign-out (`twoFactorEnrolmentRequired: true`).",
+        "The same 401 for an unknown address and a wrong password. With two-factor sign-in on, a right password without `code` is a 401 with `twoFactorRequired: true` (not counted as a failure); a wrong or already used code is a failed sign-in. After 10 failed sign-ins in 15 minutes for one address, or from one client address, 429 with Retry-After. When the organization requires two-factor sign-in of Owners and Finance and the person has not enrolled, the session reaches only the enrolment endpoints, `/api/staff/me` and sign-out (`twoFactorEnrolmentRequired: true`). With `invitation` (a set-up link's token, for a person who already has a password), every check above is made as for any sign-in; then the link is used up and the session opens in the link's organization (401 when the link is used, expired or another person's).",
       body: staffLoginBodySchema,
       before: signingIn,
       responses: {
@@ -142,7 +157,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
         400: e("Validation failed"),
         401: {
           description:
-            "Wrong e-mail address or password; or, with `twoFactorRequired: true`, a TOTP or recovery code is wanted (missing, wrong or already used)",
+            "Wrong e-mail address or password; or, with `twoFactorRequired: true`, a TOTP or recovery code is wanted (missing, wrong or already used); or the `invitation` link has been used or has expired",
           schema: signInErrorSchema,
         },
         403: e("Not sent from this instance's own pages, or sent with an API key"),
@@ -153,6 +168,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
           email: body.email,
           password: body.password,
           code: body.code,
+          invitation: body.invitation,
           clientIp: clientIp(c, deps.config.trustProxyHops),
           userAgent: c.req.header("User-Agent"),
           nowMs: deps.now(),

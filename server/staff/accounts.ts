@@ -6,7 +6,7 @@ import { isoAt } from "../../shared/time.js";
 import { isSecretToken, newSecretToken, prefixedId, sha256Hex } from "../ids.js";
 import type { SecretBox } from "../secrets.js";
 import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
-import type { Store } from "../store/database.js";
+import type { Db, Store } from "../store/database.js";
 import { isCommonPassword } from "./commonPasswords.js";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
 import { ROLE_PERMISSIONS } from "./roles.js";
@@ -147,7 +147,13 @@ export async function createStaffMember(
   return { userId, setupUrl: `${input.publicUrl}${SETUP_PAGE_PATH}?token=${token}`, expiresAt };
 }
 
-/** Uses a set-up link: sets the person's password and signs them in. A used or expired link: StaffError. */
+/**
+ * Uses a set-up link: sets the person's password and signs them in. A used or expired link: a "token"
+ * StaffError. A set-up link sets a password only while the person has none: a person who already has one
+ * (invited to another organization, or who chose a password with a reset link since) gets a
+ * "signInRequired" StaffError, and the link stays live for a sign-in with their own password (and code)
+ * that accepts it (signIn's `invitation`).
+ */
 export async function completeSetup(
   store: Store,
   token: string,
@@ -164,23 +170,33 @@ export async function completeSetup(
   // A cheap look first: hashing a password costs time no unknown link should buy.
   const live = await store.db
     .selectFrom("staff_tokens")
-    .select("token_hash")
-    .where("token_hash", "=", sha256Hex(token))
-    .where("kind", "=", "setup")
-    .where("used_at", "is", null)
-    .where("expires_at", ">", now)
+    .innerJoin("staff_users", "staff_users.id", "staff_tokens.user_id")
+    .select("staff_users.password_hash")
+    .where("staff_tokens.token_hash", "=", sha256Hex(token))
+    .where("staff_tokens.kind", "=", "setup")
+    .where("staff_tokens.used_at", "is", null)
+    .where("staff_tokens.expires_at", ">", now)
     .executeTakeFirst();
   if (!live) throw refused;
+  if (live.password_hash != null) throw signInInstead();
   refuseCommonPassword(password);
   const hash = await hashPassword(password);
   return redeemPasswordLink(store, { token, kind: "setup", passwordHash: hash, nowMs, origin }, refused);
 }
 
+/** The answer to a set-up link of a person who already has a password. */
+const signInInstead = () =>
+  new StaffError(
+    "signInRequired",
+    "This address already has a password here: sign in with it (and your code, if you use one) to accept the invitation",
+  );
+
 /**
  * Uses a single-use link (set-up or password reset) and what it opens, in one transaction: the link is taken
- * by one conditional update (a link used twice at once sets one password), the password is set, every
- * earlier session of the person's ends (and, for a reset, every other reset link is used up), and a new
- * session opens, written to the audit log as a sign-in by that link. `refused` when the link is not live.
+ * by one conditional update (a link used twice at once sets one password), the password is set (by a
+ * set-up link only while the person has none: else "signInRequired" and nothing changes), every earlier
+ * session of the person's ends (and, for a reset, every other reset link is used up), and a new session
+ * opens, written to the audit log as a sign-in by that link. `refused` when the link is not live.
  */
 export function redeemPasswordLink(
   store: Store,
@@ -205,11 +221,13 @@ export function redeemPasswordLink(
       .returning(["user_id", "organization_id"])
       .executeTakeFirst();
     if (!used) throw refused;
-    await trx
+    let setPassword = trx
       .updateTable("staff_users")
       .set({ password_hash: input.passwordHash, updated_at: now })
-      .where("id", "=", used.user_id)
-      .execute();
+      .where("id", "=", used.user_id);
+    if (input.kind === "setup") setPassword = setPassword.where("password_hash", "is", null);
+    const set = await setPassword.executeTakeFirst();
+    if (Number(set.numUpdatedRows) !== 1) throw input.kind === "setup" ? signInInstead() : refused;
     if (input.kind === "reset")
       await trx
         .updateTable("staff_tokens")
@@ -342,7 +360,10 @@ export const failureKeys = (email: string, clientIp: string): string[] => [
  * Signs a person in with e-mail and password, in the organization they joined first. An unknown address
  * and a wrong password are the same refusal and cost the same time. A person with TOTP on also gives a
  * `code` (6 digits of now, or a recovery code): without one the refusal says a code is wanted (and counts
- * for nothing); a wrong or used one counts as a failed sign-in.
+ * for nothing); a wrong or used one counts as a failed sign-in. With `invitation` (the token of a set-up
+ * link of the person's, who has a password already) the sign-in, once every check has passed, uses the
+ * link up and opens the session in the link's organization; a link not live (used, expired, another
+ * person's): a "token" StaffError and no session.
  */
 export async function signIn(
   store: Store,
@@ -350,6 +371,7 @@ export async function signIn(
     email: string;
     password: string;
     code?: string;
+    invitation?: string;
     clientIp: string;
     userAgent?: string;
     nowMs: number;
@@ -394,23 +416,59 @@ export async function signIn(
       }
     }
     const sessionToken = newSecretToken();
-    // The session and its audit-log entry are one.
+    // The session, the invitation it accepts and its audit-log entry are one.
     await store.db.transaction().execute(async (trx) => {
+      const organizationId =
+        input.invitation === undefined
+          ? person.organization_id
+          : await acceptInvitation(trx, person.id, input.invitation, input.nowMs);
       await trx
         .insertInto("staff_sessions")
         .values(
-          sessionRow(sessionToken, person.id, person.organization_id, input.nowMs, {
+          sessionRow(sessionToken, person.id, organizationId, input.nowMs, {
             userAgent: input.userAgent,
             clientIp: input.clientIp,
           }),
         )
         .execute();
-      await recordSignIn(trx, person.organization_id, who, input.nowMs);
+      await recordSignIn(trx, organizationId, who, input.nowMs);
     });
     return { sessionToken };
   } finally {
     await attempt.release();
   }
+}
+
+/**
+ * Uses up a live set-up link of the person's (in the caller's transaction) and returns its organization,
+ * of which the person is a member; else a "token" StaffError.
+ */
+async function acceptInvitation(trx: Db, userId: string, token: string, nowMs: number): Promise<string> {
+  const refused = new StaffError(
+    "token",
+    "This invitation link has been used or has expired: sign in without it, or ask an Owner for a new one",
+  );
+  if (!isSecretToken(token)) throw refused;
+  const now = isoAt(nowMs);
+  const used = await trx
+    .updateTable("staff_tokens")
+    .set({ used_at: now })
+    .where("token_hash", "=", sha256Hex(token))
+    .where("user_id", "=", userId)
+    .where("kind", "=", "setup")
+    .where("used_at", "is", null)
+    .where("expires_at", ">", now)
+    .returning("organization_id")
+    .executeTakeFirst();
+  if (!used) throw refused;
+  const member = await trx
+    .selectFrom("staff_memberships")
+    .select("role")
+    .where("user_id", "=", userId)
+    .where("organization_id", "=", used.organization_id)
+    .executeTakeFirst();
+  if (!member) throw refused;
+  return used.organization_id;
 }
 
 /** The session of a cookie's token while it lasts (and the person is still a member), else undefined. */

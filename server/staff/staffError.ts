@@ -1,7 +1,8 @@
 /**
  * A refusal of the staff accounts' domain; the HTTP layer turns its kind into a status:
  * member 409, token/credentials/twoFactor 401 (twoFactor with `twoFactorRequired`), throttled 429,
- * password 400, code 403, conflict 409, notFound 404, unavailable 503.
+ * password 400, code 403, conflict 409, notFound 404, unavailable 503, signInRequired 409 (with
+ * `signInRequired`: a set-up link of a person who already has a password, who signs in with it instead).
  */
 export class StaffError extends Error {
   constructor(
@@ -15,7 +16,8 @@ export class StaffError extends Error {
       | "code"
       | "conflict"
       | "notFound"
-      | "unavailable",
+      | "unavailable"
+      | "signInRequired",
     message: string,
     readonly retryAfterSeconds = 0,
   ) {

@@ -1,3 +1,4 @@
+import type { ExpressionBuilder } from "kysely";
 import type { z } from "zod";
 import { emailKey } from "../../shared/email.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
@@ -9,6 +10,7 @@ import { renderStaffInvite } from "../mail/staffInvite.js";
 import { type AuditActor, type AuditEntry, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
 import { getOrganization } from "../store/organizations.js";
+import type { Database } from "../store/schema.js";
 import { createStaffMember, SETUP_LINK_HOURS, SETUP_PAGE_PATH, StaffError } from "./accounts.js";
 
 /**
@@ -36,37 +38,56 @@ const HOUR = 3_600_000;
 const LAST_OWNER =
   "An organization keeps at least one Owner: make another person Owner before changing or removing this one";
 
+/**
+ * A member has joined once they have a password and have had a session in the organization since they
+ * were added (opened by its set-up link, a sign-in or a reset link; ended sessions are kept). Until then the invitation is pending:
+ * a person who already has a password for another organization joins by signing in with the link.
+ */
+const joinedHere = (eb: ExpressionBuilder<Database, "staff_memberships" | "staff_users">) =>
+  eb.and([
+    eb("staff_users.password_hash", "is not", null),
+    eb.exists(
+      eb
+        .selectFrom("staff_sessions as s")
+        .select("s.token_hash")
+        .whereRef("s.user_id", "=", "staff_memberships.user_id")
+        .whereRef("s.organization_id", "=", "staff_memberships.organization_id")
+        .whereRef("s.created_at", ">=", "staff_memberships.created_at"),
+    ),
+  ]);
+
 /** The organization's members, oldest first; or the one with `userId`. */
 export async function listTeam(db: Db, organizationId: string, userId?: string): Promise<TeamMember[]> {
   let query = db
-    .selectFrom("staff_memberships as m")
-    .innerJoin("staff_users as u", "u.id", "m.user_id")
+    .selectFrom("staff_memberships")
+    .innerJoin("staff_users", "staff_users.id", "staff_memberships.user_id")
     .select((eb) => [
-      "m.user_id",
-      "u.email",
-      "m.role",
-      "m.created_at",
-      eb("u.password_hash", "is not", null).as("password_set"),
+      "staff_memberships.user_id",
+      "staff_users.email",
+      "staff_memberships.role",
+      "staff_memberships.created_at",
+      joinedHere(eb).as("joined"),
       eb
         .selectFrom("staff_sessions as s")
         .select((s) => s.fn.max("s.created_at").as("at"))
-        .whereRef("s.user_id", "=", "m.user_id")
-        .whereRef("s.organization_id", "=", "m.organization_id")
+        .whereRef("s.user_id", "=", "staff_memberships.user_id")
+        .whereRef("s.organization_id", "=", "staff_memberships.organization_id")
         .as("last_sign_in"),
       eb
         .selectFrom("staff_tokens as t")
         .select((t) => t.fn.max("t.expires_at").as("at"))
-        .whereRef("t.user_id", "=", "m.user_id")
-        .whereRef("t.organization_id", "=", "m.organization_id")
+        .whereRef("t.user_id", "=", "staff_memberships.user_id")
+        .whereRef("t.organization_id", "=", "staff_memberships.organization_id")
         .where("t.kind", "=", "setup")
         .where("t.used_at", "is", null)
         .as("invite_expires"),
     ])
-    .where("m.organization_id", "=", organizationId);
-  if (userId !== undefined) query = query.where("m.user_id", "=", userId);
-  const rows = await query.orderBy("m.created_at").orderBy("u.email_key").execute();
+    .where("staff_memberships.organization_id", "=", organizationId);
+  if (userId !== undefined) query = query.where("staff_memberships.user_id", "=", userId);
+  const rows = await query.orderBy("staff_memberships.created_at").orderBy("staff_users.email_key").execute();
   return rows.map((row) => {
-    const passwordSet = Boolean(row.password_set);
+    // Whether the person has a password for another organization is not this one's to know.
+    const passwordSet = Boolean(row.joined);
     return {
       userId: row.user_id,
       email: row.email,
@@ -137,9 +158,10 @@ async function endSetupLinks(trx: Db, organizationId: string, userId: string, no
 }
 
 /**
- * A single-use set-up link (24 hours) for `email` as `role`: a new member is added (createStaffMember);
- * a member who has not set a password yet gets a fresh link that replaces the earlier ones, and the role
- * given. A member who has a password is refused (StaffError "member"): their role is changed elsewhere.
+ * A single-use set-up link (24 hours) for `email` as `role`: a new member is added (createStaffMember;
+ * a person who has a password for another organization becomes a member too, and joins by signing in with
+ * the link); a member who has not joined yet gets a fresh link that replaces the earlier ones, and the role
+ * given. A member who has joined is refused (StaffError "member"): their role is changed elsewhere.
  */
 export async function issueSetupLink(
   store: Store,
@@ -163,7 +185,7 @@ export async function issueSetupLink(
         throw already;
       throw error;
     });
-  if (existing.password_set) throw already;
+  if (existing.joined) throw already;
   const token = newSecretToken();
   const now = isoAt(input.nowMs);
   const expiresAt = isoAt(input.nowMs + SETUP_LINK_HOURS * HOUR);
@@ -171,7 +193,7 @@ export async function issueSetupLink(
     await lockOwners(store, trx, input.organizationId);
     const current = await memberByEmail(trx, input.organizationId, email);
     if (!current) throw new TeamError("notFound", "No such member of this organization");
-    if (current.password_set) throw already;
+    if (current.joined) throw already;
     await trx
       .updateTable("staff_memberships")
       .set({ role: input.role })
@@ -233,13 +255,13 @@ function teamEntry(
 
 async function memberByEmail(db: Db, organizationId: string, email: string) {
   const row = await db
-    .selectFrom("staff_users as u")
-    .innerJoin("staff_memberships as m", "m.user_id", "u.id")
-    .select((eb) => ["u.id as user_id", "m.role", eb("u.password_hash", "is not", null).as("password_set")])
-    .where("u.email_key", "=", emailKey(email))
-    .where("m.organization_id", "=", organizationId)
+    .selectFrom("staff_users")
+    .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
+    .select((eb) => ["staff_users.id as user_id", "staff_memberships.role", joinedHere(eb).as("joined")])
+    .where("staff_users.email_key", "=", emailKey(email))
+    .where("staff_memberships.organization_id", "=", organizationId)
     .executeTakeFirst();
-  return row && { user_id: row.user_id, role: row.role, password_set: Boolean(row.password_set) };
+  return row && { user_id: row.user_id, role: row.role, joined: Boolean(row.joined) };
 }
 
 /**
@@ -263,12 +285,18 @@ export async function inviteMember(
   const link = await issueSetupLink(store, input);
   // To the address as the person first gave it (a re-invitation may spell it in another case).
   const member = await memberOrThrow(store.db, input.organizationId, link.userId);
+  const person = await store.db
+    .selectFrom("staff_users")
+    .select("password_hash")
+    .where("id", "=", link.userId)
+    .executeTakeFirst();
   const mail = renderStaffInvite({
     organizationName: org.name,
     invitedBy: input.invitedBy,
     role: input.role,
     url: link.setupUrl,
     hours: SETUP_LINK_HOURS,
+    hasPassword: person?.password_hash != null,
   });
   // Queued once the link exists; should this fail, the person stays invited and inviting again mails a
   // fresh link.

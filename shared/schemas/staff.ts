@@ -27,6 +27,10 @@ export const staffLoginBodySchema = z.strictObject({
     description:
       "With two-factor sign-in on: the 6-digit code of the authenticator app, or one of the recovery codes (each works once)",
   }),
+  invitation: z.string().min(1).max(100).optional().meta({
+    description:
+      "The token of a set-up link (`?token=`) sent to a person who already has a password: the sign-in accepts the invitation, uses the link up and opens the session in its organization",
+  }),
 });
 
 export const staffMeSchema = z.object({

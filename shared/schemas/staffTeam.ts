@@ -14,10 +14,13 @@ export const teamMemberSchema = z.object({
   email: z.string(),
   role,
   joinedAt: z.string().meta({ description: "When the person was added to the organization (ISO 8601)" }),
-  passwordSet: z.boolean().meta({ description: "Whether the person has set a password (can sign in)" }),
+  passwordSet: z.boolean().meta({
+    description:
+      "Whether the person has joined: set a password and signed in to this organization since being added (a person who has a password for another organization joins by signing in with the invitation's link)",
+  }),
   invitePending: z
     .boolean()
-    .meta({ description: "No password yet: the set-up link mailed to them is still to be used" }),
+    .meta({ description: "Not joined yet: the set-up link mailed to them is still to be used" }),
   inviteExpiresAt: z.string().nullable().meta({
     description:
       "When the newest unused set-up link ends (possibly past: invite again for a fresh one); null when none",

@@ -21,6 +21,20 @@ describe("staff invitation e-mail", () => {
     expect(mail.html).toContain(`<a href="${url}">Set your password</a>`);
   });
 
+  it("tells a person who has a password already to sign in with it, not to set one", () => {
+    const mail = renderStaffInvite({
+      organizationName: "Acme Food Bank",
+      invitedBy: "owner@acme.example",
+      role: "STAFF",
+      url,
+      hours: 24,
+      hasPassword: true,
+    });
+    expect(mail.text).toContain("sign in with your password to accept");
+    expect(mail.text).not.toMatch(/Set your password/);
+    expect(mail.html).toContain(`<a href="${url}">Accept the invitation</a>`);
+  });
+
   it("shows an organization's name and the inviter's address as text, never as markup", () => {
     const mail = renderStaffInvite({
       organizationName: `<img src=x onerror="alert(1)">`,

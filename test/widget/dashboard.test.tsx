@@ -193,6 +193,49 @@ describe("signing in", () => {
     // The token leaves the address once used.
     expect(window.location.search).toBe("");
   });
+
+  it("asks a person who already has a password to sign in with it and the set-up link, which opens the inviting organization", async () => {
+    on("POST", /^\/api\/staff\/setup$/, () => ({
+      status: 409,
+      body: { error: "This address already has a password here", signInRequired: true },
+    }));
+    on("POST", /^\/api\/staff\/login$/, (call) => {
+      const body = call.body as { code?: string };
+      if (!body.code) return { status: 401, body: { error: "Enter the code", twoFactorRequired: true } };
+      return {
+        body: {
+          userId: "u",
+          email: "o@x.org",
+          organizationId: "org_b",
+          organizationName: "River Trust",
+          role: "FINANCE",
+          permissions: [],
+        },
+      };
+    });
+    on("GET", /^\/api\/staff\/me$/, () => ({ status: 401, body: { error: "Not signed in" } }));
+    open("/dashboard/setup?token=tok_abc");
+    const password = await screen.findByLabelText("Password");
+    fireEvent.input(password, { target: { value: "a long passphrase here" } });
+    fireEvent.input(screen.getByLabelText("The same password again"), {
+      target: { value: "a long passphrase here" },
+    });
+    fireEvent.submit(password.closest("form") as HTMLFormElement);
+
+    await screen.findByRole("heading", { name: "Sign in to accept the invitation" });
+    fireEvent.input(screen.getByLabelText("E-mail address"), { target: { value: "o@x.org" } });
+    fireEvent.input(screen.getByLabelText("Password"), { target: { value: "my own passphrase" } });
+    fireEvent.submit(screen.getByRole("button", { name: "Sign in" }).closest("form") as HTMLFormElement);
+    const code = await screen.findByLabelText("Code from your authenticator app");
+    fireEvent.input(code, { target: { value: "123456" } });
+    fireEvent.submit(code.closest("form") as HTMLFormElement);
+    await waitFor(() => expect(window.location.pathname).toBe("/dashboard"));
+    expect(calls.filter((c) => c.path === "/api/staff/login").map((c) => c.body)).toEqual([
+      { email: "o@x.org", password: "my own passphrase", invitation: "tok_abc" },
+      { email: "o@x.org", password: "my own passphrase", code: "123456", invitation: "tok_abc" },
+    ]);
+    expect(window.location.search).toBe("");
+  });
 });
 
 describe("what a role is offered", () => {

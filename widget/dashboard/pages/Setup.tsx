@@ -1,15 +1,17 @@
 import { useState } from "preact/hooks";
-import { call } from "../api.js";
+import { ApiFailure, call } from "../api.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { type Me, me } from "../session.js";
 import { ErrorNote, Field, messageOf, PageTitle } from "../ui.js";
+import SignIn from "./SignIn.js";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
 /**
  * A set-up link (`/dashboard/setup?token=…`, from the command line or an invitation) or a reset link
- * (`/dashboard/reset?token=…`, mailed): the person chooses a password and is signed in.
+ * (`/dashboard/reset?token=…`, mailed): the person chooses a password and is signed in. A set-up link of
+ * a person who already has a password sets none: they sign in with theirs, which accepts the invitation.
  */
 export default function Setup(props: PageProps) {
   const reset = window.location.pathname.endsWith("/reset");
@@ -18,6 +20,7 @@ export default function Setup(props: PageProps) {
   const [again, setAgain] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const [signInInstead, setSignInInstead] = useState(false);
   const title = reset ? "Choose a new password" : "Set up your account";
 
   const submit = async (event: Event) => {
@@ -40,7 +43,8 @@ export default function Setup(props: PageProps) {
       // The token leaves the address (and the history) once it is used.
       navigate(to(""), { replace: true });
     } catch (err) {
-      setError(messageOf(err));
+      if (!reset && err instanceof ApiFailure && err.body.signInRequired === true) setSignInInstead(true);
+      else setError(messageOf(err));
     } finally {
       setBusy(false);
     }
@@ -56,6 +60,8 @@ export default function Setup(props: PageProps) {
         </p>
       </>
     );
+
+  if (signInInstead) return <SignIn invitation={token} />;
 
   return (
     <>

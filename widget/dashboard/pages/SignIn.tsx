@@ -1,14 +1,18 @@
 import { useState } from "preact/hooks";
 import { ApiFailure, call } from "../api.js";
+import type { PageProps } from "../page.js";
 import { location, navigate, to } from "../router.js";
 import { type Me, me } from "../session.js";
 import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
 
 /**
  * Signing in: e-mail and password, then the code of the authenticator app when the person has turned two-step
- * sign-in on (a recovery code works too). "Forgot your password" mails a reset link.
+ * sign-in on (a recovery code works too). "Forgot your password" mails a reset link. With `invitation` (a
+ * set-up link's token, for a person who already has a password) the sign-in accepts the invitation and
+ * opens the inviting organization.
  */
-export default function SignIn() {
+export default function SignIn(props: Partial<PageProps> & { invitation?: string }) {
+  const invitation = props.invitation;
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
@@ -27,9 +31,11 @@ export default function SignIn() {
         email,
         password,
         ...(needsCode && code ? { code: code.replace(/\s+/g, "") } : {}),
+        ...(invitation ? { invitation } : {}),
       });
       me.value = person;
-      if (location.value.path === "sign-in") navigate(to(""), { replace: true });
+      // An invitation's token leaves the address (and the history) once it is used.
+      if (location.value.path === "sign-in" || invitation) navigate(to(""), { replace: true });
     } catch (err) {
       if (err instanceof ApiFailure && err.body.twoFactorRequired === true) {
         setNeedsCode(true);
@@ -87,7 +93,15 @@ export default function SignIn() {
 
   return (
     <>
-      <PageTitle title="Sign in">Sign in to your organization's dashboard</PageTitle>
+      <PageTitle title="Sign in">
+        {invitation ? "Sign in to accept the invitation" : "Sign in to your organization's dashboard"}
+      </PageTitle>
+      {invitation && (
+        <p>
+          This address already has a password here. Sign in with it, and with your code if you use one, to
+          join the organization that invited you.
+        </p>
+      )}
       <form onSubmit={signIn}>
         <Field label="E-mail address">
           {(id) => (
