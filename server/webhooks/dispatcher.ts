@@ -615,16 +615,24 @@ export class WebhookDispatcher {
           .where("status", "=", "PENDING")
           .execute();
       }
-      for (const [webhookId, tally] of perHook)
+      // The last attempt stays the latest recorded: another process may have recorded a later one first.
+      for (const [webhookId, tally] of perHook) {
+        const last = isoAt(tally.last);
         await trx
           .updateTable("webhooks")
           .set((eb) => ({
             success_count: eb("success_count", "+", tally.ok),
             failure_count: eb("failure_count", "+", tally.failed),
-            last_delivery_at: isoAt(tally.last),
+            last_delivery_at: eb
+              .case()
+              .when(eb.or([eb("last_delivery_at", "is", null), eb("last_delivery_at", "<", last)]))
+              .then(last)
+              .else(eb.ref("last_delivery_at"))
+              .end(),
           }))
           .where("id", "=", webhookId)
           .execute();
+      }
     });
   }
 }

@@ -276,6 +276,26 @@ describe(`webhook delivery (${dialect})`, () => {
     expect((await allLogs(w.t, hook.webhookId)).map((l) => l.eventType)).toEqual(["form.created"]);
   });
 
+  it("lastDeliveryAt never moves back: a later attempt recorded first (by another process) stays the last", async () => {
+    const r = await receiver();
+    const hook = await register(w.t, r, ["form.created"]);
+    const later = Date.now() + 3_600_000;
+    await w.t.store.db
+      .updateTable("webhooks")
+      .set({ last_delivery_at: new Date(later).toISOString() })
+      .where("id", "=", hook.webhookId)
+      .execute();
+    await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 1);
+    await settled(w.t, hook.webhookId);
+    const read = await w.t.request<{ successCount: number; lastDeliveryAt: number }>(
+      "GET",
+      `/v1/webhooks/${hook.webhookId}`,
+    );
+    expect(read.body.successCount).toBe(1);
+    expect(read.body.lastDeliveryAt).toBe(Math.floor(later / 1000));
+  });
+
   it("events from before a webhook was registered are never delivered to it", async () => {
     const before = await createForm(w.t, validForms.standard());
     const r = await receiver();
