@@ -221,6 +221,14 @@ export function redeemPasswordLink(
       .returning(["user_id", "organization_id"])
       .executeTakeFirst();
     if (!used) throw refused;
+    // A link opens its organization only to a member of it.
+    const member = await trx
+      .selectFrom("staff_memberships")
+      .select("role")
+      .where("user_id", "=", used.user_id)
+      .where("organization_id", "=", used.organization_id)
+      .executeTakeFirst();
+    if (!member) throw refused;
     let setPassword = trx
       .updateTable("staff_users")
       .set({ password_hash: input.passwordHash, updated_at: now })

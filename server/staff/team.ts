@@ -145,14 +145,20 @@ async function endSessions(trx: Db, organizationId: string, userId: string, now:
     .execute();
 }
 
-/** Uses up the person's unused set-up links to the organization (a fresh one replaces them). */
-async function endSetupLinks(trx: Db, organizationId: string, userId: string, now: string): Promise<void> {
+/** Uses up the person's unused links of `kinds` to the organization (set-up, password reset). */
+async function endLinks(
+  trx: Db,
+  organizationId: string,
+  userId: string,
+  now: string,
+  kinds: ("setup" | "reset")[],
+): Promise<void> {
   await trx
     .updateTable("staff_tokens")
     .set({ used_at: now })
     .where("user_id", "=", userId)
     .where("organization_id", "=", organizationId)
-    .where("kind", "=", "setup")
+    .where("kind", "in", kinds)
     .where("used_at", "is", null)
     .execute();
 }
@@ -202,7 +208,8 @@ export async function issueSetupLink(
       .execute();
     if (current.role === "OWNER" && input.role !== "OWNER")
       await checkOwnersRemain(trx, input.organizationId);
-    await endSetupLinks(trx, input.organizationId, current.user_id, now);
+    // A fresh link replaces the earlier ones.
+    await endLinks(trx, input.organizationId, current.user_id, now, ["setup"]);
     await recordAudit(
       trx,
       teamEntry(input, "staff.invited", current.user_id, { role: current.role }, { email, role: input.role }),
@@ -359,8 +366,9 @@ export async function changeRole(
 }
 
 /**
- * Removes a member from the organization: their sessions and unused set-up links to it end. The person
- * (and their other organizations) stay. Removing the last Owner is refused (TeamError "lastOwner").
+ * Removes a member from the organization: their sessions and unused set-up and password-reset links to it
+ * end. The person (and their other organizations) stay. Removing the last Owner is refused (TeamError
+ * "lastOwner").
  */
 export async function removeMember(
   store: Store,
@@ -378,7 +386,7 @@ export async function removeMember(
     if (!removed) throw new TeamError("notFound", "No such member of this organization");
     if (removed.role === "OWNER") await checkOwnersRemain(trx, input.organizationId);
     await endSessions(trx, input.organizationId, input.userId, now);
-    await endSetupLinks(trx, input.organizationId, input.userId, now);
+    await endLinks(trx, input.organizationId, input.userId, now, ["setup", "reset"]);
     const email = await emailOf(trx, input.userId);
     await recordAudit(
       trx,

@@ -381,6 +381,53 @@ describe(`staff team (${dialect})`, () => {
     );
   });
 
+  it("ends a removed person's password-reset links: one asked for before the removal changes nothing after it", async () => {
+    const leaving = await member("FINANCE", "reset-leaver@example.org");
+    const elsewhere = await t.newOrg({ name: "Elsewhere" });
+    // Still on another organization's staff after the removal.
+    await createStaffMember(t.store, {
+      organizationId: elsewhere.id,
+      email: "reset-leaver@example.org",
+      role: "STAFF",
+      publicUrl: t.config.publicUrl,
+      nowMs: now,
+    });
+    const resetToken = async () => {
+      const rows = await t.store.db
+        .selectFrom("email_outbox")
+        .select("text_body")
+        .where("to_address", "=", "reset-leaver@example.org")
+        .orderBy("id", "desc")
+        .execute();
+      return rows
+        .map((r) => /\/dashboard\/reset\?token=([A-Za-z0-9_-]{43})/.exec(r.text_body)?.[1])
+        .find(Boolean);
+    };
+    const asked = await call("POST", "/api/staff/password-reset", {
+      body: { email: "reset-leaver@example.org" },
+    });
+    expect(asked.status).toBe(202);
+    const token = await resetToken();
+    expect(token).toBeDefined();
+    const hashOf = async () =>
+      (
+        await t.store.db
+          .selectFrom("staff_users")
+          .select("password_hash")
+          .where("email_key", "=", "reset-leaver@example.org")
+          .executeTakeFirstOrThrow()
+      ).password_hash;
+    const before = await hashOf();
+    const removed = await call("DELETE", `/api/staff/team/${leaving.userId}`, { cookie: owner.cookie });
+    expect(removed.status).toBe(204);
+    const used = await call("POST", "/api/staff/password-reset/complete", {
+      body: { token, password: "a new passphrase after removal" },
+    });
+    expect(used.status).toBe(401);
+    expect(used.headers.get("Set-Cookie")).toBeNull();
+    expect(await hashOf()).toBe(before);
+  });
+
   it("a change of role takes effect on the person's next request", async () => {
     const formId = await createForm(t, validForms.standard());
     const gift = await checkout(t, formId, {
