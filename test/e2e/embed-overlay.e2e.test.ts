@@ -462,6 +462,36 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
       }
     });
 
+    it("closes again for a form that does not exist, and says so in the console", async () => {
+      const unknown = crypto.randomUUID();
+      const { page, errors } = await openPage();
+      const consoleLines: string[] = [];
+      page.on("console", (m) => consoleLines.push(m.text()));
+      try {
+        await page.goto(`${site.origin}/give?donate&formid=${unknown}`, { waitUntil: "load" });
+        await expect.poll(() => consoleLines.includes(`Almoner: form ${unknown} does not exist`)).toBe(true);
+        await page.locator(".almoner-overlay").waitFor({ state: "detached" });
+        expect(await page.locator("main").evaluate((el) => (el as HTMLElement).inert)).toBe(false);
+        expect(page.url()).toBe(`${site.origin}/give`);
+        // A missing or numeric formId is refused at once.
+        const refused = await page.evaluate(() =>
+          [undefined, 42].map((formId) => {
+            try {
+              window.Almoner?.open?.({ formId } as never);
+              return "opened";
+            } catch (err) {
+              return (err as Error).name;
+            }
+          }),
+        );
+        expect(refused).toEqual(["TypeError", "TypeError"]);
+        expect(await page.locator(".almoner-overlay").count()).toBe(0);
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+
     it("keeps keyboard focus inside the dialog in both directions, and Escape returns it to the page", async () => {
       const { page, errors } = await openPage();
       try {
@@ -579,6 +609,17 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
         await dialog.waitFor();
         const box = await dialog.boundingBox();
         expect(box).toEqual({ x: 0, y: 0, width: 375, height: 667 });
+        // Once the checkout has sized its iframe (taller than the phone), the dialog keeps the screen's
+        // size and its body scrolls.
+        await page.waitForFunction(
+          (sel) => (document.querySelector(sel) as HTMLElement | null)?.style.height.endsWith("px"),
+          `${dialogSelector} iframe`,
+        );
+        expect(await dialog.boundingBox()).toEqual({ x: 0, y: 0, width: 375, height: 667 });
+        const body = await page
+          .locator(`${dialogSelector} > div`)
+          .evaluate((el) => ({ scroll: el.scrollHeight, client: el.clientHeight }));
+        expect(body.scroll).toBeGreaterThan(body.client);
         expect(errors).toEqual([]);
       } finally {
         await page.close();

@@ -192,6 +192,24 @@ describe("overlay script", () => {
     expect(overlay()).not.toBeNull();
   });
 
+  it("closes with a console message when the form does not exist (404) or was deleted (410)", async () => {
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      for (const status of [404, 410]) {
+        siteCheck = status;
+        error.mockClear();
+        window.Almoner?.open?.({ formId: FORM });
+        expect(overlay()).not.toBeNull();
+        await vi.waitFor(() => expect(overlay()).toBeNull());
+        expect(error).toHaveBeenCalledWith(`Almoner: form ${FORM} does not exist`);
+        expect(main.inert).toBe(false);
+      }
+    } finally {
+      siteCheck = 204;
+      error.mockRestore();
+    }
+  });
+
   it("opens on pushState and replaceState to a URL with the parameters", () => {
     history.pushState(null, "", `/giving?attend&formid=${FORM}`);
     expect(dialog()?.getAttribute("aria-label")).toBe("Event registration");
@@ -316,6 +334,12 @@ describe("overlay script", () => {
     const open = window.Almoner?.open;
     expect(() => open?.({ formId: "../x" })).toThrow(TypeError);
     expect(() => open?.({ formId: FORM, elementId: "a b" })).toThrow(TypeError);
+    // Only strings: not a missing formId (RegExp.test would read "undefined") nor a number.
+    expect(() => open?.({} as never)).toThrow(TypeError);
+    expect(() => open?.({ formId: undefined } as never)).toThrow(TypeError);
+    expect(() => open?.({ formId: 12345 } as never)).toThrow(TypeError);
+    expect(() => open?.({ formId: FORM, elementId: 7 } as never)).toThrow(TypeError);
+    expect(() => open?.({ formId: FORM, elementId: "" })).toThrow(TypeError);
     expect(overlay()).toBeNull();
   });
 

@@ -57,21 +57,23 @@ declare global {
 const OVERLAY_PARAMS = ["donate", "attend", "formid", "elementid"];
 /** The overlay's children: the focus sentinels are spans, so `>div` is the dialog and `div div` its body. */
 const CSS =
-  ".almoner-overlay{position:fixed;inset:0;z-index:2147483647;display:flex;align-items:center;justify-content:center;background:#0009}" +
-  ".almoner-overlay>div{display:flex;flex-direction:column;width:100%;max-width:640px;max-height:calc(100% - 32px);background:#fff;border-radius:12px}" +
+  ".almoner-overlay{position:fixed;inset:0;z-index:2147483647;display:flex;background:#0009}" +
+  ".almoner-overlay>div{margin:auto;display:flex;flex-direction:column;width:100%;max-width:640px;max-height:calc(100% - 32px);background:#fff;border-radius:12px}" +
   ".almoner-overlay button{align-self:flex-end;width:44px;height:44px;border:0;background:0;font:28px sans-serif}" +
   ".almoner-overlay div div{overflow:auto}" +
   ".almoner-overlay iframe{display:block;width:100%;height:720px;border:0}" +
-  "@media(max-width:640px){.almoner-overlay>div{max-width:none;max-height:none;height:100%;border-radius:0}}";
+  "@media(max-width:640px){.almoner-overlay>div{min-height:100%;border-radius:0}}";
+
+const isId = (id: unknown): id is string => typeof id === "string" && ID.test(id);
 
 /** What a page query string asks the overlay to open, if anything. */
 export function overlayRequest(search: string): OverlayOptions | undefined {
   const q = new URLSearchParams(search);
-  const kind = q.has("donate") ? "donate" : q.has("attend") ? "attend" : undefined;
+  const kind = (["donate", "attend"] as const).find((k) => q.has(k));
   const formId = q.get("formid");
   const elementId = q.get("elementid");
-  if (!kind || !formId || !ID.test(formId)) return undefined;
-  return { kind, formId, elementId: elementId && ID.test(elementId) ? elementId : undefined };
+  if (!kind || !isId(formId)) return undefined;
+  return { kind, formId, elementId: isId(elementId) ? elementId : undefined };
 }
 
 /** The query string without the overlay's parameters; every other parameter is kept as written. */
@@ -110,11 +112,13 @@ export function installOverlay(formOrigin: string): void {
 
   const el = <K extends keyof HTMLElementTagNameMap>(tag: K) => d.createElement(tag);
 
-  const open = (options: OverlayOptions, fromUrl = false, search = location.search) => {
+  const open = (options: OverlayOptions, fromUrl?: boolean, search = location.search) => {
     const { formId, elementId } = options;
     const kind = options.kind === "attend" ? "attend" : "donate";
-    if (!ID.test(formId) || (elementId && !ID.test(elementId))) throw TypeError("Almoner: bad id");
-    const key = `${kind}/${formId}/${elementId ?? ""}`;
+    // Ids are strings (RegExp.test would read undefined as "undefined" and 5 as "5"); no elementId is none.
+    if (!isId(formId) || !isId(elementId ?? formId)) throw TypeError("Almoner: bad id");
+    // Joined, a missing elementId is empty; ids hold no comma.
+    const key = String([kind, formId, elementId]);
     if (current?.key === key) return;
 
     if (current) current.root.remove();
@@ -122,12 +126,8 @@ export function installOverlay(formOrigin: string): void {
       returnFocus = d.activeElement;
       overflow = html.style.overflow;
       html.style.overflow = "hidden";
-      inerted = [];
-      for (const child of d.body.children as HTMLCollectionOf<HTMLElement>)
-        if (!child.inert) {
-          child.inert = true;
-          inerted.push(child);
-        }
+      inerted = [...(d.body.children as HTMLCollectionOf<HTMLElement>)].filter((child) => !child.inert);
+      for (const child of inerted) child.inert = true;
     }
 
     const embedId = String(Math.random()).slice(2);
@@ -146,9 +146,8 @@ export function installOverlay(formOrigin: string): void {
     dialog.setAttribute("aria-modal", "true");
     dialog.setAttribute("aria-label", label);
     const closeButton = el("button");
-    closeButton.type = "button";
     closeButton.setAttribute("aria-label", "Close");
-    closeButton.textContent = "×";
+    closeButton.append("×");
     closeButton.onclick = () => close();
     const body = el("div");
     const frame = el("iframe");
@@ -166,18 +165,21 @@ export function installOverlay(formOrigin: string): void {
     };
     const style = el("style");
     // A page whose CSP allows its scripts by nonce usually allows its styles by the same nonce.
-    const nonce = d.querySelector<HTMLScriptElement>("script[nonce]")?.nonce;
-    if (nonce) style.nonce = nonce;
+    style.nonce = d.querySelector<HTMLScriptElement>("script[nonce]")?.nonce ?? "";
     style.textContent = CSS;
     root.append(style, sentinel(frame), dialog, sentinel(closeButton));
     d.body.append(root);
     current = { root, frame, embedId, key, fromUrl };
     closeButton.focus();
-    // The checkout refuses to be framed outside its organization's sites; say why instead of a blank modal.
-    fetch(`${formOrigin}/api/forms/${formId}/overlay`).then((res) => {
-      if (res.status === 403 && current?.embedId === embedId) {
+    // The checkout refuses to be framed outside its organization's sites (403), and there is nothing to show
+    // of a form that does not exist (404, 410; the check answers nothing else from 403 to 410): say why
+    // instead of leaving a blank modal.
+    fetch(`${formOrigin}/api/forms/${formId}/overlay`).then(({ status }) => {
+      if (status > 402 && status < 411 && current?.embedId === embedId) {
         close();
-        console.error(`Almoner: form ${formId} is not for this site (organizationBaseURLs)`);
+        console.error(
+          `Almoner: form ${formId} ${status > 403 ? "does not exist" : "is not for this site (organizationBaseURLs)"}`,
+        );
       }
     });
   };
@@ -186,8 +188,8 @@ export function installOverlay(formOrigin: string): void {
     if (!current) return;
     current.root.remove();
     current = undefined;
+    // `inerted` and `returnFocus` are set afresh by the next open.
     for (const child of inerted) child.inert = false;
-    inerted = [];
     html.style.overflow = overflow;
     if (!keepUrl) {
       const search = withoutOverlayParams(location.search);
@@ -195,7 +197,6 @@ export function installOverlay(formOrigin: string): void {
         replaceState.call(history, history.state, "", location.pathname + search + location.hash);
     }
     (returnFocus as HTMLElement | null)?.focus?.();
-    returnFocus = null;
   };
 
   const sync = () => {
