@@ -38,12 +38,12 @@ export interface SessionOrigin {
   clientIp?: string;
 }
 
-/** A new password must not be one of the common ones (commonPasswords.ts). */
+/** A new password must not be one of those guessed first (commonPasswords.ts). */
 export function refuseCommonPassword(password: string): void {
   if (isCommonPassword(password))
     throw new StaffError(
       "password",
-      "This password is one of the most commonly used ones, which are tried first by anyone guessing: choose another",
+      "This password is among those tried first by anyone guessing: one of the most commonly used passwords (or one with digits or symbols added), a character or short pattern repeated, or a straight run such as abcdef, 123456 or qwerty: choose another",
     );
 }
 

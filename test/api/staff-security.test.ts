@@ -430,7 +430,14 @@ describe(`staff passwords (${dialect})`, () => {
       publicUrl: t.config.publicUrl,
       nowMs: now,
     });
-    for (const password of ["password1234", "QwertyUiop12", "QAZWSXEDCRFV"]) {
+    for (const password of [
+      "password1234",
+      "QwertyUiop12",
+      "QAZWSXEDCRFV",
+      "Password123!",
+      "111111111111",
+      "abcdefghijkl",
+    ]) {
       const res = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password });
       expect(res.status, password).toBe(400);
       expect(res.body.details, password).toEqual([expect.stringMatching(/^password: .*most commonly used/)]);
