@@ -91,7 +91,7 @@ interface Open {
   embedId: string;
   key: string;
   /** Opened because of the page URL: navigating to a URL without the parameters closes it. */
-  fromUrl: boolean;
+  fromUrl?: boolean;
 }
 
 /** Installs the overlay once per page; `formOrigin` is the origin of the hosted checkout pages. */
