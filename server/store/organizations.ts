@@ -2,7 +2,7 @@ import { DEFAULT_CURRENCY } from "../../shared/currency.js";
 import { DEFAULT_LANGUAGE, isLanguage, type Language } from "../../shared/languages.js";
 import { DEFAULT_COUNTRY } from "../../shared/phone.js";
 import { DEFAULT_FEE_RATE, type FeeRate } from "../../shared/pricing/fees.js";
-import type { GlobalCustomInput } from "../../shared/schemas/organization.js";
+import { type GlobalCustomInput, isSiteHostname } from "../../shared/schemas/organization.js";
 import { isoAt } from "../../shared/time.js";
 import { prefixedId } from "../ids.js";
 import type { Db, Store } from "./database.js";
@@ -84,7 +84,10 @@ export function siteOrigins(org: Pick<Organization, "baseUrls">): string[] {
   for (const url of org.baseUrls) {
     try {
       const parsed = new URL(url);
-      if (parsed.protocol === "https:" || parsed.protocol === "http:") origins.add(parsed.origin);
+      // Only a real host name: a site's origin goes into CSP frame-ancestors (a URL stored before the
+      // schema required one names no site).
+      if ((parsed.protocol === "https:" || parsed.protocol === "http:") && isSiteHostname(parsed.hostname))
+        origins.add(parsed.origin);
     } catch {
       // A stored URL that does not parse names no site.
     }

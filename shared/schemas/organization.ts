@@ -50,11 +50,30 @@ export type GlobalCustomInput = {
   options: string[];
 };
 
+/**
+ * Whether a parsed URL's host name (URL.hostname: lower case, IDNs in punycode) is a real one: dot-separated
+ * labels of letters, digits and hyphens (1–63 characters, no hyphen at either end; 253 in all), or an IP
+ * address. A site's origin is written into the checkout's CSP frame-ancestors, so nothing else may be in it.
+ */
+export function isSiteHostname(hostname: string): boolean {
+  if (/^\[[0-9a-f:.]+\]$/.test(hostname)) return true;
+  return (
+    hostname.length <= 253 &&
+    hostname.split(".").every((label) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(label))
+  );
+}
+
+/** An http(s) URL whose host is written in letters, digits, hyphens and dots, or is an IP literal; any port. */
+const SITE_URL = /^https?:\/\/([a-z0-9.-]+|\[[0-9a-f:.]+\])(:[0-9]{1,5})?(\/|$)/i;
+
 const baseUrl = z
   .string()
   .trim()
   .max(2048)
-  .meta({ format: "uri", pattern: "^https?://[^/?#@\\s]+(/[^?#\\s]*)?$" })
+  .meta({
+    format: "uri",
+    pattern: "^https?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^?#\\s]*)?$",
+  })
   .check(
     z.superRefine((value, ctx) => {
       let url: URL;
@@ -68,6 +87,12 @@ const baseUrl = z
         ctx.addIssue({ code: "custom", message: "must be an absolute http(s) URL" });
       else if (url.search || url.hash)
         ctx.addIssue({ code: "custom", message: "must not have a query or fragment" });
+      else if (!SITE_URL.test(value) || !isSiteHostname(url.hostname))
+        ctx.addIssue({
+          code: "custom",
+          message:
+            "must name its host by letters, digits, hyphens and dots (IDNs in punycode) or an IP address, with an optional port and nothing else",
+        });
     }),
   )
   .transform((value) => value.replace(/\/+$/, ""));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApiKey } from "../../server/store/keys.js";
+import { siteOrigins } from "../../server/store/organizations.js";
 import { dialect, setupTestApp, type TestApp, type TestOrg } from "../support/testApp.js";
 
 /**
@@ -217,6 +218,47 @@ describe(`organization settings (${dialect})`, () => {
       const details = await refuse(org, { organizationBaseURLs: ["https://ok.example.org", url] });
       expect(details.some((d) => d.startsWith("organizationBaseURLs"))).toBe(true);
       expect((await get(org)).organizationBaseURLs).toEqual(["https://kept.example.org"]);
+    });
+
+    it.each([
+      ["a CSP directive after the host", "https://a.example.org;script-src"],
+      ["a CSP source expression in the host", "https://a.example.org'unsafe-inline'"],
+      ["a wildcard host", "https://*.example.org"],
+      ["a host with a comma", "https://a.example.org,b.example.org"],
+      ["credentials", "https://user:pw@a.example.org"],
+      ["an IDN not in punycode", "https://bücher.example"],
+      ["a label starting with a hyphen", "https://-a.example.org"],
+      ["an empty label", "https://a..example.org"],
+      ["a backslash after the host", "https://a.example.org\\give"],
+    ])("refuses %s: a base URL's host must be a real host name", async (_label, url) => {
+      const org = await freshOrg();
+      const details = await refuse(org, { organizationBaseURLs: [url] });
+      expect(details).toEqual([
+        "organizationBaseURLs[0] must name its host by letters, digits, hyphens and dots (IDNs in punycode) or an IP address, with an optional port and nothing else",
+      ]);
+    });
+
+    it("takes host names with ports, IDNs in punycode and IP addresses", async () => {
+      const org = await freshOrg();
+      const urls = [
+        "https://xn--bcher-kva.example",
+        "http://127.0.0.1:3000",
+        "http://[::1]:8080/give",
+        "https://Give.Example.org:8443",
+      ];
+      expect((await putOk(org, { organizationBaseURLs: urls })).organizationBaseURLs).toEqual(urls);
+    });
+
+    it("names as sites only the stored URLs with a real host name", () => {
+      expect(
+        siteOrigins({
+          baseUrls: [
+            "https://a.example.org/give",
+            "https://b.example.org;script-src",
+            "https://*.example.org",
+          ],
+        }),
+      ).toEqual(["https://a.example.org"]);
     });
 
     it("lists every bad URL at once", async () => {
