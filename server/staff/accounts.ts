@@ -14,6 +14,16 @@ import { recordFailedSignIn, recordLinkSignIn, recordSignIn } from "./signInAudi
 import { StaffError } from "./staffError.js";
 import { enrolmentRequired, useSecondFactor } from "./twoFactor.js";
 
+/** The person's membership of the organization (its role), or undefined when they are not a member. */
+export function membershipRole(db: Db, userId: string, organizationId: string) {
+  return db
+    .selectFrom("staff_memberships")
+    .select("role")
+    .where("user_id", "=", userId)
+    .where("organization_id", "=", organizationId)
+    .executeTakeFirst();
+}
+
 /**
  * The organization's staff: a person (one per e-mail address) has a role in each organization they belong
  * to. The first Owner comes from the command line with a single-use set-up link (24 hours) that sets their
@@ -105,12 +115,7 @@ export async function createStaffMember(
           updated_at: now,
         })
         .execute();
-    const member = await trx
-      .selectFrom("staff_memberships")
-      .select("role")
-      .where("user_id", "=", id)
-      .where("organization_id", "=", input.organizationId)
-      .executeTakeFirst();
+    const member = await membershipRole(trx, id, input.organizationId);
     if (member)
       throw new StaffError("member", `${input.email.trim()} is already a member of this organization`);
     await trx
@@ -222,12 +227,7 @@ export function redeemPasswordLink(
       .executeTakeFirst();
     if (!used) throw refused;
     // A link opens its organization only to a member of it.
-    const member = await trx
-      .selectFrom("staff_memberships")
-      .select("role")
-      .where("user_id", "=", used.user_id)
-      .where("organization_id", "=", used.organization_id)
-      .executeTakeFirst();
+    const member = await membershipRole(trx, used.user_id, used.organization_id);
     if (!member) throw refused;
     let setPassword = trx
       .updateTable("staff_users")
@@ -469,12 +469,7 @@ async function acceptInvitation(trx: Db, userId: string, token: string, nowMs: n
     .returning("organization_id")
     .executeTakeFirst();
   if (!used) throw refused;
-  const member = await trx
-    .selectFrom("staff_memberships")
-    .select("role")
-    .where("user_id", "=", userId)
-    .where("organization_id", "=", used.organization_id)
-    .executeTakeFirst();
+  const member = await membershipRole(trx, userId, used.organization_id);
   if (!member) throw refused;
   return used.organization_id;
 }

@@ -11,7 +11,13 @@ import { type AuditActor, type AuditEntry, recordAudit, SYSTEM_ACTOR } from "../
 import type { Db, Store } from "../store/database.js";
 import { getOrganization } from "../store/organizations.js";
 import type { Database } from "../store/schema.js";
-import { createStaffMember, SETUP_LINK_HOURS, SETUP_PAGE_PATH, StaffError } from "./accounts.js";
+import {
+  createStaffMember,
+  membershipRole,
+  SETUP_LINK_HOURS,
+  SETUP_PAGE_PATH,
+  StaffError,
+} from "./accounts.js";
 
 /**
  * The organization's team as its Owners manage it: who is in it, inviting a person (a single-use set-up
@@ -333,12 +339,7 @@ export async function changeRole(
 ): Promise<TeamMember> {
   await store.transact(async (trx) => {
     await lockOwners(store, trx, input.organizationId);
-    const current = await trx
-      .selectFrom("staff_memberships")
-      .select("role")
-      .where("user_id", "=", input.userId)
-      .where("organization_id", "=", input.organizationId)
-      .executeTakeFirst();
+    const current = await membershipRole(trx, input.userId, input.organizationId);
     if (!current) throw new TeamError("notFound", "No such member of this organization");
     if (current.role === input.role) return;
     await trx
