@@ -77,16 +77,24 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
   }
 
   async function checkoutFrame(page: Page, selector: string): Promise<Frame> {
-    // The loader sets the iframe's src as it starts, so for a moment the element may have no frame yet.
+    const iframe = page.locator(selector);
+    // The snippet's iframe loads lazily (loading="lazy"), so bring it into view as a donor scrolling would;
+    // and the loader sets its src as it starts, so for a moment the element may have no frame yet.
+    await iframe.scrollIntoViewIfNeeded();
     let frame: Frame | null = null;
-    for (let tries = 0; !frame && tries < 50; tries++) {
-      const handle = await page.waitForSelector(selector, { state: "attached" });
-      frame = await handle.contentFrame();
-      if (!frame) await page.waitForTimeout(100);
-    }
+    await expect
+      .poll(
+        async () => {
+          frame = (await (await iframe.elementHandle())?.contentFrame()) ?? null;
+          return frame !== null;
+        },
+        { message: `${selector} has a frame`, timeout: 15_000 },
+      )
+      .toBe(true);
     if (!frame) throw new Error(`${selector} has no frame`);
-    await frame.waitForLoadState("load");
-    return frame;
+    const found: Frame = frame;
+    await found.waitForLoadState("load");
+    return found;
   }
 
   /** The iframe's height against its document's: sized to its content, with nothing to scroll inside. */
