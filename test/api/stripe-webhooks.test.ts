@@ -42,6 +42,55 @@ async function outboxTypes(subject: string) {
   return rows.map((r) => r.type);
 }
 
+/** The refunded amounts (major units) of the payment's donation.updated events, oldest first. */
+async function updatedRefunds(subject: string) {
+  const rows = await s.t.store.db
+    .selectFrom("outbox_events")
+    .select(["type", "data"])
+    .where("subject_id", "=", subject)
+    .orderBy("id")
+    .execute();
+  return rows
+    .filter((r) => r.type === "donation.updated")
+    .map((r) => (JSON.parse(r.data) as { refundedAmount: number }).refundedAmount);
+}
+
+/** A card checkout whose events Stripe has sent are held back (dropped from the queue) and returned. */
+async function heldGift(amount = 50) {
+  const formId = await createForm(s.t, validForms.standard());
+  const res = await s.t.request<{ payment: { paymentID: string } }>("POST", `/api/forms/${formId}/checkout`, {
+    key: null,
+    body: { amount, donor: donor(), paymentMethod: { type: "token", token: await s.cardToken() } },
+  });
+  if (res.status !== 201) throw new Error(`checkout failed: ${res.status} ${res.text}`);
+  return { row: await payment(res.body.payment.paymentID), events: holdEvents() };
+}
+
+/** The events queued for the app, taken out of the queue (a test delivers them when it chooses). */
+function holdEvents() {
+  const events = s.emulator.webhooks.pending();
+  for (const event of events) s.emulator.webhooks.drop(event.id);
+  return events;
+}
+
+/**
+ * Delivers `event` with Stripe's answer to the app's next read of `path` held back `ms` after Stripe made
+ * it; resolves (with the delivery still in flight: `late`) once that read has been answered at Stripe, so
+ * that what the test changes at Stripe next is not in it: a delivery whose read is overtaken by a later one.
+ */
+async function deliverWithSlowRead(event: { id: string }, path: string, ms = 1500) {
+  const reads = s.emulator.countRequests("GET", path);
+  s.emulator.faults.delay("GET", path, ms, { after: true });
+  const delivery = s.postEvent(JSON.stringify(event));
+  for (let i = 0; s.emulator.countRequests("GET", path) === reads; i++) {
+    if (i > 200) throw new Error(`the app never read ${path}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  // The read is handled as soon as its (empty) body is in; its answer is what Stripe had then.
+  await new Promise((r) => setTimeout(r, 100));
+  return { late: delivery };
+}
+
 async function bankGift() {
   const formId = await createForm(s.t, validForms.standard());
   const res = await s.t.request<{ payment: { paymentID: string } }>("POST", `/api/forms/${formId}/checkout`, {
@@ -183,5 +232,113 @@ describe("refunds from our side on Stripe", () => {
     expect(again.status).toBe(409);
     const refunds = await s.stripe.refunds.list({ payment_intent: row.processor_payment_id ?? "" });
     expect(refunds.data.map((r) => r.amount).sort()).toEqual([1500, 3500]);
+  });
+});
+
+describe("late, repeated and out-of-order deliveries never move a payment backwards", () => {
+  it("two partial refunds' charge.refunded in reverse order: the total never decreases, one donation.updated", async () => {
+    const row = await completedGift(50);
+    const pi = row.processor_payment_id ?? "";
+    s.emulator.refundFromDashboard(pi, 1500);
+    const [first] = holdEvents().filter((e) => e.type === "charge.refunded");
+    // The earlier refund's event is delivered first, but Stripe's answer to its read comes back late...
+    const { late } = await deliverWithSlowRead(first, `/v1/payment_intents/${pi}`);
+    // ...after the second refund's event (the larger total) was delivered and recorded.
+    s.emulator.refundFromDashboard(pi, 2000);
+    await s.deliverEvents();
+    expect(await payment(row.id)).toMatchObject({ status: "COMPLETED", refunded_cents: 3500 });
+    const res = await late;
+    expect(res.status, res.text).toBe(200);
+    expect(await payment(row.id)).toMatchObject({ status: "COMPLETED", refunded_cents: 3500 });
+    expect(await updatedRefunds(row.id)).toEqual([35]);
+    // The same event again (same id): nothing.
+    const again = await s.postEvent(JSON.stringify(first));
+    expect(again.body).toMatchObject({ received: true, result: "duplicate" });
+    expect(await updatedRefunds(row.id)).toEqual([35]);
+  });
+
+  it("payment_intent.succeeded read before a full refund and applied after it keeps the refund", async () => {
+    const { row, events } = await heldGift(50);
+    const pi = row.processor_payment_id ?? "";
+    const succeeded = events.find((e) => e.type === "payment_intent.succeeded");
+    if (!succeeded) throw new Error("no payment_intent.succeeded");
+    const { late } = await deliverWithSlowRead(succeeded, `/v1/payment_intents/${pi}`);
+    s.emulator.refundFromDashboard(pi);
+    await s.deliverEvents();
+    expect(await payment(row.id)).toMatchObject({ status: "REFUNDED", refunded_cents: 5000 });
+    expect((await late).status).toBe(200);
+    expect(await payment(row.id)).toMatchObject({ status: "REFUNDED", refunded_cents: 5000 });
+    expect(await updatedRefunds(row.id)).toEqual([50]);
+  });
+
+  it("a charge refunded again to a total heard of before (a refund failed in between) is recorded", async () => {
+    const row = await completedGift(50);
+    const pi = row.processor_payment_id ?? "";
+    const refund = s.emulator.refundFromDashboard(pi, 1500);
+    await s.deliverEvents();
+    expect(await payment(row.id)).toMatchObject({ status: "COMPLETED", refunded_cents: 1500 });
+    s.emulator.settleRefund(refund.id, "failed");
+    await s.deliverEvents();
+    expect(await payment(row.id)).toMatchObject({ status: "COMPLETED", refunded_cents: 0 });
+    // The same amount again: Stripe's charge.refunded says amount_refunded 1500 once more, and it is news.
+    s.emulator.refundFromDashboard(pi, 1500);
+    const delivered = await s.deliverEvents();
+    expect(delivered.map((d) => d.body)).toContainEqual({ received: true, result: "applied" });
+    expect(await payment(row.id)).toMatchObject({ status: "COMPLETED", refunded_cents: 1500 });
+    expect(await updatedRefunds(row.id)).toEqual([15, 0, 15]);
+  });
+
+  it("payment_intent.processing or .payment_failed after the payment completed and was refunded change nothing", async () => {
+    const row = await bankGift();
+    const pi = row.processor_payment_id ?? "";
+    const [processing] = holdEvents().filter((e) => e.type === "payment_intent.processing");
+    expect(processing).toBeDefined();
+    s.emulator.settleBankPayment(pi);
+    await s.deliverEvents();
+    expect((await payment(row.id)).status).toBe("COMPLETED");
+    s.emulator.refundFromDashboard(pi);
+    await s.deliverEvents();
+    // Bank refunds stay pending at Stripe, and count in the charge's refunded total all the same.
+    expect(await payment(row.id)).toMatchObject({ status: "REFUNDED", refunded_cents: 4000 });
+    const before = await outboxTypes(row.id);
+    const failed = {
+      ...processing,
+      id: `${processing.id}x`,
+      type: "payment_intent.payment_failed",
+      data: { ...processing.data, object: { ...processing.data.object, status: "requires_payment_method" } },
+    };
+    for (const event of [processing, failed]) {
+      const res = await s.postEvent(JSON.stringify(event));
+      expect(res.status, res.text).toBe(200);
+    }
+    expect(await payment(row.id)).toMatchObject({ status: "REFUNDED", refunded_cents: 4000 });
+    expect(await outboxTypes(row.id)).toEqual(before);
+  });
+
+  it("a dispute event read before the dispute was won and applied after it does not reopen it", async () => {
+    const row = await completedGift(50);
+    const dispute = s.emulator.openDispute(row.processor_payment_id ?? "", { reason: "fraudulent" });
+    const [created] = holdEvents().filter((e) => e.type === "charge.dispute.created");
+    const { late } = await deliverWithSlowRead(created, `/v1/disputes/${dispute.id}`);
+    s.emulator.closeDispute(dispute.id, "won");
+    await s.deliverEvents();
+    expect((await late).status).toBe(200);
+    const view = await s.t.request<{ dispute: Record<string, unknown> }>("GET", `/v1/payments/${row.id}`);
+    expect(view.body.dispute).toMatchObject({ status: "won", fundsWithdrawn: false });
+  });
+
+  it("a dispute on a payment refunded in full is shown, and the payment stays REFUNDED", async () => {
+    const row = await completedGift(50);
+    const pi = row.processor_payment_id ?? "";
+    s.emulator.refundFromDashboard(pi);
+    await s.deliverEvents();
+    s.emulator.openDispute(pi, { reason: "fraudulent" });
+    await s.deliverEvents();
+    expect(await payment(row.id)).toMatchObject({ status: "REFUNDED", refunded_cents: 5000 });
+    const view = await s.t.request<{ status: string; dispute: Record<string, unknown> }>(
+      "GET",
+      `/v1/payments/${row.id}`,
+    );
+    expect(view.body).toMatchObject({ status: "REFUNDED", dispute: { status: "needs_response" } });
   });
 });

@@ -63,9 +63,12 @@ function describe(event: Stripe.Event): IncomingEvent {
     }
     case "charge": {
       const charge = object as Stripe.Charge;
+      // A charge's refunded total is no state it passes once: a refund that fails lowers it again, and the
+      // next refund of the same amount brings it back to a total heard of before, which is news all the
+      // same. So each of these events is its own effect (applying one twice changes nothing anyway).
       return {
         ...base,
-        effectKey: `${event.type}:${charge.id}:${charge.amount_refunded}`,
+        effectKey: `${event.type}:${charge.id}:${charge.amount_refunded}:${event.id}`,
         processorPaymentId: idOf(charge.payment_intent),
       };
     }
