@@ -1,5 +1,6 @@
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
+import { ApiError } from "../errors.js";
 import type { IncomingEvent, PaymentProcessor, ProcessorEvent } from "../processors/port.js";
 import type { Db } from "../store/database.js";
 import type { Organization } from "../store/organizations.js";
@@ -60,7 +61,7 @@ class StaleLookup extends Error {
   }
 }
 
-/** Reads of the processor's state per delivery at most, before answering 500 (it is delivered again). */
+/** Reads of the processor's state per delivery at most, before answering 503 (it is delivered again). */
 const MAX_READS = 3;
 
 /**
@@ -108,7 +109,12 @@ export async function applyProcessorEvent(
         return (await apply(trx, at, org, meaning, expected)) ? "applied" : "ignored";
       });
     } catch (err) {
-      if (!(err instanceof StaleLookup) || read >= MAX_READS) throw err;
+      if (!(err instanceof StaleLookup)) throw err;
+      // Still changing under every read: the processor delivers the event again later.
+      if (read >= MAX_READS)
+        throw new ApiError(503, "The payment is changing; deliver the event again", undefined, {
+          "Retry-After": "5",
+        });
     }
   }
 }
