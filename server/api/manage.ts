@@ -2,6 +2,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
 import type { Language } from "../../shared/languages.js";
+import { localDate } from "../../shared/localDays.js";
 import { paymentSchema } from "../../shared/schemas/payment.js";
 import {
   portalDocumentQuerySchema,
@@ -29,6 +30,7 @@ import {
   donorPayment,
   donorPayments,
   donorPaymentsOfYear,
+  donorStatementYears,
   donorSubscription,
   donorSubscriptions,
 } from "../portal/gifts.js";
@@ -216,12 +218,19 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "The signed-in donor's gifts and recurring gifts",
       description:
-        "The donor's own only (given with their e-mail address), newest first, in the `/v1` shapes.",
+        "The donor's own only (given with their e-mail address), newest first, in the `/v1` shapes; and the years a statement lists gifts in.",
       params: orgParams,
       responses: {
         200: {
           description: "The donor's gifts",
-          schema: z.object({ payments: z.array(paymentSchema), subscriptions: z.array(subscriptionSchema) }),
+          schema: z.object({
+            payments: z.array(paymentSchema),
+            subscriptions: z.array(subscriptionSchema),
+            statementYears: z.array(z.number().int()).meta({
+              description:
+                "The calendar years, in the organization's time zone, of the donor's completed or refunded payments (those a year-end statement lists; a declined attempt makes none), newest first",
+            }),
+          }),
         },
         401: noSession,
         404: noOrg,
@@ -229,12 +238,17 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (c, { params }) => {
         const org = await organization(params.organizationId);
         const key = await donor(c, org.id);
-        const [payments, subscriptions] = await Promise.all([
+        const [payments, subscriptions, statementYears] = await Promise.all([
           donorPayments(store.db, org.id, key),
           donorSubscriptions(store.db, org.id, key),
+          donorStatementYears(store.db, org.id, key, org.timeZone),
         ]);
         return c.json(
-          { payments: payments.map(presentPayment), subscriptions: subscriptions.map(presentSubscription) },
+          {
+            payments: payments.map(presentPayment),
+            subscriptions: subscriptions.map(presentSubscription),
+            statementYears,
+          },
           200,
           { "Cache-Control": "no-store" },
         );
@@ -393,8 +407,9 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         const org = await organization(params.organizationId);
         const key = await donor(c, org.id);
         const nowMs = deps.now();
-        const year = query.year ?? new Date(nowMs).getUTCFullYear();
-        const payments = await donorPaymentsOfYear(store.db, org.id, key, year);
+        // The organization's calendar: its current year, and the gifts made in that year where it is.
+        const year = query.year ?? Number(localDate(nowMs, org.timeZone).slice(0, 4));
+        const payments = await donorPaymentsOfYear(store.db, org.id, key, year, org.timeZone);
         return pdf(
           c,
           await statementPdf(org, year, payments, { email: key }, nowMs, documentLanguage(c, org.language)),

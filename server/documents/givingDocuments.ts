@@ -29,7 +29,24 @@ export function fairMarketCents(p: PaymentsTable): number {
 /** The deductible part: kept less the fair-market value received, never below 0. */
 export const deductibleCents = (p: PaymentsTable): number => Math.max(0, keptCents(p) - fairMarketCents(p));
 
-const day = (iso: string) => iso.slice(0, 10);
+/** Built once per language and zone: constructing an Intl formatter costs far more than formatting. */
+const DAY_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+/**
+ * How a document writes the day of a time kept as `created_at`: the date it fell on in the organization's
+ * time zone (a gift at 23:30 on December 31 in New York is one of December 31 there, whatever the UTC
+ * date), written as the document's language writes dates ("Dec 31, 2025", "31.12.2025", "31 déc. 2025").
+ */
+export function dayWriter(language: Language, timeZone: string): (iso: string) => string {
+  const key = `${language} ${timeZone}`;
+  let format = DAY_FORMATS.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(language, { dateStyle: "medium", timeZone });
+    DAY_FORMATS.set(key, format);
+  }
+  const formatter = format;
+  return (iso) => formatter.format(Date.parse(iso));
+}
 
 function donorName(p: PaymentsTable): string {
   return `${p.first_name} ${p.last_name}`.trim() || p.email;
@@ -68,6 +85,7 @@ export function receiptPdf(
 ): Promise<Buffer> {
   const tr = translator(language);
   const say = messageIfAny(language);
+  const day = dayWriter(language, org.timeZone);
   return renderPdf(
     {
       title: `${tr("doc.receipt")} ${p.id}`,
@@ -115,7 +133,10 @@ export function receiptPdf(
   );
 }
 
-/** The year-end statement of a donor's gifts (completed payments of that year, refunds deducted). */
+/**
+ * The year-end statement of a donor's gifts (completed payments of that year in the organization's time
+ * zone, refunds deducted).
+ */
 export function statementPdf(
   org: Organization,
   year: number,
@@ -125,6 +146,7 @@ export function statementPdf(
   language: Language = DEFAULT_LANGUAGE,
 ): Promise<Buffer> {
   const tr = translator(language);
+  const day = dayWriter(language, org.timeZone);
   const kept = payments
     .filter((p) => keptCents(p) > 0)
     .sort((a, b) => a.created_at.localeCompare(b.created_at));

@@ -1,4 +1,6 @@
 import type { ExpressionBuilder } from "kysely";
+import { localDate, startOfLocalDay } from "../../shared/localDays.js";
+import { isoAt } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
 import { foldFor } from "../store/listFilters.js";
 import { PAYMENT_ID } from "../store/payments.js";
@@ -90,21 +92,57 @@ export async function donorSubscription(
     .executeTakeFirst();
 }
 
-/** The donor's completed (or refunded) payments created in the UTC calendar year `year`, oldest first. */
+/** The payments a statement counts: completed ones, and refunded ones (what they kept). */
+const STATEMENT_STATUSES = ["COMPLETED", "REFUNDED"] as const;
+
+/** The first instant of January 1 of `year` in a zone, written as `created_at` is (ISO 8601 UTC). */
+const startOfYear = (year: number, timeZone: string): string =>
+  isoAt(startOfLocalDay(`${String(year).padStart(4, "0")}-01-01`, timeZone));
+
+/** The calendar year an instant written as `created_at` falls in, in a zone. */
+const localYear = (createdAt: string, timeZone: string): number =>
+  Number(localDate(Date.parse(createdAt), timeZone).slice(0, 4));
+
+/**
+ * The donor's completed (or refunded) payments created in the calendar year `year` of the organization's
+ * time zone, oldest first: a gift at 23:30 on December 31 in New York belongs to that year there.
+ */
 export async function donorPaymentsOfYear(
   db: Db,
   organizationId: string,
   emailKey: string,
   year: number,
+  timeZone: string,
 ): Promise<PaymentsTable[]> {
   return db
     .selectFrom("payments")
     .selectAll()
     .where(byDonor(db, organizationId, emailKey))
-    .where("status", "in", ["COMPLETED", "REFUNDED"])
-    .where("created_at", ">=", `${year}-01-01T00:00:00`)
-    .where("created_at", "<", `${year + 1}-01-01T00:00:00`)
+    .where("status", "in", STATEMENT_STATUSES)
+    .where("created_at", ">=", startOfYear(year, timeZone))
+    .where("created_at", "<", startOfYear(year + 1, timeZone))
     .orderBy("created_at")
     .orderBy("id")
     .execute();
+}
+
+/**
+ * The years, in the organization's time zone, the donor has a statement of gifts for (those of
+ * `donorPaymentsOfYear`; a declined attempt makes none), newest first. Every such payment counts, not only
+ * the listed ones.
+ */
+export async function donorStatementYears(
+  db: Db,
+  organizationId: string,
+  emailKey: string,
+  timeZone: string,
+): Promise<number[]> {
+  const rows = await db
+    .selectFrom("payments")
+    .select("created_at")
+    .where(byDonor(db, organizationId, emailKey))
+    .where("status", "in", STATEMENT_STATUSES)
+    .execute();
+  const years = new Set(rows.map((r) => localYear(r.created_at, timeZone)));
+  return [...years].sort((a, b) => b - a);
 }

@@ -59,11 +59,7 @@ export const portalDocumentQuerySchema = z.object({ lang: documentLanguage });
 
 export const portalStatementQuerySchema = z.object({
   lang: documentLanguage,
-  year: z.coerce
-    .number()
-    .int()
-    .min(2000)
-    .max(2100)
-    .optional()
-    .meta({ description: "The calendar year (UTC); default the current one" }),
+  year: z.coerce.number().int().min(2000).max(2100).optional().meta({
+    description: "The calendar year in the organization's time zone; default the current one there",
+  }),
 });

@@ -1,4 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { faces, standardFontWrites } from "../../server/documents/fonts.js";
+import { dayWriter } from "../../server/documents/givingDocuments.js";
+import { withoutBidiControls } from "../../server/documents/textLayout.js";
+import { directionOf, LANGUAGES } from "../../shared/languages.js";
 import { JAN_31 } from "../billing/support.js";
 import { card, checkout, createForm } from "../support/checkout.js";
 import { type Direction, type PdfLine, pdfFonts, pdfLines, pdfText } from "../support/pdfText.js";
@@ -111,6 +115,8 @@ describe(`receipt and statement PDFs in Arabic and other scripts (${dialect})`, 
     expect(text).toContain("الرقم الضريبي: 12-3456789");
     expect(text).toContain("Friends of the Library Inc.\n1 Main St\nSpringfield");
     expect(text).toContain(`رقم الإيصال\n${id}`);
+    // The date as Arabic writes it (day/month/year), the gift's day in the organization's time zone.
+    expect(text).toContain("التاريخ\n31/01/2026");
     for (const english of ["Receipt", "Total paid", "Deductible amount", "Tax id"])
       expect(text).not.toContain(english);
 
@@ -143,8 +149,11 @@ describe(`receipt and statement PDFs in Arabic and other scripts (${dialect})`, 
     expect(text).toContain("التاريخ / الإيصال / التبرع\nالمبلغ / القابل للخصم");
     expect(text).toContain(`إجمالي التبرعات في 2026 (تبرعان)\n${usd("250")}`);
     expect(text).toContain(`إجمالي القابل للخصم\n${usd("170")}`);
-    // A row: the date, the receipt and the gift from the right; the amount and the deductible part.
-    expect(text).toMatch(/\n2026-01-31 {2}pay_\S+ {2}Annual gala \(Gala\)\n200\u00a0US\$ \/ 120\u00a0US\$\n/);
+    // A row: the date (as Arabic writes it: day, month, year), the receipt and the gift from the right; the
+    // amount and the deductible part.
+    expect(text).toMatch(
+      /\n31\/01\/2026 {2}pay_\S+ {2}Annual gala \(Gala\)\n200\u00a0US\$ \/ 120\u00a0US\$\n/,
+    );
     expect(text).toContain("المبالغ هي ما تبرعت به");
     expect(text).not.toContain("Giving statement");
     expect(text).not.toContain("Total given");
@@ -187,6 +196,25 @@ describe(`receipt and statement PDFs in Arabic and other scripts (${dialect})`, 
     expect(text.split("\n").slice(0, 2)).toEqual(["Общество друзей библиотеки", "Tax id: 12-3456789"]);
   });
 
+  it("writes every month's dates in every language with letters its fonts have", () => {
+    const embedded = [...faces(400), ...faces(700)];
+    for (const language of LANGUAGES) {
+      const day = dayWriter(language, "America/New_York");
+      for (let month = 1; month <= 12; month++) {
+        const date = withoutBidiControls(day(`2025-${String(month).padStart(2, "0")}-15T12:00:00.000Z`));
+        expect(date, language).toMatch(/2025/);
+        if (directionOf(language) === "ltr" && standardFontWrites(date)) continue;
+        for (const char of date) {
+          const code = char.codePointAt(0) ?? 0;
+          expect(
+            embedded.some((face) => face.has(code)),
+            `${language} ${date}: U+${code.toString(16)}`,
+          ).toBe(true);
+        }
+      }
+    }
+  });
+
   it("writes an English receipt of Latin text as before: Helvetica only, nothing embedded", async () => {
     const id = await dinner(ada);
     const pdf = await download(`/receipts/${id}?lang=en`, await signIn(ada.email));
@@ -203,7 +231,7 @@ describe(`receipt and statement PDFs in Arabic and other scripts (${dialect})`, 
       "Receipt number",
       id,
       "Date",
-      "2026-01-31",
+      "Jan 31, 2026",
       "For",
       "One-time gift: Annual gala (Gala)",
       "Paid with",

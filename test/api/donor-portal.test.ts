@@ -158,9 +158,11 @@ describe(`donor portal (${dialect})`, () => {
     const gifts = await t.request<{
       payments: { paymentID: string }[];
       subscriptions: { id: string }[];
+      statementYears: number[];
     }>("GET", `${base()}/gifts`, asDonor(cookie));
     expect(gifts.status, gifts.text).toBe(200);
-    expect(Object.keys(gifts.body).sort()).toEqual(["payments", "subscriptions"]);
+    expect(Object.keys(gifts.body).sort()).toEqual(["payments", "statementYears", "subscriptions"]);
+    expect(gifts.body.statementYears).toEqual([2026]);
     expect(gifts.body.payments.map((p) => p.paymentID).sort()).toEqual(
       [mine.paymentID, monthly.paymentID].sort(),
     );
@@ -545,6 +547,101 @@ describe(`donor portal (${dialect})`, () => {
     );
     expect(empty).toContain("No gifts were received from you in 2025.");
     expect((await t.request("GET", `${base()}/statement?year=20x6`, asDonor(cookie))).status).toBe(400);
+  });
+
+  /** The statement of `query` as text, and the year its file is named by. */
+  async function statement(cookie: string, query = "") {
+    const res = await t.app.request(`${base()}/statement${query}`, { headers: { Cookie: cookie } });
+    expect(res.status).toBe(200);
+    const file = res.headers.get("Content-Disposition")?.match(/statement-(\d+)\.pdf/)?.[1];
+    return { text: pdfText(Buffer.from(await res.arrayBuffer())), file: Number(file) };
+  }
+
+  it("counts a gift in the year of the organization's time zone: 23:30 on December 31 in New York is 2025's", async () => {
+    const zone = await t.request("PUT", "/v1/organization", { body: { timeZone: "America/New_York" } });
+    expect(zone.status, zone.text).toBe(200);
+    const formId = await createForm(t, validForms.standard());
+    clock = Date.parse("2026-01-01T04:30:00Z"); // 2025-12-31 23:30 in New York
+    const late = await give(formId, "ada@example.org", { amount: 30 });
+    clock = Date.parse("2026-01-01T05:30:00Z"); // 2026-01-01 00:30 there
+    const early = await give(formId, "ada@example.org", { amount: 40 });
+    clock = Date.parse("2026-01-01T04:40:00Z"); // back to 23:40 on December 31 there (a UTC 2026)
+    const cookie = await signIn("ada@example.org");
+
+    const of2025 = await statement(cookie, "?year=2025");
+    expect(of2025.text).toContain("Giving statement 2025");
+    expect(of2025.text).toContain(late.paymentID);
+    expect(of2025.text).not.toContain(early.paymentID);
+    expect(of2025.text).toMatch(/Total given in 2025 \(1 gift\)\n\$30/);
+    // The row's date is the day in New York, as English writes it.
+    expect(of2025.text).toContain(`Dec 31, 2025  ${late.paymentID}`);
+    expect(of2025.text).not.toContain("2026-01-01");
+    const of2026 = await statement(cookie, "?year=2026");
+    expect(of2026.text).toContain(early.paymentID);
+    expect(of2026.text).not.toContain(late.paymentID);
+    expect(of2026.text).toContain(`Jan 1, 2026  ${early.paymentID}`);
+
+    // Without ?year=, the year it is in New York: 2025 until its midnight, though UTC is in 2026.
+    const current = await statement(cookie);
+    expect(current.file).toBe(2025);
+    expect(current.text).toContain("Giving statement 2025");
+    expect(current.text).toContain(late.paymentID);
+    clock = Date.parse("2026-01-01T05:00:00Z");
+    const next = await statement(cookie);
+    expect(next.file).toBe(2026);
+    expect(next.text).toContain(early.paymentID);
+
+    const gifts = await t.request<{ statementYears: number[] }>("GET", `${base()}/gifts`, asDonor(cookie));
+    expect(gifts.body.statementYears).toEqual([2026, 2025]);
+  });
+
+  it("prints a gift's date on its receipt and statement as the document's language writes the day it was made there", async () => {
+    const zone = await t.request("PUT", "/v1/organization", { body: { timeZone: "America/New_York" } });
+    expect(zone.status, zone.text).toBe(200);
+    const formId = await createForm(t, validForms.standard());
+    clock = Date.parse("2026-01-01T04:30:00Z"); // 2025-12-31 23:30 in New York
+    const gift = await give(formId, "ada@example.org");
+    const cookie = await signIn("ada@example.org");
+    const receipt = async (lang: string) =>
+      pdfText(
+        Buffer.from(
+          await (
+            await t.app.request(`${base()}/receipts/${gift.paymentID}?lang=${lang}`, {
+              headers: { Cookie: cookie },
+            })
+          ).arrayBuffer(),
+        ),
+      );
+    expect(await receipt("en")).toContain("Date\nDec 31, 2025\n");
+    expect(await receipt("de")).toContain("Datum\n31.12.2025\n");
+    expect(await receipt("es")).toContain("Fecha\n31 dic 2025\n");
+    expect(await receipt("fr")).toContain("Date\n31 déc. 2025\n");
+    for (const lang of ["en", "de", "es", "fr"]) expect(await receipt(lang)).not.toMatch(/\b2026\b/);
+    expect((await statement(cookie, "?year=2025&lang=de")).text).toContain(`31.12.2025  ${gift.paymentID}`);
+  });
+
+  it("offers statements of the years of the donor's completed gifts only, not of a declined attempt's", async () => {
+    const formId = await createForm(t, validForms.standard());
+    clock = Date.parse("2024-06-01T12:00:00Z");
+    const declined = await checkout(t, formId, {
+      amount: 25,
+      frequency: "ONE_TIME",
+      donor: person("ada@example.org"),
+      paymentMethod: card("4000000000000002"),
+    });
+    expect(declined.status).toBe(402);
+    clock = Date.parse("2025-06-01T12:00:00Z");
+    const gift = await give(formId, "ada@example.org");
+    const cookie = await signIn("ada@example.org");
+    const gifts = await t.request<{
+      payments: { paymentID: string; status: string }[];
+      statementYears: number[];
+    }>("GET", `${base()}/gifts`, asDonor(cookie));
+    expect(gifts.status, gifts.text).toBe(200);
+    // The declined attempt is listed (the donor sees it) but makes no statement year.
+    expect(gifts.body.payments.map((p) => p.status).sort()).toEqual(["COMPLETED", "FAILED"]);
+    expect(gifts.body.payments.map((p) => p.paymentID)).toContain(gift.paymentID);
+    expect(gifts.body.statementYears).toEqual([2025]);
   });
 
   it("the receipt e-mail links to the organization's portal", async () => {

@@ -132,9 +132,8 @@ function Dashboard(props: {
   reload: () => Promise<void>;
   signOut: () => Promise<void>;
 }) {
-  const { payments, subscriptions } = props.gifts;
+  const { payments, subscriptions, statementYears: years } = props.gifts;
   const email = payments[0]?.email ?? subscriptions[0]?.email ?? "";
-  const years = [...new Set(payments.map((p) => Number(p.date.slice(0, 4))))].sort((a, b) => b - a);
   const [year, setYear] = useState(years[0] ?? new Date().getFullYear());
   return (
     <div>

@@ -30,6 +30,8 @@ export interface Subscription {
 export interface Gifts {
   payments: Payment[];
   subscriptions: Subscription[];
+  /** The years a statement lists gifts in (the organization's calendar), newest first. */
+  statementYears: number[];
 }
 
 /** The catalog's words for a refusal, by its status. */
