@@ -132,7 +132,7 @@ export async function billSubscription(
       outcome,
     );
     if (done.changed && outcome.to === "PENDING" && outcome.awaiting === AWAITING_AUTHENTICATION)
-      await requestConfirmation(trx, done.row, org.name, deps.config.publicUrl, recordedMs, wallMs);
+      await requestConfirmation(trx, done.row, org, deps.config.publicUrl, recordedMs, wallMs);
     return done;
   });
   await releaseClaim(deps.store.db, sub.id, token);

@@ -17,6 +17,8 @@ export interface ConfirmationRequestInput {
   url: string;
   /** When the link stops working (ISO 8601). */
   expiresAt: string;
+  /** The organization's IANA time zone (default UTC): the date is the day there. */
+  timeZone?: string;
   /** The donor's language (default English). */
   language?: Language;
 }
@@ -29,7 +31,7 @@ export function renderConfirmationRequest(input: ConfirmationRequestInput): {
   const language = input.language ?? DEFAULT_LANGUAGE;
   const tr = translator(language);
   const amount = formatMoney(input.amountCents, input.currency ?? "USD", language);
-  const date = formatDate(input.expiresAt, language);
+  const date = formatDate(input.expiresAt, language, input.timeZone);
   const organization = input.organizationName;
   const cadence = tr(`mail.frequency.${input.frequency}`);
   const subject = tr("mail.confirm.subject", { cadence, organization });

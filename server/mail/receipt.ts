@@ -31,6 +31,8 @@ export interface ReceiptInput {
   fund: string;
   /** ISO 8601. */
   date: string;
+  /** The organization's IANA time zone (default UTC): the dates are the days there. */
+  timeZone?: string;
   /** What was bought or given. `kind` "ticket" makes the receipt an event order's. */
   lines: { label: string; quantity: number; amountCents: number; kind?: QuoteLine["kind"] }[];
   discountCents: number;
@@ -78,20 +80,21 @@ const CARD_BRANDS: Record<string, string> = {
 const nonEmpty = (value: string | undefined): string | undefined =>
   value?.trim() ? value.trim() : undefined;
 
-/** Built once per language: constructing an Intl formatter costs far more than formatting with it. */
+/** Built once per language and zone: constructing an Intl formatter costs far more than formatting with it. */
 const LONG_DATES = new Map<string, Intl.DateTimeFormat>();
 
-/** A date as the language writes it in full (`July 3, 2026`, `3 de julio de 2026`), in UTC. */
-export function formatDate(iso: string, language: Language): string {
+/**
+ * The day an instant falls on in the organization's time zone, as the language writes it in full
+ * (`July 3, 2026`, `3 de julio de 2026`): a gift at 23:30 on December 31 in New York is of December 31.
+ */
+export function formatDate(iso: string, language: Language, timeZone = "UTC"): string {
   const d = new Date(iso);
   if (Number.isNaN(d.getTime())) return iso;
-  let format = LONG_DATES.get(language);
+  const key = `${language} ${timeZone}`;
+  let format = LONG_DATES.get(key);
   if (!format) {
-    format = new Intl.DateTimeFormat(language === "en" ? "en-US" : language, {
-      dateStyle: "long",
-      timeZone: "UTC",
-    });
-    LONG_DATES.set(language, format);
+    format = new Intl.DateTimeFormat(language === "en" ? "en-US" : language, { dateStyle: "long", timeZone });
+    LONG_DATES.set(key, format);
   }
   return format.format(d);
 }
@@ -150,7 +153,7 @@ function compose(input: ReceiptInput) {
 
   const summary: [string, string][] = [
     [tr("mail.receipt.number"), input.paymentId],
-    [tr("mail.receipt.date"), formatDate(input.date, language)],
+    [tr("mail.receipt.date"), formatDate(input.date, language, input.timeZone)],
     [tr("mail.receipt.amount"), money(input.amountCents)],
   ];
   if (!isEvent) summary.push([tr("mail.receipt.frequency"), capitalize(frequency)]);
@@ -161,7 +164,7 @@ function compose(input: ReceiptInput) {
   summary.push([tr("mail.receipt.method"), paymentMethodLabel(input.paymentMethod, tr)]);
   if (input.status === "PENDING") summary.push([tr("mail.receipt.status"), tr("mail.receipt.processing")]);
   if (recurring && input.nextBillingDate)
-    summary.push([tr("mail.receipt.next"), formatDate(input.nextBillingDate, language)]);
+    summary.push([tr("mail.receipt.next"), formatDate(input.nextBillingDate, language, input.timeZone)]);
 
   const items: [string, string][] = input.lines.map((l) => [
     l.quantity > 1 ? `${lineLabel(l, say)} × ${l.quantity}` : lineLabel(l, say),

@@ -21,7 +21,8 @@ export const AWAITING_AUTHENTICATION = "authentication_required";
 export async function requestConfirmation(
   trx: Db,
   row: PaymentsTable,
-  organizationName: string,
+  /** The organization: its name signs the e-mail; its time zone dates the link's end. */
+  org: { name: string; timeZone: string },
   publicUrl: string,
   nowMs: number,
   /** The real time, earlier than `nowMs` in a billing pass run `--as-of` a later moment (mailDueMs). */
@@ -43,13 +44,14 @@ export async function requestConfirmation(
     nowMs,
   );
   const mail = renderConfirmationRequest({
-    organizationName,
+    organizationName: org.name,
     firstName: row.first_name,
     amountCents: Number(row.amount_cents),
     currency: row.currency,
     frequency: row.frequency as Frequency,
     url: link.url,
     expiresAt: isoAt(expiresAtMs),
+    timeZone: org.timeZone,
     language: paymentDetails(row).language,
   });
   await queueEmail(
@@ -57,7 +59,7 @@ export async function requestConfirmation(
     {
       organizationId: row.organization_id,
       to: row.email,
-      fromName: organizationName,
+      fromName: org.name,
       subject: mail.subject,
       text: mail.text,
       html: mail.html,

@@ -49,6 +49,7 @@ export async function receiptOutboxRow(
     frequency: row.frequency as Frequency,
     fund: row.fund,
     date: row.created_at,
+    timeZone: org.timeZone,
     lines: d.lines.map((l) => ({
       label: l.label,
       quantity: l.quantity,

@@ -37,6 +37,7 @@ export async function queueTestReceipt(
     frequency: "ONE_TIME",
     fund: tr("mail.receipt.test.fund"),
     date: isoAt(at.nowMs),
+    timeZone: org.timeZone,
     lines: [],
     discountCents: 0,
     promoCode: null,

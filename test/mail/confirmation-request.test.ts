@@ -39,6 +39,18 @@ describe("the confirmation request e-mail", () => {
     expect(ar.text).toContain(input.url);
   });
 
+  it("dates the link's end by the day it falls on in the organization's time zone", () => {
+    // 02:00 on July 3 in UTC is still July 2 in Los Angeles.
+    const la = renderConfirmationRequest({
+      ...input,
+      expiresAt: "2026-07-03T02:00:00.000Z",
+      timeZone: "America/Los_Angeles",
+    });
+    expect(la.text).toContain("the link works until July 2, 2026");
+    expect(la.html).toContain("July 2, 2026");
+    expect(la.html).not.toContain("July 3, 2026");
+  });
+
   it("escapes the organization's and donor's names in its HTML", () => {
     const mail = renderConfirmationRequest({
       ...input,

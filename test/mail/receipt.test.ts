@@ -190,4 +190,29 @@ describe("the receipt e-mail", () => {
     expect(r.text).not.toContain("Frequency");
     expect(r.html).toContain("Adult × 2");
   });
+
+  it("dates the gift and the next charge by the day they fall on in the organization's time zone", () => {
+    // 23:30 on December 31 in New York (UTC already January 1); the next charge at 00:30 on January 31 in
+    // Tokyo is still January 30 in UTC.
+    const newYork = renderReceipt(
+      base({
+        date: "2026-01-01T04:30:00.000Z",
+        frequency: "MONTHLY",
+        nextBillingDate: "2026-02-01T04:30:00.000Z",
+        timeZone: "America/New_York",
+      }),
+    );
+    for (const part of [newYork.text, newYork.html]) {
+      expect(part).toContain("December 31, 2025");
+      expect(part).toContain("January 31, 2026");
+      expect(part).not.toContain("January 1, 2026");
+      expect(part).not.toContain("February 1, 2026");
+    }
+    const tokyo = renderReceipt(
+      base({ date: "2026-01-30T15:30:00.000Z", language: "de", timeZone: "Asia/Tokyo" }),
+    );
+    expect(tokyo.text).toContain("31. Januar 2026");
+    // Without a zone, UTC's day, as before.
+    expect(renderReceipt(base({ date: "2026-01-01T04:30:00.000Z" })).text).toContain("January 1, 2026");
+  });
 });
