@@ -77,6 +77,9 @@ const tooMany = e("Too many requests (see Retry-After)");
 
 const tags = ["Donor portal"];
 
+/** The calendar year it is at an instant in a time zone (the organization's year). */
+const yearIn = (nowMs: number, timeZone: string): number => Number(localDate(nowMs, timeZone).slice(0, 4));
+
 export function manageRoutes(deps: AppDeps): RouteSpec[] {
   const store = deps.store;
   const secure = deps.config.publicUrl.startsWith("https:");
@@ -218,7 +221,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "The signed-in donor's gifts and recurring gifts",
       description:
-        "The donor's own only (given with their e-mail address), newest first, in the `/v1` shapes; and the years a statement lists gifts in.",
+        "The donor's own only (given with their e-mail address), newest first, in the `/v1` shapes; the years a statement lists gifts in; and the organization's time zone and current year there, the calendar the portal shows dates in.",
       params: orgParams,
       responses: {
         200: {
@@ -228,7 +231,16 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
             subscriptions: z.array(subscriptionSchema),
             statementYears: z.array(z.number().int()).meta({
               description:
-                "The calendar years, in the organization's time zone, of the donor's completed or refunded payments (those a year-end statement lists; a declined attempt makes none), newest first",
+                "The calendar years, in the organization's time zone, whose year-end statement lists at least one of the donor's gifts (completed or partly refunded payments; a declined attempt or a fully refunded payment makes none), newest first",
+            }),
+            timeZone: z.string().meta({
+              description:
+                "The organization's IANA time zone (`America/New_York`; default `UTC`): a gift's date is the day it was made there",
+              example: "America/New_York",
+            }),
+            currentYear: z.number().int().meta({
+              description:
+                "The current calendar year in the organization's time zone: the statement downloaded without `?year=`",
             }),
           }),
         },
@@ -248,6 +260,8 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
             payments: payments.map(presentPayment),
             subscriptions: subscriptions.map(presentSubscription),
             statementYears,
+            timeZone: org.timeZone,
+            currentYear: yearIn(deps.now(), org.timeZone),
           },
           200,
           { "Cache-Control": "no-store" },
@@ -408,7 +422,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         const key = await donor(c, org.id);
         const nowMs = deps.now();
         // The organization's calendar: its current year, and the gifts made in that year where it is.
-        const year = query.year ?? Number(localDate(nowMs, org.timeZone).slice(0, 4));
+        const year = query.year ?? yearIn(nowMs, org.timeZone);
         const payments = await donorPaymentsOfYear(store.db, org.id, key, year, org.timeZone);
         return pdf(
           c,

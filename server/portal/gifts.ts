@@ -92,8 +92,12 @@ export async function donorSubscription(
     .executeTakeFirst();
 }
 
-/** The payments a statement counts: completed ones, and refunded ones (what they kept). */
-const STATEMENT_STATUSES = ["COMPLETED", "REFUNDED"] as const;
+/**
+ * The payments a year-end statement lists (`statementPdf`): completed or refunded ones that kept some money
+ * (`keptCents` > 0: refunded less than their amount). A fully refunded payment is in none.
+ */
+const onStatement = (eb: ExpressionBuilder<Database, "payments">) =>
+  eb.and([eb("status", "in", ["COMPLETED", "REFUNDED"]), eb("refunded_cents", "<", eb.ref("amount_cents"))]);
 
 /** The first instant of January 1 of `year` in a zone, written as `created_at` is (ISO 8601 UTC). */
 const startOfYear = (year: number, timeZone: string): string =>
@@ -104,8 +108,9 @@ const localYear = (createdAt: string, timeZone: string): number =>
   Number(localDate(Date.parse(createdAt), timeZone).slice(0, 4));
 
 /**
- * The donor's completed (or refunded) payments created in the calendar year `year` of the organization's
- * time zone, oldest first: a gift at 23:30 on December 31 in New York belongs to that year there.
+ * The payments the donor's statement of the calendar year `year` of the organization's time zone lists
+ * (completed or partly refunded), oldest first: a gift at 23:30 on December 31 in New York belongs to that
+ * year there.
  */
 export async function donorPaymentsOfYear(
   db: Db,
@@ -118,7 +123,7 @@ export async function donorPaymentsOfYear(
     .selectFrom("payments")
     .selectAll()
     .where(byDonor(db, organizationId, emailKey))
-    .where("status", "in", STATEMENT_STATUSES)
+    .where(onStatement)
     .where("created_at", ">=", startOfYear(year, timeZone))
     .where("created_at", "<", startOfYear(year + 1, timeZone))
     .orderBy("created_at")
@@ -127,9 +132,8 @@ export async function donorPaymentsOfYear(
 }
 
 /**
- * The years, in the organization's time zone, the donor has a statement of gifts for (those of
- * `donorPaymentsOfYear`; a declined attempt makes none), newest first. Every such payment counts, not only
- * the listed ones.
+ * The years, in the organization's time zone, whose statement lists at least one of the donor's gifts
+ * (those of `donorPaymentsOfYear`; a declined attempt or a fully refunded payment makes none), newest first.
  */
 export async function donorStatementYears(
   db: Db,
@@ -141,7 +145,7 @@ export async function donorStatementYears(
     .selectFrom("payments")
     .select("created_at")
     .where(byDonor(db, organizationId, emailKey))
-    .where("status", "in", STATEMENT_STATUSES)
+    .where(onStatement)
     .execute();
   const years = new Set(rows.map((r) => localYear(r.created_at, timeZone)));
   return [...years].sort((a, b) => b - a);

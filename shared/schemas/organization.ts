@@ -247,7 +247,7 @@ export const organizationUpdateSchema = z
           // Read trimmed: spaces around the name are taken.
           pattern: "^\\s*UTC\\s*$|/",
           description:
-            "An IANA time zone name such as America/New_York (default UTC): the organization's days in reports (`/v1/analytics/summary`), the dates of CSV exports and the years and dates of the donor portal's statements and receipts",
+            "An IANA time zone name such as America/New_York (default UTC): the organization's days in reports (`/v1/analytics/summary`), the dates of CSV exports and the years and dates of the donor portal's gift list, statements and receipts, and the dates of receipt e-mails",
         }),
       )
       .check(

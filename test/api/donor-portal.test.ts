@@ -161,7 +161,13 @@ describe(`donor portal (${dialect})`, () => {
       statementYears: number[];
     }>("GET", `${base()}/gifts`, asDonor(cookie));
     expect(gifts.status, gifts.text).toBe(200);
-    expect(Object.keys(gifts.body).sort()).toEqual(["payments", "statementYears", "subscriptions"]);
+    expect(Object.keys(gifts.body).sort()).toEqual([
+      "currentYear",
+      "payments",
+      "statementYears",
+      "subscriptions",
+      "timeZone",
+    ]);
     expect(gifts.body.statementYears).toEqual([2026]);
     expect(gifts.body.payments.map((p) => p.paymentID).sort()).toEqual(
       [mine.paymentID, monthly.paymentID].sort(),
@@ -593,6 +599,68 @@ describe(`donor portal (${dialect})`, () => {
 
     const gifts = await t.request<{ statementYears: number[] }>("GET", `${base()}/gifts`, asDonor(cookie));
     expect(gifts.body.statementYears).toEqual([2026, 2025]);
+  });
+
+  it("answers the gifts with the organization's time zone and its current year there, the calendar the portal shows", async () => {
+    const zone = await t.request("PUT", "/v1/organization", { body: { timeZone: "America/New_York" } });
+    expect(zone.status, zone.text).toBe(200);
+    // The donor's only gift was refunded in full: no statement lists it.
+    const formId = await createForm(t, validForms.standard());
+    const gift = await give(formId, "ada@example.org");
+    expect((await t.request("POST", `/v1/payments/${gift.paymentID}/refund`)).status).toBe(200);
+    clock = Date.parse("2026-01-01T04:40:00Z"); // 23:40 on December 31, 2025 in New York
+    const cookie = await signIn("ada@example.org");
+    const gifts = await t.request<{ statementYears: number[]; timeZone: string; currentYear: number }>(
+      "GET",
+      `${base()}/gifts`,
+      asDonor(cookie),
+    );
+    expect(gifts.status, gifts.text).toBe(200);
+    // No gift: no statement year, and the picker offers the year it is there (not the UTC one, 2026).
+    expect(gifts.body).toMatchObject({ statementYears: [], timeZone: "America/New_York", currentYear: 2025 });
+    clock = Date.parse("2026-01-01T05:00:00Z");
+    const later = await t.request<{ currentYear: number }>("GET", `${base()}/gifts`, asDonor(cookie));
+    expect(later.body.currentYear).toBe(2026);
+  });
+
+  it("mails the receipt with the day the gift was made in the organization's time zone", async () => {
+    const zone = await t.request("PUT", "/v1/organization", { body: { timeZone: "America/New_York" } });
+    expect(zone.status, zone.text).toBe(200);
+    const formId = await createForm(t, validForms.standard());
+    clock = Date.parse("2026-01-01T04:30:00Z"); // 2025-12-31 23:30 in New York
+    const gift = await give(formId, "ada@example.org");
+    const [receipt] = await t.store.db
+      .selectFrom("email_outbox")
+      .selectAll()
+      .where("payment_id", "=", gift.paymentID)
+      .execute();
+    for (const part of [receipt.text_body, receipt.html_body]) {
+      expect(part).toContain("December 31, 2025");
+      expect(part).not.toContain("January 1, 2026");
+    }
+  });
+
+  it("offers no statement of a year whose only gift was refunded in full (its statement lists nothing)", async () => {
+    const formId = await createForm(t, validForms.standard());
+    clock = Date.parse("2024-06-01T12:00:00Z");
+    const gone = await give(formId, "ada@example.org", { amount: 40 });
+    clock = Date.parse("2025-06-01T12:00:00Z");
+    const part = await give(formId, "ada@example.org", { amount: 50 });
+    clock = Date.parse("2026-02-01T12:00:00Z");
+    expect((await t.request("POST", `/v1/payments/${gone.paymentID}/refund`)).status).toBe(200);
+    const partly = await t.request("POST", `/v1/payments/${part.paymentID}/refund`, { body: { amount: 20 } });
+    expect(partly.status, partly.text).toBe(200);
+    const cookie = await signIn("ada@example.org");
+    const gifts = await t.request<{
+      payments: { paymentID: string; status: string }[];
+      statementYears: number[];
+    }>("GET", `${base()}/gifts`, asDonor(cookie));
+    expect(gifts.status, gifts.text).toBe(200);
+    expect(gifts.body.payments.find((p) => p.paymentID === gone.paymentID)?.status).toBe("REFUNDED");
+    // 2025's statement lists the partly refunded gift (what it kept); 2024's would list none.
+    expect(gifts.body.statementYears).toEqual([2025]);
+    expect((await statement(cookie, "?year=2025")).text).toContain(part.paymentID);
+    expect((await statement(cookie, "?year=2024")).text).toContain("No gifts");
   });
 
   it("prints a gift's date on its receipt and statement as the document's language writes the day it was made there", async () => {

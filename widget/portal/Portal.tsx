@@ -27,8 +27,16 @@ function money(amount: number, currency: string): string {
   }
 }
 
-const day = (iso: string | null) =>
-  iso ? new Date(iso).toLocaleDateString(portalLanguage(), { dateStyle: "medium", timeZone: "UTC" }) : "";
+/** The day an instant falls on in the organization's time zone (as its statements count it), or "". */
+function day(iso: string | null, timeZone: string): string {
+  if (!iso) return "";
+  try {
+    return new Date(iso).toLocaleDateString(portalLanguage(), { dateStyle: "medium", timeZone });
+  } catch {
+    // A zone this browser's time zone data does not know yet: the date as kept (UTC).
+    return iso.slice(0, 10);
+  }
+}
 
 export function Portal({ organizationId }: { organizationId: string }) {
   const [api] = useState(() => portalApi(organizationId));
@@ -132,9 +140,9 @@ function Dashboard(props: {
   reload: () => Promise<void>;
   signOut: () => Promise<void>;
 }) {
-  const { payments, subscriptions, statementYears: years } = props.gifts;
+  const { payments, subscriptions, statementYears: years, timeZone, currentYear } = props.gifts;
   const email = payments[0]?.email ?? subscriptions[0]?.email ?? "";
-  const [year, setYear] = useState(years[0] ?? new Date().getFullYear());
+  const [year, setYear] = useState(years[0] ?? currentYear);
   return (
     <div>
       <p class="who">
@@ -148,7 +156,9 @@ function Dashboard(props: {
         {subscriptions.length === 0 ? (
           <p>{t("portal.noRecurring")}</p>
         ) : (
-          subscriptions.map((s) => <RecurringGift key={s.id} api={props.api} sub={s} reload={props.reload} />)
+          subscriptions.map((s) => (
+            <RecurringGift key={s.id} api={props.api} sub={s} timeZone={timeZone} reload={props.reload} />
+          ))
         )}
       </section>
       <section aria-labelledby="gifts-heading">
@@ -169,7 +179,7 @@ function Dashboard(props: {
             <tbody>
               {payments.map((p) => (
                 <tr key={p.paymentID}>
-                  <td>{day(p.date)}</td>
+                  <td>{day(p.date, timeZone)}</td>
                   <td>
                     {frequencyWord(p.frequency)} · {p.form}
                   </td>
@@ -178,7 +188,7 @@ function Dashboard(props: {
                   <td>
                     {p.status === "COMPLETED" || p.status === "REFUNDED" ? (
                       <a href={props.api.receiptUrl(p.paymentID, portalLanguage())} download>
-                        {t("portal.receipt")} <span class="visually-hidden">{day(p.date)}</span>
+                        {t("portal.receipt")} <span class="visually-hidden">{day(p.date, timeZone)}</span>
                       </a>
                     ) : null}
                   </td>
@@ -206,7 +216,12 @@ function Dashboard(props: {
   );
 }
 
-function RecurringGift(props: { api: Api; sub: Subscription; reload: () => Promise<void> }) {
+function RecurringGift(props: {
+  api: Api;
+  sub: Subscription;
+  timeZone: string;
+  reload: () => Promise<void>;
+}) {
   const { sub } = props;
   const [amount, setAmount] = useState(String(sub.amount));
   const [frequency, setFrequency] = useState(sub.frequency);
@@ -238,7 +253,7 @@ function RecurringGift(props: { api: Api; sub: Subscription; reload: () => Promi
       <p>
         {active
           ? [
-              t("portal.nextGift", { date: day(sub.nextBillingDate) }),
+              t("portal.nextGift", { date: day(sub.nextBillingDate, props.timeZone) }),
               sub.paymentMethod.last4
                 ? t("portal.cardEnding", {
                     brand: sub.paymentMethod.brand ?? t("checkout.method.card"),

@@ -32,6 +32,10 @@ export interface Gifts {
   subscriptions: Subscription[];
   /** The years a statement lists gifts in (the organization's calendar), newest first. */
   statementYears: number[];
+  /** The organization's IANA time zone: the dates shown are the days there. */
+  timeZone: string;
+  /** The year it is in that zone: the statement offered when there is none of a gift. */
+  currentYear: number;
 }
 
 /** The catalog's words for a refusal, by its status. */
