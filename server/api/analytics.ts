@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { WEBHOOK_LOG_STATUSES, webhookLogSchema } from "../../shared/schemas/webhook.js";
+import { ApiError } from "../errors.js";
 import { listMetrics } from "../store/metrics.js";
 import { listWebhookLogs } from "../webhooks/store.js";
 import type { AppDeps } from "./env.js";
@@ -14,8 +15,33 @@ export const metricSchema = z.object({
   statusCode: z.number(),
   responseTime: z.number().meta({ description: "Milliseconds" }),
   timestamp: z.number().meta({ description: "Unix seconds" }),
-  keyId: z.string().meta({ description: "The API key that made the request" }),
+  keyId: z
+    .string()
+    .meta({
+      description: "The API key that made the request; a staff session's: the person's user id (`usr_…`)",
+    }),
 });
+
+/** What a metric's `keyId` may be: an API key's id, or the user id a staff session's requests carry. */
+const METRIC_KEY_ID_TEXT = /^(key|usr)_[0-9a-hjkmnp-tv-z]{26}$/;
+
+const metricKeyIdParam = z
+  .string()
+  .meta({
+    pattern: METRIC_KEY_ID_TEXT.source,
+    description:
+      "A staff session: only the requests made with this key (`key_…`), or with this staff member's session (`usr_…`); an id none of the organization's requests carry gives an empty list. An API key: only its own id is taken (the list is its own requests anyway), any other is a 403. An empty value is no filter.",
+  })
+  .optional()
+  .check(
+    z.superRefine((raw, ctx) => {
+      if (raw !== undefined && raw !== "" && !METRIC_KEY_ID_TEXT.test(raw))
+        ctx.addIssue({ code: "custom", message: "must be an API key id (key_…) or a user id (usr_…)" });
+    }),
+  );
+
+const OTHER_KEY_METRICS =
+  "An API key sees only its own requests: leave out keyId, or send the key's own id (a staff session of the dashboard sees every key's)";
 
 export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
   return [
@@ -27,22 +53,35 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Analytics"],
       summary: "List API request metrics",
       description:
-        "Every /v1 request made with any of the organization's keys, newest first. Requests are recorded in the background and appear within about a second.",
-      query: paginationQuery(),
+        "The log of /v1 requests, newest first. Called with an API key: the requests made with that key only. Called with a staff session (the dashboard): every request of the organization, all its keys and its staff members' sessions, each with its `keyId`; `keyId` narrows it to one of them. Requests are recorded in the background and appear within about a second. A `lastEvaluatedKey` is taken only by the list that gave it (the same `keyId`, or none).",
+      query: paginationQuery().extend({ keyId: metricKeyIdParam }),
       responses: {
         200: {
           description: "A page of metrics",
           schema: pageSchema("metrics", metricSchema),
         },
         ...standardErrors,
+        403: {
+          description: "Missing permission, or an API key asking for another key's requests (`keyId`)",
+          schema: errorSchema,
+        },
       },
       handler: async (c, { query }) => {
-        const orgId = c.get("auth").organizationId;
+        const auth = c.get("auth");
+        const orgId = auth.organizationId;
+        // `?keyId=` (as a form or a client with an unset variable sends it) is no filter, not an unknown id.
+        const asked = query.keyId || undefined;
+        let keyId = asked;
+        if (auth.actor.type !== "staff") {
+          // A key's own requests only: those of the organization's other keys are not its to read.
+          if (asked !== undefined && asked !== auth.keyId) throw new ApiError(403, OTHER_KEY_METRICS);
+          keyId = auth.keyId;
+        }
+        // Each filter its own list: a cursor of every key's requests is refused by one key's, and the reverse.
+        const list = keyId === undefined ? "api-metrics" : `api-metrics:${keyId}`;
         await deps.metrics.flush();
-        const after = query.lastEvaluatedKey
-          ? decodeCursor("api-metrics", orgId, query.lastEvaluatedKey)
-          : undefined;
-        const rows = await listMetrics(deps.store.db, orgId, query.limit + 1, after);
+        const after = query.lastEvaluatedKey ? decodeCursor(list, orgId, query.lastEvaluatedKey) : undefined;
+        const rows = await listMetrics(deps.store.db, orgId, { keyId }, query.limit + 1, after);
         return c.json(
           page(
             "metrics",
@@ -58,7 +97,7 @@ export function analyticsRoutes(deps: AppDeps): RouteSpec[] {
               keyId: row.key_id,
             }),
             (row) => ({ sort: row.created_at, id: row.id }),
-            (position) => encodeCursor("api-metrics", orgId, position),
+            (position) => encodeCursor(list, orgId, position),
           ),
         );
       },

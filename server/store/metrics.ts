@@ -1,6 +1,6 @@
 import { CompiledQuery } from "kysely";
 import type { Db, Store } from "./database.js";
-import { type Statements, valuesList } from "./dialect.js";
+import { isPostgres, type Statements, valuesList } from "./dialect.js";
 import { afterPosition } from "./keyset.js";
 import { KeyUseNotes } from "./keyUses.js";
 import type { ApiMetricsTable } from "./schema.js";
@@ -103,14 +103,57 @@ export class MetricsRecorder {
   }
 }
 
-/** One page of an organization's metrics, newest first, after the keyset position `after`. */
-export async function listMetrics(
+/**
+ * One page of an organization's metrics, newest first, after the keyset position `after`; with `keyId`,
+ * only that key's.
+ */
+export function listMetrics(
   db: Db,
   organizationId: string,
+  filter: { keyId?: string },
   limit: number,
   after?: { sort: string; id: string },
 ): Promise<ApiMetricsTable[]> {
-  let query = db.selectFrom("api_metrics").selectAll().where("organization_id", "=", organizationId);
-  if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
-  return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+  return metricsPageQuery(db, organizationId, filter, limit, after).execute();
+}
+
+/**
+ * listMetrics' query. One key's page is read from the index of migration 26. On SQLite, which keeps no
+ * statistics here and, asked for the rows directly, walks the primary key instead (that is the
+ * organization's whole history for a key that is rarely used), the page's keys (created_at, id) are found
+ * in that index alone, then its rows read from the table by those keys; PostgreSQL's planner chooses the
+ * index itself.
+ */
+export function metricsPageQuery(
+  db: Db,
+  organizationId: string,
+  filter: { keyId?: string },
+  limit: number,
+  after?: { sort: string; id: string },
+) {
+  const { keyId } = filter;
+  if (keyId === undefined || isPostgres(db)) {
+    let query = db.selectFrom("api_metrics").selectAll().where("organization_id", "=", organizationId);
+    if (keyId !== undefined) query = query.where("key_id", "=", keyId);
+    if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
+    return query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit);
+  }
+  let keys = db
+    .selectFrom("api_metrics")
+    .select(["created_at", "id"])
+    .where("organization_id", "=", organizationId)
+    .where("key_id", "=", keyId);
+  if (after) keys = keys.where((eb) => afterPosition(eb, "created_at", after));
+  const page = keys.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).as("page");
+  return db
+    .selectFrom(page)
+    .innerJoin("api_metrics as m", (join) =>
+      join
+        .on("m.organization_id", "=", organizationId)
+        .onRef("m.created_at", "=", "page.created_at")
+        .onRef("m.id", "=", "page.id"),
+    )
+    .selectAll("m")
+    .orderBy("page.created_at", "desc")
+    .orderBy("page.id", "desc");
 }

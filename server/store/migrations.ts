@@ -25,6 +25,7 @@ import { developers } from "./migrations/022-developers.js";
 import { organizationBrandingReceipts } from "./migrations/023-organization-branding-receipts.js";
 import { paymentsPartialIndexes } from "./migrations/024-payments-partial-indexes.js";
 import { phoneDigitKeys } from "./migrations/025-phone-digit-keys.js";
+import { apiMetricsByKey } from "./migrations/026-api-metrics-by-key.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -59,6 +60,7 @@ export const MIGRATIONS: Migration[] = [
   organizationBrandingReceipts,
   paymentsPartialIndexes,
   phoneDigitKeys,
+  apiMetricsByKey,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

@@ -17,7 +17,8 @@ export type AnyTrx = Transaction<any>;
 /**
  * Rebuilds api_metrics keyed by (organization_id, created_at, id), as `store` leaves its table's storage:
  * a new table `staging` (its key named `<staging>_pk`), the rows copied, the old table dropped, the new one
- * renamed.
+ * renamed. The old table's indexes go with it (migration 26's index of each key's requests included): a
+ * later rebuild makes them again.
  */
 export async function rebuildApiMetrics(
   trx: AnyTrx,
