@@ -75,6 +75,9 @@ const DEMO_FORMS: Record<string, unknown>[] = [
   },
 ];
 
+/** What the Developers page calls the key `npm start` prints. */
+export const DEMO_KEY_NAME = "Demo key";
+
 export interface DemoResult {
   organizationId: string;
   apiKey: string;
@@ -97,7 +100,11 @@ export async function seedDemoIfEmpty(
     if ((await countOrganizations(trx)) > 0) return undefined;
     const startMs = now();
     const org = await createOrganization(trx, { name: "Demo Organization", sandbox: true }, startMs);
-    const { key } = await createApiKey(trx, { organizationId: org.id, sandbox: true }, startMs);
+    const { key } = await createApiKey(
+      trx,
+      { organizationId: org.id, sandbox: true, name: DEMO_KEY_NAME },
+      startMs,
+    );
     const forms: DemoResult["forms"] = [];
     for (const [i, input] of DEMO_FORMS.entries()) {
       const form = await insertForm(trx, org.id, schema.parse(input), isoAt(startMs + i));

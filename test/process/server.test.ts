@@ -65,6 +65,14 @@ describe.skipIf(dialect !== "sqlite")("server process: first start on a fresh DA
     expect(list.body.count).toBe(4);
     expect(list.body.forms).toHaveLength(4);
     expect(new Set(list.body.forms.map((f) => f.formID))).toEqual(new Set(urls.map((m) => m[3])));
+    // The key has a name, which the dashboard's Developers page shows.
+    const keys = await server.json<{ keys: { prefix: string; name: string }[] }>("GET", "/v1/keys", {
+      key: demoKey,
+    });
+    expect(keys.status).toBe(200);
+    expect(keys.body.keys).toEqual([
+      expect.objectContaining({ prefix: demoKey.slice(0, 12), name: "Demo key" }),
+    ]);
     const eventIds = list.body.forms.filter((f) => f.formType === "EVENT").map((f) => f.formID);
     expect(eventIds).toEqual(urls.filter((m) => m[2] === "attend").map((m) => m[3]));
 
