@@ -15,11 +15,9 @@ export const metricSchema = z.object({
   statusCode: z.number(),
   responseTime: z.number().meta({ description: "Milliseconds" }),
   timestamp: z.number().meta({ description: "Unix seconds" }),
-  keyId: z
-    .string()
-    .meta({
-      description: "The API key that made the request; a staff session's: the person's user id (`usr_…`)",
-    }),
+  keyId: z.string().meta({
+    description: "The API key that made the request; a staff session's: the person's user id (`usr_…`)",
+  }),
 });
 
 /** What a metric's `keyId` may be: an API key's id, or the user id a staff session's requests carry. */
