@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { FREQUENCIES, TRIBUTE_KINDS } from "../enums.js";
-import { LANGUAGES } from "../languages.js";
 import { dollarsToCents } from "../money.js";
 import type { OrderInput } from "../pricing/order.js";
-import { boundedString, emailAddress, requiredString } from "./common.js";
+import { boundedString, emailAddress, languageTag, requiredString } from "./common.js";
 
 /**
  * The donor checkout's requests (the public API under /api, no key), shared by the server and the widget.
@@ -138,7 +137,7 @@ export const checkoutRequestSchema = z.strictObject({
     .meta({ description: "Required unless the order is free (total 0)" }),
   anonymous: z.boolean().optional(),
   tribute: tributeSchema.optional(),
-  language: z.enum(LANGUAGES).optional().meta({
+  language: languageTag.optional().meta({
     description:
       "The donor's language (the page's): the receipts, and this answer's `message` or a decline's `error`, are written in it; default English",
   }),

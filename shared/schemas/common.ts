@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
+import { LANGUAGES } from "../languages.js";
 import { dollarsToCents } from "../money.js";
 
 /** "tickets[0].name" for a zod issue path. */
@@ -203,3 +204,12 @@ export const emailAddress = z
       if (!isEmailAddress(v)) ctx.addIssue({ code: "custom", message: "must be an email address" });
     }),
   );
+
+/**
+ * A supported language's BCP 47 tag, taken in any case (tags are case-insensitive: `pt-br`, `PT-BR`) and
+ * kept in its canonical spelling (`pt-BR`). The document shows the canonical tags as its enum.
+ */
+export const languageTag = z.preprocess(
+  (v) => (typeof v === "string" ? (LANGUAGES.find((l) => l.toLowerCase() === v.toLowerCase()) ?? v) : v),
+  z.enum(LANGUAGES),
+);

@@ -1,9 +1,8 @@
 import { z } from "zod";
 import { CURRENCIES, isCurrency } from "../currency.js";
 import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
-import { LANGUAGES } from "../languages.js";
 import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
-import { boundedString, HTTPS_URL, readOnlyFields, requiredString } from "./common.js";
+import { boundedString, HTTPS_URL, languageTag, readOnlyFields, requiredString } from "./common.js";
 import { dropdownOptionProblems, dropdownRule, inputOptionsSchema, isTimeZone, timeZoneDoc } from "./form.js";
 
 /** Organization settings: name, sites' base URLs (overlay links), phone country, global custom inputs. */
@@ -234,7 +233,7 @@ export const organizationUpdateSchema = z
         }),
       )
       .optional(),
-    language: z.enum(LANGUAGES).optional().meta({
+    language: languageTag.optional().meta({
       description:
         "The language donors' pages speak unless the donor asks for another (?lang=, Accept-Language)",
     }),

@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { FREQUENCIES } from "../enums.js";
-import { LANGUAGES } from "../languages.js";
-import { emailAddress, money } from "./common.js";
+import { emailAddress, languageTag, money } from "./common.js";
 
 /** The donor portal's request bodies. */
 
@@ -11,10 +10,7 @@ export const RECURRING_FREQUENCIES = FREQUENCIES.filter(
 
 export const portalLinkBodySchema = z.strictObject({
   email: emailAddress.meta({ description: "The address the donor gave with their gifts" }),
-  language: z
-    .enum(LANGUAGES)
-    .optional()
-    .meta({ description: "The language of the e-mail (default English)" }),
+  language: languageTag.optional().meta({ description: "The language of the e-mail (default English)" }),
 });
 
 export const portalSessionBodySchema = z.strictObject({

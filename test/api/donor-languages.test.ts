@@ -127,6 +127,46 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     expect(await unknown.text()).toContain("Ce lien n’est pas valide");
   });
 
+  it("takes a language tag in any case and keeps it canonical (pt-br → pt-BR)", async () => {
+    const org = await t.request<{ language: string }>("PUT", "/v1/organization", {
+      body: { language: "pt-br" },
+    });
+    expect(org.status, org.text).toBe(200);
+    expect(org.body.language).toBe("pt-BR");
+    expect((await t.request<{ language: string }>("GET", "/v1/organization")).body.language).toBe("pt-BR");
+    const upper = await t.request<{ language: string }>("PUT", "/v1/organization", {
+      body: { language: "EN" },
+    });
+    expect(upper.body.language).toBe("en");
+    expect((await t.request("PUT", "/v1/organization", { body: { language: "pt-xx" } })).status).toBe(400);
+
+    const formId = await createForm(t, validForms.standard());
+    const res = await checkout(t, formId, {
+      amount: 10,
+      frequency: "ONE_TIME",
+      donor: { firstName: "João", lastName: "Silva", email: "joao-case@example.org" },
+      paymentMethod: card(),
+      language: "PT-br",
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.message).toBe(
+      translator("pt-BR")("answer.thanks.receipt", { name: "João", email: "joao-case@example.org" }),
+    );
+    const [receipt] = await mailTo("joao-case@example.org");
+    expect(receipt.html_body).toContain('<html lang="pt-BR" dir="ltr">');
+
+    // The document still lists the canonical tags.
+    const doc = (
+      await t.request<{ components: { schemas: Record<string, unknown> }; paths: unknown }>(
+        "GET",
+        "/v1/openapi.json",
+      )
+    ).body;
+    const text = JSON.stringify(doc.paths);
+    const enums = text.match(/"enum":\["en","es","fr","de","pt-BR","ar"\]/g) ?? [];
+    expect(enums.length).toBeGreaterThanOrEqual(3);
+  });
+
   it("answers the checkout in its language: the thanks and a decline's words; the API's English otherwise", async () => {
     const formId = await createForm(t, validForms.standard());
     const gift = (number: string, email: string, language?: string) =>
