@@ -7,7 +7,9 @@ import {
 
 /**
  * Phone numbers as people type them. `+1 617-555-0101`, `(617) 555-0101` and `6175550101` are one number:
- * its E.164 form (`+16175550101`), with the organization's country supplying a missing country code.
+ * its E.164 form (`+16175550101`), with the donor's country (their address's, when they gave one) or else
+ * the organization's supplying a missing country code; a number written with a leading + is read as
+ * international whatever the country.
  * Text that is not a valid phone number is kept as typed and matched by its digits (text without digits
  * as typed): phone formats are not validated (libphonenumber-js with its small metadata set decides what
  * is a valid number).
@@ -21,6 +23,15 @@ export const PHONE_COUNTRIES: string[] = getCountries();
 /** Whether `code` is an ISO 3166-1 alpha-2 country whose numbers can be read. */
 export function isPhoneCountry(code: string): boolean {
   return isSupportedCountry(code);
+}
+
+/**
+ * The country a person's phone is read in: their own (`personCountry`, their address's ISO code, any
+ * case) when it is one whose numbers can be read, else the organization's.
+ */
+export function phoneCountry(personCountry: string | null | undefined, orgCountry: string): string {
+  const own = personCountry?.trim().toUpperCase();
+  return own && isSupportedCountry(own) ? own : orgCountry;
 }
 
 /** The E.164 form of a typed phone number, or null when it is not a valid number. */

@@ -17,7 +17,6 @@ import {
   findContact,
   listContacts,
   updateContact,
-  withE164,
 } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
 import type { ContactFilters } from "../store/listFilters.js";
@@ -170,7 +169,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Create a contact",
       description:
-        "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its E.164 form, read in the organization's `country`, and by its digits, so numbers that are not valid match in any format) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
+        "`firstName` and `lastName` are required. Emails take `value` (or `email`), phones `value`, and every item `isPrimary` (or `is_primary`); the first item is primary when none is marked. `email` and `phone` are shorthands for one primary address. An email (compared case-insensitively) or phone (compared by its E.164 form, read in the country of the contact's primary address when it has one, else the organization's `country`, a number with a leading + as international, and by its digits, so numbers that are not valid match in any format) already on a live contact of the organization is a 409 naming that contact's id in `contactId`. Consents start `UNKNOWN`; they follow the donor's choices at checkout.",
       body: contactCreateSchema,
       rules: CONTACT_RULES,
       responses: {
@@ -202,7 +201,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
             },
             nowIso,
           );
-          if (taken.length) throw duplicate(taken, body, await withE164(trx, orgId, body.phones ?? []));
+          if (taken.length) throw duplicate(taken, body, JSON.parse(row.phones));
           const shown = presentContact(row, emptyTotals);
           await emitEvent(trx, orgId, "contact.created", row.id, shown, nowMs);
           return shown;
@@ -246,8 +245,7 @@ export function contactRoutes(deps: AppDeps): RouteSpec[] {
     const contact = await db.transaction().execute(async (trx) => {
       const result = await updateContact(trx, orgId, id.toLowerCase(), body, nowIso);
       if (!result) throw new ApiError(404, "Contact not found");
-      if (result.taken.length)
-        throw duplicate(result.taken, body, await withE164(trx, orgId, body.phones ?? []));
+      if (result.taken.length) throw duplicate(result.taken, body, JSON.parse(result.row.phones));
       const totals = (await contactTotals(trx, [result.row.id])).get(result.row.id) ?? emptyTotals;
       const shown = presentContact(result.row, totals);
       await emitEvent(trx, orgId, "contact.updated", result.row.id, shown, nowMs);

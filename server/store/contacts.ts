@@ -1,5 +1,5 @@
 import { emailKey } from "../../shared/email.js";
-import { DEFAULT_COUNTRY, phoneMatchKeys, toE164 } from "../../shared/phone.js";
+import { DEFAULT_COUNTRY, phoneCountry, phoneMatchKeys, toE164 } from "../../shared/phone.js";
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
@@ -22,7 +22,10 @@ export interface ContactPhone {
   /** As typed. */
   value: string;
   isPrimary: boolean;
-  /** Its E.164 form (the organization's country supplying a missing country code); null: not a valid number. */
+  /**
+   * Its E.164 form (the contact's primary address's country, else the organization's, supplying a missing
+   * country code); null: not a valid number.
+   */
   e164?: string | null;
 }
 export interface ContactAddress {
@@ -100,19 +103,33 @@ export function contactKeys(emails: { value: string }[], phones: ContactPhone[])
   });
 }
 
-/** Phones with their E.164 form, read in the organization's country (one read, only when there are phones). */
+/** The country of a contact's primary address (the first when none is marked), as typed; null without one. */
+export function addressCountry(addresses: { country?: string | null; isPrimary?: boolean }[]): string | null {
+  return (addresses.find((a) => a.isPrimary) ?? addresses[0])?.country ?? null;
+}
+
+/**
+ * Phones with their E.164 form, read in the contact's own country (`contactCountry`, its address's, when it
+ * is a valid ISO code), else the organization's (one read, only when there are phones and no such country).
+ * A number written with a leading + is international whatever the country; one that does not parse keeps
+ * `e164: null`.
+ */
 export async function withE164(
   db: Db,
   organizationId: string,
   phones: ContactPhone[],
+  contactCountry?: string | null,
 ): Promise<ContactPhone[]> {
   if (!phones.length) return phones;
-  const org = await db
-    .selectFrom("organizations")
-    .select("country")
-    .where("id", "=", organizationId)
-    .executeTakeFirst();
-  const country = org?.country ?? DEFAULT_COUNTRY;
+  let country = phoneCountry(contactCountry, "");
+  if (!country) {
+    const org = await db
+      .selectFrom("organizations")
+      .select("country")
+      .where("id", "=", organizationId)
+      .executeTakeFirst();
+    country = org?.country ?? DEFAULT_COUNTRY;
+  }
   return phones.map((p) => ({ value: p.value, isPrimary: p.isPrimary, e164: toE164(p.value, country) }));
 }
 
@@ -191,7 +208,7 @@ export async function createContact(
   input: NewContact,
   nowIso: string,
 ): Promise<{ row: ContactsTable; taken: (ContactKey & { contactId: string })[] }> {
-  const phones = await withE164(trx, organizationId, input.phones);
+  const phones = await withE164(trx, organizationId, input.phones, addressCountry(input.addresses));
   const row = contactRow(uuid(), organizationId, { ...input, phones }, nowIso);
   await trx.insertInto("contacts").values(row).execute();
   const taken = await claimContactKeys(trx, organizationId, row.id, contactKeys(input.emails, phones));
@@ -229,8 +246,12 @@ export async function updateContact(
   if (changes.lastName !== undefined) set.last_name = changes.lastName;
   if (changes.organizationName !== undefined) set.organization_name = changes.organizationName ?? null;
   if (changes.emails !== undefined) set.emails = JSON.stringify(changes.emails);
-  if (changes.phones !== undefined)
-    set.phones = JSON.stringify(await withE164(trx, organizationId, changes.phones));
+  if (changes.phones !== undefined) {
+    const addresses = changes.addresses ?? (JSON.parse(locked.addresses) as ContactAddress[]);
+    set.phones = JSON.stringify(
+      await withE164(trx, organizationId, changes.phones, addressCountry(addresses)),
+    );
+  }
   if (changes.addresses !== undefined) set.addresses = JSON.stringify(changes.addresses);
   const row = { ...locked, ...set };
   if (Object.keys(set).length) await trx.updateTable("contacts").set(set).where("id", "=", id).execute();
@@ -319,7 +340,7 @@ export async function insertContact(
   nowIso: string,
 ): Promise<{ id: string; created: boolean }> {
   const id = uuid();
-  const phones = await withE164(trx, organizationId, input.phones);
+  const phones = await withE164(trx, organizationId, input.phones, addressCountry(input.addresses));
   await trx
     .insertInto("contacts")
     .values(contactRow(id, organizationId, { ...input, phones }, nowIso))

@@ -13,7 +13,7 @@ const MAX_ITEMS = 20;
 
 /**
  * A phone number as typed. Formats are not validated: a valid number is matched by its E.164 form (read in
- * the organization's country), anything else as typed (shared/phone.ts).
+ * the contact's address's country, else the organization's), anything else as typed (shared/phone.ts).
  */
 const phoneText = requiredString(40);
 
@@ -279,7 +279,7 @@ export const contactSchema = z.strictObject({
       isPrimary: z.boolean(),
       e164: z.string().nullable().meta({
         description:
-          "The number in E.164, read in the organization's country when typed without a country code; null when the text is not a valid phone number",
+          "The number in E.164; typed without a country code, read in the country of the contact's primary address (at checkout, the donor's address) when it is an ISO code, else the organization's; null when the text is not a valid phone number",
       }),
     }),
   ),

@@ -146,6 +146,77 @@ describe(`phone numbers of contacts (${dialect})`, () => {
     expect((await create({ firstName: "X", lastName: "Y", phone: "+16175550199" })).status).toBe(409);
   });
 
+  it("given at checkout are read in the donor's address country, else the organization's; a + number is international", async () => {
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      enablePhone: true,
+      enableBillingAddress: true,
+    });
+    const give = async (email: string, phone: string, address?: Record<string, string>) => {
+      const paid = await checkout(t, formId, {
+        amount: 25,
+        donor: { firstName: "Ada", lastName: "Giver", email, phone, ...(address ? { address } : {}) },
+        paymentMethod: card(),
+      });
+      expect(paid.status, paid.text).toBe(201);
+      const found = await t.request<{ contacts: { phones: Phone[] }[] }>(
+        "GET",
+        `/v1/contacts?email=${encodeURIComponent(email)}`,
+      );
+      return found.body.contacts[0]?.phones[0]?.e164;
+    };
+    // The demo organization is in the US.
+    expect(
+      await give("mx@example.org", "55 1234 5678", {
+        city: "Ciudad de México",
+        postal: "06600",
+        country: "MX",
+      }),
+    ).toBe("+525512345678");
+    expect(await give("de@example.org", "030 1234567", { city: "Berlin", country: "de" })).toBe(
+      "+49301234567",
+    );
+    expect(await give("gb@example.org", "020 7946 0018", { city: "London", country: "GB" })).toBe(
+      "+442079460018",
+    );
+    expect(await give("plus@example.org", "+49 30 7654321", { city: "Lyon", country: "FR" })).toBe(
+      "+49307654321",
+    );
+    // No country, or one that is no ISO code: the organization's, as before.
+    expect(await give("us@example.org", "617 555 0123")).toBe("+16175550123");
+    expect(await give("xx@example.org", "617 555 0124", { city: "Atlantis", country: "Atlantis" })).toBe(
+      "+16175550124",
+    );
+    // A number that does not parse is kept as typed.
+    expect(await give("odd@example.org", "ask the front desk", { city: "Berlin", country: "DE" })).toBeNull();
+  });
+
+  it("made or changed by the API are read in the country of the contact's primary address", async () => {
+    t = await setupTestApp();
+    const made = await create({
+      firstName: "Ada",
+      lastName: "One",
+      phone: "030 1234567",
+      addresses: [{ city: "Berlin", country: "DE" }],
+    });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    expect(made.body.contact.phones[0]?.e164).toBe("+49301234567");
+    const dup = await create({ firstName: "Bea", lastName: "Two", phone: "+49 30 1234567" });
+    expect(dup.status).toBe(409);
+    expect(dup.body.error).toContain("+49 30 1234567");
+    const changed = await t.request<ContactAnswer>("PUT", `/v1/contacts/${made.body.contact.id}`, {
+      body: { phones: [{ value: "020 7946 0018" }], addresses: [{ city: "London", country: "GB" }] },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.contact.phones[0]?.e164).toBe("+442079460018");
+    // Phones alone: the stored address's country.
+    const again = await t.request<ContactAnswer>("PUT", `/v1/contacts/${made.body.contact.id}`, {
+      body: { phones: [{ value: "020 7946 0019" }] },
+    });
+    expect(again.body.contact.phones[0]?.e164).toBe("+442079460019");
+  });
+
   it("stored before migration 12 are given their E.164 form and keys; the older contact keeps a shared number", async () => {
     t = await setupTestApp();
     const db = t.store.db;
