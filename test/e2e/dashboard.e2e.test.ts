@@ -421,6 +421,20 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     await expect.poll(() => preview.textContent()).toContain("Table of eight");
     await editor.getByRole("button", { name: "Add a promo code" }).click();
     await editor.getByLabel("Code 1", { exact: true }).fill("FRIENDS");
+    // The limits and the event's time, in fields of their own (not only the JSON).
+    await editor.getByLabel("Ticket 2 most per order (empty: no limit)").fill("2");
+    await editor.getByLabel("Ticket 2 description").fill("Seats eight at one table");
+    await editor.getByLabel("Code 1 how many uses (empty: no limit)").fill("50");
+    await editor
+      .getByRole("group", { name: /Code 1 is for/ })
+      .getByLabel("Table of eight")
+      .check();
+    await editor.getByLabel("Date", { exact: true }).fill("2027-05-01");
+    await editor.getByLabel("Starts at").fill("19:00");
+    await editor.getByLabel("Ends at").fill("22:30");
+    await editor.getByLabel(/Show the date, time and place/).check();
+    await expect.poll(() => preview.textContent()).toContain("Seats eight at one table");
+    await expect.poll(() => preview.locator(".alm-event").textContent()).toMatch(/7:00.*10:30/);
     await editor.getByLabel("Title").fill("Spring gala 2027");
     await expect
       .poll(() => preview.getByRole("heading", { level: 1 }).textContent())
@@ -430,13 +444,20 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
         await fetch(`${served.baseUrl}/v1/forms/${formID}`, {
           headers: { Authorization: `Bearer ${served.t.org.key}` },
         })
-      ).json()) as { title: string; tickets: { name: string }[]; promoCodes: { code: string }[] };
+      ).json()) as {
+        title: string;
+        tickets: { name: string; maxPerOrder: number | null; description: string }[];
+        promoCodes: { code: string; quantity: number | null; applicableTickets: string[] }[];
+        startTime: string | null;
+        endTime: string | null;
+      };
     expect((await stored()).title).toBe("Spring gala");
 
-    // A price the save would refuse is shown at the tickets before saving, and the save waits for it.
+    // A price the save would refuse is shown at its field before saving, and the save waits for it.
     await editor.getByLabel("Ticket 2 price").fill("-5");
-    const ticketErrors = editor.locator("#form-tickets-error");
-    await expect.poll(() => ticketErrors.textContent()).toMatch(/tickets/);
+    const ticketErrors = editor.locator("#form-tickets-1-price-error");
+    await expect.poll(() => ticketErrors.textContent()).toMatch(/tickets\[1\]\.price/);
+    expect(await editor.getByLabel("Ticket 2 price").getAttribute("aria-invalid")).toBe("true");
     expect(await editor.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
     await editor.getByLabel("Ticket 2 price").fill("400");
     await expect.poll(() => ticketErrors.count()).toBe(0);
@@ -449,6 +470,100 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     expect(saved.title).toBe("Spring gala 2027");
     expect(saved.tickets.map((t) => t.name)).toEqual(["Adult", "Table of eight"]);
     expect(saved.promoCodes.map((p) => p.code)).toEqual(["FRIENDS"]);
+    expect(saved.tickets[1]).toMatchObject({ maxPerOrder: 2, description: "Seats eight at one table" });
+    expect(saved.promoCodes[0]).toMatchObject({ quantity: 50, applicableTickets: ["Table of eight"] });
+    expect([saved.startTime, saved.endTime]).toEqual(["19:00", "22:30"]);
+    await editor.close();
+  });
+
+  it("starts a sponsorship form from New form in its editor, edits its packages beside the preview, shows a bad amount at its field; Finance reads it without Save", async () => {
+    const editor = await browser.context.newPage();
+    editor.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    const signUp = async (role: string) => {
+      const made = await cli(
+        "user",
+        "create",
+        "--org",
+        served.t.org.id,
+        "--email",
+        uniqueEmail(`sponsorship-${role}`),
+        "--role",
+        role,
+        "--json",
+      );
+      await editor.goto(made.setupUrl);
+      await editor.getByLabel("Password", { exact: true }).fill(PASSWORD);
+      await editor.getByLabel("The same password again").fill(PASSWORD);
+      await editor.getByRole("button", { name: /Set password and sign in/ }).click();
+      await editor.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    };
+    await signUp("owner");
+
+    // "New form" offers every kind, and opens the new form's editor.
+    await editor.getByRole("link", { name: "Forms" }).click();
+    await editor.getByText("New form", { exact: true }).click();
+    const kinds = await editor.getByLabel("Kind").locator("option").allTextContents();
+    expect(kinds).toEqual(["Donation form", "Giving levels", "Sponsorship (packages)", "Event (tickets)"]);
+    await editor.getByLabel("Title").fill("Spring fair sponsors");
+    await editor.getByLabel("Kind").selectOption({ label: "Sponsorship (packages)" });
+    await editor.getByRole("button", { name: "Make the form" }).click();
+    await editor.getByRole("heading", { name: "Edit Spring fair sponsors" }).waitFor();
+    const formID = new URL(editor.url()).pathname.split("/")[3] as string;
+    expect(editor.url()).toBe(`${served.baseUrl}/dashboard/forms/${formID}/edit`);
+    const preview = editor.locator("[data-preview]");
+    await expect.poll(() => preview.textContent()).toContain("Sponsor");
+
+    // A second package in the structured fields: the preview shows it before anything is saved.
+    await editor.getByLabel("Group 1 name").fill("Tables");
+    await editor.getByRole("button", { name: "Add a package" }).click();
+    await editor.getByLabel("Package 2 name").fill("Gold table");
+    await editor.getByLabel("Package 2 amount").fill("1500");
+    await editor.getByLabel("Package 2 how many (empty: no limit)").fill("3");
+    await editor.getByLabel("Package 2 description").fill("A table of ten by the stage");
+    await expect.poll(() => preview.textContent()).toContain("Gold table");
+    await expect.poll(() => preview.textContent()).toContain("A table of ten by the stage");
+
+    // An amount the save would refuse is shown at that package's amount, and the save waits for it.
+    await editor.getByLabel("Package 2 amount").fill("0");
+    const amountErrors = editor.locator("#form-sponsorshipGroups-0-options-1-amount-error");
+    await expect
+      .poll(() => amountErrors.textContent())
+      .toMatch(/sponsorshipGroups\[0\]\.options\[1\]\.amount/);
+    expect(await editor.getByLabel("Package 2 amount").getAttribute("aria-invalid")).toBe("true");
+    expect(await editor.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
+    await editor.getByLabel("Package 2 amount").fill("1500");
+    await expect.poll(() => amountErrors.count()).toBe(0);
+    expect(await seriousAxeIssues(editor, ["label"]), "sponsorship editor").toEqual([]);
+
+    await editor.getByRole("button", { name: "Save" }).click();
+    await editor.getByText(/Saved/).waitFor();
+    const stored = (await (
+      await fetch(`${served.baseUrl}/v1/forms/${formID}`, {
+        headers: { Authorization: `Bearer ${served.t.org.key}` },
+      })
+    ).json()) as {
+      formType: string;
+      sponsorshipGroups: {
+        groupTitle: string;
+        options: { optionTitle: string; amount: number; quantity: number | null; description: string }[];
+      }[];
+    };
+    expect(stored.formType).toBe("PRODUCT");
+    expect(stored.sponsorshipGroups.map((g) => g.groupTitle)).toEqual(["Tables"]);
+    expect(stored.sponsorshipGroups[0]?.options).toMatchObject([
+      { optionTitle: "Sponsor", amount: 500 },
+      { optionTitle: "Gold table", amount: 1500, quantity: 3, description: "A table of ten by the stage" },
+    ]);
+
+    // Finance may read forms but not change them: the editor opened by its address offers no Save.
+    await signUp("finance");
+    await editor.goto(`${served.baseUrl}/dashboard/forms/${formID}/edit`);
+    await editor.getByRole("heading", { name: "Edit Spring fair sponsors" }).waitFor();
+    await expect.poll(() => preview.textContent()).toContain("Gold table");
+    expect(await editor.getByRole("button", { name: "Save" }).count()).toBe(0);
+    expect(await editor.getByLabel("Package 2 amount").isDisabled()).toBe(true);
+    expect(await editor.getByRole("button", { name: "Add a package" }).isDisabled()).toBe(true);
+    await editor.getByText(/may read this form and share it, not change it/).waitFor();
     await editor.close();
   });
 });

@@ -1,6 +1,7 @@
-import type { ComponentChildren } from "preact";
+import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import "../../app/app.css";
+import "./FormEditor.css";
 import type { CompiledCatalog } from "../../../shared/i18n/format.js";
 import { App } from "../../app/App.js";
 import { setLocale } from "../../app/locale.js";
@@ -14,7 +15,8 @@ import { ErrorNote, ListEditor, messageOf, Notice, PageTitle } from "../ui.js";
  * The form editor: the form's fields beside a live preview, the checkout's own components (widget/app)
  * rendered from the draft as it is typed. Each change asks `POST /v1/forms/{id}/preview`, which checks the
  * draft with the rules the save uses: its problems are shown at their fields before saving, and its answer is
- * the view the checkout draws. Saving is the same `PUT /v1/forms/{id}` an integrator sends.
+ * the view the checkout draws. Saving is the same `PUT /v1/forms/{id}` an integrator sends. Opened by someone
+ * who may read forms but not change them (`readOnly`), every field is disabled and there is no Save.
  */
 
 type Draft = Record<string, unknown>;
@@ -56,7 +58,12 @@ const SHOWN_FIELDS = new Set([
     ANNUALLY: "annuallyAmounts",
   }),
   "eventDate",
+  "startTime",
+  "endTime",
+  "timeZone",
+  "enableTimeAndLocation",
   "location",
+  "sponsorshipGroups",
   "tickets",
   "promoCodes",
   "givingLevels",
@@ -78,6 +85,23 @@ const SHOWN_FIELDS = new Set([
 
 /** The field a detail of a 400 is about: its first word (`tickets[1].price must…` → tickets). */
 export const fieldOf = (detail: string): string => detail.split(/[ .[]/)[0] ?? "";
+/** The whole path a detail is about (`tickets[1].price must…` → tickets[1].price). */
+export const pathOf = (detail: string): string => detail.split(" ")[0] ?? "";
+/** The id of a field's control by its path (`sponsorshipGroups[0].options[1].amount` → form-sponsorshipGroups-0-options-1-amount). */
+const idOf = (path: string): string => `form-${path.replace(/[[\].]+/g, "-").replace(/-$/, "")}`;
+
+/**
+ * The paths of a list's items that the list editors show at their own field (each other problem of the list
+ * is shown under the list).
+ */
+const ITEM_FIELDS: Record<string, RegExp> = {
+  tickets: /^tickets\[\d+\]\.(name|price|groupSize|quantity|maxPerOrder|description)$/,
+  promoCodes: /^promoCodes\[\d+\]\.(code|discountType|discountValue|quantity|applicableTickets(\[\d+\])?)$/,
+  givingLevels: /^givingLevels\[\d+\]\.(title|amount|description)$/,
+  sponsorshipGroups:
+    /^sponsorshipGroups\[\d+\]\.(groupTitle|description|options|options\[\d+\]\.(optionTitle|amount|description|quantity))$/,
+  customInputs: /^customInputs\[\d+\]\.(title|inputType|options(\[\d+\])?)$/,
+};
 
 const numbers = (text: string): number[] =>
   text
@@ -91,6 +115,21 @@ interface Ticket {
   ticketType: "INDIVIDUAL" | "GROUP";
   groupSize?: number | null;
   quantity?: number | null;
+  maxPerOrder?: number | null;
+  description?: string;
+}
+
+interface SponsorshipOption {
+  optionTitle: string;
+  amount: number;
+  description?: string;
+  quantity?: number | null;
+}
+
+interface SponsorshipGroup {
+  groupTitle: string;
+  description?: string;
+  options: SponsorshipOption[];
 }
 
 interface GivingLevel {
@@ -111,9 +150,16 @@ interface PromoCode {
   code: string;
   discountType: "percentage" | "amount";
   discountValue: number;
+  quantity?: number | null;
+  applicableTickets?: string[];
 }
 
-export default function FormEditor(props: { formId: string }) {
+/** A limit typed as a whole number; empty is no limit (null). */
+const limit = (value: string): number | null => (value.trim() === "" ? null : Number(value));
+const limitText = (value: number | null | undefined): string =>
+  value === null || value === undefined ? "" : String(value);
+
+export default function FormEditor(props: { formId: string; readOnly?: boolean }) {
   const path = `/v1/forms/${encodeURIComponent(props.formId)}`;
   const [draft, setDraft] = useState<Draft | null>(null);
   const [preview, setPreview] = useState<Preview | null>(null);
@@ -185,9 +231,14 @@ export default function FormEditor(props: { formId: string }) {
   const promoCodes = (Array.isArray(draft.promoCodes) ? draft.promoCodes : []) as PromoCode[];
   const levels = (Array.isArray(draft.givingLevels) ? draft.givingLevels : []) as GivingLevel[];
   const questions = (Array.isArray(draft.customInputs) ? draft.customInputs : []) as Question[];
+  const groups = (
+    Array.isArray(draft.sponsorshipGroups) ? draft.sponsorshipGroups : []
+  ) as SponsorshipGroup[];
   const givingLevels = draft.amountType === "giving_level" || draft.formType === "CROWDFUNDING_FORM";
+  const sponsorship = draft.amountType === "sponsorship" || draft.formType === "PRODUCT";
 
   const save = async () => {
+    if (props.readOnly) return;
     setSaving(true);
     setError(null);
     try {
@@ -211,216 +262,276 @@ export default function FormEditor(props: { formId: string }) {
         void save();
       }}
     >
-      <Row problems={problems} field="title" label="Title">
-        <input
-          {...fieldProps("title")}
-          value={text("title")}
-          onInput={(e) => set("title", e.currentTarget.value)}
-        />
-      </Row>
-      <Row problems={problems} field="description" label="Description">
-        <textarea
-          {...fieldProps("description")}
-          rows={3}
-          value={text("description")}
-          onInput={(e) => set("description", e.currentTarget.value)}
-        />
-      </Row>
-      <Row problems={problems} field="funds" label="Funds" hint="One per line: what donors can give to.">
-        <textarea
-          {...fieldProps("funds")}
-          rows={2}
-          value={(Array.isArray(draft.funds) ? draft.funds : []).join("\n")}
-          onInput={(e) =>
-            set(
-              "funds",
-              e.currentTarget.value.split("\n").filter((f) => f.trim() !== ""),
-            )
-          }
-        />
-      </Row>
-      {!event && (
-        <fieldset>
-          <legend>How often donors can give</legend>
-          {FREQUENCIES.map((f) => (
-            <label key={f} class="choice">
-              <input
-                type="checkbox"
-                checked={frequencies.includes(f)}
-                onChange={(e) =>
-                  set(
-                    "frequencies",
-                    e.currentTarget.checked
-                      ? FREQUENCIES.filter((x) => x === f || frequencies.includes(x))
-                      : frequencies.filter((x) => x !== f),
-                  )
-                }
-              />{" "}
-              {FREQUENCY_NAMES[f]}
-            </label>
-          ))}
-          <FieldErrors field="frequencies" errors={errorsAt("frequencies")} />
-        </fieldset>
+      {props.readOnly && (
+        <p class="notice" id="form-read-only">
+          Your role may read this form and share it, not change it: ask an Owner or Staff member for changes.
+        </p>
       )}
-      {!event &&
-        frequencies.map((f) => {
-          const field = AMOUNT_FIELD[f as (typeof FREQUENCIES)[number]];
-          if (!field) return null;
-          const value = Array.isArray(draft[field]) ? (draft[field] as number[]).join(", ") : "";
-          return (
-            <Row
-              key={field}
-              problems={problems}
-              field={field}
-              label={`${FREQUENCY_NAMES[f]} amounts`}
-              hint="Separated by commas, e.g. 25, 50, 100"
-            >
-              <AmountList props={fieldProps(field)} value={value} onChange={(list) => set(field, list)} />
-            </Row>
-          );
-        })}
-      {!event && (
-        <label class="choice">
+      <fieldset
+        class="editor-fields"
+        disabled={props.readOnly}
+        aria-describedby={props.readOnly ? "form-read-only" : undefined}
+      >
+        <Row problems={problems} field="title" label="Title">
           <input
-            type="checkbox"
-            checked={flag("allowCustomAmount")}
-            onChange={(e) => set("allowCustomAmount", e.currentTarget.checked)}
-          />{" "}
-          Donors may type their own amount
-        </label>
-      )}
-      {event && (
-        <>
-          <Row problems={problems} field="eventDate" label="Date">
-            <input
-              {...fieldProps("eventDate")}
-              type="date"
-              value={text("eventDate")}
-              onInput={(e) => set("eventDate", e.currentTarget.value || null)}
-            />
-          </Row>
-          <Row problems={problems} field="location" label="Place">
-            <input
-              {...fieldProps("location")}
-              value={text("location")}
-              onInput={(e) => set("location", e.currentTarget.value)}
-            />
-          </Row>
-          <TicketsEditor
-            items={tickets}
-            errors={errorsAt("tickets")}
-            onChange={(list) => set("tickets", list)}
+            {...fieldProps("title")}
+            value={text("title")}
+            onInput={(e) => set("title", e.currentTarget.value)}
           />
-          <PromoEditor
-            items={promoCodes}
-            errors={errorsAt("promoCodes")}
-            onChange={(list) => set("promoCodes", list)}
+        </Row>
+        <Row problems={problems} field="description" label="Description">
+          <textarea
+            {...fieldProps("description")}
+            rows={3}
+            value={text("description")}
+            onInput={(e) => set("description", e.currentTarget.value)}
           />
-        </>
-      )}
-      {givingLevels && (
-        <LevelsEditor
-          items={levels}
-          errors={errorsAt("givingLevels")}
-          onChange={(list) => set("givingLevels", list)}
-        />
-      )}
-      <QuestionsEditor
-        items={questions}
-        errors={errorsAt("customInputs")}
-        onChange={(list) => set("customInputs", list)}
-      />
-      <Row problems={problems} field="goal" label="Goal" hint="Shown as a progress bar when the bar is on.">
-        <input
-          {...fieldProps("goal")}
-          type="number"
-          min="0"
-          step="0.01"
-          value={draft.goal === null || draft.goal === undefined ? "" : String(draft.goal)}
-          onInput={(e) => set("goal", e.currentTarget.value === "" ? null : Number(e.currentTarget.value))}
-        />
-      </Row>
-      {[
-        ["enableFundraisingBar", "Show the goal's progress bar"],
-        ["enableCoverFees", "Offer to cover the processing fee"],
-        ["enableAnonymous", "Let donors give anonymously"],
-        ["enableTribute", "Let donors dedicate the gift (in honor or memory)"],
-        ["enableMonthlyUpsell", "Suggest a monthly gift instead"],
-        ["active", "The form takes gifts (on)"],
-      ].map(([field, label]) => (
-        <div key={field}>
+        </Row>
+        <Row problems={problems} field="funds" label="Funds" hint="One per line: what donors can give to.">
+          <textarea
+            {...fieldProps("funds")}
+            rows={2}
+            value={(Array.isArray(draft.funds) ? draft.funds : []).join("\n")}
+            onInput={(e) =>
+              set(
+                "funds",
+                e.currentTarget.value.split("\n").filter((f) => f.trim() !== ""),
+              )
+            }
+          />
+        </Row>
+        {!event && (
+          <fieldset>
+            <legend>How often donors can give</legend>
+            {FREQUENCIES.map((f) => (
+              <label key={f} class="choice">
+                <input
+                  type="checkbox"
+                  checked={frequencies.includes(f)}
+                  onChange={(e) =>
+                    set(
+                      "frequencies",
+                      e.currentTarget.checked
+                        ? FREQUENCIES.filter((x) => x === f || frequencies.includes(x))
+                        : frequencies.filter((x) => x !== f),
+                    )
+                  }
+                />{" "}
+                {FREQUENCY_NAMES[f]}
+              </label>
+            ))}
+            <FieldErrors id="form-frequencies-error" errors={errorsAt("frequencies")} />
+          </fieldset>
+        )}
+        {!event &&
+          frequencies.map((f) => {
+            const field = AMOUNT_FIELD[f as (typeof FREQUENCIES)[number]];
+            if (!field) return null;
+            const value = Array.isArray(draft[field]) ? (draft[field] as number[]).join(", ") : "";
+            return (
+              <Row
+                key={field}
+                problems={problems}
+                field={field}
+                label={`${FREQUENCY_NAMES[f]} amounts`}
+                hint="Separated by commas, e.g. 25, 50, 100"
+              >
+                <AmountList props={fieldProps(field)} value={value} onChange={(list) => set(field, list)} />
+              </Row>
+            );
+          })}
+        {!event && (
           <label class="choice">
             <input
               type="checkbox"
-              checked={flag(field as string)}
-              onChange={(e) => set(field as string, e.currentTarget.checked)}
+              checked={flag("allowCustomAmount")}
+              onChange={(e) => set("allowCustomAmount", e.currentTarget.checked)}
             />{" "}
-            {label}
+            Donors may type their own amount
           </label>
-          <FieldErrors field={field as string} errors={errorsAt(field as string)} />
-        </div>
-      ))}
-      <Row problems={problems} field="color" label="Colour" hint="#rrggbb">
-        <input
-          {...fieldProps("color")}
-          value={text("color")}
-          onInput={(e) => set("color", e.currentTarget.value)}
-        />
-      </Row>
-      <Row problems={problems} field="headerImage" label="Header image (https URL)">
-        <input
-          {...fieldProps("headerImage")}
-          type="url"
-          value={text("headerImage")}
-          onInput={(e) => set("headerImage", e.currentTarget.value || null)}
-        />
-      </Row>
-      <fieldset>
-        <legend>Receipt</legend>
-        <label class="choice">
-          <input
-            type="checkbox"
-            checked={flag("enableCustomEmail")}
-            onChange={(e) => set("enableCustomEmail", e.currentTarget.checked)}
-          />{" "}
-          Use this form's own receipt words
-        </label>
-        <FieldErrors field="enableCustomEmail" errors={errorsAt("enableCustomEmail")} />
-        {flag("enableCustomEmail") && (
+        )}
+        {event && (
           <>
-            <Row problems={problems} field="replyToAddress" label="Reply-to address">
+            <Row problems={problems} field="eventDate" label="Date">
               <input
-                {...fieldProps("replyToAddress")}
-                type="email"
-                value={text("replyToAddress")}
-                onInput={(e) => set("replyToAddress", e.currentTarget.value)}
+                {...fieldProps("eventDate")}
+                type="date"
+                value={text("eventDate")}
+                onInput={(e) => set("eventDate", e.currentTarget.value || null)}
               />
             </Row>
-            <Row problems={problems} field="emailSubject" label="Subject">
+            <Row problems={problems} field="startTime" label="Starts at">
               <input
-                {...fieldProps("emailSubject")}
-                value={text("emailSubject")}
-                onInput={(e) => set("emailSubject", e.currentTarget.value)}
+                {...fieldProps("startTime")}
+                type="time"
+                value={text("startTime")}
+                onInput={(e) => set("startTime", e.currentTarget.value || null)}
               />
             </Row>
-            <Row problems={problems} field="customMessage" label="Message">
-              <textarea
-                {...fieldProps("customMessage")}
-                rows={4}
-                value={text("customMessage")}
-                onInput={(e) => set("customMessage", e.currentTarget.value)}
+            <Row problems={problems} field="endTime" label="Ends at">
+              <input
+                {...fieldProps("endTime")}
+                type="time"
+                value={text("endTime")}
+                onInput={(e) => set("endTime", e.currentTarget.value || null)}
               />
             </Row>
+            <Row
+              problems={problems}
+              field="timeZone"
+              label="Time zone"
+              hint="As America/New_York; empty: none shown."
+            >
+              <input
+                {...fieldProps("timeZone")}
+                value={text("timeZone")}
+                onInput={(e) => set("timeZone", e.currentTarget.value || null)}
+              />
+            </Row>
+            <Row problems={problems} field="location" label="Place">
+              <input
+                {...fieldProps("location")}
+                value={text("location")}
+                onInput={(e) => set("location", e.currentTarget.value)}
+              />
+            </Row>
+            <div>
+              <label class="choice">
+                <input
+                  type="checkbox"
+                  checked={flag("enableTimeAndLocation")}
+                  onChange={(e) => set("enableTimeAndLocation", e.currentTarget.checked)}
+                />{" "}
+                Show the date, time and place on the form (a date and a start time are needed)
+              </label>
+              <FieldErrors id="form-enableTimeAndLocation-error" errors={errorsAt("enableTimeAndLocation")} />
+            </div>
+            <TicketsEditor
+              items={tickets}
+              problems={errorsAt("tickets")}
+              onChange={(list) => set("tickets", list)}
+            />
+            <PromoEditor
+              items={promoCodes}
+              problems={errorsAt("promoCodes")}
+              tickets={tickets.map((t) => t.name)}
+              onChange={(list) => set("promoCodes", list)}
+            />
           </>
         )}
+        {givingLevels && (
+          <LevelsEditor
+            items={levels}
+            problems={errorsAt("givingLevels")}
+            onChange={(list) => set("givingLevels", list)}
+          />
+        )}
+        {sponsorship && (
+          <SponsorshipEditor
+            items={groups}
+            problems={errorsAt("sponsorshipGroups")}
+            onChange={(list) => set("sponsorshipGroups", list)}
+          />
+        )}
+        <QuestionsEditor
+          items={questions}
+          problems={errorsAt("customInputs")}
+          onChange={(list) => set("customInputs", list)}
+        />
+        <Row problems={problems} field="goal" label="Goal" hint="Shown as a progress bar when the bar is on.">
+          <input
+            {...fieldProps("goal")}
+            type="number"
+            min="0"
+            step="0.01"
+            value={draft.goal === null || draft.goal === undefined ? "" : String(draft.goal)}
+            onInput={(e) => set("goal", e.currentTarget.value === "" ? null : Number(e.currentTarget.value))}
+          />
+        </Row>
+        {[
+          ["enableFundraisingBar", "Show the goal's progress bar"],
+          ["enableCoverFees", "Offer to cover the processing fee"],
+          ["enableAnonymous", "Let donors give anonymously"],
+          ["enableTribute", "Let donors dedicate the gift (in honor or memory)"],
+          ["enableMonthlyUpsell", "Suggest a monthly gift instead"],
+          ["active", "The form takes gifts (on)"],
+        ].map(([field, label]) => (
+          <div key={field}>
+            <label class="choice">
+              <input
+                type="checkbox"
+                checked={flag(field as string)}
+                onChange={(e) => set(field as string, e.currentTarget.checked)}
+              />{" "}
+              {label}
+            </label>
+            <FieldErrors id={`form-${field}-error`} errors={errorsAt(field as string)} />
+          </div>
+        ))}
+        <Row problems={problems} field="color" label="Colour" hint="#rrggbb">
+          <input
+            {...fieldProps("color")}
+            value={text("color")}
+            onInput={(e) => set("color", e.currentTarget.value)}
+          />
+        </Row>
+        <Row problems={problems} field="headerImage" label="Header image (https URL)">
+          <input
+            {...fieldProps("headerImage")}
+            type="url"
+            value={text("headerImage")}
+            onInput={(e) => set("headerImage", e.currentTarget.value || null)}
+          />
+        </Row>
+        <fieldset>
+          <legend>Receipt</legend>
+          <label class="choice">
+            <input
+              type="checkbox"
+              checked={flag("enableCustomEmail")}
+              onChange={(e) => set("enableCustomEmail", e.currentTarget.checked)}
+            />{" "}
+            Use this form's own receipt words
+          </label>
+          <FieldErrors id="form-enableCustomEmail-error" errors={errorsAt("enableCustomEmail")} />
+          {flag("enableCustomEmail") && (
+            <>
+              <Row problems={problems} field="replyToAddress" label="Reply-to address">
+                <input
+                  {...fieldProps("replyToAddress")}
+                  type="email"
+                  value={text("replyToAddress")}
+                  onInput={(e) => set("replyToAddress", e.currentTarget.value)}
+                />
+              </Row>
+              <Row problems={problems} field="emailSubject" label="Subject">
+                <input
+                  {...fieldProps("emailSubject")}
+                  value={text("emailSubject")}
+                  onInput={(e) => set("emailSubject", e.currentTarget.value)}
+                />
+              </Row>
+              <Row problems={problems} field="customMessage" label="Message">
+                <textarea
+                  {...fieldProps("customMessage")}
+                  rows={4}
+                  value={text("customMessage")}
+                  onInput={(e) => set("customMessage", e.currentTarget.value)}
+                />
+              </Row>
+            </>
+          )}
+        </fieldset>
+        <Advanced draft={draft} onChange={(next) => setDraft(next)} />
       </fieldset>
-      <Advanced draft={draft} onChange={(next) => setDraft(next)} />
       <OtherProblems problems={problems.filter((p) => !SHOWN_FIELDS.has(fieldOf(p)))} />
       <ErrorNote message={error} />
       <Notice message={notice} />
-      <button type="submit" disabled={saving || problems.length > 0}>
-        Save
-      </button>
+      {!props.readOnly && (
+        <button type="submit" disabled={saving || problems.length > 0}>
+          Save
+        </button>
+      )}{" "}
       <a href={to(`forms/${props.formId}/share`)}>Share</a>
     </form>
   );
@@ -477,15 +588,15 @@ function Row(p: {
       <label for={`form-${p.field}`}>{p.label}</label>
       {p.children}
       {p.hint && <small class="hint">{p.hint}</small>}
-      <FieldErrors field={p.field} errors={p.problems.filter((d) => fieldOf(d) === p.field)} />
+      <FieldErrors id={`form-${p.field}-error`} errors={p.problems.filter((d) => fieldOf(d) === p.field)} />
     </div>
   );
 }
 
-function FieldErrors(props: { field: string; errors: string[] }) {
+function FieldErrors(props: { id: string; errors: string[] }) {
   if (props.errors.length === 0) return null;
   return (
-    <ul id={`form-${props.field}-error`} class="error field-errors">
+    <ul id={props.id} class="error field-errors">
       {props.errors.map((e) => (
         <li key={e}>{e}</li>
       ))}
@@ -527,10 +638,58 @@ function AmountList(props: {
   );
 }
 
-/** A list editor's list, its problems and where its changes go. */
-type ListProps<T> = { items: T[]; errors: string[]; onChange: (list: T[]) => void };
+type Control = {
+  id: string;
+  "aria-invalid"?: true;
+  "aria-describedby"?: string;
+};
+
+/**
+ * A field of a list's item, at `path` (`sponsorshipGroups[0].options[1].amount`): its label, its control, and
+ * the draft's problems with it (`path` itself or its own items, `applicableTickets[0]`), shown beside it.
+ */
+function ItemField(p: {
+  path: string;
+  label: string;
+  problems: string[];
+  children: (control: Control) => JSX.Element;
+}) {
+  const errors = p.problems.filter((d) => {
+    const at = pathOf(d);
+    return at === p.path || at.startsWith(`${p.path}[`);
+  });
+  const id = idOf(p.path);
+  return (
+    <div class="item-field">
+      <label for={id}>{p.label}</label>
+      {p.children({
+        id,
+        "aria-invalid": errors.length > 0 ? true : undefined,
+        "aria-describedby": errors.length > 0 ? `${id}-error` : undefined,
+      })}
+      <FieldErrors id={`${id}-error`} errors={errors} />
+    </div>
+  );
+}
+
+/** A list's problems that no item's field shows (a repeated name, a list too short…), under the list. */
+function ListErrors(props: { field: string; problems: string[] }) {
+  const pattern = ITEM_FIELDS[props.field];
+  return (
+    <FieldErrors
+      id={`form-${props.field}-error`}
+      errors={props.problems.filter((d) => !pattern?.test(pathOf(d)))}
+    />
+  );
+}
+
+/** A list editor's list, the draft's problems with it (each shown at its field) and where its changes go. */
+type ListProps<T> = { items: T[]; problems: string[]; onChange: (list: T[]) => void };
+
+const money = (value: number | undefined): string => (value === undefined ? "" : String(value));
 
 function TicketsEditor(props: ListProps<Ticket>) {
+  const { problems } = props;
   return (
     <ListEditor<Ticket>
       legend="Tickets"
@@ -539,57 +698,95 @@ function TicketsEditor(props: ListProps<Ticket>) {
       noun="ticket"
       add="Add a ticket type"
       newItem={(n) => ({ name: `Ticket ${n + 1}`, price: 10, ticketType: "INDIVIDUAL" })}
-      errors={<FieldErrors field="tickets" errors={props.errors} />}
+      errors={<ListErrors field="tickets" problems={problems} />}
       row={(ticket, i, change) => (
         <>
-          <label>
-            Ticket {i + 1} name
-            <input value={ticket.name} onInput={(e) => change({ name: e.currentTarget.value })} />
-          </label>
-          <label>
-            Ticket {i + 1} price
-            <input
-              type="number"
-              min="0"
-              step="0.01"
-              value={String(ticket.price)}
-              onInput={(e) => change({ price: Number(e.currentTarget.value) })}
-            />
-          </label>
-          <label>
-            Ticket {i + 1} admits
-            <input
-              type="number"
-              min="1"
-              value={String(ticket.ticketType === "GROUP" ? (ticket.groupSize ?? 2) : 1)}
-              onInput={(e) => {
-                const n = Math.max(1, Math.floor(Number(e.currentTarget.value) || 1));
-                change(
-                  n > 1
-                    ? { ticketType: "GROUP", groupSize: n }
-                    : { ticketType: "INDIVIDUAL", groupSize: null },
-                );
-              }}
-            />
-          </label>
-          <label>
-            Ticket {i + 1} how many for sale (empty: no limit)
-            <input
-              type="number"
-              min="1"
-              value={ticket.quantity ? String(ticket.quantity) : ""}
-              onInput={(e) =>
-                change({ quantity: e.currentTarget.value ? Number(e.currentTarget.value) : null })
-              }
-            />
-          </label>
+          <ItemField path={`tickets[${i}].name`} label={`Ticket ${i + 1} name`} problems={problems}>
+            {(c) => (
+              <input {...c} value={ticket.name} onInput={(e) => change({ name: e.currentTarget.value })} />
+            )}
+          </ItemField>
+          <ItemField path={`tickets[${i}].price`} label={`Ticket ${i + 1} price`} problems={problems}>
+            {(c) => (
+              <input
+                {...c}
+                type="number"
+                min="0"
+                step="0.01"
+                value={money(ticket.price)}
+                onInput={(e) => change({ price: Number(e.currentTarget.value) })}
+              />
+            )}
+          </ItemField>
+          <ItemField path={`tickets[${i}].groupSize`} label={`Ticket ${i + 1} admits`} problems={problems}>
+            {(c) => (
+              <input
+                {...c}
+                type="number"
+                min="1"
+                value={String(ticket.ticketType === "GROUP" ? (ticket.groupSize ?? 2) : 1)}
+                onInput={(e) => {
+                  const n = Math.max(1, Math.floor(Number(e.currentTarget.value) || 1));
+                  change(
+                    n > 1
+                      ? { ticketType: "GROUP", groupSize: n }
+                      : { ticketType: "INDIVIDUAL", groupSize: null },
+                  );
+                }}
+              />
+            )}
+          </ItemField>
+          <ItemField
+            path={`tickets[${i}].quantity`}
+            label={`Ticket ${i + 1} how many for sale (empty: no limit)`}
+            problems={problems}
+          >
+            {(c) => (
+              <input
+                {...c}
+                type="number"
+                min="1"
+                value={limitText(ticket.quantity)}
+                onInput={(e) => change({ quantity: limit(e.currentTarget.value) })}
+              />
+            )}
+          </ItemField>
+          <ItemField
+            path={`tickets[${i}].maxPerOrder`}
+            label={`Ticket ${i + 1} most per order (empty: no limit)`}
+            problems={problems}
+          >
+            {(c) => (
+              <input
+                {...c}
+                type="number"
+                min="1"
+                value={limitText(ticket.maxPerOrder)}
+                onInput={(e) => change({ maxPerOrder: limit(e.currentTarget.value) })}
+              />
+            )}
+          </ItemField>
+          <ItemField
+            path={`tickets[${i}].description`}
+            label={`Ticket ${i + 1} description`}
+            problems={problems}
+          >
+            {(c) => (
+              <input
+                {...c}
+                value={ticket.description ?? ""}
+                onInput={(e) => change({ description: e.currentTarget.value })}
+              />
+            )}
+          </ItemField>
         </>
       )}
     />
   );
 }
 
-function PromoEditor(props: ListProps<PromoCode>) {
+function PromoEditor(props: ListProps<PromoCode> & { tickets: string[] }) {
+  const { problems } = props;
   return (
     <ListEditor<PromoCode>
       legend="Promo codes"
@@ -598,40 +795,102 @@ function PromoEditor(props: ListProps<PromoCode>) {
       noun="code"
       add="Add a promo code"
       newItem={(n) => ({ code: `CODE${n + 1}`, discountType: "percentage", discountValue: 10 })}
-      errors={<FieldErrors field="promoCodes" errors={props.errors} />}
-      row={(code, i, change) => (
-        <>
-          <label>
-            Code {i + 1}
-            <input value={code.code} onInput={(e) => change({ code: e.currentTarget.value })} />
-          </label>
-          <label>
-            Code {i + 1} discount
-            <select
-              value={code.discountType}
-              onChange={(e) => change({ discountType: e.currentTarget.value as PromoCode["discountType"] })}
+      errors={<ListErrors field="promoCodes" problems={problems} />}
+      row={(code, i, change) => {
+        const only = code.applicableTickets ?? [];
+        // The form's tickets, and any the code still names that the form no longer has (to untick them).
+        const names = [...props.tickets, ...only.filter((n) => !props.tickets.includes(n))];
+        const path = `promoCodes[${i}].applicableTickets`;
+        const errors = problems.filter((d) => pathOf(d) === path || pathOf(d).startsWith(`${path}[`));
+        return (
+          <>
+            <ItemField path={`promoCodes[${i}].code`} label={`Code ${i + 1}`} problems={problems}>
+              {(c) => (
+                <input {...c} value={code.code} onInput={(e) => change({ code: e.currentTarget.value })} />
+              )}
+            </ItemField>
+            <ItemField
+              path={`promoCodes[${i}].discountType`}
+              label={`Code ${i + 1} discount`}
+              problems={problems}
             >
-              <option value="percentage">Percent off</option>
-              <option value="amount">Amount off</option>
-            </select>
-          </label>
-          <label>
-            Code {i + 1} value
-            <input
-              type="number"
-              min="0"
-              step="0.01"
-              value={String(code.discountValue)}
-              onInput={(e) => change({ discountValue: Number(e.currentTarget.value) })}
-            />
-          </label>
-        </>
-      )}
+              {(c) => (
+                <select
+                  {...c}
+                  value={code.discountType}
+                  onChange={(e) =>
+                    change({ discountType: e.currentTarget.value as PromoCode["discountType"] })
+                  }
+                >
+                  <option value="percentage">Percent off</option>
+                  <option value="amount">Amount off</option>
+                </select>
+              )}
+            </ItemField>
+            <ItemField
+              path={`promoCodes[${i}].discountValue`}
+              label={`Code ${i + 1} value`}
+              problems={problems}
+            >
+              {(c) => (
+                <input
+                  {...c}
+                  type="number"
+                  min="0"
+                  step="0.01"
+                  value={money(code.discountValue)}
+                  onInput={(e) => change({ discountValue: Number(e.currentTarget.value) })}
+                />
+              )}
+            </ItemField>
+            <ItemField
+              path={`promoCodes[${i}].quantity`}
+              label={`Code ${i + 1} how many uses (empty: no limit)`}
+              problems={problems}
+            >
+              {(c) => (
+                <input
+                  {...c}
+                  type="number"
+                  min="1"
+                  value={limitText(code.quantity)}
+                  onInput={(e) => change({ quantity: limit(e.currentTarget.value) })}
+                />
+              )}
+            </ItemField>
+            <fieldset
+              class="item-tickets"
+              aria-invalid={errors.length > 0 ? true : undefined}
+              aria-describedby={errors.length > 0 ? `${idOf(path)}-error` : undefined}
+            >
+              <legend>Code {i + 1} is for (none ticked: every ticket)</legend>
+              {names.map((name) => (
+                <label key={name} class="choice">
+                  <input
+                    type="checkbox"
+                    checked={only.includes(name)}
+                    onChange={(e) =>
+                      change({
+                        applicableTickets: e.currentTarget.checked
+                          ? names.filter((n) => n === name || only.includes(n))
+                          : only.filter((n) => n !== name),
+                      })
+                    }
+                  />{" "}
+                  {name}
+                </label>
+              ))}
+              <FieldErrors id={`${idOf(path)}-error`} errors={errors} />
+            </fieldset>
+          </>
+        );
+      }}
     />
   );
 }
 
 function LevelsEditor(props: ListProps<GivingLevel>) {
+  const { problems } = props;
   return (
     <ListEditor<GivingLevel>
       legend="Giving levels"
@@ -640,32 +899,165 @@ function LevelsEditor(props: ListProps<GivingLevel>) {
       noun="level"
       add="Add a giving level"
       newItem={(n) => ({ title: `Level ${n + 1}`, amount: 50, description: "" })}
-      errors={<FieldErrors field="givingLevels" errors={props.errors} />}
+      errors={<ListErrors field="givingLevels" problems={problems} />}
       row={(level, i, change) => (
         <>
-          <label>
-            Level {i + 1} name
-            <input value={level.title} onInput={(e) => change({ title: e.currentTarget.value })} />
-          </label>
-          <label>
-            Level {i + 1} amount
-            <input
-              type="number"
-              min="0"
-              step="0.01"
-              value={String(level.amount)}
-              onInput={(e) => change({ amount: Number(e.currentTarget.value) })}
-            />
-          </label>
-          <label>
-            Level {i + 1} description
-            <input
-              value={level.description ?? ""}
-              onInput={(e) => change({ description: e.currentTarget.value })}
-            />
-          </label>
+          <ItemField path={`givingLevels[${i}].title`} label={`Level ${i + 1} name`} problems={problems}>
+            {(c) => (
+              <input {...c} value={level.title} onInput={(e) => change({ title: e.currentTarget.value })} />
+            )}
+          </ItemField>
+          <ItemField path={`givingLevels[${i}].amount`} label={`Level ${i + 1} amount`} problems={problems}>
+            {(c) => (
+              <input
+                {...c}
+                type="number"
+                min="0"
+                step="0.01"
+                value={money(level.amount)}
+                onInput={(e) => change({ amount: Number(e.currentTarget.value) })}
+              />
+            )}
+          </ItemField>
+          <ItemField
+            path={`givingLevels[${i}].description`}
+            label={`Level ${i + 1} description`}
+            problems={problems}
+          >
+            {(c) => (
+              <input
+                {...c}
+                value={level.description ?? ""}
+                onInput={(e) => change({ description: e.currentTarget.value })}
+              />
+            )}
+          </ItemField>
         </>
       )}
+    />
+  );
+}
+
+/**
+ * Sponsorship packages: groups (a title and a description) of packages, each with its name, amount,
+ * description and how many there are. With one group its packages are "Package 1…", with more "Group 2
+ * package 1…".
+ */
+function SponsorshipEditor(props: ListProps<SponsorshipGroup>) {
+  const { problems } = props;
+  const several = props.items.length > 1;
+  return (
+    <ListEditor<SponsorshipGroup>
+      legend="Sponsorship packages"
+      items={props.items}
+      onChange={props.onChange}
+      noun="group"
+      add="Add a group of packages"
+      newItem={(n) => ({
+        groupTitle: `Group ${n + 1}`,
+        description: "",
+        options: [{ optionTitle: "Package 1", amount: 100, description: "", quantity: null }],
+      })}
+      errors={<ListErrors field="sponsorshipGroups" problems={problems} />}
+      row={(group, g, changeGroup) => {
+        const base = `sponsorshipGroups[${g}]`;
+        const pkg = (j: number) => (several ? `Group ${g + 1} package ${j + 1}` : `Package ${j + 1}`);
+        const optionErrors = problems.filter((d) => pathOf(d) === `${base}.options`);
+        return (
+          <>
+            <ItemField path={`${base}.groupTitle`} label={`Group ${g + 1} name`} problems={problems}>
+              {(c) => (
+                <input
+                  {...c}
+                  value={group.groupTitle}
+                  onInput={(e) => changeGroup({ groupTitle: e.currentTarget.value })}
+                />
+              )}
+            </ItemField>
+            <ItemField path={`${base}.description`} label={`Group ${g + 1} description`} problems={problems}>
+              {(c) => (
+                <input
+                  {...c}
+                  value={group.description ?? ""}
+                  onInput={(e) => changeGroup({ description: e.currentTarget.value })}
+                />
+              )}
+            </ItemField>
+            <div class="item-list">
+              <ListEditor<SponsorshipOption>
+                legend={`Group ${g + 1} packages`}
+                items={Array.isArray(group.options) ? group.options : []}
+                onChange={(options) => changeGroup({ options })}
+                noun={several ? `group ${g + 1} package` : "package"}
+                add={several ? `Add a package to group ${g + 1}` : "Add a package"}
+                newItem={(n) => ({
+                  optionTitle: `Package ${n + 1}`,
+                  amount: 100,
+                  description: "",
+                  quantity: null,
+                })}
+                errors={<FieldErrors id={`${idOf(`${base}.options`)}-error`} errors={optionErrors} />}
+                row={(option, j, change) => {
+                  const at = `${base}.options[${j}]`;
+                  return (
+                    <>
+                      <ItemField path={`${at}.optionTitle`} label={`${pkg(j)} name`} problems={problems}>
+                        {(c) => (
+                          <input
+                            {...c}
+                            value={option.optionTitle}
+                            onInput={(e) => change({ optionTitle: e.currentTarget.value })}
+                          />
+                        )}
+                      </ItemField>
+                      <ItemField path={`${at}.amount`} label={`${pkg(j)} amount`} problems={problems}>
+                        {(c) => (
+                          <input
+                            {...c}
+                            type="number"
+                            min="0"
+                            step="0.01"
+                            value={money(option.amount)}
+                            onInput={(e) => change({ amount: Number(e.currentTarget.value) })}
+                          />
+                        )}
+                      </ItemField>
+                      <ItemField
+                        path={`${at}.quantity`}
+                        label={`${pkg(j)} how many (empty: no limit)`}
+                        problems={problems}
+                      >
+                        {(c) => (
+                          <input
+                            {...c}
+                            type="number"
+                            min="1"
+                            value={limitText(option.quantity)}
+                            onInput={(e) => change({ quantity: limit(e.currentTarget.value) })}
+                          />
+                        )}
+                      </ItemField>
+                      <ItemField
+                        path={`${at}.description`}
+                        label={`${pkg(j)} description`}
+                        problems={problems}
+                      >
+                        {(c) => (
+                          <input
+                            {...c}
+                            value={option.description ?? ""}
+                            onInput={(e) => change({ description: e.currentTarget.value })}
+                          />
+                        )}
+                      </ItemField>
+                    </>
+                  );
+                }}
+              />
+            </div>
+          </>
+        );
+      }}
     />
   );
 }
@@ -678,6 +1070,7 @@ const QUESTION_TYPES: [Question["inputType"], string][] = [
 ];
 
 function QuestionsEditor(props: ListProps<Question>) {
+  const { problems } = props;
   return (
     <ListEditor<Question>
       legend="Questions for donors"
@@ -687,37 +1080,52 @@ function QuestionsEditor(props: ListProps<Question>) {
       rowKey={(q) => q.id}
       add="Add a question"
       newItem={(n) => ({ title: `Question ${n + 1}`, inputType: "short_text", required: false })}
-      errors={<FieldErrors field="customInputs" errors={props.errors} />}
+      errors={<ListErrors field="customInputs" problems={problems} />}
       row={(q, i, change) => (
         <>
-          <label>
-            Question {i + 1}
-            <input value={q.title ?? ""} onInput={(e) => change({ title: e.currentTarget.value })} />
-          </label>
-          <label>
-            Question {i + 1} answer
-            <select
-              value={q.inputType}
-              onChange={(e) => change({ inputType: e.currentTarget.value as Question["inputType"] })}
+          <ItemField path={`customInputs[${i}].title`} label={`Question ${i + 1}`} problems={problems}>
+            {(c) => (
+              <input {...c} value={q.title ?? ""} onInput={(e) => change({ title: e.currentTarget.value })} />
+            )}
+          </ItemField>
+          <ItemField
+            path={`customInputs[${i}].inputType`}
+            label={`Question ${i + 1} answer`}
+            problems={problems}
+          >
+            {(c) => (
+              <select
+                {...c}
+                value={q.inputType}
+                onChange={(e) => change({ inputType: e.currentTarget.value as Question["inputType"] })}
+              >
+                {QUESTION_TYPES.map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            )}
+          </ItemField>
+          {(q.inputType === "single_select" ||
+            q.inputType === "multi_select" ||
+            (q.options ?? []).length > 0) && (
+            <ItemField
+              path={`customInputs[${i}].options`}
+              label={`Question ${i + 1} choices (one per line)`}
+              problems={problems}
             >
-              {QUESTION_TYPES.map(([value, label]) => (
-                <option key={value} value={value}>
-                  {label}
-                </option>
-              ))}
-            </select>
-          </label>
-          {(q.inputType === "single_select" || q.inputType === "multi_select") && (
-            <label>
-              Question {i + 1} choices (one per line)
-              <textarea
-                rows={3}
-                value={(q.options ?? []).join("\n")}
-                onInput={(e) =>
-                  change({ options: e.currentTarget.value.split("\n").filter((o) => o.trim() !== "") })
-                }
-              />
-            </label>
+              {(c) => (
+                <textarea
+                  {...c}
+                  rows={3}
+                  value={(q.options ?? []).join("\n")}
+                  onInput={(e) =>
+                    change({ options: e.currentTarget.value.split("\n").filter((o) => o.trim() !== "") })
+                  }
+                />
+              )}
+            </ItemField>
           )}
           <label class="choice">
             <input

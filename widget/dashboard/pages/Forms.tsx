@@ -71,7 +71,8 @@ function Editor(props: { formId: string }) {
   }, []);
   if (error) return <ErrorNote message={`The editor could not be loaded: ${error}`} />;
   if (!module) return <p aria-busy="true">Loading the editor…</p>;
-  return <module.default formId={props.formId} />;
+  // Finance reads forms but may not change them: the editor is shown read-only, with no Save.
+  return <module.default formId={props.formId} readOnly={!can("forms:write")} />;
 }
 
 function FormList() {
@@ -215,9 +216,44 @@ function FormList() {
   );
 }
 
+/**
+ * What "New form" makes of each kind: the fields `POST /v1/forms` needs for it to be valid, with placeholder
+ * content (one giving level, one sponsorship package, one ticket) that the editor then opens for the staff to
+ * change.
+ */
+const NEW_FORM_KINDS: Record<string, { label: string; fields: Record<string, unknown> }> = {
+  standard: { label: "Donation form", fields: { formType: "fundraising", amountType: "standard" } },
+  giving_level: {
+    label: "Giving levels",
+    fields: {
+      formType: "fundraising",
+      amountType: "giving_level",
+      givingLevels: [{ title: "Friend", amount: 50, description: "" }],
+    },
+  },
+  sponsorship: {
+    label: "Sponsorship (packages)",
+    fields: {
+      formType: "fundraising",
+      amountType: "sponsorship",
+      sponsorshipGroups: [
+        {
+          groupTitle: "Sponsors",
+          description: "",
+          options: [{ optionTitle: "Sponsor", amount: 500, description: "", quantity: null }],
+        },
+      ],
+    },
+  },
+  event: {
+    label: "Event (tickets)",
+    fields: { formType: "event", tickets: [{ name: "Admission", price: 10 }] },
+  },
+};
+
 function NewForm() {
   const [title, setTitle] = useState("");
-  const [kind, setKind] = useState<"fundraising" | "event">("fundraising");
+  const [kind, setKind] = useState("standard");
   const [fund, setFund] = useState("General");
   const [error, setError] = useState<string | null>(null);
   return (
@@ -230,11 +266,10 @@ function NewForm() {
           try {
             const made = await call<{ formID: string }>("POST", "/v1/forms", {
               title,
-              formType: kind,
               funds: [fund],
-              ...(kind === "event" ? { tickets: [{ name: "Admission", price: 10 }] } : {}),
+              ...NEW_FORM_KINDS[kind]?.fields,
             });
-            navigate(to(`forms/${made.formID}/share`));
+            navigate(to(`forms/${made.formID}/edit`));
           } catch (err) {
             setError(messageOf(err));
           }
@@ -251,19 +286,26 @@ function NewForm() {
             />
           )}
         </Field>
-        <Field label="Kind">
-          {(id) => (
+        <Field
+          label="Kind"
+          hint="The editor opens on the new form, with a first level, package or ticket to change."
+        >
+          {(id, hint) => (
             <select
               id={id}
+              aria-describedby={hint}
               value={kind}
-              onChange={(e) => setKind(e.currentTarget.value as "fundraising" | "event")}
+              onChange={(e) => setKind(e.currentTarget.value)}
             >
-              <option value="fundraising">Donation form</option>
-              <option value="event">Event (tickets)</option>
+              {Object.entries(NEW_FORM_KINDS).map(([value, k]) => (
+                <option key={value} value={value}>
+                  {k.label}
+                </option>
+              ))}
             </select>
           )}
         </Field>
-        <Field label="Fund" hint="What the gifts are for; more funds can be added through the API.">
+        <Field label="Fund" hint="What the gifts are for; the editor adds more.">
           {(id, hint) => (
             <input
               id={id}
