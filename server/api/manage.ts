@@ -38,7 +38,7 @@ import { getOrganization, type Organization } from "../store/organizations.js";
 import { presentPayment } from "../wire/payment.js";
 import { presentSubscription } from "../wire/subscription.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { checkOwnOrigin, checkSubmissionOrigin, clientIp } from "./requestSource.js";
+import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 import { applySubscriptionChange } from "./subscriptions.js";
 
@@ -120,7 +120,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       description: `Answers 202 whether or not the address has given to the organization, so that no address can be probed. When it has, a single-use link to \`/manage/{organizationId}?token=…\` valid 30 minutes is mailed to it. At most ${LINKS_PER_ADDRESS_PER_HOUR} per address and ${LINKS_PER_IP_PER_HOUR} per client address an hour (429). Accepted from this instance's own pages or from clients that send no Origin.`,
       params: orgParams,
       body: portalLinkBodySchema,
-      before: (c) => checkSubmissionOrigin(c, deps.config),
+      before: (c) => checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE),
       responses: {
         202: { description: "Sent if the address is known", schema: z.object({ message: z.string() }) },
         400: invalid,
@@ -162,7 +162,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       description: `Uses the token up and sets the session cookie (\`${COOKIE}\`: HttpOnly, SameSite=Strict, Secure behind https, ${SESSION_HOURS} hours). A used, expired or unknown token: 401.`,
       params: orgParams,
       body: portalSessionBodySchema,
-      before: (c) => checkSubmissionOrigin(c, deps.config),
+      before: (c) => checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE),
       responses: {
         200: { description: "Signed in", schema: z.object({ expiresAt: z.string() }) },
         400: invalid,

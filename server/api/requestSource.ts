@@ -36,14 +36,27 @@ function isOwnOrigin(c: Context, config: PublicUrl, origin: string): boolean {
   return !config.publicUrlSet && origin === new URL(c.req.url).origin;
 }
 
-/** Submissions come from the form host's own pages (hosted page, iframe, overlay iframe) or from no browser. */
-export function checkSubmissionOrigin(c: Context, config: PublicUrl): void {
+/** The refusal of a checkout (or its quote) sent from another site. */
+export const CHECKOUT_FROM_ELSEWHERE = "Checkouts are accepted only from the form's own pages";
+/** The refusal of any other submission from another site: a staff sign-in, a reset link, a donor's link. */
+export const REQUEST_FROM_ELSEWHERE = "Requests are accepted only from this site's own pages";
+
+/**
+ * Submissions come from the form host's own pages (hosted page, iframe, overlay iframe) or from no browser.
+ * `refusal` is what a request from another site is told: a checkout's words by default; the staff's and
+ * donors' sign-in routes pass REQUEST_FROM_ELSEWHERE.
+ */
+export function checkSubmissionOrigin(
+  c: Context,
+  config: PublicUrl,
+  refusal: string = CHECKOUT_FROM_ELSEWHERE,
+): void {
   const origin = c.req.header("Origin");
   const site = c.req.header("Sec-Fetch-Site");
-  if (site === "cross-site") throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
+  if (site === "cross-site") throw new ApiError(403, refusal);
   if (!origin) return;
   if (isOwnOrigin(c, config, origin)) return;
-  throw new ApiError(403, "Checkouts are accepted only from the form's own pages");
+  throw new ApiError(403, refusal);
 }
 
 /**

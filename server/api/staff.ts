@@ -14,7 +14,7 @@ import {
 } from "../staff/accounts.js";
 import { getOrganization } from "../store/organizations.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { checkOwnOrigin, checkSubmissionOrigin, clientIp } from "./requestSource.js";
+import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
 import { staffCookieName, staffSessionOf } from "./staffSession.js";
 
@@ -99,7 +99,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
   // Signing in is not yet made with a session: like a checkout, from this instance's pages or no browser.
   const signingIn = (c: Context<AppEnv>) => {
     noKey(c);
-    checkSubmissionOrigin(c, deps.config);
+    checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE);
   };
   // A change made with the session: from this instance's own pages only.
   const withSession = (c: Context<AppEnv>) => {

@@ -29,7 +29,7 @@ import {
   twoFactorState,
 } from "../staff/twoFactor.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { checkOwnOrigin, checkSubmissionOrigin, clientIp } from "./requestSource.js";
+import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 import { meAnswer, noKey, refusal, signInErrorSchema } from "./staff.js";
 import { setStaffCookie, staffTokenOf } from "./staffSession.js";
@@ -66,7 +66,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
   };
   const signingIn = (c: Context<AppEnv>) => {
     noKey(c);
-    checkSubmissionOrigin(c, deps.config);
+    checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE);
   };
 
   /** The request's session, or 401; one that must enrol first reaches only what `enrolling` allows. */

@@ -464,6 +464,11 @@ describe(`donor portal (${dialect})`, () => {
     const elsewhere = await t.newOrg();
     const there = await t.request("GET", `/api/manage/${elsewhere.id}/gifts`, asDonor(cookie));
     expect(there.status).toBe(401);
+
+    // A sign-in link asked for from another site: refused in words about this site, not about checkouts.
+    const asked = await linkRequest("ada@example.org", { Origin: "https://evil.example" });
+    expect(asked.status).toBe(403);
+    expect(asked.body).toEqual({ error: "Requests are accepted only from this site's own pages" });
   });
 
   it("has no receipt for a declined attempt (404)", async () => {

@@ -158,7 +158,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     expect(mine.forms.map((f) => f.formID)).not.toContain(theirs.body.formID);
   });
 
-  it("refuses a sign-in posted from another site", async () => {
+  it("refuses a sign-in or a reset request posted from another site, in words that fit", async () => {
     await member("STAFF", "cross@example.org");
     const res = await post(
       "/api/staff/login",
@@ -167,6 +167,22 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     );
     expect(res.status).toBe(403);
     expect(res.headers.get("Set-Cookie")).toBeNull();
+    const words = { error: "Requests are accepted only from this site's own pages" };
+    expect(res.body).toEqual(words);
+    const crossSite = await post(
+      "/api/staff/login",
+      { email: "cross@example.org", password: PASSWORD },
+      { "Sec-Fetch-Site": "cross-site" },
+    );
+    expect(crossSite.status).toBe(403);
+    expect(crossSite.body).toEqual(words);
+    const reset = await post(
+      "/api/staff/password-reset",
+      { email: "cross@example.org" },
+      { Origin: "https://evil.example" },
+    );
+    expect(reset.status).toBe(403);
+    expect(reset.body).toEqual(words);
   });
 
   it("keeps API keys out of the staff endpoints", async () => {
