@@ -35,7 +35,13 @@ export function paymentOptions(
   return { processor: "sandbox", methods: ["card", "bank"] };
 }
 
-async function raised(db: Db, formId: string): Promise<{ cents: number; donors: number }> {
+/*
+ * The bar and the donor list count only gifts in the organization's current currency: gifts taken before a
+ * change of currency keep theirs, and with no exchange rates a sum across currencies (or an amount shown
+ * in the page's currency) would be wrong.
+ */
+
+async function raised(db: Db, formId: string, currency: string): Promise<{ cents: number; donors: number }> {
   const row = await db
     .selectFrom("payments")
     .select([
@@ -44,17 +50,22 @@ async function raised(db: Db, formId: string): Promise<{ cents: number; donors: 
     ])
     .where("form_id", "=", formId)
     .where("status", "=", "COMPLETED")
+    .where("currency", "=", currency)
     .executeTakeFirst();
   return { cents: Math.max(0, Number(row?.net ?? 0)), donors: Number(row?.donors ?? 0) };
 }
 
-/** Recent supporters: first name and last initial, or "Anonymous"; never an email or an id. */
-async function donorList(db: Db, formId: string) {
+/**
+ * Recent supporters of gifts in `currency` (the page's): first name and last initial, or "Anonymous"; never
+ * an email or an id.
+ */
+async function donorList(db: Db, formId: string, currency: string) {
   const rows = await db
     .selectFrom("payments")
     .select(["first_name", "last_name", "anonymous", "amount_cents", "fee_cents", "created_at"])
     .where("form_id", "=", formId)
     .where("status", "=", "COMPLETED")
+    .where("currency", "=", currency)
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(DONOR_LIST_SIZE)
@@ -90,7 +101,7 @@ export async function publicFormView(
       org.globalCustomInputs.filter((g) => g.inputType === "LONG_TEXT_INPUT").map((g) => g.id),
     ),
   );
-  const bar = c.enableFundraisingBar ? await raised(db, form.id) : null;
+  const bar = c.enableFundraisingBar ? await raised(db, form.id, org.currency) : null;
   return {
     formID: form.id,
     formType: c.formType,
@@ -167,7 +178,7 @@ export async function publicFormView(
       bar && c.goal !== null
         ? { goal: centsToDollars(c.goal), raised: centsToDollars(bar.cents), donors: bar.donors }
         : null,
-    donorList: c.enableDonorList ? await donorList(db, form.id) : null,
+    donorList: c.enableDonorList ? await donorList(db, form.id, org.currency) : null,
     options: {
       coverFees: c.enableCoverFees,
       anonymous: c.enableAnonymous,

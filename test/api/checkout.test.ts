@@ -31,6 +31,50 @@ describe("checkout answers", () => {
   });
 });
 
+describe("single-line donor text", () => {
+  it("refuses a line break or other control character in names, the address and the honoree's name, naming the field", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      enableTribute: true,
+      enableOrganizationName: true,
+      enableBillingAddress: true,
+    });
+    const attempt = (change: Record<string, unknown>) =>
+      t.request("POST", `/api/forms/${formId}/checkout`, {
+        key: null,
+        body: { amount: 25, frequency: "ONE_TIME", donor: donor(), paymentMethod: card(), ...change },
+      });
+    const line = "must be a single line of text (no line breaks, tabs or other control characters)";
+    const cases: [Record<string, unknown>, string][] = [
+      [{ donor: { ...donor(), firstName: "Eve\r\nBcc: victim@example.com" } }, "donor.firstName"],
+      [{ donor: { ...donor(), lastName: "Doe\tJr" } }, "donor.lastName"],
+      [{ donor: { ...donor(), lastName: "Doe\n" } }, "donor.lastName"],
+      [{ donor: { ...donor(), organizationName: "Acme\u0085Inc" } }, "donor.organizationName"],
+      [{ donor: { ...donor(), address: { line1: "1 Main St\nBcc: x@example.com" } } }, "donor.address.line1"],
+      [{ donor: { ...donor(), address: { line2: "Apt\r2" } } }, "donor.address.line2"],
+      [{ donor: { ...donor(), address: { city: "Paris\u001b[31m" } } }, "donor.address.city"],
+      [{ tribute: { kind: "HONOR", honoreeName: "Rosa\nBcc: x@example.com" } }, "tribute.honoreeName"],
+    ];
+    for (const [change, field] of cases) {
+      const res = await attempt(change);
+      expect(res.status, JSON.stringify(change)).toBe(400);
+      expect(res.body.details, JSON.stringify(change)).toEqual([`${field} ${line}`]);
+    }
+    expect(await rows("payments")).toEqual([]);
+    // A message may keep its line breaks; names with spaces, accents and apostrophes are taken.
+    const ok = await attempt({
+      donor: { ...donor(), firstName: "Zoë Anne", lastName: "O’Brien-Núñez" },
+      tribute: { kind: "HONOR", honoreeName: "Rosa", message: "Dear Rosa,\nwith love." },
+    });
+    expect(ok.status, ok.text).toBe(201);
+
+    // The document says so: the donor's names refuse a line break.
+    const doc = (await t.request<Record<string, unknown>>("GET", "/v1/openapi.json")).body;
+    const text = JSON.stringify(doc);
+    expect(text).toContain(JSON.stringify("^[^\\u0000-\\u001F\\u007F-\\u009F]*$"));
+  });
+});
+
 describe("public form view", () => {
   it("shows donor-facing settings and stock but never promo codes or email settings", async () => {
     const formId = await createForm(t, {
@@ -97,6 +141,50 @@ describe("public form view", () => {
     const list = res.body.donorList as { name: string; amount: number }[];
     expect(list.map((d) => d.name)).toEqual(["Anonymous", "Ada D."]);
     expect(res.text).not.toContain("@example.org");
+  });
+
+  it("counts in the bar and lists only gifts in the organization's current currency", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      enableFundraisingBar: true,
+      goal: 50000,
+      enableDonorList: true,
+    });
+    const give = async (amount: number, firstName: string, lastName: string) => {
+      const paid = await checkout(t, formId, {
+        amount,
+        donor: { ...donor(), firstName, lastName },
+        paymentMethod: card(),
+      });
+      expect(paid.status, paid.text).toBe(201);
+    };
+    const currency = async (code: string) =>
+      expect((await t.request("PUT", "/v1/organization", { body: { currency: code } })).status).toBe(200);
+    await give(25, "Jürgen", "Müller");
+    await currency("JPY");
+    await give(1500, "Taro", "Yamada");
+    await currency("EUR");
+    type View = {
+      currency: string;
+      fundraisingBar: { raised: number; donors: number };
+      donorList: { name: string; amount: number }[];
+    };
+    const none = await t.request<View>("GET", `/api/forms/${formId}`, { key: null });
+    expect(none.body.currency).toBe("EUR");
+    expect(none.body.fundraisingBar).toMatchObject({ raised: 0, donors: 0 });
+    expect(none.body.donorList).toEqual([]);
+    const page = await t.request("GET", `/donate/${formId}`, { key: null });
+    expect(page.text).not.toContain("Jürgen M.");
+    expect(page.text).not.toContain("Taro Y.");
+    await give(10, "Eva", "Schmidt");
+    const euros = await t.request<View>("GET", `/api/forms/${formId}`, { key: null });
+    expect(euros.body.fundraisingBar).toMatchObject({ raised: 10, donors: 1 });
+    expect(euros.body.donorList.map((d) => [d.name, d.amount])).toEqual([["Eva S.", 10]]);
+    // Back to yen: the yen gift counts again, alone.
+    await currency("JPY");
+    const yen = await t.request<View>("GET", `/api/forms/${formId}`, { key: null });
+    expect(yen.body.fundraisingBar).toMatchObject({ raised: 1500, donors: 1 });
+    expect(yen.body.donorList.map((d) => [d.name, d.amount])).toEqual([["Taro Y.", 1500]]);
   });
 });
 
