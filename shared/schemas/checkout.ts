@@ -2,7 +2,14 @@ import { z } from "zod";
 import { FREQUENCIES, TRIBUTE_KINDS } from "../enums.js";
 import { dollarsToCents } from "../money.js";
 import type { OrderInput } from "../pricing/order.js";
-import { boundedString, emailAddress, languageTag, requiredString } from "./common.js";
+import {
+  boundedString,
+  emailAddress,
+  languageTag,
+  requiredSingleLine,
+  requiredString,
+  singleLineString,
+} from "./common.js";
 
 /**
  * The donor checkout's requests (the public API under /api, no key), shared by the server and the widget.
@@ -56,22 +63,23 @@ export const orderFields = {
 
 export const quoteRequestSchema = z.strictObject(orderFields);
 
-const name = requiredString(100);
+/** Single-line fields: a line break or other control character in them is refused (400). */
+const name = requiredSingleLine(100);
 
 export const donorSchema = z.strictObject({
   firstName: name,
   lastName: name,
   email: emailAddress,
   phone: boundedString(40).optional(),
-  organizationName: boundedString(200).optional(),
+  organizationName: singleLineString(200).optional(),
   address: z
     .strictObject({
-      line1: boundedString(200).optional(),
-      line2: boundedString(200).optional(),
-      city: boundedString(100).optional(),
-      region: boundedString(100).optional(),
-      postal: boundedString(20).optional(),
-      country: boundedString(100).optional(),
+      line1: singleLineString(200).optional(),
+      line2: singleLineString(200).optional(),
+      city: singleLineString(100).optional(),
+      region: singleLineString(100).optional(),
+      postal: singleLineString(20).optional(),
+      country: singleLineString(100).optional(),
     })
     .optional(),
 });
@@ -120,7 +128,7 @@ export const paymentMethodSchema = z.discriminatedUnion("type", [
 export const tributeSchema = z
   .strictObject({
     kind: z.enum(TRIBUTE_KINDS).meta({ description: "In honor of (HONOR) or in memory of (MEMORY)" }),
-    honoreeName: requiredString(200).meta({ description: "The person the gift honors or remembers" }),
+    honoreeName: requiredSingleLine(200).meta({ description: "The person the gift honors or remembers" }),
     notifyEmail: emailAddress.optional().meta({
       description:
         "Where to send the notice of the gift (the honoree, or their family); no notice without it",

@@ -168,6 +168,46 @@ export function cleanText(text: string): string {
 }
 
 export const boundedString = (max: number) => z.string().overwrite(cleanText).trim().max(max);
+
+/** Any C0 or C1 control character: line breaks and tabs too. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+const LINE_CHAR = "[^\\u0000-\\u001F\\u007F-\\u009F]";
+
+/** Refuses text holding a control character (as typed, before cleanText would drop some). */
+const oneLine = () =>
+  z.superRefine((text: string, ctx) => {
+    if (CONTROL.test(text))
+      ctx.addIssue({
+        code: "custom",
+        message: "must be a single line of text (no line breaks, tabs or other control characters)",
+      });
+  });
+
+/**
+ * Text that is one line, such as a name or an address line: as boundedString, but a control character
+ * (a line break, a tab) anywhere in it is a 400, so that no header-like line can be slipped into what
+ * pages and e-mails show.
+ */
+export const singleLineString = (max: number) =>
+  z
+    .string()
+    .check(oneLine())
+    .overwrite(cleanText)
+    .trim()
+    .max(max)
+    .meta({ pattern: `^${LINE_CHAR}*$` });
+
+/** A single-line text that is not blank. */
+export const requiredSingleLine = (max: number) =>
+  z
+    .string()
+    .check(oneLine())
+    .overwrite(cleanText)
+    .trim()
+    .min(1)
+    .max(max)
+    .meta({ pattern: `^${LINE_CHAR}*[^\\s\\u0000-\\u001F\\u007F-\\u009F]${LINE_CHAR}*$` });
 /**
  * How the document states an absolute https URL without credentials or fragment (the server may take
  * more, such as http in development, never less).
