@@ -43,7 +43,8 @@ export interface RouteSpec<
    * the method (`listForms`, `getForm`). A stable name: renaming it breaks those clients.
    */
   operationId: string;
-  permission?: Permission;
+  /** The permission the caller must hold; of a list, any one of them. */
+  permission?: Permission | readonly Permission[];
   /** false for the few public routes (the OpenAPI document itself). */
   auth?: boolean;
   /**
@@ -166,8 +167,10 @@ function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Response | Pr
   route.before?.(c);
   if (route.permission) {
     const auth = c.get("auth");
-    if (!auth.permissions.has(route.permission))
-      throw new ApiError(403, `Missing permission: ${route.permission}`);
+    const anyOf: readonly Permission[] =
+      typeof route.permission === "string" ? [route.permission] : route.permission;
+    if (!anyOf.some((p) => auth.permissions.has(p)))
+      throw new ApiError(403, `Missing permission: ${anyOf.join(" or ")}`);
   }
   if (route.method === "post" || (BODY_METHODS.has(route.method) && route.body))
     return runWithBody(c, route, deps);

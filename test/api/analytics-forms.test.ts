@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createStaffMember } from "../../server/staff/accounts.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -49,15 +50,55 @@ describe(`what each form raised (${dialect})`, () => {
     ]);
   });
 
-  it("refuses bad ids and callers without analytics:read", async () => {
+  it("answers callers who read payments (donations:read) too: a Staff session, a key with only that", async () => {
+    const form = await createForm(t, validForms.standard());
+    await give(form, 30);
+    const made = await createStaffMember(t.store, {
+      organizationId: t.org.id,
+      email: "staff@example.org",
+      role: "STAFF",
+      publicUrl: t.config.publicUrl,
+      nowMs: Date.now(),
+    });
+    const setup = await t.request("POST", "/api/staff/setup", {
+      key: null,
+      body: {
+        token: new URL(made.setupUrl).searchParams.get("token"),
+        password: "correct horse battery staple",
+      },
+      headers: { Origin: new URL(t.config.publicUrl).origin },
+    });
+    expect(setup.status, setup.text).toBe(200);
+    const cookie = (setup.headers.get("Set-Cookie") ?? "").split(";")[0];
+    const asStaff = await t.request<{ forms: { formID: string; raised: number; gifts: number }[] }>(
+      "GET",
+      `/v1/analytics/forms?formIDs=${form}`,
+      { key: null, headers: { Cookie: cookie } },
+    );
+    expect(asStaff.status, asStaff.text).toBe(200);
+    expect(asStaff.body.forms).toEqual([{ formID: form, raised: 30, gifts: 1 }]);
+    // The rest of analytics stays with analytics:read.
+    const metrics = await t.request("GET", "/v1/analytics/api-metrics", {
+      key: null,
+      headers: { Cookie: cookie },
+    });
+    expect(metrics.status).toBe(403);
+
+    const payments = await t.newOrg({ permissions: ["donations:read"] });
+    const asKey = await t.request("GET", `/v1/analytics/forms?formIDs=${form}`, { key: payments.key });
+    expect(asKey.status, asKey.text).toBe(200);
+  });
+
+  it("refuses bad ids and callers without analytics:read or donations:read", async () => {
     const bad = await t.request("GET", "/v1/analytics/forms?formIDs=nope");
     expect(bad.status).toBe(400);
     const many = Array.from({ length: 101 }, () => crypto.randomUUID()).join(",");
     expect((await t.request("GET", `/v1/analytics/forms?formIDs=${many}`)).status).toBe(400);
-    const reader = await t.newOrg({ permissions: ["forms:read"] });
+    const reader = await t.newOrg({ permissions: ["forms:read", "contacts:read", "subscriptions:read"] });
     const refused = await t.request("GET", `/v1/analytics/forms?formIDs=${crypto.randomUUID()}`, {
       key: reader.key,
     });
     expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ error: "Missing permission: analytics:read or donations:read" });
   });
 });

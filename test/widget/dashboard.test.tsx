@@ -283,6 +283,43 @@ describe("what a role is offered", () => {
   });
 });
 
+describe("forms", () => {
+  it("shows Staff (who read every payment, without analytics:read) what each form raised", async () => {
+    signedIn("STAFF", STAFF);
+    const form = (formID: string, title: string, goal: number | null) => ({
+      formID,
+      formUrl: `https://forms.test/donate/${formID}`,
+      title,
+      formType: "EMBED_FORM",
+      active: true,
+      goal,
+      funds: [],
+      frequencies: ["ONE_TIME"],
+      createdAt: "2026-11-01T10:00:00.000Z",
+    });
+    const a = "0b5b7d1e-2c1f-4a55-9a51-1d2e3f405a01";
+    const b = "0b5b7d1e-2c1f-4a55-9a51-1d2e3f405a02";
+    on("GET", /^\/v1\/forms(\?|$)/, () => ({
+      body: { forms: [form(a, "Plant a tree", 1000), form(b, "Clean the river", null)], count: 2 },
+    }));
+    on("GET", /^\/v1\/analytics\/forms\?/, () => ({
+      body: {
+        currency: "USD",
+        forms: [
+          { formID: a, raised: 55, gifts: 2 },
+          { formID: b, raised: 0, gifts: 0 },
+        ],
+      },
+    }));
+    open("/dashboard/forms");
+    const row = (await screen.findByRole("link", { name: "Plant a tree" })).closest("tr") as HTMLElement;
+    await waitFor(() => expect(within(row).getByText("$55.00")).toBeTruthy());
+    expect(within(row).getByText("2")).toBeTruthy();
+    const asked = calls.find((c) => c.path.startsWith("/v1/analytics/forms?"));
+    expect(decodeURIComponent(asked?.path ?? "")).toContain(`formIDs=${a},${b}`);
+  });
+});
+
 describe("payments", () => {
   it("searches with the filters in the address, and shows what donors typed as text", async () => {
     signedIn("FINANCE", FINANCE);
