@@ -112,6 +112,63 @@ describe.skipIf(!browserAvailable)("checkout languages and currencies in Chromiu
     await page.close();
   });
 
+  it("on an Arabic page, Latin text of the organization and donors keeps its own direction", async () => {
+    const { formID, formUrl } = await createForm(served, {
+      title: "Plant a tree!",
+      funds: ["General"],
+      enableDonorList: true,
+      faqs: [{ question: "Is my gift tax-deductible?", answer: "Yes, in the US." }],
+    });
+    const res = await fetch(`${served.baseUrl}/api/forms/${formID}/checkout`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        amount: 25,
+        donor: { firstName: "Jürgen", lastName: "Müller", email: uniqueEmail("bidi") },
+        paymentMethod: { type: "card", number: "4242424242424242", expMonth: 12, expYear: 2030, cvc: "123" },
+      }),
+    });
+    expect(res.status, await res.text()).toBe(201);
+    const { page, problems } = await open(`${formUrl}?lang=ar`);
+    const shown = await page.evaluate(() => {
+      /** The element whose own text is `text`: its unicode-bidi, and whether its last character is drawn right of the one before (left to right). */
+      const look = (selector: string, text: string) => {
+        const el = [...document.querySelectorAll(selector)].find((e) => e.textContent?.trim() === text);
+        const node = el?.firstChild;
+        if (!el || !node?.textContent) return null;
+        const at = (i: number) => {
+          const range = document.createRange();
+          range.setStart(node, i);
+          range.setEnd(node, i + 1);
+          return range.getBoundingClientRect().left;
+        };
+        const end = node.textContent.length - 1;
+        return {
+          bidi: el.getAttribute("dir") === "auto" ? "dir=auto" : getComputedStyle(el).unicodeBidi,
+          leftToRight: at(end) > at(end - 1),
+        };
+      };
+      return {
+        donor: look(".alm-donors li span", "Jürgen M."),
+        question: look(".alm-faqs summary", "Is my gift tax-deductible?"),
+        answer: look(".alm-faqs p", "Yes, in the US."),
+        title: look("h1", "Plant a tree!"),
+      };
+    });
+    // The final "." and "?" and "!" are drawn after the Latin text (to its right), not before it.
+    expect([shown.donor?.leftToRight, shown.question?.leftToRight, shown.title?.leftToRight]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    for (const [what, look] of Object.entries(shown)) {
+      expect(look, what).not.toBeNull();
+      expect(["plaintext", "isolate", "dir=auto"], what).toContain(look?.bidi);
+    }
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it("a EUR gift, written the German way on a German page, is a EUR payment in /v1/payments", async () => {
     const org = await served.t.newOrg({ name: "Verein" });
     const key = { Authorization: `Bearer ${org.key}`, "Content-Type": "application/json" };
