@@ -138,12 +138,22 @@ const DECLINES: Record<string, MessageKey> = {
   invalid_account_holder: "answer.decline.bank",
 };
 
+/**
+ * What a donor is told of a processor's refusal (a decline, a refused card or account): in English the
+ * processor's own words stand; in another language the catalog's, by the processor's code. The checkout's
+ * decline and the payment-method update page say it alike.
+ */
+export function declineText(
+  language: Language,
+  code: string | null | undefined,
+  processorMessage: string | null | undefined,
+): string {
+  return language === DEFAULT_LANGUAGE
+    ? (processorMessage ?? "The payment was declined")
+    : translator(language)(DECLINES[code ?? ""] ?? "answer.decline.other");
+}
+
 function declined(row: PaymentsTable): FinalizedCheckout {
-  const language = languageOf(row);
-  // In English the processor's own words stand; in another language the catalog's, by the code.
-  const error =
-    language === DEFAULT_LANGUAGE
-      ? (row.failure_message ?? "The payment was declined")
-      : translator(language)(DECLINES[row.failure_code ?? ""] ?? "answer.decline.other");
+  const error = declineText(languageOf(row), row.failure_code, row.failure_message);
   return { status: 402, body: { error, code: row.failure_code, paymentID: row.id } };
 }

@@ -10,6 +10,7 @@ import { ApiError } from "../errors.js";
 import { chooseLanguage, translator } from "../i18n.js";
 import { isSecretToken, sha256Hex } from "../ids.js";
 import { AWAITING_AUTHENTICATION } from "../payments/confirmationRequest.js";
+import { portalUrl } from "../payments/portalUrl.js";
 import type { PaymentMethod } from "../processors/port.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
@@ -171,10 +172,23 @@ button{background:#1f6feb;color:#fff;border:0;border-radius:6px;padding:.7rem 1.
 .error{background:#ffebe9;border:1px solid #ff8182;border-radius:6px;padding:.6rem .8rem}
 </style>`;
 
-export function successPage(loaded: Loaded, method: PaymentMethod): string {
+/**
+ * Where "Continue" leads: the link's return URL; when that is the organization's donor portal (the portal
+ * made the link), in the page's language, so that the donor does not land in the organization's.
+ */
+export function continueUrl(loaded: Loaded, publicUrl: string): string | null {
+  const url = loaded.link.return_url;
+  if (!url) return null;
+  return url === portalUrl(publicUrl, loaded.org.id)
+    ? portalUrl(publicUrl, loaded.org.id, { language: loaded.lang.language })
+    : url;
+}
+
+export function successPage(loaded: Loaded, method: PaymentMethod, publicUrl: string): string {
   const { tr, language } = loaded.lang;
-  const returnLink = loaded.link.return_url
-    ? `<p><a href="${escapeHtml(loaded.link.return_url)}">${escapeHtml(tr("update.continue"))}</a></p>`
+  const next = continueUrl(loaded, publicUrl);
+  const returnLink = next
+    ? `<p><a href="${escapeHtml(next)}">${escapeHtml(tr("update.continue"))}</a></p>`
     : "";
   const updated = {
     ...loaded.sub,

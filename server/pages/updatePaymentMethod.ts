@@ -5,6 +5,7 @@ import { escapeHtml } from "../../shared/html.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import type { UpdateLinkMethod } from "../../shared/schemas/subscription.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
+import { declineText } from "../checkout/finalize.js";
 import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { PaymentMethod, PaymentMethodInput } from "../processors/port.js";
 import { countUpdateLinkFailure } from "../store/subscriptions.js";
@@ -116,12 +117,13 @@ async function saveable(
   input: PaymentMethodInput,
 ): Promise<PaymentMethod | string> {
   const processor = deps.processors.named(loaded.sub.processor, loaded.org);
+  // The processor's refusal in the page's language, in the checkout's words for it.
+  const { language, tr } = loaded.lang;
   const created = await processor.createPaymentMethod(input);
-  if (!created.ok) return created.message;
+  if (!created.ok) return declineText(language, created.code, created.message);
   const setup = await processor.setupForFutureUse({ paymentMethod: created.method.token });
-  if (setup.status === "failed") return setup.failureMessage;
-  if (setup.status === "requires_action")
-    return "Your bank asks to confirm this payment method, which this page cannot do yet. Try another one.";
+  if (setup.status === "failed") return declineText(language, setup.failureCode, setup.failureMessage);
+  if (setup.status === "requires_action") return tr("update.error.bankConfirmation");
   return setup.method;
 }
 
@@ -151,7 +153,7 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
   }
   const refused = await saveMethod(deps, loaded, method);
   if (refused) return refused;
-  return { status: 200, html: successPage(loaded, method) };
+  return { status: 200, html: successPage(loaded, method, deps.config.publicUrl) };
 }
 
 /** Mounts GET (the form) and POST (the new method) of the hosted page, and the Stripe page's JSON calls. */

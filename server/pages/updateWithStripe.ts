@@ -3,6 +3,7 @@ import { formatMoney } from "../../shared/currency.js";
 import { escapeHtml } from "../../shared/html.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { checkSubmissionOrigin } from "../api/requestSource.js";
+import { declineText } from "../checkout/finalize.js";
 import { ApiError } from "../errors.js";
 import { outcomeOfLookup } from "../payments/outcome.js";
 import { settlePayment } from "../payments/transition.js";
@@ -50,7 +51,8 @@ export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): st
     ...(deps.config.stripeJsUrl && !stripe?.publishableKey.startsWith("pk_live_")
       ? { jsUrl: deps.config.stripeJsUrl }
       : {}),
-    actionUrl: `${UPDATE_PAGE_PATH}/${token}${STRIPE_ACTIONS_SUFFIX}`,
+    // The page's language goes along, so that a refusal the server words is in it.
+    actionUrl: `${UPDATE_PAGE_PATH}/${token}${STRIPE_ACTIONS_SUFFIX}?lang=${encodeURIComponent(language)}`,
     held: loaded.held
       ? { amount: formatMoney(Number(loaded.held.amount_cents), loaded.held.currency, language) }
       : null,
@@ -160,7 +162,7 @@ async function finishSetup(deps: AppDeps, loaded: Loaded, setup: SetupResult): P
         status: 410,
         body: { status: "error", error: "Too many payment methods were refused on this link." },
       };
-    return refused(setup.failureMessage);
+    return refused(declineText(loaded.lang.language, setup.failureCode, setup.failureMessage));
   }
   const problem = await saveMethod(deps, loaded, setup.method);
   if (problem)
@@ -216,7 +218,8 @@ async function recordHeld(deps: AppDeps, loaded: Loaded, processor: PaymentProce
       )
     ).row;
   }
-  if (row.status === "FAILED") return refused(row.failure_message ?? "The payment failed.");
+  if (row.status === "FAILED")
+    return refused(declineText(loaded.lang.language, row.failure_code, row.failure_message));
   return {
     status: 200,
     body: {

@@ -1,6 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LINK_ANSWER_FLOOR_MS } from "../../server/api/manage.js";
+import { translator } from "../../server/i18n.js";
 import { auditTrail } from "../../server/store/auditLog.js";
+import { escapeHtml } from "../../shared/html.js";
 import { eventsOf, JAN_31, paymentsOf, recurringForm, subscription, worker } from "../billing/support.js";
 import { card, checkout, createForm } from "../support/checkout.js";
 import { pdfText } from "../support/pdfText.js";
@@ -764,6 +766,42 @@ describe(`donor portal (${dialect})`, () => {
     expect(res.body.url).toMatch(/^http:\/\/forms\.test\/update-payment-method\/[A-Za-z0-9_-]{43}$/);
     const page = await t.app.request(new URL(res.body.url).pathname);
     expect(page.status).toBe(200);
+  });
+
+  it("says a refused card on the update page in the page's language, and its Continue link keeps that language", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("ada@example.org");
+    const link = await t.request<{ url: string }>(
+      "POST",
+      `${base()}/subscriptions/${gift.subscription?.id}/payment-method-update-link`,
+      asDonor(cookie),
+    );
+    const path = `${new URL(link.body.url).pathname}?lang=de`;
+    const submit = async (cardNumber: string, expiry = "12/30") => {
+      const res = await t.app.request(path, {
+        method: "POST",
+        body: new URLSearchParams({ method: "card", cardNumber, expiry, cvc: "123" }),
+      });
+      return { status: res.status, html: await res.text() };
+    };
+    const de = translator("de");
+    const declined = await submit("4000000000000002");
+    expect(declined.status).toBe(422);
+    expect(declined.html).toContain(escapeHtml(de("answer.decline.card")));
+    expect(declined.html).not.toContain("Your card was declined");
+    const expired = await submit("4000000000000069");
+    expect(expired.status).toBe(422);
+    expect(expired.html).toContain(escapeHtml(de("answer.decline.expired")));
+    const notTest = await submit("4111111111111111");
+    expect(notTest.status).toBe(422);
+    expect(notTest.html).toContain(escapeHtml(de("answer.decline.card")));
+
+    const saved = await submit("4242424242424242");
+    expect(saved.status, saved.html).toBe(200);
+    const next = saved.html.match(/<a href="([^"]+)">([^<]+)<\/a>/);
+    expect(next?.[2]).toBe(de("update.continue"));
+    expect(next?.[1]).toBe(`http://forms.test/manage/${t.org.id}?lang=de`);
   });
 
   it("opens at most five payment-method update links an hour per donor, so a session cannot test cards", async () => {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { SettlementWorker } from "../../server/billing/settlement.js";
+import { translator } from "../../server/i18n.js";
 import { createForm, donor } from "../support/checkout.js";
 import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 import { validForms } from "../support/testApp.js";
@@ -108,6 +109,23 @@ describe("the update page of a gift at Stripe", () => {
     s.emulator.completeAuthentication(String(first.body.setupIntent), "succeed");
     const done = await action(path, { action: "setup-completed", setupIntent: first.body.setupIntent });
     expect(done.body).toMatchObject({ status: "saved" });
+  });
+
+  it("says a refused card in the page's language: its calls carry the page's ?lang=", async () => {
+    const sub = await subscribe();
+    const path = await linkFor(sub.id);
+    const html = await (await s.t.app.request(`${path}?lang=fr`)).text();
+    const boot = JSON.parse(
+      html.match(/<script type="application\/json" id="almoner-update-boot">(.*?)<\/script>/s)?.[1] ?? "{}",
+    );
+    expect(boot.actionUrl).toBe(`${path}/stripe?lang=fr`);
+    const res = await s.t.request<Record<string, unknown>>("POST", boot.actionUrl, {
+      key: null,
+      body: { action: "save", confirmationToken: await s.cardToken("4000000000000002") },
+      headers: { Origin: "http://forms.test" },
+    });
+    expect(res.status, res.text).toBe(402);
+    expect(res.body.error).toBe(translator("fr")("answer.decline.card"));
   });
 
   it("refuses calls from another site", async () => {

@@ -292,6 +292,8 @@ export const ar: Catalog = {
   "update.error.bank": "أدخل صاحب الحساب ورقم التوجيه ورقم الحساب.",
   "update.error.method": "اختر طريقة دفع.",
   "update.error.processor": "تعذّر الوصول إلى معالج الدفع. حاول مرة أخرى بعد لحظة.",
+  "update.error.bankConfirmation":
+    "يطلب مصرفك تأكيد طريقة الدفع هذه، وهذه الصفحة لا تستطيع ذلك بعد. جرّب طريقة أخرى.",
   "update.held.heading": "أكّد دفعتك",
   "update.held.body": "طلب مصرفك تأكيد هذه الدفعة بمبلغ {amount} قبل تنفيذها.",
   "update.held.confirm": "أكّد {amount}",

@@ -310,6 +310,8 @@ export const de: Catalog = {
   "update.error.method": "Bitte wählen Sie eine Zahlungsmethode.",
   "update.error.processor":
     "Der Zahlungsdienst war nicht erreichbar. Bitte versuchen Sie es gleich noch einmal.",
+  "update.error.bankConfirmation":
+    "Ihre Bank möchte diese Zahlungsmethode bestätigen lassen, was diese Seite noch nicht kann. Versuchen Sie eine andere.",
   "update.held.heading": "Zahlung bestätigen",
   "update.held.body":
     "Ihre Bank bittet Sie, diese Zahlung von {amount} zu bestätigen, bevor sie ausgeführt wird.",

@@ -301,6 +301,8 @@ export const en = {
   "update.error.bank": "Enter the account holder, routing number and account number.",
   "update.error.method": "Choose a payment method.",
   "update.error.processor": "We could not reach the payment processor. Please try again in a moment.",
+  "update.error.bankConfirmation":
+    "Your bank asks to confirm this payment method, which this page cannot do yet. Try another one.",
   "update.held.heading": "Confirm your payment",
   "update.held.body": "Your bank asked you to confirm this payment of {amount} before it goes through.",
   "update.held.confirm": "Confirm {amount}",

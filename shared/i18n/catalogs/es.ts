@@ -305,6 +305,8 @@ export const es: Catalog = {
   "update.error.method": "Elige un método de pago.",
   "update.error.processor":
     "No pudimos conectar con el procesador de pagos. Inténtalo de nuevo en un momento.",
+  "update.error.bankConfirmation":
+    "Tu banco pide confirmar este método de pago, y esta página aún no puede hacerlo. Prueba con otro.",
   "update.held.heading": "Confirma tu pago",
   "update.held.body": "Tu banco pidió que confirmes este pago de {amount} antes de procesarlo.",
   "update.held.confirm": "Confirmar {amount}",

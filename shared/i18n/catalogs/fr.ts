@@ -303,6 +303,8 @@ export const fr: Catalog = {
   "update.error.bank": "Indiquez le titulaire, le numéro de routage et le numéro de compte.",
   "update.error.method": "Choisissez un moyen de paiement.",
   "update.error.processor": "Impossible de joindre le prestataire de paiement. Réessayez dans un instant.",
+  "update.error.bankConfirmation":
+    "Votre banque demande de confirmer ce moyen de paiement, ce que cette page ne sait pas encore faire. Essayez-en un autre.",
   "update.held.heading": "Confirmez votre paiement",
   "update.held.body":
     "Votre banque demande que vous confirmiez ce paiement de {amount} avant qu’il ne soit effectué.",

@@ -300,6 +300,8 @@ export const ptBR: Catalog = {
   "update.error.method": "Escolha uma forma de pagamento.",
   "update.error.processor":
     "Não conseguimos falar com o processador de pagamentos. Tente de novo em instantes.",
+  "update.error.bankConfirmation":
+    "Seu banco pede para confirmar esta forma de pagamento, o que esta página ainda não consegue fazer. Tente outra.",
   "update.held.heading": "Confirme seu pagamento",
   "update.held.body": "Seu banco pediu que você confirme este pagamento de {amount} antes de processá-lo.",
   "update.held.confirm": "Confirmar {amount}",
