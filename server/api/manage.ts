@@ -138,7 +138,9 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
           "for this e-mail address",
         );
         const started = performance.now();
-        await requestSignInLink(store, org, body.email, deps.config.publicUrl, deps.now(), body.language);
+        // The mail's language as a document's: the body's, else Accept-Language, else the organization's.
+        const language = chooseLanguage(body.language, c.req.header("Accept-Language"), org.language);
+        await requestSignInLink(store, org, body.email, deps.config.publicUrl, deps.now(), language);
         const rest = started + LINK_ANSWER_FLOOR_MS - performance.now();
         if (rest > 0) await new Promise((resolve) => setTimeout(resolve, rest));
         return c.json(

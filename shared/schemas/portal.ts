@@ -10,7 +10,10 @@ export const RECURRING_FREQUENCIES = FREQUENCIES.filter(
 
 export const portalLinkBodySchema = z.strictObject({
   email: emailAddress.meta({ description: "The address the donor gave with their gifts" }),
-  language: languageTag.optional().meta({ description: "The language of the e-mail (default English)" }),
+  language: languageTag.optional().meta({
+    description:
+      "The language of the e-mail and of the page its link opens (any case); else Accept-Language, else the organization's",
+  }),
 });
 
 export const portalSessionBodySchema = z.strictObject({

@@ -102,6 +102,38 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     expect(link?.text_body).toMatch(/\/manage\/org_[0-9a-z]+\?token=[A-Za-z0-9_-]+&lang=fr/);
   });
 
+  it("mails the sign-in link by Accept-Language when the body names no language, else in the organization's", async () => {
+    const formId = await createForm(t, validForms.standard());
+    for (const email of ["joao@example.org", "jonas-link@example.org"])
+      await checkout(t, formId, {
+        amount: 10,
+        frequency: "ONE_TIME",
+        donor: { firstName: "João", lastName: "Silva", email },
+        paymentMethod: card(),
+      });
+    const ask = (email: string, headers: Record<string, string> = {}) =>
+      t.request("POST", `/api/manage/${t.org.id}/link`, { key: null, body: { email }, headers });
+    const linkMail = async (email: string) =>
+      (await mailTo(email)).filter((m) => m.payment_id === null).pop();
+
+    expect((await ask("joao@example.org", { "Accept-Language": "pt-BR,pt;q=0.9,en;q=0.5" })).status).toBe(
+      202,
+    );
+    const portuguese = await linkMail("joao@example.org");
+    expect(portuguese?.html_body).toContain('<html lang="pt-BR" dir="ltr">');
+    expect(portuguese?.text_body).toMatch(/\?token=[A-Za-z0-9_-]+&lang=pt-BR/);
+
+    await t.request("PUT", "/v1/organization", { body: { language: "de" } });
+    try {
+      expect((await ask("jonas-link@example.org")).status).toBe(202);
+      const german = await linkMail("jonas-link@example.org");
+      expect(german?.html_body).toContain('<html lang="de" dir="ltr">');
+      expect(german?.text_body).toMatch(/&lang=de/);
+    } finally {
+      await t.request("PUT", "/v1/organization", { body: { language: "en" } });
+    }
+  });
+
   it("shows the payment-method update page in the donor's language", async () => {
     const formId = await createForm(t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
     const res = await checkout(t, formId, {
