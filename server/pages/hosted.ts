@@ -157,7 +157,7 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 <script type="module" src="${checkoutAssetUrl("app.js")}"></script>
 </head>
 <body>
-<noscript><p class="alm-noscript">This checkout needs JavaScript: turn it on to give.</p></noscript>
+<noscript><p class="alm-noscript">${escapeHtml(translator(p.language)("page.noscript.checkout"))}</p></noscript>
 ${languageSwitcher(p.language, p.query)}
 <main id="almoner-app">${body}</main>
 <script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote, language: p.language, messages, ...(p.parentOrigin ? { parentOrigin: p.parentOrigin } : {}) } satisfies Boot)}</script>

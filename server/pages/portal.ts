@@ -96,7 +96,7 @@ export async function portalPage(
 ${languageSwitcher(language, query)}
 <main>
 <h1>${title}</h1>
-<div id="portal" data-org="${escapeHtml(org.id)}"><noscript>This page needs JavaScript.</noscript></div>
+<div id="portal" data-org="${escapeHtml(org.id)}"><noscript>${escapeHtml(translator(language)("page.noscript.portal"))}</noscript></div>
 </main>
 <script type="application/json" id="portal-messages">${jsonForScript(messages)}</script>
 <script type="module" src="${escapeHtml(checkoutAssetUrl("portal.js"))}"></script>

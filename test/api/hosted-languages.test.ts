@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { translator } from "../../server/i18n.js";
+import { escapeHtml } from "../../shared/html.js";
+import { LANGUAGES } from "../../shared/languages.js";
 import { createForm } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -89,6 +92,21 @@ describe(`hosted page languages (${dialect})`, () => {
     const plain = await page("", { Referer: `${site}/` });
     expect(plain.boot.parentOrigin).toBeUndefined();
     expect(plain.html).not.toContain("parentOrigin");
+  });
+
+  it("says that the checkout and the portal need JavaScript (<noscript>) in the page's language", async () => {
+    const noscript = (html: string) => html.match(/<noscript>(.*?)<\/noscript>/s)?.[1] ?? "";
+    for (const language of LANGUAGES) {
+      const tr = translator(language);
+      const checkoutPage = await page(`?lang=${language}`);
+      expect(noscript(checkoutPage.html), language).toBe(
+        `<p class="alm-noscript">${escapeHtml(tr("page.noscript.checkout"))}</p>`,
+      );
+      const portal = await (await t.app.request(`/manage/${t.org.id}?lang=${language}`)).text();
+      expect(noscript(portal), language).toBe(escapeHtml(tr("page.noscript.portal")));
+    }
+    expect(noscript((await page("?lang=de")).html)).toContain("JavaScript: Schalten Sie es ein");
+    expect(noscript((await page("", { "Accept-Language": "es" })).html)).toContain("actívalo para donar");
   });
 
   it("lays Arabic out right to left", async () => {

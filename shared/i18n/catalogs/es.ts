@@ -3,6 +3,8 @@ import type { Catalog } from "./en.js";
 /** Spanish. */
 export const es: Catalog = {
   "page.lang": "Idioma",
+  "page.noscript.checkout": "Este formulario necesita JavaScript: actívalo para donar.",
+  "page.noscript.portal": "Esta página necesita JavaScript.",
   "page.notFound.title": "Formulario no encontrado",
   "page.notFound.body": "No hay ningún formulario en esta dirección. Revisa el enlace que seguiste.",
   "page.portalNotFound.title": "Página no encontrada",

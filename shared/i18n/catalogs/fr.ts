@@ -3,6 +3,8 @@ import type { Catalog } from "./en.js";
 /** French. */
 export const fr: Catalog = {
   "page.lang": "Langue",
+  "page.noscript.checkout": "Ce formulaire a besoin de JavaScript : activez-le pour donner.",
+  "page.noscript.portal": "Cette page a besoin de JavaScript.",
   "page.notFound.title": "Formulaire introuvable",
   "page.notFound.body": "Il n’y a pas de formulaire à cette adresse. Vérifiez le lien que vous avez suivi.",
   "page.portalNotFound.title": "Page introuvable",

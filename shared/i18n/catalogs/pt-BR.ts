@@ -3,6 +3,8 @@ import type { Catalog } from "./en.js";
 /** Brazilian Portuguese. */
 export const ptBR: Catalog = {
   "page.lang": "Idioma",
+  "page.noscript.checkout": "Este formulário precisa de JavaScript: ative-o para doar.",
+  "page.noscript.portal": "Esta página precisa de JavaScript.",
   "page.notFound.title": "Formulário não encontrado",
   "page.notFound.body": "Não há formulário neste endereço. Confira o link que você seguiu.",
   "page.portalNotFound.title": "Página não encontrada",
