@@ -22,7 +22,7 @@ import { createForm, fillCard, fillDonor, seriousAxeIssues, uniqueEmail } from "
  * The dashboard's second part in Chromium: an event's share page, a donor buying two tickets on the hosted
  * page, the receipt's two codes with their QR images, a Staff person at the door on a phone (one ticket by
  * search, one by code, the second check-in of a ticket refused with when and by whom); an Owner making a key
- * and a webhook, seeing its delivery and sending it again; and a test receipt arriving.
+ * and a webhook, seeing its delivery and sending it again, editing and deleting it; and a test receipt arriving.
  */
 
 const PASSWORD = "a long passphrase for tests";
@@ -160,7 +160,7 @@ describe.skipIf(!browserAvailable)(
       expect(problems).toEqual([]);
     });
 
-    it("makes a key and a webhook, shows the webhook's delivery and sends it again, and sends a test receipt", async () => {
+    it("makes a key and a webhook, shows the webhook's delivery and sends it again, edits and deletes it, and sends a test receipt", async () => {
       const receiver = await startReceiver();
       try {
         const owner = await signedIn("owner");
@@ -200,6 +200,39 @@ describe.skipIf(!browserAvailable)(
           10_000,
           "the resent form.created",
         );
+
+        // Edit the webhook (its address refused at its field first), then delete it: both audited.
+        await owner.getByRole("button", { name: "Edit…" }).click();
+        const edit = owner.getByRole("form", { name: `Edit the webhook to ${receiver.url}` });
+        await edit.getByLabel("Address (URL)").fill(`${receiver.url}#part`);
+        await edit.getByLabel("Description").fill("The CRM's receiver");
+        await edit.getByRole("checkbox", { name: "form.updated" }).check();
+        await edit.getByRole("button", { name: "Save the webhook" }).click();
+        await edit.getByText("url must not contain a fragment (#...)", { exact: true }).waitFor();
+        expect(await edit.getByLabel("Address (URL)").getAttribute("aria-invalid")).toBe("true");
+        expect(await seriousAxeIssues(owner, ["label"]), "webhook editor").toEqual([]);
+        await edit.getByLabel("Address (URL)").fill(receiver.url);
+        await edit.getByRole("button", { name: "Save the webhook" }).click();
+        await owner.getByText("The webhook is saved.").waitFor();
+        await owner.getByText("The CRM's receiver").waitFor();
+        await owner.getByRole("button", { name: "Delete…" }).click();
+        await owner.getByRole("alertdialog").getByRole("button", { name: "Yes, delete" }).click();
+        await owner.getByText(`The webhook to ${receiver.url} is deleted.`).waitFor();
+        expect(await owner.getByRole("button", { name: "Deliveries" }).count()).toBe(0);
+        const audit = await served.t.request<{
+          entries: { action: string; actor: { type: string }; after: Record<string, unknown> }[];
+        }>("GET", "/v1/audit-log?subjectType=webhook");
+        expect(audit.status, audit.text).toBe(200);
+        const [deleted, updated] = audit.body.entries;
+        expect(deleted).toMatchObject({ action: "webhook.deleted", actor: { type: "staff" } });
+        expect(updated).toMatchObject({
+          action: "webhook.updated",
+          actor: { type: "staff" },
+          after: {
+            description: "The CRM's receiver",
+            events: ["donation.created", "form.created", "form.updated"],
+          },
+        });
 
         // Settings: a test receipt to the signed-in Owner.
         await owner.getByRole("link", { name: "Settings" }).click();

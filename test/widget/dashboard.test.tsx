@@ -320,6 +320,102 @@ describe("forms", () => {
   });
 });
 
+describe("developers", () => {
+  const hook = {
+    webhookId: "wh_1",
+    url: "https://crm.example/hooks",
+    events: ["donation.created"],
+    status: "ACTIVE",
+    description: "CRM sync",
+    lastDeliveryAt: null,
+    successCount: 0,
+    failureCount: 0,
+  };
+
+  it("edits a webhook's address, events and description, showing the API's problems at their fields", async () => {
+    signedIn("OWNER", ["organization:read", "organization:write", "webhooks:read", "webhooks:write"]);
+    on("GET", /^\/v1\/keys$/, () => ({ body: { keys: [] } }));
+    let current = hook;
+    on("GET", /^\/v1\/webhooks$/, () => ({ body: { webhooks: [current], count: 1 } }));
+    let refuse = true;
+    on("PUT", /^\/v1\/webhooks\/wh_1$/, (call) => {
+      if (refuse)
+        return {
+          status: 400,
+          body: {
+            error: "Validation failed",
+            details: ["url must be an https URL (http is allowed only in development)"],
+          },
+        };
+      current = { ...current, ...(call.body as object) };
+      return { body: { message: "Webhook updated", webhook: current } };
+    });
+    open("/dashboard/developers");
+    await screen.findByText("https://crm.example/hooks");
+    fireEvent.click(screen.getByRole("button", { name: "Edit…" }));
+    const form = screen.getByRole("form", { name: "Edit the webhook to https://crm.example/hooks" });
+    const url = within(form).getByLabelText("Address (URL)") as HTMLInputElement;
+    expect(url.value).toBe("https://crm.example/hooks");
+    expect((within(form).getByLabelText("Description") as HTMLInputElement).value).toBe("CRM sync");
+    expect((within(form).getByLabelText("donation.created") as HTMLInputElement).checked).toBe(true);
+
+    fireEvent.input(url, { target: { value: "http://crm.example/new" } });
+    fireEvent.click(within(form).getByLabelText("donation.updated"));
+    fireEvent.input(within(form).getByLabelText("Description"), {
+      target: { value: "CRM sync, updates too" },
+    });
+    fireEvent.submit(form);
+    // The problem is at the address, and the address says so.
+    const problem = await within(form).findByText(
+      "url must be an https URL (http is allowed only in development)",
+    );
+    expect(url.getAttribute("aria-invalid")).toBe("true");
+    expect(url.getAttribute("aria-describedby")).toContain(problem.parentElement?.id ?? "none");
+    expect(calls.filter((c) => c.method === "PUT")[0].body).toEqual({
+      url: "http://crm.example/new",
+      events: ["donation.created", "donation.updated"],
+      description: "CRM sync, updates too",
+    });
+
+    refuse = false;
+    fireEvent.input(url, { target: { value: "https://crm.example/new" } });
+    fireEvent.submit(form);
+    await screen.findByText("The webhook is saved.");
+    expect(calls.filter((c) => c.method === "PUT")[1].body).toEqual({
+      url: "https://crm.example/new",
+      events: ["donation.created", "donation.updated"],
+      description: "CRM sync, updates too",
+    });
+    expect(screen.queryByRole("form", { name: /Edit the webhook/ })).toBeNull();
+    await screen.findByText("https://crm.example/new");
+  });
+
+  it("deletes a webhook only after a confirmation", async () => {
+    signedIn("OWNER", ["organization:read", "organization:write", "webhooks:read", "webhooks:write"]);
+    on("GET", /^\/v1\/keys$/, () => ({ body: { keys: [] } }));
+    let hooks = [hook];
+    on("GET", /^\/v1\/webhooks$/, () => ({ body: { webhooks: hooks, count: hooks.length } }));
+    on("DELETE", /^\/v1\/webhooks\/wh_1$/, () => {
+      hooks = [];
+      return { body: { message: "Webhook deleted successfully", webhookId: "wh_1", status: "DELETED" } };
+    });
+    open("/dashboard/developers");
+    await screen.findByText("https://crm.example/hooks");
+    fireEvent.click(screen.getByRole("button", { name: "Delete…" }));
+    const question = screen.getByRole("alertdialog");
+    expect(question.textContent).toContain("Delete the webhook to https://crm.example/hooks?");
+    fireEvent.click(within(question).getByRole("button", { name: "Keep" }));
+    expect(screen.queryByRole("alertdialog")).toBeNull();
+    expect(calls.some((c) => c.method === "DELETE")).toBe(false);
+
+    fireEvent.click(screen.getByRole("button", { name: "Delete…" }));
+    fireEvent.click(within(screen.getByRole("alertdialog")).getByRole("button", { name: "Yes, delete" }));
+    await screen.findByText("The webhook to https://crm.example/hooks is deleted.");
+    expect(calls.filter((c) => c.method === "DELETE").map((c) => c.path)).toEqual(["/v1/webhooks/wh_1"]);
+    await waitFor(() => expect(screen.queryByText("https://crm.example/hooks")).toBeNull());
+  });
+});
+
 describe("payments", () => {
   it("searches with the filters in the address, and shows what donors typed as text", async () => {
     signedIn("FINANCE", FINANCE);

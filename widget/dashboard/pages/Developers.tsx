@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { EVENT_TYPES, PERMISSIONS } from "../../../shared/enums.js";
-import { call, get, listPage } from "../api.js";
+import { ApiFailure, call, get, listPage } from "../api.js";
 import { when } from "../format.js";
 import { isOwner } from "../session.js";
 import { ConfirmInline, CopyButton, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
@@ -43,6 +43,103 @@ interface LogEntry {
   error: string | null;
   responseBody: string | null;
   timestamp: number;
+}
+
+/** What the add and edit forms hold: the webhook's address, its events and its description. */
+interface WebhookDraft {
+  url: string;
+  events: string[];
+  description: string;
+}
+
+/** The API's 400 details (`url must be …`, `events[0] …`), when a refusal has them. */
+const detailsOf = (err: unknown): string[] =>
+  err instanceof ApiFailure && Array.isArray(err.body.details) ? err.body.details.map(String) : [];
+/** The details about one field: those whose first word (before a space, `.` or `[`) is its name. */
+const about = (details: string[], field: string) => details.filter((d) => d.split(/[ .[]/)[0] === field);
+
+/**
+ * A webhook's fields, for adding one and for editing one: its address, its events, its description, each
+ * with what the API said was wrong with it.
+ */
+function WebhookFields(props: {
+  draft: WebhookDraft;
+  onChange: (draft: WebhookDraft) => void;
+  details: string[];
+}) {
+  const { draft, onChange, details } = props;
+  const problems = (field: string, id: string) =>
+    about(details, field).length > 0 && (
+      <div id={id}>
+        {about(details, field).map((d) => (
+          <p key={d} class="error">
+            {d}
+          </p>
+        ))}
+      </div>
+    );
+  const describedBy = (hint: string | undefined, id: string, field: string) =>
+    [hint, about(details, field).length > 0 ? id : undefined].filter(Boolean).join(" ") || undefined;
+  return (
+    <>
+      <Field label="Address (URL)" hint="Where the events are sent (https)">
+        {(id, hint) => (
+          <>
+            <input
+              id={id}
+              type="url"
+              aria-describedby={describedBy(hint, `${id}-problems`, "url")}
+              aria-invalid={about(details, "url").length > 0 || undefined}
+              required
+              value={draft.url}
+              onInput={(e) => onChange({ ...draft, url: e.currentTarget.value })}
+            />
+            {problems("url", `${id}-problems`)}
+          </>
+        )}
+      </Field>
+      <fieldset>
+        <legend>Events</legend>
+        {EVENT_TYPES.map((type) => (
+          <label key={type} class="choice">
+            <input
+              type="checkbox"
+              checked={draft.events.includes(type)}
+              onChange={(e) =>
+                onChange({
+                  ...draft,
+                  events: e.currentTarget.checked
+                    ? [...draft.events, type]
+                    : draft.events.filter((x) => x !== type),
+                })
+              }
+            />{" "}
+            {type}
+          </label>
+        ))}
+        {about(details, "events").map((d) => (
+          <p key={d} class="error">
+            {d}
+          </p>
+        ))}
+      </fieldset>
+      <Field label="Description" hint="What it is for (optional)">
+        {(id, hint) => (
+          <>
+            <input
+              id={id}
+              aria-describedby={describedBy(hint, `${id}-problems`, "description")}
+              aria-invalid={about(details, "description").length > 0 || undefined}
+              maxLength={500}
+              value={draft.description}
+              onInput={(e) => onChange({ ...draft, description: e.currentTarget.value })}
+            />
+            {problems("description", `${id}-problems`)}
+          </>
+        )}
+      </Field>
+    </>
+  );
 }
 
 /** A secret shown once, with a button that copies it. */
@@ -204,14 +301,18 @@ function Keys() {
   );
 }
 
+const NEW_WEBHOOK: WebhookDraft = { url: "", events: ["donation.created"], description: "" };
+
 function Webhooks() {
   const [hooks, setHooks] = useState<Webhook[]>([]);
-  const [url, setUrl] = useState("");
-  const [events, setEvents] = useState<string[]>(["donation.created"]);
+  const [draft, setDraft] = useState<WebhookDraft>(NEW_WEBHOOK);
+  const [details, setDetails] = useState<string[]>([]);
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [open, setOpen] = useState<string | null>(null);
+  const [editing, setEditing] = useState<string | null>(null);
+  const [deleting, setDeleting] = useState<string | null>(null);
   const load = () =>
     get<{ webhooks: Webhook[] }>("/v1/webhooks")
       .then((body) => setHooks(body.webhooks))
@@ -222,11 +323,13 @@ function Webhooks() {
   const act = async (work: () => Promise<void>, done?: string) => {
     setError(null);
     setNotice(null);
+    setDetails([]);
     try {
       await work();
       if (done) setNotice(done);
       await load();
     } catch (err) {
+      setDetails(detailsOf(err));
       setError(messageOf(err));
     }
   };
@@ -242,6 +345,12 @@ function Webhooks() {
             <p>
               <strong>{hook.url}</strong> — {hook.status === "ACTIVE" ? "on" : "off"};{" "}
               {hook.events.join(", ")}
+              {hook.description && (
+                <>
+                  <br />
+                  {hook.description}
+                </>
+              )}
               <br />
               <small>
                 {hook.successCount} delivered, {hook.failureCount} failed; last{" "}
@@ -290,6 +399,44 @@ function Webhooks() {
             >
               Deliveries
             </button>
+            <button
+              type="button"
+              class="secondary"
+              aria-expanded={editing === hook.webhookId}
+              onClick={() => setEditing(editing === hook.webhookId ? null : hook.webhookId)}
+            >
+              Edit…
+            </button>
+            <button type="button" class="secondary" onClick={() => setDeleting(hook.webhookId)}>
+              Delete…
+            </button>
+            {deleting === hook.webhookId && (
+              <ConfirmInline
+                block
+                question={`Delete the webhook to ${hook.url}?`}
+                detail="Nothing more is sent to it, retries included. This cannot be undone."
+                yes="Yes, delete"
+                onYes={() =>
+                  act(async () => {
+                    await call("DELETE", `/v1/webhooks/${encodeURIComponent(hook.webhookId)}`);
+                    setDeleting(null);
+                    if (editing === hook.webhookId) setEditing(null);
+                    if (open === hook.webhookId) setOpen(null);
+                  }, `The webhook to ${hook.url} is deleted.`)
+                }
+                onKeep={() => setDeleting(null)}
+              />
+            )}
+            {editing === hook.webhookId && (
+              <WebhookEditor
+                hook={hook}
+                onSaved={() => {
+                  setEditing(null);
+                  void act(async () => {}, "The webhook is saved.");
+                }}
+                onCancel={() => setEditing(null)}
+              />
+            )}
             {open === hook.webhookId && <Deliveries hook={hook} />}
           </li>
         ))}
@@ -298,43 +445,72 @@ function Webhooks() {
         onSubmit={(e) => {
           e.preventDefault();
           void act(async () => {
-            const made = await call<Webhook & { secret: string }>("POST", "/v1/webhooks", { url, events });
+            const made = await call<Webhook & { secret: string }>("POST", "/v1/webhooks", {
+              url: draft.url,
+              events: draft.events,
+              ...(draft.description ? { description: draft.description } : {}),
+            });
             setSecret({ label: "The webhook's signing secret:", value: made.secret });
-            setUrl("");
+            setDraft(NEW_WEBHOOK);
           }, "The webhook is made.");
         }}
       >
         <h3>Add a webhook</h3>
-        <Field label="Address (URL)" hint="Where the events are sent (https)">
-          {(id, hint) => (
-            <input
-              id={id}
-              type="url"
-              aria-describedby={hint}
-              required
-              value={url}
-              onInput={(e) => setUrl(e.currentTarget.value)}
-            />
-          )}
-        </Field>
-        <fieldset>
-          <legend>Events</legend>
-          {EVENT_TYPES.map((type) => (
-            <label key={type} class="choice">
-              <input
-                type="checkbox"
-                checked={events.includes(type)}
-                onChange={(e) =>
-                  setEvents(e.currentTarget.checked ? [...events, type] : events.filter((x) => x !== type))
-                }
-              />{" "}
-              {type}
-            </label>
-          ))}
-        </fieldset>
+        <WebhookFields draft={draft} onChange={setDraft} details={details} />
         <button type="submit">Add the webhook</button>
       </form>
     </section>
+  );
+}
+
+/**
+ * A webhook's address, events and description changed in place: `PUT /v1/webhooks/{id}` with the fields
+ * that changed (audited, as every change through the API); the API's problems are shown at their fields.
+ */
+function WebhookEditor(props: { hook: Webhook; onSaved: () => void; onCancel: () => void }) {
+  const { hook } = props;
+  const [draft, setDraft] = useState<WebhookDraft>({
+    url: hook.url,
+    events: hook.events,
+    description: hook.description,
+  });
+  const [details, setDetails] = useState<string[]>([]);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const save = async (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    setDetails([]);
+    const changed: Partial<WebhookDraft> = {};
+    if (draft.url !== hook.url) changed.url = draft.url;
+    if (JSON.stringify(draft.events) !== JSON.stringify(hook.events)) changed.events = draft.events;
+    if (draft.description !== hook.description) changed.description = draft.description;
+    if (Object.keys(changed).length === 0) {
+      props.onCancel();
+      return;
+    }
+    setBusy(true);
+    try {
+      await call("PUT", `/v1/webhooks/${encodeURIComponent(hook.webhookId)}`, changed);
+      props.onSaved();
+    } catch (err) {
+      setDetails(detailsOf(err));
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <form class="hook-edit" aria-label={`Edit the webhook to ${hook.url}`} onSubmit={save}>
+      <ErrorNote message={error} />
+      <WebhookFields draft={draft} onChange={setDraft} details={details} />
+      <button type="submit" disabled={busy}>
+        Save the webhook
+      </button>{" "}
+      <button type="button" class="secondary" onClick={props.onCancel}>
+        Cancel
+      </button>
+    </form>
   );
 }
 
