@@ -10,6 +10,7 @@ import {
   portalSessionBodySchema,
   portalStatementQuerySchema,
   portalSubscriptionChangeSchema,
+  RECURRING_FREQUENCIES,
 } from "../../shared/schemas/portal.js";
 import { subscriptionSchema, updateLinkResponseSchema } from "../../shared/schemas/subscription.js";
 import { wireTime } from "../../shared/time.js";
@@ -40,7 +41,7 @@ import { presentSubscription } from "../wire/subscription.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
-import { applySubscriptionChange } from "./subscriptions.js";
+import { applySubscriptionChange, changeableFrequencies } from "./subscriptions.js";
 
 /**
  * The donor portal's API (`/api/manage/{organizationId}/…`), called by the portal page: a donor signs in
@@ -230,7 +231,14 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
           description: "The donor's gifts",
           schema: z.object({
             payments: z.array(paymentSchema),
-            subscriptions: z.array(subscriptionSchema),
+            subscriptions: z.array(
+              subscriptionSchema.extend({
+                frequencies: z.array(z.enum(RECURRING_FREQUENCIES)).meta({
+                  description:
+                    "The frequencies this recurring gift may be changed to here (its own included): those its form's checkout takes with its amount, or every recurring frequency when the form is gone; none once cancelled",
+                }),
+              }),
+            ),
             statementYears: z.array(z.number().int()).meta({
               description:
                 "The calendar years, in the organization's time zone, whose year-end statement lists at least one of the donor's gifts (completed or partly refunded payments; a declined attempt or a fully refunded payment makes none), newest first",
@@ -260,7 +268,12 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         return c.json(
           {
             payments: payments.map(presentPayment),
-            subscriptions: subscriptions.map(presentSubscription),
+            subscriptions: await Promise.all(
+              subscriptions.map(async (s) => ({
+                ...presentSubscription(s),
+                frequencies: await changeableFrequencies(deps, s),
+              })),
+            ),
             statementYears,
             timeZone: org.timeZone,
             currentYear: yearIn(deps.now(), org.timeZone),

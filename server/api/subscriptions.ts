@@ -4,6 +4,7 @@ import type { Frequency } from "../../shared/enums.js";
 import { NO_SALES } from "../../shared/pricing/availability.js";
 import { DEFAULT_FEE_RATE } from "../../shared/pricing/fees.js";
 import { priceOrder } from "../../shared/pricing/priceOrder.js";
+import { RECURRING_FREQUENCIES } from "../../shared/schemas/portal.js";
 import {
   subscriptionSchema,
   subscriptionUpdateSchema,
@@ -11,6 +12,7 @@ import {
   updateLinkResponseSchema,
 } from "../../shared/schemas/subscription.js";
 import { wireTime } from "../../shared/time.js";
+import type { RecurringFrequency } from "../billing/schedule.js";
 import {
   changeSubscription,
   type SubscriptionChange,
@@ -79,6 +81,23 @@ async function formRefusals(
     sub.currency,
   );
   return priced.ok ? [] : priced.errors.map((e) => e.message);
+}
+
+/**
+ * The frequencies a donor may change an ACTIVE recurring gift to in the portal (its own included): each
+ * recurring frequency its form's checkout would take with the gift's amount, or every recurring frequency
+ * when the form is gone or deleted (the rule `formRules` applies). A cancelled gift takes none.
+ */
+export async function changeableFrequencies(
+  deps: AppDeps,
+  sub: SubscriptionsTable,
+): Promise<RecurringFrequency[]> {
+  if (sub.status !== "ACTIVE") return [];
+  const open: RecurringFrequency[] = [];
+  for (const frequency of RECURRING_FREQUENCIES)
+    if ((await formRefusals(deps, sub, { frequency, skipNext: false, cancel: false })).length === 0)
+      open.push(frequency);
+  return open;
 }
 
 /**

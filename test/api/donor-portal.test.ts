@@ -804,6 +804,58 @@ describe(`donor portal (${dialect})`, () => {
     expect(next?.[1]).toBe(`http://forms.test/manage/${t.org.id}?lang=de`);
   });
 
+  it("tells the portal the frequencies each recurring gift may change to: its form's, or any once the form is gone", async () => {
+    const formId = await recurringForm(t, {
+      frequencies: ["ONE_TIME", "MONTHLY", "ANNUALLY"],
+      defaultFrequency: "MONTHLY",
+      allowCustomAmount: false,
+      monthlyAmounts: [25, 50],
+      annuallyAmounts: [25, 300],
+    });
+    const monthly = await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const other = await give(formId, "ada@example.org", { frequency: "MONTHLY", amount: 50 });
+    const cookie = await signIn("ada@example.org");
+    type Sub = { id: string; frequencies: string[] };
+    const gifts = async () =>
+      (await t.request<{ subscriptions: Sub[] }>("GET", `${base()}/gifts`, asDonor(cookie))).body
+        .subscriptions;
+    const of = (subs: Sub[], id: string | undefined) => subs.find((s) => s.id === id)?.frequencies;
+
+    // $25 is an amount of both frequencies; $50 of monthly gifts only, so it can change to nothing else.
+    expect(of(await gifts(), monthly.subscription?.id)).toEqual(["MONTHLY", "ANNUALLY"]);
+    expect(of(await gifts(), other.subscription?.id)).toEqual(["MONTHLY"]);
+    const weekly = await t.request("PUT", `${base()}/subscriptions/${monthly.subscription?.id}`, {
+      ...asDonor(cookie),
+      body: { frequency: "WEEKLY" },
+    });
+    expect(weekly.status).toBe(400);
+    expect(weekly.body.details).toEqual([
+      "frequency WEEKLY is not enabled on this form; choose one of: ONE_TIME, MONTHLY, ANNUALLY",
+    ]);
+    const annual = await t.request("PUT", `${base()}/subscriptions/${monthly.subscription?.id}`, {
+      ...asDonor(cookie),
+      body: { frequency: "ANNUALLY" },
+    });
+    expect(annual.status, annual.text).toBe(200);
+
+    expect((await t.request("DELETE", `/v1/forms/${formId}`)).status).toBe(200);
+    expect(of(await gifts(), other.subscription?.id)).toEqual(["DAILY", "WEEKLY", "MONTHLY", "ANNUALLY"]);
+    await t.request("PUT", `${base()}/subscriptions/${other.subscription?.id}`, {
+      ...asDonor(cookie),
+      body: { status: "CANCELLED" },
+    });
+    expect(of(await gifts(), other.subscription?.id)).toEqual([]);
+
+    // The document describes the field.
+    const doc = await t.request<{ paths: Record<string, Record<string, unknown>> }>(
+      "GET",
+      "/v1/openapi.json",
+    );
+    expect(JSON.stringify(doc.body.paths["/api/manage/{organizationId}/gifts"])).toContain(
+      "The frequencies this recurring gift may be changed to",
+    );
+  });
+
   it("opens at most five payment-method update links an hour per donor, so a session cannot test cards", async () => {
     const formId = await recurringForm(t);
     const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });

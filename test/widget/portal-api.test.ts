@@ -6,7 +6,8 @@ import { setPortalLocale } from "../../widget/portal/i18n.js";
 
 /**
  * The portal page's calls: a refusal carries the server's words on an English page, and the page's own
- * catalog's words, by the answer's status, on a page in another language (the server writes English).
+ * catalog's words, by the answer's status, followed by the server's reasons (`details`), on a page in
+ * another language (the server writes English).
  */
 
 function answering(status: number, body: unknown) {
@@ -60,7 +61,8 @@ describe("the portal's refusals", () => {
       speak(language);
       answering(status, { error: "English words", details: ["amount must be at least 1"] });
       const err = await refusal(() => api.change("sub_1", { amount: 0 }));
-      expect(err.message, language).toBe(translator(language)(key));
+      // The page's words, then the server's reasons (its details), never its English error.
+      expect(err.message, language).toBe(`${translator(language)(key)} amount must be at least 1`);
       expect(err.message).not.toContain("English");
     }
   });

@@ -43,6 +43,7 @@ const subscription: Subscription = {
   fund: "",
   email: "ada@example.org",
   paymentMethod: { type: "card", brand: "Visa", last4: "4242" },
+  frequencies: ["MONTHLY", "ANNUALLY"],
 };
 
 /** Renders the portal signed in, its gifts answer being `gifts`. */

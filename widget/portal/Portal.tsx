@@ -16,7 +16,6 @@ type Phase =
 
 type Api = ReturnType<typeof portalApi>;
 
-const FREQUENCIES = ["WEEKLY", "MONTHLY", "ANNUALLY"];
 const frequencyWord = (f: string) => t(`checkout.frequency.${f}` as MessageKey);
 
 function money(amount: number, currency: string): string {
@@ -231,7 +230,10 @@ function RecurringGift(props: {
     amount: money(sub.amount, sub.currency),
     frequency: frequencyWord(sub.frequency).toLocaleLowerCase(portalLanguage()),
   });
-  const choices = FREQUENCIES.includes(sub.frequency) ? FREQUENCIES : [...FREQUENCIES, sub.frequency];
+  // What the gift's form takes (the server says), and the gift's own frequency whatever it is.
+  const choices = sub.frequencies.includes(sub.frequency)
+    ? sub.frequencies
+    : [sub.frequency, ...sub.frequencies];
 
   async function change(body: Record<string, unknown>, done: string) {
     setMessage(null);
@@ -285,26 +287,28 @@ function RecurringGift(props: {
             />
             <button type="submit">{t("portal.changeAmount")}</button>
           </form>
-          <form
-            onSubmit={(e) => {
-              e.preventDefault();
-              void change({ frequency }, t("portal.done.frequency"));
-            }}
-          >
-            <label for={`frequency-${sub.id}`}>{t("portal.frequency")}</label>
-            <select
-              id={`frequency-${sub.id}`}
-              value={frequency}
-              onChange={(e) => setFrequency(e.currentTarget.value)}
+          {choices.length > 1 && (
+            <form
+              onSubmit={(e) => {
+                e.preventDefault();
+                void change({ frequency }, t("portal.done.frequency"));
+              }}
             >
-              {choices.map((value) => (
-                <option key={value} value={value}>
-                  {frequencyWord(value)}
-                </option>
-              ))}
-            </select>
-            <button type="submit">{t("portal.changeFrequency")}</button>
-          </form>
+              <label for={`frequency-${sub.id}`}>{t("portal.frequency")}</label>
+              <select
+                id={`frequency-${sub.id}`}
+                value={frequency}
+                onChange={(e) => setFrequency(e.currentTarget.value)}
+              >
+                {choices.map((value) => (
+                  <option key={value} value={value}>
+                    {frequencyWord(value)}
+                  </option>
+                ))}
+              </select>
+              <button type="submit">{t("portal.changeFrequency")}</button>
+            </form>
+          )}
           <button type="button" onClick={() => change({ skipNext: true }, t("portal.done.skip"))}>
             {t("portal.skip")}
           </button>

@@ -25,6 +25,8 @@ export interface Subscription {
   fund: string;
   email: string;
   paymentMethod: { type: string; brand: string | null; last4: string | null };
+  /** The frequencies it may be changed to (its form's recurring ones; its own included). */
+  frequencies: string[];
 }
 
 export interface Gifts {
@@ -70,11 +72,15 @@ export function portalApi(organizationId: string) {
     if (!res.ok) {
       const error = (parsed as { error?: string; details?: string[] } | undefined) ?? {};
       const message = [error.error, ...(error.details ?? [])].filter(Boolean).join(": ");
-      // The server's words are English (the API's language); a page in another language says its own.
+      // The server's words are English (the API's language); a page in another language says its own,
+      // followed by the reasons the server gives (a refused change's `details`).
       const words =
         portalLanguage() === "en"
           ? message || `The request failed (${res.status})`
-          : t((ERRORS as Record<number, MessageKey>)[res.status] ?? "portal.error.other");
+          : [
+              t((ERRORS as Record<number, MessageKey>)[res.status] ?? "portal.error.other"),
+              ...(error.details ?? []),
+            ].join(" ");
       throw new PortalError(res.status, words);
     }
     return parsed as T;
