@@ -372,30 +372,37 @@ export interface ContactTotals {
   activeSubscription: boolean;
 }
 
-/** Lifetime figures from completed payments, net of refunds; dates of the first and last of them. */
+/**
+ * Lifetime figures from completed payments, net of refunds; dates of the first and last of them. Only
+ * payments in the organization's current currency count (the count and the dates too, so that they describe
+ * the same gifts as the value): gifts taken before a change of currency keep theirs, and with no exchange
+ * rates a sum across currencies would be wrong. The same rule as the hosted page's fundraising bar.
+ */
 export async function contactTotals(db: Db, ids: string[]): Promise<Map<string, ContactTotals>> {
   const out = new Map<string, ContactTotals>();
   if (ids.length === 0) return out;
   for (const id of ids)
     out.set(id, { count: 0, valueCents: 0, first: null, last: null, activeSubscription: false });
   const rows = await db
-    .selectFrom("payments")
+    .selectFrom("payments as p")
+    .innerJoin("organizations as o", "o.id", "p.organization_id")
     .select((eb) => [
-      "contact_id",
+      "p.contact_id",
       eb.fn.countAll<number>().as("n"),
-      eb.fn.sum<number>(eb("amount_cents", "-", eb.ref("refunded_cents"))).as("net"),
-      eb.fn.min("created_at").as("first"),
-      eb.fn.max("created_at").as("last"),
+      eb.fn.sum<number>(eb("p.amount_cents", "-", eb.ref("p.refunded_cents"))).as("net"),
+      eb.fn.min("p.created_at").as("first"),
+      eb.fn.max("p.created_at").as("last"),
     ])
-    .where("contact_id", "in", ids)
+    .where("p.contact_id", "in", ids)
+    .whereRef("p.currency", "=", "o.currency")
     // Completed payments, and refunded ones only for what was kept: a fully refunded gift is no gift.
     .where((eb) =>
       eb.or([
-        eb("status", "=", "COMPLETED"),
-        eb.and([eb("status", "=", "REFUNDED"), eb("refunded_cents", "<", eb.ref("amount_cents"))]),
+        eb("p.status", "=", "COMPLETED"),
+        eb.and([eb("p.status", "=", "REFUNDED"), eb("p.refunded_cents", "<", eb.ref("p.amount_cents"))]),
       ]),
     )
-    .groupBy("contact_id")
+    .groupBy("p.contact_id")
     .execute();
   for (const r of rows) {
     const t = out.get(r.contact_id as string);

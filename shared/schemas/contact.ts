@@ -294,14 +294,18 @@ export const contactSchema = z.strictObject({
       isPrimary: z.boolean(),
     }),
   ),
-  totalTransactionCount: count("Completed payments (fully refunded ones excluded)"),
-  totalTransactionValue: majorUnits("Charged in completed payments, net of refunds"),
+  totalTransactionCount: count(
+    "Completed payments in the organization's current currency (fully refunded ones excluded)",
+  ),
+  totalTransactionValue: majorUnits(
+    "Charged in completed payments in the organization's current currency, net of refunds",
+  ),
   emailConsent: consent,
   smsConsent: consent,
   communicationConsent: consent,
   hasActiveSubscription: z.boolean(),
-  firstDonationAt: time("The first completed payment").nullable(),
-  lastDonationAt: time("The latest completed payment").nullable(),
+  firstDonationAt: time("The first completed payment in the organization's current currency").nullable(),
+  lastDonationAt: time("The latest completed payment in the organization's current currency").nullable(),
   createdAt: time("When the contact was created"),
   updatedAt: time("When it last changed"),
 });

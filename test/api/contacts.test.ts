@@ -142,6 +142,70 @@ describe("contacts made by the checkout", () => {
   });
 });
 
+describe("contact totals across a change of currency", () => {
+  it("count only gifts in the organization's current currency: value, count and dates, in the API, webhooks and CSV", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const who = { firstName: "Taro", lastName: "Yamada", email: "taro@example.org" };
+    const currency = async (code: string) =>
+      expect((await t.request("PUT", "/v1/organization", { body: { currency: code } })).status).toBe(200);
+    const dollars = await give(formId, { donor: who, amount: 25 });
+    expect(dollars.status, dollars.text).toBe(201);
+    await currency("JPY");
+    const yen = await give(formId, { donor: who, amount: 1500 });
+    expect(yen.status, yen.text).toBe(201);
+
+    const read = async () =>
+      (await t.request<ContactPage>("GET", "/v1/contacts?email=taro@example.org")).body.contacts[0];
+    const c = await read();
+    // Not 1,525 from two gifts: only the ¥1,500 one, in the current currency.
+    expect(c).toMatchObject({
+      totalTransactionCount: 1,
+      totalTransactionValue: 1500,
+      firstDonationAt: (yen.body.payment as Json).date,
+      lastDonationAt: (yen.body.payment as Json).date,
+    });
+    expect((await t.request<Contact>("GET", `/v1/contacts/${c.id}`)).body).toEqual(c);
+
+    // The contact.updated webhook payload carries the same totals.
+    const updated = await t.request<{ contact: Contact }>("PUT", `/v1/contacts/${c.id}`, {
+      body: { organizationName: "Yamada Shoten" },
+    });
+    expect(updated.status).toBe(200);
+    expect(updated.body.contact).toMatchObject({ totalTransactionCount: 1, totalTransactionValue: 1500 });
+    const event = await t.store.db
+      .selectFrom("outbox_events")
+      .select("data")
+      .where("subject_id", "=", c.id)
+      .where("type", "=", "contact.updated")
+      .executeTakeFirstOrThrow();
+    expect(JSON.parse(event.data)).toMatchObject({ totalTransactionCount: 1, totalTransactionValue: 1500 });
+
+    // The CSV export's "Total given" is in its "Currency" column's currency.
+    const csv = await t.app.request("/v1/contacts", {
+      headers: { Authorization: `Bearer ${t.org.key}`, Accept: "text/csv" },
+    });
+    const text = await csv.text();
+    expect(text).toContain(",1,1500,JPY,");
+    expect(text).not.toContain("1525");
+
+    // In a third currency the donor has given nothing yet; back in dollars, the $25 gift counts again.
+    await currency("EUR");
+    expect(await read()).toMatchObject({
+      totalTransactionCount: 0,
+      totalTransactionValue: 0,
+      firstDonationAt: null,
+      lastDonationAt: null,
+    });
+    await currency("USD");
+    expect(await read()).toMatchObject({
+      totalTransactionCount: 1,
+      totalTransactionValue: 25,
+      firstDonationAt: (dollars.body.payment as Json).date,
+      lastDonationAt: (dollars.body.payment as Json).date,
+    });
+  });
+});
+
 describe("GET /v1/contacts", () => {
   it("pages 100 by default, newest first, and leaves deleted and merged contacts out", async () => {
     for (let i = 0; i < 103; i++) {
