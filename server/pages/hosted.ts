@@ -126,8 +126,15 @@ function checkoutHtml(p: CheckoutPage): string {
   setLocale({ language: p.language, currency: view.currency, messages });
   const c = createCheckout({ view, quote: p.quote });
   const body = renderToString(h(App, { c, embedded: p.embed }));
-  const verb = view.formType === "EVENT" ? "Register" : "Donate";
-  const description = describe(view.description || `${verb}: ${view.title}, ${view.organization.name}`);
+  // Without a description of its own, the page is described in its language ("Donate to …", "Spenden: …").
+  const fallback = translator(p.language)(
+    view.formType === "EVENT" ? "page.meta.register" : "page.meta.donate",
+    {
+      title: view.title,
+      organization: view.organization.name,
+    },
+  );
+  const description = describe(view.description || fallback);
   const image = view.headerImage;
   const meta: [string, string, string][] = [
     ["name", "description", description],

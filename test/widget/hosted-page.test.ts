@@ -63,6 +63,17 @@ describe("hosted checkout page", () => {
     expect(data.quote?.quote.total).toBe(50);
   });
 
+  it("describes a form without a description of its own in the page's language", async () => {
+    const id = await createForm({ ...validForms.standard(), title: "Plant more trees", description: "" });
+    const english = (await get(`/donate/${id}`)).html;
+    expect(english).toMatch(/<meta name="description" content="Donate to Plant more trees, [^"]+">/);
+    const german = (await get(`/donate/${id}?lang=de`)).html;
+    expect(german).toMatch(/<meta name="description" content="Spenden: Plant more trees, [^"]+">/);
+    expect(german).toMatch(/<meta property="og:description" content="Spenden: Plant more trees, [^"]+">/);
+    const spanish = (await get(`/donate/${id}?lang=es`)).html;
+    expect(spanish).toMatch(/<meta name="description" content="Dona a Plant more trees, [^"]+">/);
+  });
+
   it("escapes form text in the HTML and in the embedded JSON", async () => {
     const title = `</script><script>alert(1)</script> <img src=x onerror=alert(2)> ${Math.random()}`;
     const description = "<!-- </script> & \u2028 \"quoted\" 'single'";

@@ -5,6 +5,8 @@ export const ar: Catalog = {
   "page.lang": "اللغة",
   "page.noscript.checkout": "يحتاج هذا النموذج إلى JavaScript: فعّله لتتبرّع.",
   "page.noscript.portal": "تحتاج هذه الصفحة إلى JavaScript.",
+  "page.meta.donate": "تبرّع: {title}، {organization}",
+  "page.meta.register": "سجّل: {title}، {organization}",
   "page.notFound.title": "النموذج غير موجود",
   "page.notFound.body": "لا يوجد نموذج على هذا العنوان. تحقّق من الرابط الذي اتبعته.",
   "page.portalNotFound.title": "الصفحة غير موجودة",

@@ -5,6 +5,8 @@ export const de: Catalog = {
   "page.lang": "Sprache",
   "page.noscript.checkout": "Dieses Formular braucht JavaScript: Schalten Sie es ein, um zu spenden.",
   "page.noscript.portal": "Diese Seite braucht JavaScript.",
+  "page.meta.donate": "Spenden: {title}, {organization}",
+  "page.meta.register": "Anmelden: {title}, {organization}",
   "page.notFound.title": "Formular nicht gefunden",
   "page.notFound.body": "Unter dieser Adresse gibt es kein Formular. Bitte prüfen Sie den Link.",
   "page.portalNotFound.title": "Seite nicht gefunden",

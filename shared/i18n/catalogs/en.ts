@@ -8,6 +8,8 @@ export const en = {
   "page.lang": "Language",
   "page.noscript.checkout": "This checkout needs JavaScript: turn it on to give.",
   "page.noscript.portal": "This page needs JavaScript.",
+  "page.meta.donate": "Donate to {title}, {organization}",
+  "page.meta.register": "Register for {title}, {organization}",
   "page.notFound.title": "Form not found",
   "page.notFound.body": "There is no form at this address. Check the link you followed.",
   "page.portalNotFound.title": "Page not found",

@@ -5,6 +5,8 @@ export const es: Catalog = {
   "page.lang": "Idioma",
   "page.noscript.checkout": "Este formulario necesita JavaScript: actívalo para donar.",
   "page.noscript.portal": "Esta página necesita JavaScript.",
+  "page.meta.donate": "Dona a {title}, {organization}",
+  "page.meta.register": "Inscríbete en {title}, {organization}",
   "page.notFound.title": "Formulario no encontrado",
   "page.notFound.body": "No hay ningún formulario en esta dirección. Revisa el enlace que seguiste.",
   "page.portalNotFound.title": "Página no encontrada",

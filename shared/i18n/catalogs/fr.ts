@@ -5,6 +5,8 @@ export const fr: Catalog = {
   "page.lang": "Langue",
   "page.noscript.checkout": "Ce formulaire a besoin de JavaScript : activez-le pour donner.",
   "page.noscript.portal": "Cette page a besoin de JavaScript.",
+  "page.meta.donate": "Faites un don : {title}, {organization}",
+  "page.meta.register": "Inscrivez-vous : {title}, {organization}",
   "page.notFound.title": "Formulaire introuvable",
   "page.notFound.body": "Il n’y a pas de formulaire à cette adresse. Vérifiez le lien que vous avez suivi.",
   "page.portalNotFound.title": "Page introuvable",

@@ -5,6 +5,8 @@ export const ptBR: Catalog = {
   "page.lang": "Idioma",
   "page.noscript.checkout": "Este formulário precisa de JavaScript: ative-o para doar.",
   "page.noscript.portal": "Esta página precisa de JavaScript.",
+  "page.meta.donate": "Doe para {title}, {organization}",
+  "page.meta.register": "Inscreva-se em {title}, {organization}",
   "page.notFound.title": "Formulário não encontrado",
   "page.notFound.body": "Não há formulário neste endereço. Confira o link que você seguiu.",
   "page.portalNotFound.title": "Página não encontrada",
