@@ -449,6 +449,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     // The limits and the event's time, in fields of their own (not only the JSON).
     await editor.getByLabel("Ticket 2 most per order (empty: no limit)").fill("2");
     await editor.getByLabel("Ticket 2 description").fill("Seats eight at one table");
+    await editor.getByLabel("Ticket 2 fair-market value (not deductible; empty: not stated)").fill("120");
     await editor.getByLabel("Code 1 how many uses (empty: no limit)").fill("50");
     await editor
       .getByRole("group", { name: /Code 1 is for/ })
@@ -471,7 +472,12 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
         })
       ).json()) as {
         title: string;
-        tickets: { name: string; maxPerOrder: number | null; description: string }[];
+        tickets: {
+          name: string;
+          maxPerOrder: number | null;
+          fairMarketValue: number | null;
+          description: string;
+        }[];
         promoCodes: { code: string; quantity: number | null; applicableTickets: string[] }[];
         startTime: string | null;
         endTime: string | null;
@@ -495,9 +501,93 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     expect(saved.title).toBe("Spring gala 2027");
     expect(saved.tickets.map((t) => t.name)).toEqual(["Adult", "Table of eight"]);
     expect(saved.promoCodes.map((p) => p.code)).toEqual(["FRIENDS"]);
-    expect(saved.tickets[1]).toMatchObject({ maxPerOrder: 2, description: "Seats eight at one table" });
+    expect(saved.tickets[1]).toMatchObject({
+      maxPerOrder: 2,
+      fairMarketValue: 120,
+      description: "Seats eight at one table",
+    });
     expect(saved.promoCodes[0]).toMatchObject({ quantity: 50, applicableTickets: ["Table of eight"] });
     expect([saved.startTime, saved.endTime]).toEqual(["19:00", "22:30"]);
+    await editor.close();
+  });
+
+  it("edits a donation form's FAQs, default amount, phone switch and monthly suggestion in their own fields, each in the preview before saving", async () => {
+    const editor = await browser.context.newPage();
+    editor.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+    const made = await cli(
+      "user",
+      "create",
+      "--org",
+      served.t.org.id,
+      "--email",
+      uniqueEmail("donation-editor"),
+      "--role",
+      "owner",
+      "--json",
+    );
+    await editor.goto(made.setupUrl);
+    await editor.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await editor.getByLabel("The same password again").fill(PASSWORD);
+    await editor.getByRole("button", { name: /Set password and sign in/ }).click();
+    await editor.getByRole("navigation", { name: "Dashboard" }).waitFor();
+
+    const { formID } = await createForm(served, {
+      title: "Winter appeal",
+      funds: ["Shelter"],
+      frequencies: ["ONE_TIME", "MONTHLY"],
+      oneTimeAmounts: [25, 50, 100, 250],
+    });
+    await editor.goto(`${served.baseUrl}/dashboard/forms/${formID}/edit`);
+    await editor.getByRole("heading", { name: "Edit Winter appeal" }).waitFor();
+    const preview = editor.locator("[data-preview]");
+    const radio = (name: string) => preview.getByRole("radio", { name, exact: true });
+    await expect.poll(() => radio("$50").isChecked()).toBe(true);
+
+    // An FAQ, the amount chosen when the form opens and the phone field: each in the preview before saving.
+    await editor.getByRole("button", { name: "Add a question and its answer" }).click();
+    await editor.getByLabel("FAQ 1 question").fill("Is my gift tax-deductible?");
+    await editor.getByLabel("FAQ 1 answer").fill("Yes, as far as the law allows.");
+    await expect
+      .poll(() => preview.locator(".alm-faqs").textContent())
+      .toContain("Is my gift tax-deductible?");
+    await expect.poll(() => preview.locator(".alm-faqs").textContent()).toContain("as far as the law allows");
+    await editor.getByLabel("Chosen amount when the form opens").fill("250");
+    await expect.poll(() => radio("$250").isChecked()).toBe(true);
+    await editor.getByLabel("Ask for a phone number").check();
+    await expect.poll(() => preview.getByLabel(/^Phone/).count()).toBe(1);
+
+    // The monthly suggestion: its share and minimum appear with its switch; a bad share is shown at its field.
+    await editor.getByLabel(/Suggest a monthly gift instead/).check();
+    await editor.getByLabel("Monthly amount suggested, as a share of the gift").fill("2");
+    const ratioErrors = editor.locator("#form-monthlyUpsellRatio-error");
+    await expect.poll(() => ratioErrors.textContent()).toMatch(/monthlyUpsellRatio/);
+    expect(
+      await editor
+        .getByLabel("Monthly amount suggested, as a share of the gift")
+        .getAttribute("aria-invalid"),
+    ).toBe("true");
+    expect(await editor.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
+    await editor.getByLabel("Monthly amount suggested, as a share of the gift").fill("0.25");
+    await editor.getByLabel("Suggested for one-time gifts of at least").fill("50");
+    await expect.poll(() => ratioErrors.count()).toBe(0);
+    expect(await seriousAxeIssues(editor, ["label"]), "donation editor").toEqual([]);
+
+    // The offer itself is made when a one-time gift is sent, which the preview cannot do: it is checked saved.
+    await editor.getByRole("button", { name: "Save" }).click();
+    await editor.getByText(/Saved/).waitFor();
+    const saved = (await (
+      await fetch(`${served.baseUrl}/v1/forms/${formID}`, {
+        headers: { Authorization: `Bearer ${served.t.org.key}` },
+      })
+    ).json()) as Record<string, unknown>;
+    expect(saved).toMatchObject({
+      faqs: [{ question: "Is my gift tax-deductible?", answer: "Yes, as far as the law allows." }],
+      defaultAmount: 250,
+      enablePhone: true,
+      enableMonthlyUpsell: true,
+      monthlyUpsellRatio: 0.25,
+      monthlyUpsellMinimum: 50,
+    });
     await editor.close();
   });
 

@@ -74,6 +74,16 @@ const SHOWN_FIELDS = new Set([
   "enableAnonymous",
   "enableTribute",
   "enableMonthlyUpsell",
+  "monthlyUpsellRatio",
+  "monthlyUpsellMinimum",
+  "defaultAmount",
+  "defaultFrequency",
+  "faqs",
+  "enableDonorList",
+  "enableOrganizationName",
+  "enablePhone",
+  "enableBillingAddress",
+  "enableCountryDropdown",
   "active",
   "color",
   "headerImage",
@@ -95,12 +105,13 @@ const idOf = (path: string): string => `form-${path.replace(/[[\].]+/g, "-").rep
  * is shown under the list).
  */
 const ITEM_FIELDS: Record<string, RegExp> = {
-  tickets: /^tickets\[\d+\]\.(name|price|groupSize|quantity|maxPerOrder|description)$/,
+  tickets: /^tickets\[\d+\]\.(name|price|groupSize|quantity|maxPerOrder|fairMarketValue|description)$/,
   promoCodes: /^promoCodes\[\d+\]\.(code|discountType|discountValue|quantity|applicableTickets(\[\d+\])?)$/,
   givingLevels: /^givingLevels\[\d+\]\.(title|amount|description)$/,
   sponsorshipGroups:
     /^sponsorshipGroups\[\d+\]\.(groupTitle|description|options|options\[\d+\]\.(optionTitle|amount|description|quantity))$/,
   customInputs: /^customInputs\[\d+\]\.(title|inputType|options(\[\d+\])?)$/,
+  faqs: /^faqs\[\d+\]\.(question|answer)$/,
 };
 
 const numbers = (text: string): number[] =>
@@ -116,7 +127,13 @@ interface Ticket {
   groupSize?: number | null;
   quantity?: number | null;
   maxPerOrder?: number | null;
+  fairMarketValue?: number | null;
   description?: string;
+}
+
+interface Faq {
+  question: string;
+  answer: string;
 }
 
 interface SponsorshipOption {
@@ -158,6 +175,8 @@ interface PromoCode {
 const limit = (value: string): number | null => (value.trim() === "" ? null : Number(value));
 const limitText = (value: number | null | undefined): string =>
   value === null || value === undefined ? "" : String(value);
+/** An amount typed in a field that may be left empty (null): a default amount, a minimum, a ticket's worth. */
+const amountOrNull = (value: string): number | null => (value.trim() === "" ? null : Number(value));
 
 export default function FormEditor(props: { formId: string; readOnly?: boolean }) {
   const path = `/v1/forms/${encodeURIComponent(props.formId)}`;
@@ -231,6 +250,8 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
   const promoCodes = (Array.isArray(draft.promoCodes) ? draft.promoCodes : []) as PromoCode[];
   const levels = (Array.isArray(draft.givingLevels) ? draft.givingLevels : []) as GivingLevel[];
   const questions = (Array.isArray(draft.customInputs) ? draft.customInputs : []) as Question[];
+  const faqs = (Array.isArray(draft.faqs) ? draft.faqs : []) as Faq[];
+  const numberText = (field: string) => (typeof draft[field] === "number" ? String(draft[field]) : "");
   const groups = (
     Array.isArray(draft.sponsorshipGroups) ? draft.sponsorshipGroups : []
   ) as SponsorshipGroup[];
@@ -350,6 +371,43 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
             Donors may type their own amount
           </label>
         )}
+        {!event && !sponsorship && (
+          <Row problems={problems} field="defaultFrequency" label="Chosen frequency when the form opens">
+            <select
+              {...fieldProps("defaultFrequency")}
+              value={text("defaultFrequency") || frequencies[0]}
+              onChange={(e) => set("defaultFrequency", e.currentTarget.value)}
+            >
+              {[
+                ...frequencies,
+                ...(text("defaultFrequency") && !frequencies.includes(text("defaultFrequency"))
+                  ? [text("defaultFrequency")]
+                  : []),
+              ].map((f) => (
+                <option key={f} value={f}>
+                  {FREQUENCY_NAMES[f] ?? f}
+                </option>
+              ))}
+            </select>
+          </Row>
+        )}
+        {!event && !sponsorship && (
+          <Row
+            problems={problems}
+            field="defaultAmount"
+            label="Chosen amount when the form opens"
+            hint="Empty: the second amount of the list (a giving level's amount picks that level)."
+          >
+            <input
+              {...fieldProps("defaultAmount")}
+              type="number"
+              min="0"
+              step="0.01"
+              value={numberText("defaultAmount")}
+              onInput={(e) => set("defaultAmount", amountOrNull(e.currentTarget.value))}
+            />
+          </Row>
+        )}
         {event && (
           <>
             <Row problems={problems} field="eventDate" label="Date">
@@ -438,6 +496,7 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
           problems={errorsAt("customInputs")}
           onChange={(list) => set("customInputs", list)}
         />
+        <FaqsEditor items={faqs} problems={errorsAt("faqs")} onChange={(list) => set("faqs", list)} />
         <Row problems={problems} field="goal" label="Goal" hint="Shown as a progress bar when the bar is on.">
           <input
             {...fieldProps("goal")}
@@ -453,7 +512,11 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
           ["enableCoverFees", "Offer to cover the processing fee"],
           ["enableAnonymous", "Let donors give anonymously"],
           ["enableTribute", "Let donors dedicate the gift (in honor or memory)"],
-          ["enableMonthlyUpsell", "Suggest a monthly gift instead"],
+          ["enableDonorList", "Show the list of recent donors"],
+          ["enableOrganizationName", "Ask for an organization's name"],
+          ["enablePhone", "Ask for a phone number"],
+          ["enableBillingAddress", "Ask for the billing address"],
+          ["enableCountryDropdown", "Ask for the country"],
           ["active", "The form takes gifts (on)"],
         ].map(([field, label]) => (
           <div key={field}>
@@ -468,6 +531,56 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
             <FieldErrors id={`form-${field}-error`} errors={errorsAt(field as string)} />
           </div>
         ))}
+        {/* Donation forms only: shown on another kind only while it is (wrongly) on, to turn it off. */}
+        {((!event && !sponsorship) || flag("enableMonthlyUpsell")) && (
+          <fieldset>
+            <legend>Make it monthly</legend>
+            <label class="choice">
+              <input
+                type="checkbox"
+                checked={flag("enableMonthlyUpsell")}
+                onChange={(e) => set("enableMonthlyUpsell", e.currentTarget.checked)}
+              />{" "}
+              Suggest a monthly gift instead of a one-time gift (once, before it is sent)
+            </label>
+            <FieldErrors id="form-enableMonthlyUpsell-error" errors={errorsAt("enableMonthlyUpsell")} />
+            {flag("enableMonthlyUpsell") && (
+              <>
+                <Row
+                  problems={problems}
+                  field="monthlyUpsellRatio"
+                  label="Monthly amount suggested, as a share of the gift"
+                  hint="More than 0, at most 1: 0.3 suggests $30 a month for a $100 gift."
+                >
+                  <input
+                    {...fieldProps("monthlyUpsellRatio")}
+                    type="number"
+                    min="0.01"
+                    max="1"
+                    step="0.01"
+                    value={numberText("monthlyUpsellRatio")}
+                    onInput={(e) => set("monthlyUpsellRatio", Number(e.currentTarget.value))}
+                  />
+                </Row>
+                <Row
+                  problems={problems}
+                  field="monthlyUpsellMinimum"
+                  label="Suggested for one-time gifts of at least"
+                  hint="Empty: any gift."
+                >
+                  <input
+                    {...fieldProps("monthlyUpsellMinimum")}
+                    type="number"
+                    min="0"
+                    step="0.01"
+                    value={numberText("monthlyUpsellMinimum")}
+                    onInput={(e) => set("monthlyUpsellMinimum", amountOrNull(e.currentTarget.value))}
+                  />
+                </Row>
+              </>
+            )}
+          </fieldset>
+        )}
         <Row problems={problems} field="color" label="Colour" hint="#rrggbb">
           <input
             {...fieldProps("color")}
@@ -763,6 +876,22 @@ function TicketsEditor(props: ListProps<Ticket>) {
                 min="1"
                 value={limitText(ticket.maxPerOrder)}
                 onInput={(e) => change({ maxPerOrder: limit(e.currentTarget.value) })}
+              />
+            )}
+          </ItemField>
+          <ItemField
+            path={`tickets[${i}].fairMarketValue`}
+            label={`Ticket ${i + 1} fair-market value (not deductible; empty: not stated)`}
+            problems={problems}
+          >
+            {(c) => (
+              <input
+                {...c}
+                type="number"
+                min="0"
+                step="0.01"
+                value={limitText(ticket.fairMarketValue)}
+                onInput={(e) => change({ fairMarketValue: amountOrNull(e.currentTarget.value) })}
               />
             )}
           </ItemField>
@@ -1141,7 +1270,46 @@ function QuestionsEditor(props: ListProps<Question>) {
   );
 }
 
-/** Everything the API takes, as JSON: for what the fields above do not show (levels, questions, FAQs…). */
+/** The form's frequently asked questions, each a question and its answer, shown under the checkout. */
+function FaqsEditor(props: ListProps<Faq>) {
+  const { problems } = props;
+  return (
+    <ListEditor<Faq>
+      legend="Frequently asked questions"
+      items={props.items}
+      onChange={props.onChange}
+      noun="FAQ"
+      add="Add a question and its answer"
+      newItem={(n) => ({ question: `Question ${n + 1}?`, answer: "The answer." })}
+      errors={<ListErrors field="faqs" problems={problems} />}
+      row={(faq, i, change) => (
+        <>
+          <ItemField path={`faqs[${i}].question`} label={`FAQ ${i + 1} question`} problems={problems}>
+            {(c) => (
+              <input
+                {...c}
+                value={faq.question}
+                onInput={(e) => change({ question: e.currentTarget.value })}
+              />
+            )}
+          </ItemField>
+          <ItemField path={`faqs[${i}].answer`} label={`FAQ ${i + 1} answer`} problems={problems}>
+            {(c) => (
+              <textarea
+                {...c}
+                rows={3}
+                value={faq.answer}
+                onInput={(e) => change({ answer: e.currentTarget.value })}
+              />
+            )}
+          </ItemField>
+        </>
+      )}
+    />
+  );
+}
+
+/** Everything the API takes, as JSON: for what the fields above do not show. */
 function Advanced(props: { draft: Draft; onChange: (draft: Draft) => void }) {
   const [text, setText] = useState<string | null>(null);
   const [error, setError] = useState<string | null>(null);
