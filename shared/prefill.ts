@@ -2,6 +2,7 @@ import { countryCode } from "./countries.js";
 import { isEmailAddress } from "./email.js";
 import { AMOUNT_FIELD_BY_FREQUENCY, FREQUENCIES, type Frequency } from "./enums.js";
 import { dollarsToCents } from "./money.js";
+import { isSingleLine, SINGLE_LINE_MESSAGE } from "./schemas/common.js";
 import type { FormConfig } from "./schemas/form.js";
 import type { GlobalCustomInput } from "./schemas/organization.js";
 
@@ -122,6 +123,8 @@ export function validatePrefill(
     if (typeof value !== "string")
       details.push(`prefill.${key} must be a string, not ${describeValue(value)}`);
     else if (value.length > MAX_TEXT) details.push(`prefill.${key} must be at most ${MAX_TEXT} characters`);
+    // Each lands in a single-line field of the checkout (the donor's, or the gift's UTM), which refuses it.
+    else if (!isSingleLine(value)) details.push(`prefill.${key} ${SINGLE_LINE_MESSAGE}`);
     else if (key === "email" && value.trim() && !isEmailAddress(value.trim()))
       details.push("prefill.email must be a valid email address");
     else prefill[key] = value.trim();

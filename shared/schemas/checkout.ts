@@ -70,7 +70,7 @@ export const donorSchema = z.strictObject({
   firstName: name,
   lastName: name,
   email: emailAddress,
-  phone: boundedString(40).optional(),
+  phone: singleLineString(40).optional(),
   organizationName: singleLineString(200).optional(),
   address: z
     .strictObject({
@@ -107,14 +107,14 @@ export const paymentMethodSchema = z.discriminatedUnion("type", [
     expMonth: z.number().int().min(1).max(12),
     expYear: z.number().int().min(0).max(9999),
     cvc: digits(3, 4, "3 or 4 digits"),
-    name: boundedString(200).optional(),
+    name: singleLineString(200).optional(),
     postalCode: boundedString(20).optional(),
   }),
   z.strictObject({
     type: z.literal("bank"),
     routingNumber: digits(9, 9, "9 digits"),
     accountNumber: digits(4, 17, "4 to 17 digits"),
-    accountHolder: requiredString(200),
+    accountHolder: requiredSingleLine(200),
   }),
   z.strictObject({
     type: z.literal("token"),
@@ -161,11 +161,11 @@ export const checkoutRequestSchema = z.strictObject({
     .meta({ description: "Answers keyed by custom input id or title (form and organization inputs)" }),
   utm: z
     .strictObject({
-      source: boundedString(200).optional(),
-      medium: boundedString(200).optional(),
-      campaign: boundedString(200).optional(),
-      term: boundedString(200).optional(),
-      content: boundedString(200).optional(),
+      source: singleLineString(200).optional(),
+      medium: singleLineString(200).optional(),
+      campaign: singleLineString(200).optional(),
+      term: singleLineString(200).optional(),
+      content: singleLineString(200).optional(),
     })
     .optional(),
   elementId: boundedString(100).optional().meta({ description: "The checkout link the donor came from" }),

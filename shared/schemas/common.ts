@@ -174,14 +174,17 @@ export const boundedString = (max: number) => z.string().overwrite(cleanText).tr
 const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 const LINE_CHAR = "[^\\u0000-\\u001F\\u007F-\\u009F]";
 
+/** What a refused single-line field is told, after its name. */
+export const SINGLE_LINE_MESSAGE =
+  "must be a single line of text (no line breaks, tabs or other control characters)";
+
+/** True when `text` holds no control character (a line break, a tab): what a single-line field takes. */
+export const isSingleLine = (text: string): boolean => !CONTROL.test(text);
+
 /** Refuses text holding a control character (as typed, before cleanText would drop some). */
 const oneLine = () =>
   z.superRefine((text: string, ctx) => {
-    if (CONTROL.test(text))
-      ctx.addIssue({
-        code: "custom",
-        message: "must be a single line of text (no line breaks, tabs or other control characters)",
-      });
+    if (!isSingleLine(text)) ctx.addIssue({ code: "custom", message: SINGLE_LINE_MESSAGE });
   });
 
 /**

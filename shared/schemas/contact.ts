@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { boundedString, emailAddress, NOT_BLANK, readOnlyFields, requiredString } from "./common.js";
+import { emailAddress, NOT_BLANK, readOnlyFields, requiredSingleLine, singleLineString } from "./common.js";
 import { count, majorUnits, time, uuid } from "./wire.js";
 
 /**
@@ -15,7 +15,7 @@ const MAX_ITEMS = 20;
  * A phone number as typed. Formats are not validated: a valid number is matched by its E.164 form (read in
  * the contact's address's country, else the organization's), anything else as typed (shared/phone.ts).
  */
-const phoneText = requiredString(40);
+const phoneText = requiredSingleLine(40);
 
 /** How the document says that an object takes one of two synonyms, not both. */
 function notBoth(a: string, b: string) {
@@ -84,7 +84,7 @@ const phoneItem = z
   .check(z.superRefine((p, ctx) => synonym(p.isPrimary, p.is_primary, ["isPrimary", "is_primary"], ctx)))
   .transform((p) => ({ value: p.value, isPrimary: p.isPrimary ?? p.is_primary ?? false }));
 
-const addressText = boundedString(200).optional();
+const addressText = singleLineString(200).optional();
 const addressItem = z
   .strictObject({
     line1: addressText,
@@ -137,9 +137,9 @@ const READ_ONLY = readOnlyFields(
 );
 
 const fields = {
-  firstName: requiredString(100),
-  lastName: requiredString(100),
-  organizationName: boundedString(200).nullable().optional(),
+  firstName: requiredSingleLine(100),
+  lastName: requiredSingleLine(100),
+  organizationName: singleLineString(200).nullable().optional(),
   emails: z.array(emailItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
   phones: z.array(phoneItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),
   addresses: z.array(addressItem).max(MAX_ITEMS).meta(ONE_PRIMARY).optional(),

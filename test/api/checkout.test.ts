@@ -32,7 +32,7 @@ describe("checkout answers", () => {
 });
 
 describe("single-line donor text", () => {
-  it("refuses a line break or other control character in names, the address and the honoree's name, naming the field", async () => {
+  it("refuses a line break or other control character in names, the address, phone, payer name, UTM fields and the honoree's name, naming the field", async () => {
     const formId = await createForm(t, {
       ...validForms.standard(),
       enableTribute: true,
@@ -54,6 +54,14 @@ describe("single-line donor text", () => {
       [{ donor: { ...donor(), address: { line2: "Apt\r2" } } }, "donor.address.line2"],
       [{ donor: { ...donor(), address: { city: "Paris\u001b[31m" } } }, "donor.address.city"],
       [{ tribute: { kind: "HONOR", honoreeName: "Rosa\nBcc: x@example.com" } }, "tribute.honoreeName"],
+      [{ donor: { ...donor(), phone: "555\r\n0101" } }, "donor.phone"],
+      [{ paymentMethod: { ...card(), name: "Ada\r\nBcc: x@example.com" } }, "paymentMethod.name"],
+      [{ paymentMethod: { ...bank(), accountHolder: "Ada\r\nDonor" } }, "paymentMethod.accountHolder"],
+      [{ utm: { source: "news\r\nletter" } }, "utm.source"],
+      [{ utm: { medium: "mail\r\n" } }, "utm.medium"],
+      [{ utm: { campaign: "spring\r\nappeal" } }, "utm.campaign"],
+      [{ utm: { term: "give\r\nnow" } }, "utm.term"],
+      [{ utm: { content: "a\r\nb" } }, "utm.content"],
     ];
     for (const [change, field] of cases) {
       const res = await attempt(change);
@@ -65,6 +73,7 @@ describe("single-line donor text", () => {
     const ok = await attempt({
       donor: { ...donor(), firstName: "Zoë Anne", lastName: "O’Brien-Núñez" },
       tribute: { kind: "HONOR", honoreeName: "Rosa", message: "Dear Rosa,\nwith love." },
+      utm: { source: "news letter", campaign: "Frühjahr 2026" },
     });
     expect(ok.status, ok.text).toBe(201);
 

@@ -367,6 +367,53 @@ describe("POST /v1/contacts", () => {
     expect(await countContacts()).toBe(1);
   });
 
+  it("refuses a line break or other control character in names, organization, address, phone and email, naming each", async () => {
+    const line = "must be a single line of text (no line breaks, tabs or other control characters)";
+    const res = await create({
+      firstName: "Eve\r\nBcc: victim@example.com",
+      lastName: "Doe\r\n",
+      organizationName: "Acme\r\nInc",
+      addresses: [
+        {
+          line1: "1 Main St\r\nBcc: x@example.com",
+          line2: "Apt\r\n2",
+          city: "Paris\r\n",
+          region: "Île\r\nde France",
+          postal: "75\r\n001",
+          country: "FR\r\n",
+        },
+      ],
+      phones: [{ value: "555\r\n0101" }],
+      emails: [{ value: "eve@example.org\r\nBcc: x@example.com" }],
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual(
+      expect.arrayContaining([
+        `firstName ${line}`,
+        `lastName ${line}`,
+        `organizationName ${line}`,
+        ...["line1", "line2", "city", "region", "postal", "country"].map((f) => `addresses[0].${f} ${line}`),
+        `phones[0].value ${line}`,
+      ]),
+    );
+    expect(res.body.details?.some((d) => d.startsWith("emails[0].value "))).toBe(true);
+    const shorthand = await create({ firstName: "Eve", lastName: "Doe", phone: "555\r\n0101" });
+    expect(shorthand.status).toBe(400);
+    expect(shorthand.body.details).toEqual([`phone ${line}`]);
+    expect(await countContacts()).toBe(0);
+
+    // The same on an update; names with spaces, accents and apostrophes are taken.
+    const made = await create({ firstName: "Zoë Anne", lastName: "O’Brien-Núñez", email: "zoe@example.org" });
+    expect(made.status, made.text).toBe(201);
+    const put = await t.request<{ details?: string[] }>("PUT", `/v1/contacts/${made.body.contact.id}`, {
+      body: { lastName: "Doe\r\n", addresses: [{ city: "Paris\r\n" }] },
+    });
+    expect(put.status).toBe(400);
+    expect(put.body.details).toEqual(
+      expect.arrayContaining([`lastName ${line}`, `addresses[0].city ${line}`]),
+    );
+  });
+
   it("requires firstName and lastName and reports every problem at once", async () => {
     const res = await create({
       emails: [{ value: "not-an-email" }, { isPrimary: true }],

@@ -541,6 +541,28 @@ describe(`checkout links (${dialect})`, () => {
       expect(details).toContain("prefill.utmSource must be a string, not an object");
     });
 
+    it("refuses a line break or other control character in a text or UTM key, naming each", async () => {
+      const line = "must be a single line of text (no line breaks, tabs or other control characters)";
+      const prefill = {
+        utmSource: "news\r\nletter",
+        utmMedium: "mail\n",
+        utmCampaign: "spring\tappeal",
+        utmTerm: "give\r\nnow",
+        utmContent: "a\u0085b",
+        firstName: "Ada\r\nBcc: x@example.com",
+        phone: "555\r\n0101",
+        address1: "1 Main St\nBcc: x@example.com",
+      };
+      const details = await refuse(standardID, { prefill });
+      expect([...details].sort()).toEqual(
+        Object.keys(prefill)
+          .map((key) => `prefill.${key} ${line}`)
+          .sort(),
+      );
+      // Spaces and accents are text; the links are made.
+      await createLink(standardID, { prefill: { utmCampaign: "spring appeal", firstName: "Zoë Anne" } });
+    });
+
     it("refuses a malformed email", async () => {
       const details = await refuse(standardID, { prefill: { email: "not-an-email" } });
       expect(details.some((d) => d.startsWith("prefill.email"))).toBe(true);
