@@ -13,7 +13,16 @@ import { countUpdateLinkFailure } from "../store/subscriptions.js";
 import { checkoutAssetUrl } from "./assets.js";
 import { jsonForScript } from "./json.js";
 import { page } from "./layout.js";
-import { type Html, type Loaded, MAX_FAILED_ATTEMPTS, STYLE, saveMethod, summary } from "./updateLinkPage.js";
+import {
+  type Html,
+  type Loaded,
+  languagePrefs,
+  MAX_FAILED_ATTEMPTS,
+  pageLanguage,
+  STYLE,
+  saveMethod,
+  summary,
+} from "./updateLinkPage.js";
 
 /**
  * The update page of a gift whose method is at Stripe. Card and bank details go into Stripe's Payment
@@ -91,8 +100,11 @@ export async function stripeAction(
   loaded: Loaded | Html,
 ): Promise<Answer> {
   checkSubmissionOrigin(c, deps.config);
-  if ("html" in loaded)
-    return { status: 410, body: { status: "error", error: "This link can no longer be used." } };
+  if ("html" in loaded) {
+    // The link is gone, and with it the organization's language: the request's own says it.
+    const { tr } = pageLanguage(languagePrefs(c));
+    return { status: 410, body: { status: "error", error: tr("update.ended.heading") } };
+  }
   const body = (await c.req.json().catch(() => null)) as Record<string, unknown> | null;
   const action = typeof body?.action === "string" ? body.action : "";
   const processor = deps.processors.named(loaded.sub.processor, loaded.org);
@@ -143,7 +155,7 @@ export async function stripeAction(
       status: 503,
       body: {
         status: "error",
-        error: "We could not reach the payment processor. Please try again in a moment.",
+        error: loaded.lang.tr("update.error.processor"),
       },
     };
   }
@@ -158,24 +170,20 @@ async function finishSetup(deps: AppDeps, loaded: Loaded, setup: SetupResult): P
   if (setup.status === "failed") {
     await countUpdateLinkFailure(deps.store.db, loaded.link.id);
     if (loaded.link.failed_attempts + 1 >= MAX_FAILED_ATTEMPTS)
-      return {
-        status: 410,
-        body: { status: "error", error: "Too many payment methods were refused on this link." },
-      };
+      return { status: 410, body: { status: "error", error: loaded.lang.tr("update.ended.refused") } };
     return refused(declineText(loaded.lang.language, setup.failureCode, setup.failureMessage));
   }
   const problem = await saveMethod(deps, loaded, setup.method);
   if (problem)
-    return {
-      status: 410,
-      body: { status: "error", error: "This link has already been used or has expired." },
-    };
+    return { status: 410, body: { status: "error", error: loaded.lang.tr("update.ended.usedOrExpired") } };
   const m = setup.method;
   return {
     status: 200,
     body: {
       status: "saved",
-      message: `Thank you. Your next payment will use the ${m.type === "bank" ? "bank account" : "card"} ending ${m.last4}.`,
+      message: loaded.lang.tr(m.type === "bank" ? "update.saved.bank" : "update.saved.card", {
+        last4: m.last4,
+      }),
     },
   };
 }
@@ -188,7 +196,7 @@ async function confirmHeld(
 ): Promise<Answer> {
   const held = loaded.held;
   if (!held?.processor_payment_id || !processor.confirmOnSession)
-    return { status: 409, body: { status: "error", error: "There is no payment waiting for confirmation." } };
+    return { status: 409, body: { status: "error", error: loaded.lang.tr("update.error.noHeld") } };
   const result = await processor.confirmOnSession(held.processor_payment_id, pageUrl);
   if (result.status === "requires_action")
     return { status: 200, body: { status: "requires_action", clientSecret: result.clientSecret } };
@@ -199,14 +207,13 @@ async function confirmHeld(
 async function recordHeld(deps: AppDeps, loaded: Loaded, processor: PaymentProcessor): Promise<Answer> {
   const payment = loaded.linkedPayment;
   if (!payment?.processor_payment_id)
-    return { status: 409, body: { status: "error", error: "There is no payment waiting for confirmation." } };
+    return { status: 409, body: { status: "error", error: loaded.lang.tr("update.error.noHeld") } };
   let row = payment;
   // Still waiting here (Stripe's own news of it may have been recorded already): ask Stripe, and record.
   if (loaded.held) {
     const lookup = await processor.retrievePayment(payment.processor_payment_id);
     const outcome = lookup && outcomeOfLookup(lookup, null);
-    if (!outcome)
-      return refused("The payment was not confirmed. Try again, or use another payment method below.");
+    if (!outcome) return refused(loaded.lang.tr("update.error.notConfirmed"));
     row = (
       await deps.store.transact((trx) =>
         settlePayment(
@@ -226,8 +233,10 @@ async function recordHeld(deps: AppDeps, loaded: Loaded, processor: PaymentProce
       status: "paid",
       message:
         row.status === "COMPLETED" || row.status === "REFUNDED"
-          ? `Thank you! Your payment of ${formatMoney(Number(row.amount_cents), row.currency)} went through; a receipt is on its way.`
-          : "Thank you! Your payment is processing.",
+          ? loaded.lang.tr("update.paid", {
+              amount: formatMoney(Number(row.amount_cents), row.currency, loaded.lang.language),
+            })
+          : loaded.lang.tr("update.processing"),
     },
   };
 }

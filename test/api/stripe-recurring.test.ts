@@ -128,6 +128,36 @@ describe("the update page of a gift at Stripe", () => {
     expect(res.body.error).toBe(translator("fr")("answer.decline.card"));
   });
 
+  it("says a saved card, and a link used up, in the page's language", async () => {
+    const sub = await subscribe();
+    const path = await linkFor(sub.id);
+    const save = () =>
+      s.t.request<Record<string, unknown>>("POST", `${path}/stripe?lang=de`, {
+        key: null,
+        body: { action: "save", confirmationToken: "" },
+        headers: { Origin: "http://forms.test" },
+      });
+    const token = await s.cardToken("4242424242424242");
+    const saved = await s.t.request<Record<string, unknown>>("POST", `${path}/stripe?lang=de`, {
+      key: null,
+      body: { action: "save", confirmationToken: token },
+      headers: { Origin: "http://forms.test" },
+    });
+    expect(saved.status, saved.text).toBe(200);
+    expect(saved.body.message).toBe(translator("de")("update.saved.card", { last4: "4242" }));
+    expect(saved.body.message).toContain("4242");
+    expect(saved.body.message).not.toMatch(/Thank you/);
+    const noHeld = await s.t.request<Record<string, unknown>>("POST", `${path}/stripe?lang=es`, {
+      key: null,
+      body: { action: "confirm-payment" },
+      headers: { Origin: "http://forms.test" },
+    });
+    // The link is used: the page answers in the donor's language either way, never in English.
+    expect([409, 410]).toContain(noHeld.status);
+    expect(String(noHeld.body.error)).not.toMatch(/^(There|This) /);
+    expect((await save()).status).toBeGreaterThanOrEqual(400);
+  });
+
   it("refuses calls from another site", async () => {
     const sub = await subscribe();
     const res = await action(

@@ -302,6 +302,13 @@ export const ar: Catalog = {
   "update.held.body": "طلب مصرفك تأكيد هذه الدفعة بمبلغ {amount} قبل تنفيذها.",
   "update.held.confirm": "أكّد {amount}",
   "update.held.other": "أو استخدم طريقة دفع أخرى",
+  "update.saved.card": "شكرًا. ستُستخدم البطاقة المنتهية بـ {last4} في دفعتك التالية.",
+  "update.saved.bank": "شكرًا. سيُستخدم الحساب المصرفي المنتهي بـ {last4} في دفعتك التالية.",
+  "update.paid": "شكرًا! تمّت دفعتك البالغة {amount}، وسيصلك الإيصال قريبًا.",
+  "update.processing": "شكرًا! دفعتك قيد المعالجة.",
+  "update.error.notConfirmed": "لم تُؤكَّد الدفعة. حاول مرة أخرى، أو استخدم طريقة دفع أخرى أدناه.",
+  "update.error.noHeld": "لا توجد دفعة بانتظار التأكيد.",
+  "update.ended.usedOrExpired": "استُخدم هذا الرابط من قبل أو انتهت صلاحيته.",
 
   // The receipt and statement PDFs (server/documents/givingDocuments.ts): right to left, IBM Plex Sans Arabic.
   "doc.gift.ONE_TIME": "تبرع لمرة واحدة",

@@ -321,6 +321,14 @@ export const de: Catalog = {
     "Ihre Bank bittet Sie, diese Zahlung von {amount} zu bestätigen, bevor sie ausgeführt wird.",
   "update.held.confirm": "{amount} bestätigen",
   "update.held.other": "Oder eine andere Zahlungsmethode verwenden",
+  "update.saved.card": "Danke. Ihre nächste Zahlung nutzt die Karte mit der Endung {last4}.",
+  "update.saved.bank": "Danke. Ihre nächste Zahlung nutzt das Bankkonto mit der Endung {last4}.",
+  "update.paid": "Danke! Ihre Zahlung über {amount} ist eingegangen; eine Quittung ist unterwegs.",
+  "update.processing": "Danke! Ihre Zahlung wird bearbeitet.",
+  "update.error.notConfirmed":
+    "Die Zahlung wurde nicht bestätigt. Versuchen Sie es erneut oder nutzen Sie unten eine andere Zahlungsmethode.",
+  "update.error.noHeld": "Es wartet keine Zahlung auf Bestätigung.",
+  "update.ended.usedOrExpired": "Dieser Link wurde bereits verwendet oder ist abgelaufen.",
 
   "doc.gift.ONE_TIME": "Einmalige Spende",
   "doc.gift.DAILY": "Tägliche Spende",

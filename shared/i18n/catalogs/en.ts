@@ -311,6 +311,14 @@ export const en = {
   "update.held.body": "Your bank asked you to confirm this payment of {amount} before it goes through.",
   "update.held.confirm": "Confirm {amount}",
   "update.held.other": "Or use another payment method",
+  "update.saved.card": "Thank you. Your next payment will use the card ending {last4}.",
+  "update.saved.bank": "Thank you. Your next payment will use the bank account ending {last4}.",
+  "update.paid": "Thank you! Your payment of {amount} went through; a receipt is on its way.",
+  "update.processing": "Thank you! Your payment is processing.",
+  "update.error.notConfirmed":
+    "The payment was not confirmed. Try again, or use another payment method below.",
+  "update.error.noHeld": "There is no payment waiting for confirmation.",
+  "update.ended.usedOrExpired": "This link has already been used or has expired.",
 
   "doc.gift.ONE_TIME": "One-time gift",
   "doc.gift.DAILY": "Daily gift",

@@ -315,6 +315,13 @@ export const es: Catalog = {
   "update.held.body": "Tu banco pidió que confirmes este pago de {amount} antes de procesarlo.",
   "update.held.confirm": "Confirmar {amount}",
   "update.held.other": "O usa otro método de pago",
+  "update.saved.card": "Gracias. Tu próximo pago usará la tarjeta terminada en {last4}.",
+  "update.saved.bank": "Gracias. Tu próximo pago usará la cuenta bancaria terminada en {last4}.",
+  "update.paid": "¡Gracias! Tu pago de {amount} se realizó; te enviamos el recibo.",
+  "update.processing": "¡Gracias! Tu pago se está procesando.",
+  "update.error.notConfirmed": "El pago no se confirmó. Inténtalo de nuevo o usa otro método de pago abajo.",
+  "update.error.noHeld": "No hay ningún pago pendiente de confirmación.",
+  "update.ended.usedOrExpired": "Este enlace ya se usó o ha caducado.",
 
   "doc.gift.ONE_TIME": "Donación única",
   "doc.gift.DAILY": "Donación diaria",

@@ -314,6 +314,15 @@ export const fr: Catalog = {
     "Votre banque demande que vous confirmiez ce paiement de {amount} avant qu’il ne soit effectué.",
   "update.held.confirm": "Confirmer {amount}",
   "update.held.other": "Ou utilisez un autre moyen de paiement",
+  "update.saved.card": "Merci. Votre prochain paiement utilisera la carte se terminant par {last4}.",
+  "update.saved.bank":
+    "Merci. Votre prochain paiement utilisera le compte bancaire se terminant par {last4}.",
+  "update.paid": "Merci ! Votre paiement de {amount} est passé ; un reçu vous est envoyé.",
+  "update.processing": "Merci ! Votre paiement est en cours de traitement.",
+  "update.error.notConfirmed":
+    "Le paiement n’a pas été confirmé. Réessayez, ou utilisez un autre moyen de paiement ci-dessous.",
+  "update.error.noHeld": "Aucun paiement n’attend de confirmation.",
+  "update.ended.usedOrExpired": "Ce lien a déjà été utilisé ou a expiré.",
 
   "doc.gift.ONE_TIME": "Don ponctuel",
   "doc.gift.DAILY": "Don quotidien",

@@ -310,6 +310,14 @@ export const ptBR: Catalog = {
   "update.held.body": "Seu banco pediu que você confirme este pagamento de {amount} antes de processá-lo.",
   "update.held.confirm": "Confirmar {amount}",
   "update.held.other": "Ou use outra forma de pagamento",
+  "update.saved.card": "Obrigado. Seu próximo pagamento usará o cartão com final {last4}.",
+  "update.saved.bank": "Obrigado. Seu próximo pagamento usará a conta bancária com final {last4}.",
+  "update.paid": "Obrigado! Seu pagamento de {amount} foi concluído; o recibo está a caminho.",
+  "update.processing": "Obrigado! Seu pagamento está em processamento.",
+  "update.error.notConfirmed":
+    "O pagamento não foi confirmado. Tente de novo ou use outra forma de pagamento abaixo.",
+  "update.error.noHeld": "Não há pagamento aguardando confirmação.",
+  "update.ended.usedOrExpired": "Este link já foi usado ou expirou.",
 
   "doc.gift.ONE_TIME": "Doação única",
   "doc.gift.DAILY": "Doação diária",
