@@ -5,6 +5,7 @@ import type { OrderInput } from "../pricing/order.js";
 import {
   boundedString,
   emailAddress,
+  flattenedLine,
   languageTag,
   requiredSingleLine,
   requiredString,
@@ -161,11 +162,11 @@ export const checkoutRequestSchema = z.strictObject({
     .meta({ description: "Answers keyed by custom input id or title (form and organization inputs)" }),
   utm: z
     .strictObject({
-      source: singleLineString(200).optional(),
-      medium: singleLineString(200).optional(),
-      campaign: singleLineString(200).optional(),
-      term: singleLineString(200).optional(),
-      content: singleLineString(200).optional(),
+      source: flattenedLine(200).optional(),
+      medium: flattenedLine(200).optional(),
+      campaign: flattenedLine(200).optional(),
+      term: flattenedLine(200).optional(),
+      content: flattenedLine(200).optional(),
     })
     .optional(),
   elementId: boundedString(100).optional().meta({ description: "The checkout link the donor came from" }),

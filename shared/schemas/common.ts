@@ -201,6 +201,21 @@ export const singleLineString = (max: number) =>
     .max(max)
     .meta({ pattern: `^${LINE_CHAR}*$` });
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
+const CONTROL_RUNS = /[\u0000-\u001F\u007F-\u009F]+/g;
+
+/**
+ * Text kept on one line, for what comes from a page's address rather than from a person (the UTM
+ * parameters): each run of control characters (a line break, a tab) becomes a space instead of refusing
+ * the request, so a stray %0A in a campaign link never costs a gift.
+ */
+export const flattenedLine = (max: number) =>
+  z
+    .string()
+    .overwrite((text) => cleanText(text.replace(CONTROL_RUNS, " ")))
+    .trim()
+    .max(max);
+
 /** A single-line text that is not blank. */
 export const requiredSingleLine = (max: number) =>
   z

@@ -17,10 +17,6 @@ import type { Boot } from "./view.js";
 
 const root = document.getElementById("almoner-app");
 const data = document.getElementById("almoner-boot");
-/** The checkout refuses a control character in a UTM field: a line break in the page's address is a space. */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
-const CONTROLS = /[\u0000-\u001F\u007F-\u009F]+/g;
-
 if (root && data) {
   const boot = JSON.parse(data.textContent ?? "{}") as Boot;
   setLocale({
@@ -31,7 +27,7 @@ if (root && data) {
   const params = new URLSearchParams(location.search);
   const utm: Utm = {};
   for (const key of ["source", "medium", "campaign", "term", "content"] as const) {
-    const value = params.get(`utm_${key}`)?.replace(CONTROLS, " ").trim();
+    const value = params.get(`utm_${key}`);
     if (value) utm[key] = value.slice(0, 200);
   }
   const embedId = params.get(EMBED_ID_PARAM);
