@@ -14,6 +14,17 @@ export class ApiFailure extends Error {
   }
 }
 
+/** The API's 400 details (`url must be …`, `events[0] …`), when a refusal has them. */
+export const detailsOf = (err: unknown): string[] =>
+  err instanceof ApiFailure && Array.isArray(err.body.details) ? err.body.details.map(String) : [];
+
+/** The field a detail is about: its first word, before a space, `.` or `[`. */
+export const fieldOf = (detail: string): string => detail.split(/[ .[]/)[0] ?? "";
+
+/** The details about one field. */
+export const detailsAbout = (details: string[], field: string): string[] =>
+  details.filter((d) => fieldOf(d) === field);
+
 /** Called when a request finds the session ended (401 from /v1): the shell shows the sign-in page. */
 let onSignedOut: () => void = () => {};
 export const whenSignedOut = (handler: () => void): void => {

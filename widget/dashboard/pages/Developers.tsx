@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { EVENT_TYPES, PERMISSIONS } from "../../../shared/enums.js";
-import { ApiFailure, call, get, listPage } from "../api.js";
+import { ApiFailure, call, detailsAbout, detailsOf, get, listPage } from "../api.js";
 import { when } from "../format.js";
 import { isOwner } from "../session.js";
 import { ConfirmInline, CopyButton, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
@@ -52,12 +52,6 @@ interface WebhookDraft {
   description: string;
 }
 
-/** The API's 400 details (`url must be …`, `events[0] …`), when a refusal has them. */
-const detailsOf = (err: unknown): string[] =>
-  err instanceof ApiFailure && Array.isArray(err.body.details) ? err.body.details.map(String) : [];
-/** The details about one field: those whose first word (before a space, `.` or `[`) is its name. */
-const about = (details: string[], field: string) => details.filter((d) => d.split(/[ .[]/)[0] === field);
-
 /**
  * A webhook's fields, for adding one and for editing one: its address, its events, its description, each
  * with what the API said was wrong with it.
@@ -69,9 +63,9 @@ function WebhookFields(props: {
 }) {
   const { draft, onChange, details } = props;
   const problems = (field: string, id: string) =>
-    about(details, field).length > 0 && (
+    detailsAbout(details, field).length > 0 && (
       <div id={id}>
-        {about(details, field).map((d) => (
+        {detailsAbout(details, field).map((d) => (
           <p key={d} class="error">
             {d}
           </p>
@@ -79,7 +73,7 @@ function WebhookFields(props: {
       </div>
     );
   const describedBy = (hint: string | undefined, id: string, field: string) =>
-    [hint, about(details, field).length > 0 ? id : undefined].filter(Boolean).join(" ") || undefined;
+    [hint, detailsAbout(details, field).length > 0 ? id : undefined].filter(Boolean).join(" ") || undefined;
   return (
     <>
       <Field label="Address (URL)" hint="Where the events are sent (https)">
@@ -89,7 +83,7 @@ function WebhookFields(props: {
               id={id}
               type="url"
               aria-describedby={describedBy(hint, `${id}-problems`, "url")}
-              aria-invalid={about(details, "url").length > 0 || undefined}
+              aria-invalid={detailsAbout(details, "url").length > 0 || undefined}
               required
               value={draft.url}
               onInput={(e) => onChange({ ...draft, url: e.currentTarget.value })}
@@ -117,7 +111,7 @@ function WebhookFields(props: {
             {type}
           </label>
         ))}
-        {about(details, "events").map((d) => (
+        {detailsAbout(details, "events").map((d) => (
           <p key={d} class="error">
             {d}
           </p>
@@ -129,7 +123,7 @@ function WebhookFields(props: {
             <input
               id={id}
               aria-describedby={describedBy(hint, `${id}-problems`, "description")}
-              aria-invalid={about(details, "description").length > 0 || undefined}
+              aria-invalid={detailsAbout(details, "description").length > 0 || undefined}
               maxLength={500}
               value={draft.description}
               onInput={(e) => onChange({ ...draft, description: e.currentTarget.value })}

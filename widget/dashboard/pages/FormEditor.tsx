@@ -7,7 +7,7 @@ import { App } from "../../app/App.js";
 import { setLocale } from "../../app/locale.js";
 import { createCheckout } from "../../app/store.js";
 import type { Boot, FormView } from "../../app/view.js";
-import { ApiFailure, call } from "../api.js";
+import { ApiFailure, call, detailsAbout, fieldOf } from "../api.js";
 import { to } from "../router.js";
 import { ErrorNote, ListEditor, messageOf, Notice, PageTitle } from "../ui.js";
 
@@ -93,8 +93,6 @@ const SHOWN_FIELDS = new Set([
   "customMessage",
 ]);
 
-/** The field a detail of a 400 is about: its first word (`tickets[1].price must…` → tickets). */
-export const fieldOf = (detail: string): string => detail.split(/[ .[]/)[0] ?? "";
 /** The whole path a detail is about (`tickets[1].price must…` → tickets[1].price). */
 export const pathOf = (detail: string): string => detail.split(" ")[0] ?? "";
 /** The id of a field's control by its path (`sponsorshipGroups[0].options[1].amount` → form-sponsorshipGroups-0-options-1-amount). */
@@ -235,7 +233,7 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
   };
   const text = (field: string) => (typeof draft[field] === "string" ? (draft[field] as string) : "");
   const flag = (field: string) => draft[field] === true;
-  const errorsAt = (field: string) => problems.filter((p) => fieldOf(p) === field);
+  const errorsAt = (field: string) => detailsAbout(problems, field);
   const fieldProps = (field: string) => {
     const errors = errorsAt(field);
     return {
@@ -701,7 +699,7 @@ function Row(p: {
       <label for={`form-${p.field}`}>{p.label}</label>
       {p.children}
       {p.hint && <small class="hint">{p.hint}</small>}
-      <FieldErrors id={`form-${p.field}-error`} errors={p.problems.filter((d) => fieldOf(d) === p.field)} />
+      <FieldErrors id={`form-${p.field}-error`} errors={detailsAbout(p.problems, p.field)} />
     </div>
   );
 }

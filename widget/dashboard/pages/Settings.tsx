@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { CURRENCIES } from "../../../shared/currency.js";
 import { LANGUAGE_NAMES, LANGUAGES } from "../../../shared/languages.js";
-import { ApiFailure, call, get } from "../api.js";
+import { call, detailsAbout, detailsOf, get } from "../api.js";
 import { when } from "../format.js";
 import { can, loadMe, me } from "../session.js";
 import { ConfirmInline, ErrorNote, messageOf, Notice, PageTitle } from "../ui.js";
@@ -56,9 +56,6 @@ const FIELDS: (keyof Organization)[] = [
   "requireTwoFactor",
 ];
 
-/** A detail of a 400 is about the field it starts with. */
-const about = (details: string[], field: string) => details.filter((d) => d.split(/[ .[]/)[0] === field);
-
 export default function Settings() {
   const [org, setOrg] = useState<Organization | null>(null);
   const [draft, setDraft] = useState<Organization | null>(null);
@@ -107,8 +104,7 @@ export default function Settings() {
       setNotice("Saved.");
       await loadMe();
     } catch (err) {
-      if (err instanceof ApiFailure && Array.isArray(err.body.details))
-        setDetails(err.body.details.map(String));
+      setDetails(detailsOf(err));
       setError(messageOf(err));
     }
   };
@@ -118,7 +114,7 @@ export default function Settings() {
       <label for={`org-${name}`}>{label}</label>
       {control}
       {hint && <small class="hint">{hint}</small>}
-      {about(details, name).map((d) => (
+      {detailsAbout(details, name).map((d) => (
         <p key={d} class="error">
           {d}
         </p>
