@@ -37,6 +37,11 @@ export function localDate(ms: number, timeZone: string): string {
   return localDateTime(ms, timeZone).slice(0, 10);
 }
 
+/** The calendar year it is at an instant in a zone. */
+export function localYear(ms: number, timeZone: string): number {
+  return Number(localDate(ms, timeZone).slice(0, 4));
+}
+
 /** The date `days` days after (or, negative, before) a date. */
 export function addDays(date: string, days: number): string {
   return new Date(Date.parse(`${date}T00:00:00Z`) + days * 86_400_000).toISOString().slice(0, 10);

@@ -2,7 +2,7 @@ import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
 import type { Language } from "../../shared/languages.js";
-import { localDate } from "../../shared/localDays.js";
+import { localYear } from "../../shared/localDays.js";
 import { paymentSchema } from "../../shared/schemas/payment.js";
 import {
   portalDocumentQuerySchema,
@@ -77,9 +77,6 @@ const noOrg = e("No such organization");
 const tooMany = e("Too many requests (see Retry-After)");
 
 const tags = ["Donor portal"];
-
-/** The calendar year it is at an instant in a time zone (the organization's year). */
-const yearIn = (nowMs: number, timeZone: string): number => Number(localDate(nowMs, timeZone).slice(0, 4));
 
 export function manageRoutes(deps: AppDeps): RouteSpec[] {
   const store = deps.store;
@@ -276,7 +273,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
             ),
             statementYears,
             timeZone: org.timeZone,
-            currentYear: yearIn(deps.now(), org.timeZone),
+            currentYear: localYear(deps.now(), org.timeZone),
           },
           200,
           { "Cache-Control": "no-store" },
@@ -437,7 +434,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         const key = await donor(c, org.id);
         const nowMs = deps.now();
         // The organization's calendar: its current year, and the gifts made in that year where it is.
-        const year = query.year ?? yearIn(nowMs, org.timeZone);
+        const year = query.year ?? localYear(nowMs, org.timeZone);
         const payments = await donorPaymentsOfYear(store.db, org.id, key, year, org.timeZone);
         return pdf(
           c,

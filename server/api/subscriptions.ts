@@ -66,7 +66,15 @@ async function formRefusals(
   change: SubscriptionChange,
 ): Promise<string[]> {
   if (change.amountCents === undefined && change.frequency === undefined) return [];
-  const form = await findFormCached(deps.store, sub.form_id);
+  return refusalsOn(await findFormCached(deps.store, sub.form_id), sub, change);
+}
+
+/** formRefusals against the gift's form as already read (undefined: gone). */
+function refusalsOn(
+  form: Awaited<ReturnType<typeof findFormCached>>,
+  sub: SubscriptionsTable,
+  change: SubscriptionChange,
+): string[] {
   if (!form || form.deletedAt !== null) return [];
   const type = form.config.formType;
   if (type !== "EMBED_FORM" && type !== "CROWDFUNDING_FORM") return [];
@@ -93,11 +101,10 @@ export async function changeableFrequencies(
   sub: SubscriptionsTable,
 ): Promise<RecurringFrequency[]> {
   if (sub.status !== "ACTIVE") return [];
-  const open: RecurringFrequency[] = [];
-  for (const frequency of RECURRING_FREQUENCIES)
-    if ((await formRefusals(deps, sub, { frequency, skipNext: false, cancel: false })).length === 0)
-      open.push(frequency);
-  return open;
+  const form = await findFormCached(deps.store, sub.form_id);
+  return RECURRING_FREQUENCIES.filter(
+    (frequency) => refusalsOn(form, sub, { frequency, skipNext: false, cancel: false }).length === 0,
+  );
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { ExpressionBuilder } from "kysely";
-import { localDate, startOfLocalDay } from "../../shared/localDays.js";
+import { localYear, startOfLocalDay } from "../../shared/localDays.js";
 import { isoAt } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
 import { foldFor } from "../store/listFilters.js";
@@ -103,10 +103,6 @@ const onStatement = (eb: ExpressionBuilder<Database, "payments">) =>
 const startOfYear = (year: number, timeZone: string): string =>
   isoAt(startOfLocalDay(`${String(year).padStart(4, "0")}-01-01`, timeZone));
 
-/** The calendar year an instant written as `created_at` falls in, in a zone. */
-const localYear = (createdAt: string, timeZone: string): number =>
-  Number(localDate(Date.parse(createdAt), timeZone).slice(0, 4));
-
 /**
  * The payments the donor's statement of the calendar year `year` of the organization's time zone lists
  * (completed or partly refunded), oldest first: a gift at 23:30 on December 31 in New York belongs to that
@@ -147,6 +143,6 @@ export async function donorStatementYears(
     .where(byDonor(db, organizationId, emailKey))
     .where(onStatement)
     .execute();
-  const years = new Set(rows.map((r) => localYear(r.created_at, timeZone)));
+  const years = new Set(rows.map((r) => localYear(Date.parse(r.created_at), timeZone)));
   return [...years].sort((a, b) => b - a);
 }
