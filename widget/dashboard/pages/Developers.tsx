@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { EVENT_TYPES, PERMISSIONS } from "../../../shared/enums.js";
-import { ApiFailure, call, detailsAbout, detailsOf, get, listPage } from "../api.js";
+import { call, detailsAbout, detailsOf, get, listPage } from "../api.js";
 import { when } from "../format.js";
 import { isOwner } from "../session.js";
 import { ConfirmInline, CopyButton, ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
