@@ -218,7 +218,8 @@ describe.skipIf(!browserAvailable)(
         await owner.getByRole("button", { name: "Delete…" }).click();
         await owner.getByRole("alertdialog").getByRole("button", { name: "Yes, delete" }).click();
         await owner.getByText(`The webhook to ${receiver.url} is deleted.`).waitFor();
-        expect(await owner.getByRole("button", { name: "Deliveries" }).count()).toBe(0);
+        // The list is read again after the message shows, so wait for the deleted webhook's row to go.
+        await expect.poll(() => owner.getByRole("button", { name: "Deliveries" }).count()).toBe(0);
         const audit = await served.t.request<{
           entries: { action: string; actor: { type: string }; after: Record<string, unknown> }[];
         }>("GET", "/v1/audit-log?subjectType=webhook");
