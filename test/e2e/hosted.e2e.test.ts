@@ -393,7 +393,10 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
       expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Donate $250 monthly");
       await page.keyboard.press("Enter");
       await page.getByRole("heading", { name: "Thank you!" }).waitFor();
-      expect(await page.evaluate(() => document.activeElement?.getAttribute("role"))).toBe("status");
+      // The thank-you takes the focus in an effect that runs after it is drawn.
+      await expect
+        .poll(() => page.evaluate(() => document.activeElement?.getAttribute("role")))
+        .toBe("status");
       expect(await seriousAxeIssues(page, ["color-contrast"])).toEqual([]);
       const payment = (await paymentsOf(served, formID)).find((p) => p.email === email);
       expect(payment).toMatchObject({ status: "COMPLETED", amount_cents: 25000, frequency: "MONTHLY" });

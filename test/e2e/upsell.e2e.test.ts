@@ -55,8 +55,10 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
     await page.getByRole("button", { name: /^Donate \$100$/ }).click();
     const offer = page.getByRole("region", { name: "Make it monthly?" });
     await offer.waitFor();
-    // The offer takes the focus, so a keyboard user lands on it.
-    expect(await page.evaluate(() => document.activeElement?.classList.contains("alm-upsell"))).toBe(true);
+    // The offer takes the focus, so a keyboard user lands on it (in an effect that runs after it is drawn).
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.classList.contains("alm-upsell")))
+      .toBe(true);
     expect(await seriousAxeIssues(page)).toEqual([]);
     await page.getByRole("button", { name: "Yes, give $25 monthly" }).click();
     await page.getByRole("button", { name: /^Donate \$25 monthly$/ }).click();
