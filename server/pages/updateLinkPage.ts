@@ -79,7 +79,7 @@ export const SECURITY_HEADERS = {
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
-export type Html = { status: 200 | 404 | 410 | 422 | 503; html: string };
+export type Html = { status: 200 | 404 | 410 | 413 | 422 | 503; html: string };
 
 export function html(c: Context<AppEnv>, out: Html): Response {
   return c.html(out.html, out.status, SECURITY_HEADERS);
@@ -101,6 +101,17 @@ export const ended = ({ language, tr }: PageLanguage, why: MessageKey): Html => 
     title: tr("update.ended.title"),
     heading: tr("update.ended.heading"),
     body: `<p>${escapeHtml(tr(why))}</p><p>${escapeHtml(tr("update.ended.body"))}</p>`,
+    language,
+  }),
+});
+
+/** A body over MAX_BODY_BYTES, refused before the link is read: in the language the request asks for. */
+export const tooLarge = ({ language, tr }: PageLanguage): Html => ({
+  status: 413,
+  html: page({
+    title: tr("update.tooLarge.title"),
+    heading: tr("update.tooLarge.title"),
+    body: `<p>${escapeHtml(tr("update.tooLarge.body"))}</p>`,
     language,
   }),
 });

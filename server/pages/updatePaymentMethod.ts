@@ -20,11 +20,13 @@ import {
   MAX_BODY_BYTES,
   MAX_FAILED_ATTEMPTS,
   type PageLanguage,
+  pageLanguage,
   SECURITY_HEADERS,
   STYLE,
   saveMethod,
   successPage,
   summary,
+  tooLarge,
 } from "./updateLinkPage.js";
 import { STRIPE_ACTIONS_SUFFIX, stripeAction, stripeFormPage, stripePageCsp } from "./updateWithStripe.js";
 
@@ -172,7 +174,13 @@ export function mountUpdatePaymentMethodPages(app: OpenAPIHono<AppEnv>, deps: Ap
   });
   app.post(
     `${path}${STRIPE_ACTIONS_SUFFIX}`,
-    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: () => new Response("Request too large", { status: 413 }) }),
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) =>
+        c.json({ status: "error", error: pageLanguage(languagePrefs(c)).tr("update.tooLarge.body") }, 413, {
+          "Cache-Control": "no-store",
+        }),
+    }),
     async (c) => {
       const answer = await stripeAction(c, deps, await load(deps, c.req.param("token"), languagePrefs(c)));
       return c.json(answer.body, answer.status, { "Cache-Control": "no-store" });
@@ -182,7 +190,7 @@ export function mountUpdatePaymentMethodPages(app: OpenAPIHono<AppEnv>, deps: Ap
     path,
     bodyLimit({
       maxSize: MAX_BODY_BYTES,
-      onError: (c) => c.html(page({ title: "Too large", heading: "Request too large", body: "" }), 413),
+      onError: (c) => html(c, tooLarge(pageLanguage(languagePrefs(c)))),
     }),
     async (c) => html(c, await submit(c, deps, c.req.param("token"))),
   );

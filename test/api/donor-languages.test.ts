@@ -159,6 +159,31 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     expect(await unknown.text()).toContain("Ce lien n’est pas valide");
   });
 
+  it("refuses a body too large for the update page in the donor's language, as a page and as JSON", async () => {
+    const big = `cardNumber=${"4".repeat(20_000)}`;
+    const page = await t.app.request("/update-payment-method/any-token?lang=de", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", "Content-Length": String(big.length) },
+      body: big,
+    });
+    expect(page.status).toBe(413);
+    const html = await page.text();
+    expect(html).toContain('<html lang="de" dir="ltr">');
+    expect(html).toContain(translator("de")("update.tooLarge.body"));
+    const json = await t.app.request("/update-payment-method/any-token/stripe", {
+      method: "POST",
+      headers: {
+        "Content-Type": "application/json",
+        "Content-Length": String(big.length + 2),
+        "Accept-Language": "es",
+      },
+      body: JSON.stringify(big),
+    });
+    expect(json.status).toBe(413);
+    expect(json.headers.get("Content-Type")).toMatch(/^application\/json/);
+    expect(await json.json()).toEqual({ status: "error", error: translator("es")("update.tooLarge.body") });
+  });
+
   it("takes a language tag in any case and keeps it canonical (pt-br → pt-BR)", async () => {
     const org = await t.request<{ language: string }>("PUT", "/v1/organization", {
       body: { language: "pt-br" },

@@ -269,6 +269,8 @@ export const ar: Catalog = {
   "update.ended.expired": "انتهت صلاحية هذا الرابط.",
   "update.ended.refused": "رُفضت طرق دفع كثيرة عبر هذا الرابط.",
   "update.ended.inactive": "هذا التبرع المتكرر لم يعد نشطًا.",
+  "update.tooLarge.title": "تم إرسال بيانات كثيرة جدًا",
+  "update.tooLarge.body": "أرسل النموذج أكثر مما تقبله هذه الصفحة. ارجع وحاول مرة أخرى.",
   "update.summary.organization": "المنظمة",
   "update.summary.gift": "التبرع",
   "update.summary.method": "طريقة الدفع الحالية",

@@ -278,6 +278,8 @@ export const en = {
   "update.ended.expired": "This link has expired.",
   "update.ended.refused": "Too many payment methods were refused on this link.",
   "update.ended.inactive": "This recurring gift is no longer active.",
+  "update.tooLarge.title": "Too much was sent",
+  "update.tooLarge.body": "The form sent more than this page accepts. Go back and try again.",
   "update.summary.organization": "Organization",
   "update.summary.gift": "Gift",
   "update.summary.method": "Current payment method",

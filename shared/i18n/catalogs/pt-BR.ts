@@ -276,6 +276,8 @@ export const ptBR: Catalog = {
   "update.ended.expired": "Este link expirou.",
   "update.ended.refused": "Formas de pagamento demais foram recusadas com este link.",
   "update.ended.inactive": "Esta doação recorrente não está mais ativa.",
+  "update.tooLarge.title": "Dados demais enviados",
+  "update.tooLarge.body": "O formulário enviou mais do que esta página aceita. Volte e tente novamente.",
   "update.summary.organization": "Organização",
   "update.summary.gift": "Doação",
   "update.summary.method": "Forma de pagamento atual",
