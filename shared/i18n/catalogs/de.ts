@@ -287,7 +287,8 @@ export const de: Catalog = {
   "update.ended.refused": "Mit diesem Link wurden zu viele Zahlungsmethoden abgelehnt.",
   "update.ended.inactive": "Diese regelmäßige Spende ist nicht mehr aktiv.",
   "update.tooLarge.title": "Zu viele Daten gesendet",
-  "update.tooLarge.body": "Das Formular hat mehr gesendet, als diese Seite annimmt. Gehen Sie zurück und versuchen Sie es erneut.",
+  "update.tooLarge.body":
+    "Das Formular hat mehr gesendet, als diese Seite annimmt. Gehen Sie zurück und versuchen Sie es erneut.",
   "update.summary.organization": "Organisation",
   "update.summary.gift": "Spende",
   "update.summary.method": "Aktuelle Zahlungsmethode",

@@ -282,7 +282,8 @@ export const es: Catalog = {
   "update.ended.refused": "Se rechazaron demasiados métodos de pago con este enlace.",
   "update.ended.inactive": "Esta donación periódica ya no está activa.",
   "update.tooLarge.title": "Se envió demasiado",
-  "update.tooLarge.body": "El formulario envió más de lo que esta página acepta. Vuelva atrás e inténtelo de nuevo.",
+  "update.tooLarge.body":
+    "El formulario envió más de lo que esta página acepta. Vuelva atrás e inténtelo de nuevo.",
   "update.summary.organization": "Organización",
   "update.summary.gift": "Donación",
   "update.summary.method": "Método de pago actual",

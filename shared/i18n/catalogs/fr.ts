@@ -281,7 +281,8 @@ export const fr: Catalog = {
   "update.ended.refused": "Trop de moyens de paiement ont été refusés avec ce lien.",
   "update.ended.inactive": "Ce don régulier n’est plus actif.",
   "update.tooLarge.title": "Trop de données envoyées",
-  "update.tooLarge.body": "Le formulaire a envoyé plus que ce que cette page accepte. Revenez en arrière et réessayez.",
+  "update.tooLarge.body":
+    "Le formulaire a envoyé plus que ce que cette page accepte. Revenez en arrière et réessayez.",
   "update.summary.organization": "Organisation",
   "update.summary.gift": "Don",
   "update.summary.method": "Moyen de paiement actuel",
