@@ -70,8 +70,10 @@ export function cursorParam() {
   return z
     .string()
     .meta({
-      pattern: CURSOR_PATTERN.source,
-      description: "Opaque: the lastEvaluatedKey (or nextCursor) a previous page of this same list returned",
+      // An empty value is taken as no cursor (the first page), so the document allows it too.
+      pattern: `^(?:${CURSOR_PATTERN.source.slice(1, -1)})?$`,
+      description:
+        "Opaque: the lastEvaluatedKey (or nextCursor) a previous page of this same list returned; empty or absent: the first page",
     })
     .optional()
     .check(

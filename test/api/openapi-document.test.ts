@@ -47,6 +47,15 @@ describe(`the OpenAPI document (${dialect})`, () => {
     expect(param(op("/v1/payments", "get"), "lastEvaluatedKey")?.schema.pattern).toBeTypeOf("string");
   });
 
+  it("allows the empty cursor the server takes as the first page, and no other malformed one", async () => {
+    const pattern = new RegExp(String(param(op("/v1/forms", "get"), "lastEvaluatedKey")?.schema.pattern));
+    expect(pattern.test("")).toBe(true);
+    expect(pattern.test("not a cursor")).toBe(false);
+    const first = await t.request<{ forms: unknown[] }>("GET", "/v1/forms?lastEvaluatedKey=");
+    expect(first.status, first.text).toBe(200);
+    expect((await t.request("GET", "/v1/forms?lastEvaluatedKey=not%20a%20cursor")).status).toBe(400);
+  });
+
   it("bounds amounts and states formats: money, emails, https URLs, dates, countries", () => {
     const refund = op("/v1/payments/{id}/refund", "post").requestBody?.content["application/json"]?.schema;
     expect(((refund?.properties ?? {}) as Json).amount).toMatchObject({
