@@ -1,7 +1,8 @@
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { decimalsOf } from "../../shared/currency.js";
 import { LANGUAGES } from "../../shared/languages.js";
-import { TIME_ZONE_RULE } from "../../shared/schemas/form.js";
+import { formSchema, TIME_ZONE_RULE } from "../../shared/schemas/form.js";
 import {
   assignGlobalInputIds,
   GLOBAL_INPUT_TYPES,
@@ -9,9 +10,10 @@ import {
 } from "../../shared/schemas/organization.js";
 import { ApiError } from "../errors.js";
 import { uuid } from "../ids.js";
+import { FORM_PAGE_LIMIT_BYTES, formPageBytes } from "../pages/hosted.js";
 import { recordChange } from "../store/auditLog.js";
 import type { Db } from "../store/database.js";
-import { listLiveForms } from "../store/forms.js";
+import { type FormRecord, listLiveForms } from "../store/forms.js";
 import { getOrganization, type Organization, updateOrganization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
 import { amountsWithDecimals } from "./forms/wholeAmounts.js";
@@ -165,6 +167,58 @@ async function checkFormsFitCurrency(db: Db, organizationId: string, currency: s
   );
 }
 
+/** The organization's settings that every one of its forms' hosted pages shows, and how each is read. */
+const PAGE_FIELDS: [field: string, of: (org: Organization) => unknown][] = [
+  ["organizationName", (org) => org.name],
+  ["globalCustomInputs", (org) => org.globalCustomInputs],
+  ["currency", (org) => org.currency],
+  ["language", (org) => org.language],
+];
+
+/**
+ * The organization's part of a hosted page (its name, its global custom inputs, amounts in its currency and
+ * its language's texts) is in every live form's page: a change of it is measured on each live form's page,
+ * as a form is when it is saved (forms/routes.ts), and refused when one would outgrow the page budget.
+ * `before` and `after` are the organization as it was and as it would be; `db` is the change's transaction.
+ */
+async function checkFormsFitPage(deps: AppDeps, db: Db, before: Organization, after: Organization) {
+  const changed = PAGE_FIELDS.filter(
+    ([, of]) => JSON.stringify(of(before)) !== JSON.stringify(of(after)),
+  ).map(([field]) => field);
+  if (changed.length === 0) return;
+  let largest: { form: FormRecord; bytes: number } | undefined;
+  let cursor: { sort: string; id: string } | undefined;
+  for (;;) {
+    const forms = await listLiveForms(db, after.id, FORMS_PAGE, cursor);
+    for (const form of forms) {
+      const bytes = await formPageBytes(deps, after, form.id, form.config, db);
+      if (!largest || bytes > largest.bytes) largest = { form, bytes };
+    }
+    if (forms.length < FORMS_PAGE) break;
+    const last = forms[forms.length - 1];
+    cursor = { sort: last.createdAt, id: last.id };
+  }
+  const fields = changed.join(", ");
+  const limit = `at most ${kb(FORM_PAGE_LIMIT_BYTES)} KB`;
+  if (largest && largest.bytes > FORM_PAGE_LIMIT_BYTES) {
+    const { form, bytes } = largest;
+    throw ApiError.validation([
+      `${fields} would make the hosted page of form ${form.id} ("${form.config.title}") too large (${kb(bytes)} KB, ${limit}): shorten the global custom inputs and their options, or that form`,
+    ]);
+  }
+  // Without live forms (or with small ones), the organization's part must still leave room for a form.
+  const bare = await formPageBytes(deps, after, randomUUID(), BARE_FORM(), db);
+  if (bare > FORM_PAGE_LIMIT_BYTES)
+    throw ApiError.validation([
+      `${fields} would make every hosted page too large (${kb(bare)} KB with a form of a title and a fund alone, ${limit}): shorten the global custom inputs and their options`,
+    ]);
+}
+
+/** The smallest form there is: what the organization's part of a page is measured with. */
+const BARE_FORM = () => formSchema({ allowHttpImages: true }).parse({ title: "Form", funds: ["General"] });
+
+const kb = (bytes: number) => Math.ceil(bytes / 1024).toLocaleString("en-US");
+
 export function organizationRoutes(deps: AppDeps): RouteSpec[] {
   const load = (id: string) => loadCallerOrganization(deps, id);
   return [
@@ -191,7 +245,14 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on, for donors and contacts who give no country of their own in their address; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs (the hosted pages' fundraising bar and donor list count only gifts in the current one: there are no exchange rates), and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). Changing to a currency without decimals while a live form holds an amount with decimals (12.50) is a 409 naming each such form and its fields (`oneTimeAmounts[0]`, `defaultAmount`, …): change those first. An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, CSV exports write dates in it, the donor portal's year-end statements count its calendar year and print its dates, and the portal's gift list and the receipt e-mails show its days. `logoUrl` (https) and `brandColor` (#RRGGBB) brand the receipts. `receiptReplyTo`, `receiptSubject` and `receiptMessage` are the receipts' defaults: a form with its own custom e-mail (`enableCustomEmail`) uses its own, every other form these, and without them the built-in text; null or an empty string clears one. `requireTwoFactor` makes Owners and Finance sign in to the dashboard with a TOTP code: one who has not set it up gets a session that reaches only the set-up (`/api/staff/two-factor/…`) and `/api/staff/me`, and 403 everywhere else, until they do.",
       body: organizationUpdateSchema,
-      rules: [{ fields: ["globalCustomInputs"], rule: "no custom input id or title twice" }, TIME_ZONE_RULE],
+      rules: [
+        { fields: ["globalCustomInputs"], rule: "no custom input id or title twice" },
+        TIME_ZONE_RULE,
+        {
+          fields: ["globalCustomInputs", "organizationName", "currency", "language"],
+          rule: "every live form's hosted page, and a form of a title and a fund alone, at most 180 KB with the new settings (they are in every form's page)",
+        },
+      ],
       responses: {
         200: { description: "The new configuration", schema: organizationSchema },
         ...standardErrors,
@@ -233,6 +294,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
             },
             nowMs,
           );
+          if (changed) await checkFormsFitPage(deps, trx, org, changed);
           if (changed)
             await recordChange(
               trx,

@@ -17,6 +17,7 @@ import { type PaymentOptions, paymentOptions, publicFormView } from "../checkout
 import { ApiError } from "../errors.js";
 import { chooseLanguage, messagesFor, translator } from "../i18n.js";
 import { isUuid } from "../ids.js";
+import type { Db } from "../store/database.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { formAvailability } from "../store/inventory.js";
 import { getOrganization, type Organization, siteOrigins } from "../store/organizations.js";
@@ -174,18 +175,25 @@ ${languageSwitcher(p.language, p.query)}
 
 /**
  * A form's hosted page stays under 200 KB: a form whose page, rendered as a donor would first get it, is
- * larger than `FORM_PAGE_LIMIT_BYTES` is refused when it is saved. The margin below 200 KB is for what the
- * page gains after that (the donor list and fundraising bar, a link's prefill, the first quote).
+ * larger than `FORM_PAGE_LIMIT_BYTES` is refused when it is saved. The page holds the organization's part
+ * too (its name, its global custom inputs, amounts in its currency, its language): a change of those that
+ * would take any live form's page past the limit is refused as well (api/organization.ts). The margin below
+ * 200 KB is for what the page gains after that (the donor list and fundraising bar, a link's prefill, the
+ * first quote, another language the donor asks for).
  */
 export const HOSTED_PAGE_BUDGET_BYTES = 200 * 1024;
 export const FORM_PAGE_LIMIT_BYTES = 180 * 1024;
 
-/** The size in bytes of the hosted page a form with this config would have (nothing sold, no prefill). */
+/**
+ * The size in bytes of the hosted page a form with this config would have (nothing sold, no prefill), with
+ * `org` as it is or would be. `db` reads the form's donors (a transaction's, when measuring inside one).
+ */
 export async function formPageBytes(
   deps: AppDeps,
   org: Organization,
   formId: string,
   config: FormRecord["config"],
+  db: Db = deps.store.db,
 ): Promise<number> {
   const form: FormRecord = {
     id: formId,
@@ -196,7 +204,7 @@ export async function formPageBytes(
     deletedAt: null,
   };
   const view = await publicFormView(
-    deps.store.db,
+    db,
     { form, org },
     { ticketsSold: {}, productsSold: {}, promoRedemptions: {} },
     null,

@@ -188,7 +188,10 @@ export const organizationUpdateSchema = z
   .strictObject({
     organizationName: requiredString(200).optional(),
     organizationBaseURLs: z.array(baseUrl).max(20).optional(),
-    globalCustomInputs: z.array(globalCustomInputSchema).max(50).optional(),
+    globalCustomInputs: z.array(globalCustomInputSchema).max(50).optional().meta({
+      description:
+        "Custom inputs asked on every form of the organization (replaces the list). They are in every form's hosted page, so a list that would take any live form's page past 180 KB (or a form of a title and a fund alone) is a 400",
+    }),
     country: z
       .string()
       .trim()

@@ -110,3 +110,167 @@ describe("the hosted page's size budget", () => {
     expect(await pageBytes(`/donate/${id}`)).toBe(before);
   });
 });
+
+/**
+ * The organization's part of the page: its global custom inputs are in every one of its forms' pages. Twelve
+ * inputs of a hundred options of `<` (a 238 KB body) made a 2.4 MB page of every form, as escaping multiplies
+ * the text: a change of the organization that would take a form's page past the budget is refused too, and a
+ * form is measured with the organization's inputs.
+ */
+describe("the hosted page's size budget, with the organization's part of the page", () => {
+  type Org = Awaited<ReturnType<TestApp["newOrg"]>>;
+  const as = (org: Org) => ({
+    request: <T = ErrorBody>(method: string, path: string, body?: unknown) =>
+      t.request<T>(method, path, { key: org.key, ...(body === undefined ? {} : { body }) }),
+  });
+  /** `count` dropdowns of `options` options of `length` characters of `text`. */
+  const globals = (count: number, options: number, length: number, text = heavy) =>
+    Array.from({ length: count }, (_, i) => ({
+      title: `Global ${i}`,
+      inputType: "SINGLE_SELECTION_DROPDOWN",
+      options: Array.from({ length: options }, (_, j) => `${i}-${j} ${text(length, j)}`.slice(0, length)),
+    }));
+  const angles = (n: number) => "<".repeat(n);
+  /** Every page a donor may get of the form: the page, the iframe and the overlay, in every language. */
+  const variants = (path: string) => [
+    path,
+    `${path}?embed=1`,
+    `${path}?overlay=1&embed=1`,
+    ...["es", "fr", "de", "pt-BR", "ar"].map((lang) => `${path}?lang=${lang}`),
+  ];
+  const largestPage = async (paths: string[]) => {
+    let largest = 0;
+    for (const path of paths.flatMap(variants)) {
+      const bytes = await pageBytes(path);
+      expect(bytes, path).toBeLessThan(PAGE_BUDGET);
+      largest = Math.max(largest, bytes);
+    }
+    return largest;
+  };
+  const tooLarge =
+    /^globalCustomInputs would make the hosted page of form [0-9a-f-]{36} \("[^"]*"\) too large \([\d,]+ KB, at most 180 KB\)/;
+
+  it("refuses global custom inputs of twelve dropdowns of a hundred '<' options, and keeps the organization as it was", async () => {
+    const org = await t.newOrg();
+    const api = as(org);
+    const form = await api.request<{ formID: string }>("POST", "/v1/forms", validForms.standard());
+    expect(form.status).toBe(201);
+    const path = `/donate/${form.body.formID}`;
+    const before = await pageBytes(path);
+    const attack = { globalCustomInputs: globals(12, 100, 198, angles) };
+    expect(JSON.stringify(attack).length).toBeGreaterThan(235_000);
+    const res = await api.request("PUT", "/v1/organization", attack);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toBeTruthy();
+    expect(res.body.details).toHaveLength(1);
+    expect(res.body.details?.[0]).toMatch(tooLarge);
+    expect(res.body.details?.[0]).toContain(form.body.formID);
+    const now = await api.request<{ globalCustomInputs: unknown[] }>("GET", "/v1/organization");
+    expect(now.body.globalCustomInputs).toEqual([]);
+    for (const variant of variants(path)) expect(await pageBytes(variant), variant).toBeLessThan(PAGE_BUDGET);
+    expect(await pageBytes(path)).toBe(before);
+    const json = await t.app.request(`/api/forms/${form.body.formID}`);
+    expect(Buffer.byteLength(await json.text())).toBeLessThan(PAGE_BUDGET);
+  });
+
+  it("refuses them in an organization without forms, where every form's page would be too large", async () => {
+    const api = as(await t.newOrg());
+    const res = await api.request("PUT", "/v1/organization", {
+      globalCustomInputs: globals(12, 100, 198, angles),
+    });
+    expect(res.status).toBe(400);
+    expect(res.body.details?.[0]).toMatch(
+      /^globalCustomInputs would make every hosted page too large \([\d,]+ KB with a form of a title and a fund alone, at most 180 KB\)/,
+    );
+    const form = await api.request("POST", "/v1/forms", validForms.standard());
+    expect(form.status).toBe(201);
+  });
+
+  it("accepts global inputs only while every form's page, in every mode and language, stays under 200 KB", async () => {
+    const api = as(await t.newOrg());
+    const made = await Promise.all([
+      api.request<{ formID: string }>("POST", "/v1/forms", validForms.standard()),
+      api.request<{ formID: string }>("POST", "/v1/forms", validForms.event()),
+    ]);
+    for (const m of made) expect(m.status).toBe(201);
+    const paths = [`/donate/${made[0].body.formID}`, `/attend/${made[1].body.formID}`];
+    let refused = 0;
+    let largest = 0;
+    for (const count of [2, 8, 14, 20, 22, 23, 24, 26, 50]) {
+      const res = await api.request("PUT", "/v1/organization", {
+        globalCustomInputs: globals(count, 10, 60),
+      });
+      if (res.status === 400) {
+        refused++;
+        expect(res.body.details?.[0], `${count}`).toMatch(tooLarge);
+      } else expect(res.status, `${count}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
+      largest = Math.max(largest, await largestPage(paths));
+    }
+    expect(refused).toBeGreaterThan(0);
+    expect(largest).toBeGreaterThan(100 * 1024);
+  });
+
+  it("measures a form with the organization's global inputs: one that fits alone is refused with them", async () => {
+    // Twelve dropdowns of the form's own, and (below) twelve of the organization's: each alone fits, not both.
+    const body = {
+      ...validForms.standard(),
+      customInputs: globals(12, 10, 60).map(({ title, options }) => ({
+        title: `Form ${title}`,
+        inputType: "single_select",
+        options,
+      })),
+    };
+    const alone = as(await t.newOrg());
+    const fits = await alone.request<{ formID: string }>("POST", "/v1/forms", body);
+    expect(fits.status).toBe(201);
+    const aloneBytes = await pageBytes(`/donate/${fits.body.formID}`);
+    expect(aloneBytes).toBeGreaterThan(60 * 1024);
+
+    const withGlobals = as(await t.newOrg());
+    const set = await withGlobals.request("PUT", "/v1/organization", {
+      globalCustomInputs: globals(12, 10, 60),
+    });
+    expect(set.status).toBe(200);
+    const refused = await withGlobals.request("POST", "/v1/forms", body);
+    expect(refused.status).toBe(400);
+    expect(refused.body.details?.[0]).toMatch(
+      /^form is too large for its hosted page \([\d,]+ KB, at most 180 KB\)/,
+    );
+    expect(refused.body.details?.[0]).toContain("12 global custom inputs");
+    // Without them, the same form is taken.
+    await withGlobals.request("PUT", "/v1/organization", { globalCustomInputs: [] });
+    expect((await withGlobals.request("POST", "/v1/forms", body)).status).toBe(201);
+  });
+});
+
+describe("the limits the OpenAPI document states for what a page holds", () => {
+  type Schema = {
+    properties?: Record<string, Schema>;
+    items?: Schema;
+    maxItems?: number;
+    maxLength?: number;
+  };
+  it("caps the global inputs, their options and each option's length, and names the page budget as a rule", async () => {
+    const doc = await t.request<{
+      paths: Record<string, Record<string, { requestBody: { content: Record<string, { schema: Schema }> } }>>;
+    }>("GET", "/v1/openapi.json");
+    const put = doc.body.paths["/v1/organization"].put as unknown as {
+      requestBody: { content: Record<string, { schema: Schema }> };
+      "x-rules": { fields: string[]; rule: string }[];
+    };
+    const inputs = put.requestBody.content["application/json"].schema.properties?.globalCustomInputs;
+    expect(inputs?.maxItems).toBe(50);
+    const options = inputs?.items?.properties?.options;
+    expect(options?.maxItems).toBe(100);
+    expect(options?.items?.maxLength).toBe(200);
+    expect(
+      put["x-rules"].some((r) => r.fields.includes("globalCustomInputs") && r.rule.includes("180 KB")),
+    ).toBe(true);
+    const create = doc.body.paths["/v1/forms"].post as unknown as {
+      "x-rules": { fields: string[]; rule: string }[];
+    };
+    expect(
+      create["x-rules"].some((r) => r.fields.includes("customInputs") && r.rule.includes("180 KB")),
+    ).toBe(true);
+  });
+});

@@ -41,7 +41,10 @@ import { formPreviewRoutes } from "./preview.js";
 import { FORM_RULES } from "./rules.js";
 import { amountsWithDecimals } from "./wholeAmounts.js";
 
-/** Refuses a form whose hosted page would outgrow the page budget (see pages/hosted.ts). */
+/**
+ * Refuses a form whose hosted page would outgrow the page budget (see pages/hosted.ts), measured with the
+ * organization's part of the page (its global custom inputs, name, currency, language) as it is now.
+ */
 async function checkPageSize(deps: AppDeps, orgId: string, formId: string, config: FormRecord["config"]) {
   const org = await getOrganization(deps.store.db, orgId);
   if (!org) return;
@@ -58,7 +61,7 @@ async function checkPageSize(deps: AppDeps, orgId: string, formId: string, confi
   const bytes = await formPageBytes(deps, org, formId, config);
   if (bytes > FORM_PAGE_LIMIT_BYTES)
     throw ApiError.validation([
-      `form is too large for its hosted page (${kb(bytes)} KB, at most ${kb(FORM_PAGE_LIMIT_BYTES)} KB): shorten its descriptions, FAQs, or its lists of levels, tickets, options and inputs`,
+      `form is too large for its hosted page (${kb(bytes)} KB, at most ${kb(FORM_PAGE_LIMIT_BYTES)} KB): shorten its descriptions, FAQs, or its lists of levels, tickets, options and inputs${org.globalCustomInputs.length ? ` (the page holds the organization's ${org.globalCustomInputs.length} global custom inputs too: PUT /v1/organization)` : ""}`,
     ]);
 }
 

@@ -43,5 +43,9 @@ export const FORM_RULES: BodyRule[] = [
     fields: ["enableMonthlyUpsell", "frequencies"],
     rule: "enableMonthlyUpsell only on donation forms offering ONE_TIME and MONTHLY",
   },
+  {
+    fields: ["description", "faqs", "givingLevels", "sponsorshipGroups", "tickets", "customInputs"],
+    rule: "the form's hosted page at most 180 KB, with the organization's global custom inputs (every text is measured as the page escapes it)",
+  },
   TIME_ZONE_RULE,
 ];
