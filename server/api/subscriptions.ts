@@ -203,7 +203,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Cancel a subscription or change its amount",
       description:
-        '`status: "CANCELLED"` cancels for good: no charge starts after the cancel (a charge a billing pass had already begun completes, but the schedule does not move on). `amount` (dollars, > 0, ≤ 1,000,000, 2 decimals) is the recurring gift from the next charge on; a covered fee is recomputed on it. Send either or both; neither is a 400. A cancelled subscription is a 409. Emits `subscription.updated` for an amount change and `subscription.cancelled` for a cancel.',
+        '`status: "CANCELLED"` cancels for good: no charge starts after the cancel (a charge a billing pass had already begun completes, but the schedule does not move on). `amount` (in the subscription\'s currency: 1 to 1,000,000 as at the checkout, 2 decimals) is the recurring gift from the next charge on; a covered fee is recomputed on it. Send either or both; neither is a 400. A cancelled subscription is a 409. Emits `subscription.updated` for an amount change and `subscription.cancelled` for a cancel.',
       params: idParams,
       body: subscriptionUpdateSchema,
       rules: [
@@ -235,7 +235,7 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
       permission: "subscriptions:write",
       tags,
       summary: "Create a link for the donor to update the payment method",
-      description: `A hosted page (\`${UPDATE_PAGE_PATH}/…\`) where the donor enters a new card or bank account for this subscription. It shows only the organization, amount, frequency and the current method's brand and last 4. The link is unguessable, single-use and expires after \`expiresInMinutes\` (30–1440, default 60); an expired or used link shows a 410 page. \`returnUrl\` (https; http on localhost) is offered to the donor afterwards. Only for ACTIVE subscriptions (else 409). Success emits \`subscription.payment_method_updated\` and \`subscription.updated\`.`,
+      description: `A hosted page (\`${UPDATE_PAGE_PATH}/…\`) where the donor enters a new card or bank account for this subscription. It shows only the organization, amount, frequency and the current method's brand and last 4. The link is unguessable, single-use and expires after \`expiresInMinutes\` (30–1440, default 60); an expired or used link shows a 410 page. \`returnUrl\` (https, http on localhost; no user name or password; a fragment is kept) is offered to the donor afterwards. Only for ACTIVE subscriptions (else 409). Success emits \`subscription.payment_method_updated\` and \`subscription.updated\`.`,
       params: idParams,
       body: updateLinkBodySchema,
       bodyOptional: true,

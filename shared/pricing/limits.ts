@@ -6,6 +6,12 @@ import { MAX_AMOUNT_CENTS } from "../money.js";
 /** Smallest and largest gift (and extra donation) a donor may type: $1 to $1,000,000. */
 export const MIN_CUSTOM_AMOUNT_CENTS = 100;
 export const MAX_CUSTOM_AMOUNT_CENTS = MAX_AMOUNT_CENTS;
+/**
+ * The same range in major units, as a request's `amount` states it (1 to 1,000,000 in every currency): the
+ * bounds of the schemas that take a recurring gift's new amount, so that the checkout's range is written once.
+ */
+export const MIN_CUSTOM_AMOUNT = MIN_CUSTOM_AMOUNT_CENTS / 100;
+export const MAX_CUSTOM_AMOUNT = MAX_CUSTOM_AMOUNT_CENTS / 100;
 /** Per line: at most this many of one product in an order. */
 export const MAX_PRODUCT_QUANTITY = 100;
 /** Per line: at most this many of one ticket type in an order (before the ticket's own `maxPerOrder`). */

@@ -232,6 +232,15 @@ export const requiredSingleLine = (max: number) =>
  */
 export const HTTPS_URL = { format: "uri", pattern: "^https://[^/?#@\\s]+([/?][^#\\s]*)?$" };
 
+/** What a URL field is told, after its name, when the address carries a user name or password. */
+export const NO_CREDENTIALS = "must not contain a user name or password";
+
+/**
+ * Whether an address carries credentials (`https://user:secret@host/`): no URL field takes them (the
+ * document's patterns refuse `@` before the path), since they would be shown or sent to others.
+ */
+export const hasCredentials = (url: URL): boolean => url.username !== "" || url.password !== "";
+
 /** Text that is not blank: at least one character besides spaces (the document says so by a pattern). */
 export const NOT_BLANK = "\\S";
 export const requiredString = (max: number) =>

@@ -13,7 +13,15 @@ import {
   TICKET_TYPES,
 } from "../enums.js";
 import { dollarsToCents } from "../money.js";
-import { boundedString, HTTPS_URL, money, readOnlyFields, requiredString } from "./common.js";
+import {
+  boundedString,
+  HTTPS_URL,
+  hasCredentials,
+  money,
+  NO_CREDENTIALS,
+  readOnlyFields,
+  requiredString,
+} from "./common.js";
 
 /**
  * The rules of a donation or event form, as one zod schema.
@@ -394,6 +402,7 @@ function crossFieldRules(allowHttpImages: boolean) {
       const okProtocol = url && (url.protocol === "https:" || (allowHttpImages && url.protocol === "http:"));
       if (!okProtocol)
         issue("headerImage", allowHttpImages ? "must be an http(s) URL" : "must be an https URL");
+      else if (url && hasCredentials(url)) issue("headerImage", NO_CREDENTIALS);
     }
 
     if (Array.isArray(form.funds)) {

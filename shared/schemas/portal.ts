@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { FREQUENCIES } from "../enums.js";
+import { MAX_CUSTOM_AMOUNT, MIN_CUSTOM_AMOUNT } from "../pricing/limits.js";
 import { emailAddress, languageTag, money } from "./common.js";
 
 /** The donor portal's request bodies. */
@@ -22,7 +23,7 @@ export const portalSessionBodySchema = z.strictObject({
 
 export const portalSubscriptionChangeSchema = z
   .strictObject({
-    amount: money({ min: 1, max: 1_000_000 })
+    amount: money({ min: MIN_CUSTOM_AMOUNT, max: MAX_CUSTOM_AMOUNT })
       .optional()
       .meta({ description: "New recurring amount in the gift's currency, from the next charge on" }),
     frequency: z.enum(RECURRING_FREQUENCIES).optional().meta({

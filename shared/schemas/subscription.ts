@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { HTTPS_URL, money } from "./common.js";
+import { MAX_CUSTOM_AMOUNT, MIN_CUSTOM_AMOUNT } from "../pricing/limits.js";
+import { hasCredentials, money, NO_CREDENTIALS } from "./common.js";
 import { CARD_BRANDS } from "./payment.js";
 import { currency, majorUnits, time, ulidId, uuid } from "./wire.js";
 
@@ -15,10 +16,13 @@ export const subscriptionUpdateSchema = z
       .literal("CANCELLED", { error: "must be CANCELLED (the only status change accepted)" })
       .optional()
       .meta({ description: "Cancels the subscription for good" }),
-    // Any amount above 0 (as the API contract states), with at most 2 decimals, up to 1,000,000.
-    amount: money({ min: 0, max: 1_000_000, minExclusive: true }).optional().meta({
-      description: "New recurring amount in the gift's currency: above 0, at most 1,000,000, 2 decimals",
-    }),
+    // The checkout's custom range (1 to 1,000,000 in the gift's currency), with at most 2 decimals: a
+    // recurring gift is never changed to an amount no donor could have given.
+    amount: money({ min: MIN_CUSTOM_AMOUNT, max: MAX_CUSTOM_AMOUNT })
+      .optional()
+      .meta({
+        description: `New recurring amount in the gift's currency: the checkout's range, ${MIN_CUSTOM_AMOUNT} to ${MAX_CUSTOM_AMOUNT.toLocaleString("en-US")}, 2 decimals`,
+      }),
   })
   .meta({ minProperties: 1, description: "status, amount or both" })
   .check(
@@ -28,13 +32,25 @@ export const subscriptionUpdateSchema = z
     }),
   );
 
-const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const LOCAL_HOSTS = ["localhost", "127.0.0.1", "[::1]"];
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
-/** https, or http on localhost; absolute, no credentials. */
+/**
+ * How the document states a return address: https, or http on a local host (as the server takes it), no
+ * credentials; a fragment is taken, unlike in HTTPS_URL, since the donor's browser follows it (an anchor, a
+ * single-page app's `#/route`).
+ */
+const RETURN_URL_PATTERN = `^(https://[^/?#@\\s]+|http://(${LOCAL_HOSTS.map(escapeRegExp).join("|")})(:[0-9]+)?)([/?#][^\\s]*)?$`;
+
+/** https, or http on localhost; absolute, no credentials; a fragment is the donor's browser's. */
 export const returnUrlSchema = z
   .string()
   .max(2000)
-  .meta({ ...HTTPS_URL, description: "Where the page sends the donor afterwards: https (http on localhost)" })
+  .meta({
+    format: "uri",
+    pattern: RETURN_URL_PATTERN,
+    description: "Where the page sends the donor afterwards: https (http on localhost)",
+  })
   .check(
     z.superRefine((value, ctx) => {
       let url: URL;
@@ -44,11 +60,10 @@ export const returnUrlSchema = z
         ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
         return;
       }
-      const local = LOCAL_HOSTS.has(url.hostname);
+      const local = LOCAL_HOSTS.includes(url.hostname);
       if (url.protocol !== "https:" && !(url.protocol === "http:" && local))
         ctx.addIssue({ code: "custom", message: "must be an https URL (http only on localhost)" });
-      else if (url.username || url.password)
-        ctx.addIssue({ code: "custom", message: "must not contain a user name or password" });
+      else if (hasCredentials(url)) ctx.addIssue({ code: "custom", message: NO_CREDENTIALS });
     }),
   );
 

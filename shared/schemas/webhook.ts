@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EVENT_TYPES } from "../enums.js";
-import { HTTPS_URL, readOnlyFields } from "./common.js";
+import { HTTPS_URL, hasCredentials, NO_CREDENTIALS, readOnlyFields } from "./common.js";
 
 /** Webhook registrations, their event types and their delivery log. */
 
@@ -38,8 +38,7 @@ export function webhookUrl(opts: { httpsOnly: boolean }) {
             code: "custom",
             message: "must be an https URL (http is allowed only in development)",
           });
-        else if (url.username || url.password)
-          ctx.addIssue({ code: "custom", message: "must not contain a user name or password" });
+        else if (hasCredentials(url)) ctx.addIssue({ code: "custom", message: NO_CREDENTIALS });
         else if (url.hash) ctx.addIssue({ code: "custom", message: "must not contain a fragment (#...)" });
       }),
     );

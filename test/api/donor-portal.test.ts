@@ -304,7 +304,7 @@ describe(`donor portal (${dialect})`, () => {
     expect(preset.status, preset.text).toBe(200);
     expect(preset.body).toMatchObject({ amount: 50, frequency: "MONTHLY" });
 
-    // The organization's own change keeps the API's rules: any amount above 0.
+    // The organization's own change keeps the API's rules: the checkout's range, not the form's amounts.
     const byStaff = await t.request("PUT", `/v1/subscriptions/${subId}`, { body: { amount: 3 } });
     expect(byStaff.status, byStaff.text).toBe(200);
     expect(byStaff.body).toMatchObject({ amount: 3 });

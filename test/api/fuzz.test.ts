@@ -213,6 +213,8 @@ const badFormValues: Record<string, fc.Arbitrary<unknown>> = {
       "ftp://images.example.org/a.png",
       "javascript:alert(1)",
       "//example.org/a.png",
+      "https://user@example.org/a.png",
+      "https://user:secret@example.org/a.png",
     ),
     notString,
   ),

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { subscribe } from "../billing/support.js";
+import { createForm } from "../support/checkout.js";
 import { accepts, type JsonSchema } from "../support/schemaArbitrary.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -381,5 +383,67 @@ describe(`the OpenAPI document's money and donor settings (${dialect})`, () => {
     expect(ticket).toHaveProperty("fairMarketValue");
     const payment = props(props(okBody("/v1/payments", "get")).payments.items as Json);
     expect(payment).toHaveProperty("tribute");
+  });
+  const field = (path: string, method: string, name: string) =>
+    resolve(props(op(path, method).requestBody?.content["application/json"]?.schema)[name]) as JsonSchema;
+  /** Sends each value of the field: the server takes it exactly when the document accepts it. */
+  async function agree(
+    path: string,
+    method: string,
+    name: string,
+    values: unknown[],
+    { id = "", extra = {} }: { id?: string; extra?: Json } = {},
+  ) {
+    const schema = field(path, method, name);
+    for (const [i, value] of values.entries()) {
+      const body = { ...extra, ...(extra.title ? { title: `${extra.title} ${i}` } : {}), [name]: value };
+      const res = await t.request(method.toUpperCase(), path.replace("{id}", id), { body });
+      const where = `${method} ${path} ${JSON.stringify(value)}: ${res.status} ${res.text}`;
+      expect(res.status, where).toBeLessThan(500);
+      expect(res.status < 300, where).toBe(accepts(schema, value));
+    }
+  }
+  const aSubscription = async () =>
+    (
+      await subscribe(
+        t,
+        await createForm(t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] }),
+      )
+    ).id;
+
+  it("states a recurring amount's range as the checkout's, as the server takes it", async () => {
+    expect(field("/v1/subscriptions/{id}", "put", "amount")).toMatchObject({
+      minimum: 1,
+      maximum: 1_000_000,
+    });
+    await agree("/v1/subscriptions/{id}", "put", "amount", [0.01, 0.5, 0.99, 1, 1.01, 25], {
+      id: await aSubscription(),
+    });
+  });
+
+  it("states returnUrl as the server takes it: https or local http, no credentials, a fragment kept", async () => {
+    const id = await aSubscription();
+    const returnUrls = [
+      "https://example.org/a#b",
+      "https://example.org/#/account/giving",
+      "https://example.org#top",
+      "http://localhost:3000/back#done",
+      "http://[::1]/back",
+      "https://user@example.org/a",
+      "https://user:secret@example.org/a#b",
+      "http://example.org/back#b",
+      "http://user@localhost/back",
+    ];
+    await agree("/v1/subscriptions/{id}/payment-method-update-link", "post", "returnUrl", returnUrls, { id });
+  });
+
+  it("states headerImage without credentials, as the server takes it", async () => {
+    await agree(
+      "/v1/forms",
+      "post",
+      "headerImage",
+      ["https://example.org/a.png", "https://user@example.org/a.png", "https://u:p@example.org/a.png"],
+      { extra: { ...validForms.standard(), title: "Header" } },
+    );
   });
 });

@@ -26,6 +26,8 @@ const badAmount = fc.oneof(
   fc.double({ min: -1e9, max: 0, noNaN: true }),
   fc.double({ min: 1_000_000.001, max: 1e12, noNaN: true }),
   fc.integer({ min: 1, max: 99_999 }).map((n) => n / 1000 + 0.0001),
+  // Below the checkout's minimum (1), however well formed.
+  fc.integer({ min: 1, max: 99 }).map((n) => n / 100),
 );
 
 const badBody: fc.Arbitrary<{ json?: unknown; raw?: string }> = fc.oneof(
@@ -56,7 +58,11 @@ function isValid(json: unknown): boolean {
   if (b.status !== undefined && b.status !== "CANCELLED") return false;
   if (b.amount !== undefined) {
     const a = b.amount;
-    if (typeof a !== "number" || !(a > 0 && a <= 1_000_000) || Math.abs(Math.round(a * 100) - a * 100) > 1e-6)
+    if (
+      typeof a !== "number" ||
+      !(a >= 1 && a <= 1_000_000) ||
+      Math.abs(Math.round(a * 100) - a * 100) > 1e-6
+    )
       return false;
   }
   return b.status !== undefined || b.amount !== undefined;

@@ -208,18 +208,18 @@ describe("PUT /v1/subscriptions/{id}", () => {
     expect(await paymentsOf(t.store.db, sub.id)).toHaveLength(2);
   });
 
-  it("takes any amount above 0 with 2 decimals, up to 1,000,000", async () => {
+  it("takes any amount of the checkout's range (1 to 1,000,000) with 2 decimals", async () => {
     const formId = await recurringForm(t);
     const sub = await subscribe(t, formId, { amount: 25, coverFees: true });
-    for (const amount of [0.5, 0.01, 1_000_000, 0.99]) {
+    for (const amount of [1.5, 1_000_000, 1, 1.01]) {
       const res = await put(sub.id, { amount });
       expect(res.status, String(amount)).toBe(200);
       expect(res.body.amount).toBe(amount);
     }
-    expect((await subscription(t.store.db, sub.id)).amount_cents).toBe(99);
+    expect((await subscription(t.store.db, sub.id)).amount_cents).toBe(101);
     expect((await billAt("2026-02-28T10:00:00Z")).charged).toBe(1);
     const [, second] = await paymentsOf(t.store.db, sub.id);
-    expect(Number(second.amount_cents)).toBe(99 + coverFeeCents(99, DEFAULT_FEE_RATE));
+    expect(Number(second.amount_cents)).toBe(101 + coverFeeCents(101, DEFAULT_FEE_RATE));
   });
 
   it("answers 400 listing the problem for bodies without a valid status or amount", async () => {
@@ -229,9 +229,10 @@ describe("PUT /v1/subscriptions/{id}", () => {
       [{}, 'body needs status ("CANCELLED") or amount'],
       [{ status: "ACTIVE" }, "status must be one of: CANCELLED"],
       [{ status: "cancelled" }, "status must be one of: CANCELLED"],
-      [{ amount: 0 }, "amount must be greater than 0 and at most 1,000,000"],
-      [{ amount: -5 }, "amount must be greater than 0 and at most 1,000,000"],
-      [{ amount: 1_000_000.01 }, "amount must be greater than 0 and at most 1,000,000"],
+      [{ amount: 0 }, "amount must be between 1 and 1,000,000"],
+      [{ amount: -5 }, "amount must be between 1 and 1,000,000"],
+      [{ amount: 0.99 }, "amount must be between 1 and 1,000,000"],
+      [{ amount: 1_000_000.01 }, "amount must be between 1 and 1,000,000"],
       [{ amount: 10.001 }, "amount must have at most 2 decimal places"],
       [{ amount: "10" }, "amount must be a number, not a string"],
       [{ amount: null }, "amount must be a number, not null"],

@@ -84,6 +84,7 @@ describe("POST /v1/subscriptions/{id}/payment-method-update-link", () => {
     const sub = await subscribe(t, formId);
     const ok = [
       { returnUrl: "https://example.org/thanks?x=1" },
+      { returnUrl: "https://example.org/app#/giving" },
       { returnUrl: "http://localhost:3000/back" },
       { returnUrl: "http://127.0.0.1/back" },
       { expiresInMinutes: 30 },
