@@ -55,7 +55,7 @@ export const orderFields = {
     .max(100)
     .optional()
     .meta({ description: "Event forms: quantities per ticket name" }),
-  promoCode: boundedString(50).optional().meta({ description: "Event forms; matched case-insensitively" }),
+  promoCode: singleLineString(50).optional().meta({ description: "Event forms; matched case-insensitively" }),
   extraDonation: dollars
     .optional()
     .meta({ description: "Event forms: an optional gift on top, in the organization's currency" }),
@@ -109,7 +109,7 @@ export const paymentMethodSchema = z.discriminatedUnion("type", [
     expYear: z.number().int().min(0).max(9999),
     cvc: digits(3, 4, "3 or 4 digits"),
     name: singleLineString(200).optional(),
-    postalCode: boundedString(20).optional(),
+    postalCode: singleLineString(20).optional(),
   }),
   z.strictObject({
     type: z.literal("bank"),
@@ -169,7 +169,10 @@ export const checkoutRequestSchema = z.strictObject({
       content: flattenedLine(200).optional(),
     })
     .optional(),
-  elementId: boundedString(100).optional().meta({ description: "The checkout link the donor came from" }),
+  // From the page's address, not the donor: the hosted page renders for any ?elementid= and its checkout
+  // sends it as it is (widget/app/main.tsx), so, as in the UTM fields, control characters become a space
+  // rather than refusing the gift.
+  elementId: flattenedLine(100).optional().meta({ description: "The checkout link the donor came from" }),
   website: z.string().max(500).meta({ pattern: "^\\s*$" }).optional().meta({
     description: "Honeypot: a hidden field people leave empty. Anything in it refuses the checkout",
   }),

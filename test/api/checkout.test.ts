@@ -57,6 +57,9 @@ describe("single-line donor text", () => {
       [{ donor: { ...donor(), phone: "555\r\n0101" } }, "donor.phone"],
       [{ paymentMethod: { ...card(), name: "Ada\r\nBcc: x@example.com" } }, "paymentMethod.name"],
       [{ paymentMethod: { ...bank(), accountHolder: "Ada\r\nDonor" } }, "paymentMethod.accountHolder"],
+      [{ paymentMethod: { ...card(), postalCode: "94105\n" } }, "paymentMethod.postalCode"],
+      [{ paymentMethod: { ...card(), postalCode: "941\u000705" } }, "paymentMethod.postalCode"],
+      [{ paymentMethod: { ...card(), postalCode: "SW1A\t1AA" } }, "paymentMethod.postalCode"],
     ];
     for (const [change, field] of cases) {
       const res = await attempt(change);
@@ -79,11 +82,54 @@ describe("single-line donor text", () => {
       (p) => JSON.parse(String((p as { details: string }).details)).utm,
     );
     expect(utms).toContainEqual({ source: "news letter", medium: "mail", term: "a b" });
+    // So does the checkout link's id: the page's checkout sends its address's ?elementid= as it is (the page
+    // renders whatever it holds), so a stray %0A there is a space, never a refused gift.
+    const linked = await attempt({
+      elementId: "link\r\n1\u0007",
+      paymentMethod: { ...card(), postalCode: "94105" },
+    });
+    expect(linked.status, linked.text).toBe(201);
+    const elementIds = (await rows("payments")).map(
+      (p) => JSON.parse(String((p as { details: string }).details)).elementId,
+    );
+    expect(elementIds).toContain("link 1");
 
     // The document says so: the donor's names refuse a line break.
     const doc = (await t.request<Record<string, unknown>>("GET", "/v1/openapi.json")).body;
     const text = JSON.stringify(doc);
     expect(text).toContain(JSON.stringify("^[^\\u0000-\\u001F\\u007F-\\u009F]*$"));
+  });
+});
+
+describe("single-line promo code", () => {
+  it("refuses a line break or other control character in the promo code, at the quote and the checkout, naming the field", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      promoCodes: [{ code: "HALF", discountType: "percentage", discountValue: 50 }],
+    });
+    const order = { tickets: [{ name: "Adult", quantity: 1 }] };
+    const line = "must be a single line of text (no line breaks, tabs or other control characters)";
+    for (const promoCode of ["HALF\n", "HA\r\nLF", "\tHALF", "HALF\u0007", "HALF\u0085"]) {
+      const quote = await t.request("POST", `/api/forms/${formId}/quote`, {
+        key: null,
+        body: { ...order, promoCode },
+      });
+      expect(quote.status, JSON.stringify(promoCode)).toBe(400);
+      expect(quote.body.details, JSON.stringify(promoCode)).toEqual([`promoCode ${line}`]);
+      const res = await checkout(t, formId, { ...order, promoCode, donor: donor(), paymentMethod: card() });
+      expect(res.status, JSON.stringify(promoCode)).toBe(400);
+      expect(res.body.details, JSON.stringify(promoCode)).toEqual([`promoCode ${line}`]);
+    }
+    expect(await rows("payments")).toEqual([]);
+    // The code itself, in any case and with spaces around it, is taken.
+    const ok = await checkout(t, formId, {
+      ...order,
+      promoCode: " half ",
+      donor: donor(),
+      paymentMethod: card(),
+    });
+    expect(ok.status, ok.text).toBe(201);
+    expect((ok.body as Body).payment).toMatchObject({ total: 25 });
   });
 });
 

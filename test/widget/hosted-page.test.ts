@@ -124,6 +124,32 @@ describe("hosted checkout page", () => {
     expect(plain.html).not.toContain("Grace");
   });
 
+  it("renders without prefill for an unknown or malformed elementid, control characters included", async () => {
+    const id = await createForm(validForms.standard());
+    const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
+      body: { prefill: { firstName: "Grace" } },
+    });
+    // The page's checkout sends this id with the gift as it is; the checkout takes it (a control character
+    // becomes a space, test/api/checkout.test.ts), so the page must render for it too.
+    for (const elementid of [
+      `${link.body.linkID}%0A`,
+      `${link.body.linkID}%09x`,
+      "%0D%0ASet-Cookie:%20a=b",
+      "%07%1B%C2%85",
+      "link_1",
+      "x".repeat(300),
+    ]) {
+      const { status, headers, html } = await get(`/donate/${id}?elementid=${elementid}`);
+      expect(status, elementid).toBe(200);
+      expect(html, elementid).toContain('id="alm-firstName"');
+      expect(html, elementid).not.toContain("Grace");
+      expect(boot(html).view.prefill, elementid).toBeNull();
+      // The language links keep it, percent-encoded.
+      expect(headers.get("set-cookie"), elementid).toBeNull();
+      expect(html, elementid).not.toMatch(/[\r\n]Set-Cookie/);
+    }
+  });
+
   it("sends only the chosen country in the first HTML; the browser lists the rest", async () => {
     const id = await createForm({ ...validForms.standard(), enableCountryDropdown: true });
     const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
