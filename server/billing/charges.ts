@@ -84,7 +84,7 @@ export async function billSubscription(
 ): Promise<BillingTally> {
   const tally = emptyTally();
   if (hasEnded(claimed, atMs)) {
-    if (await endSubscription(deps.store.db, claimed.id, token, atMs)) tally.ended++;
+    if (await endSubscription(deps.store.db, claimed.id, token, atMs, wallMs)) tally.ended++;
     return tally;
   }
   const prepared = chargeIsDue(claimed, atMs) ? await prepareCharge(deps, claimed) : null;
@@ -165,8 +165,17 @@ function recurringOutcome(charge: ChargeResult): PaymentOutcome {
   return outcomeOfCharge(charge, null) as PaymentOutcome;
 }
 
-/** Marks a subscription past its end date CANCELLED; false when it was no longer ACTIVE or no longer ours. */
-async function endSubscription(db: Db, id: string, token: string, atMs: number): Promise<boolean> {
+/**
+ * Marks a subscription past its end date CANCELLED; false when it was no longer ACTIVE or no longer ours.
+ * `wallMs`: the real time, when its webhook deliveries are due if `atMs` is later.
+ */
+async function endSubscription(
+  db: Db,
+  id: string,
+  token: string,
+  atMs: number,
+  wallMs: number,
+): Promise<boolean> {
   const atIso = isoAt(atMs);
   return db.transaction().execute(async (trx) => {
     const ended = await trx
@@ -192,7 +201,7 @@ async function endSubscription(db: Db, id: string, token: string, atMs: number):
       "subscription.cancelled",
       ended.id,
       presentSubscription(ended),
-      atMs,
+      { nowMs: atMs, wallMs },
     );
     return true;
   });

@@ -4,7 +4,7 @@ import { contactTotals, findContact, insertContact } from "../store/contacts.js"
 import type { Db } from "../store/database.js";
 import type { PaymentDetails } from "../store/payments.js";
 import type { ConsentValue, PaymentsTable } from "../store/schema.js";
-import { emitEvent } from "../webhooks/events.js";
+import { type EventClock, emitEvent } from "../webhooks/events.js";
 import { presentContact } from "../wire/contact.js";
 
 /** The contact a checkout's payment belongs to: matched by e-mail, or made from what the donor entered. */
@@ -73,10 +73,10 @@ export async function contactForPayment(
   return { id: made.id, event: made.created ? "contact.created" : null };
 }
 
-export async function emitContact(trx: Db, contactId: string, type: ContactEvent, nowMs: number) {
+export async function emitContact(trx: Db, contactId: string, type: ContactEvent, at: number | EventClock) {
   const contact = await findContact(trx, contactId);
   if (!contact) return;
   const totals = (await contactTotals(trx, [contactId])).get(contactId);
   if (!totals) return;
-  await emitEvent(trx, contact.organization_id, type, contactId, presentContact(contact, totals), nowMs);
+  await emitEvent(trx, contact.organization_id, type, contactId, presentContact(contact, totals), at);
 }

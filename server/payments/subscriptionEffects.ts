@@ -14,7 +14,7 @@ import {
   insertSubscription,
   recordSuccessfulCharge,
 } from "../store/subscriptions.js";
-import { emitEvent } from "../webhooks/events.js";
+import { type EventClock, emitEvent } from "../webhooks/events.js";
 import { presentSubscription } from "../wire/subscription.js";
 import type { ChargeOrigin } from "./chargeKey.js";
 
@@ -44,9 +44,9 @@ export async function emitSubscription(
   trx: Db,
   type: "subscription.created" | "subscription.updated" | "subscription.cancelled",
   sub: SubscriptionsTable,
-  nowMs: number,
+  at: number | EventClock,
 ): Promise<void> {
-  await emitEvent(trx, sub.organization_id, type, sub.id, presentSubscription(sub), nowMs);
+  await emitEvent(trx, sub.organization_id, type, sub.id, presentSubscription(sub), at);
 }
 
 /** A checkout's gift, from its first payment and the method saved with it. */
@@ -125,11 +125,11 @@ export async function insertNewSubscription(
 }
 
 /** A pending payment cleared: it is its gift's latest successful charge. */
-async function paid(trx: Db, row: PaymentsTable, nowMs: number): Promise<SubscriptionEffect> {
+async function paid(trx: Db, row: PaymentsTable, at: EventClock): Promise<SubscriptionEffect> {
   const id = row.subscription_id;
   if (!id) return untouched(null);
-  const changed = await recordSuccessfulCharge(trx, id, row.created_at, isoAt(nowMs));
-  if (changed) await emitSubscription(trx, "subscription.updated", changed, nowMs);
+  const changed = await recordSuccessfulCharge(trx, id, row.created_at, isoAt(at.nowMs));
+  if (changed) await emitSubscription(trx, "subscription.updated", changed, at);
   return untouched(changed ?? (await findSubscription(trx, id)) ?? null);
 }
 
@@ -138,15 +138,16 @@ export async function afterSettled(
   trx: Db,
   row: PaymentsTable,
   origin: ChargeOrigin,
-  nowMs: number,
+  /** When (the event's clocks: fanout.ts). */
+  at: EventClock,
 ): Promise<SubscriptionEffect> {
-  if (row.status === "COMPLETED") return paid(trx, row, nowMs);
+  if (row.status === "COMPLETED") return paid(trx, row, at);
   const id = row.subscription_id;
   if (!id) return untouched(null);
   if (origin.kind === "checkout") {
-    const ended = await cancelNeverPaidSubscription(trx, id, row.id, isoAt(nowMs));
+    const ended = await cancelNeverPaidSubscription(trx, id, row.id, isoAt(at.nowMs));
     if (ended) {
-      await emitSubscription(trx, "subscription.cancelled", ended, nowMs);
+      await emitSubscription(trx, "subscription.cancelled", ended, at);
       return { sub: ended, billing: "cancelled" };
     }
   }
@@ -158,9 +159,10 @@ export async function afterRecurringCharge(
   trx: Db,
   row: PaymentsTable,
   origin: Extract<ChargeOrigin, { kind: "billing" }>,
-  nowMs: number,
+  /** When (the event's clocks: fanout.ts). */
+  at: EventClock,
 ): Promise<SubscriptionEffect> {
-  const nowIso = isoAt(nowMs);
+  const nowIso = isoAt(at.nowMs);
   const current = await findSubscription(trx, origin.subscriptionId);
   if (!current) return untouched(null);
   // Only the gift still ACTIVE at the cycle and attempt that were charged moves on; a cancel wins.
@@ -193,11 +195,11 @@ export async function afterRecurringCharge(
       .returningAll()
       .executeTakeFirst();
     if (next) {
-      await emitSubscription(trx, "subscription.updated", next, nowMs);
+      await emitSubscription(trx, "subscription.updated", next, at);
       return { sub: next, billing: "advanced" };
     }
     // Cancelled meanwhile: the schedule stays, but a charge that went through is its last successful one.
-    return row.status === "COMPLETED" ? paid(trx, row, nowMs) : untouched(current);
+    return row.status === "COMPLETED" ? paid(trx, row, at) : untouched(current);
   }
 
   const retry = retryAt(origin.attempt, nowIso);
@@ -210,7 +212,7 @@ export async function afterRecurringCharge(
       .executeTakeFirst();
     if (!waiting) return untouched(current);
     // The next charge is now the retry: its `nextBillingDate` moved.
-    await emitSubscription(trx, "subscription.updated", waiting, nowMs);
+    await emitSubscription(trx, "subscription.updated", waiting, at);
     return { sub: waiting, billing: "retrying" };
   }
   const cancelled = await trx
@@ -226,6 +228,6 @@ export async function afterRecurringCharge(
     .returningAll()
     .executeTakeFirst();
   if (!cancelled) return untouched(current);
-  await emitSubscription(trx, "subscription.cancelled", cancelled, nowMs);
+  await emitSubscription(trx, "subscription.cancelled", cancelled, at);
   return { sub: cancelled, billing: "cancelled" };
 }

@@ -8,7 +8,7 @@ import type { Organization } from "../store/organizations.js";
 import { insertPayment, paymentDetails, paymentWithGift } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { issueTickets, voidTickets } from "../tickets/issue.js";
-import { emitEvent } from "../webhooks/events.js";
+import { type EventClock, emitEvent } from "../webhooks/events.js";
 import { presentPayment } from "../wire/payment.js";
 import { chargeOrigin } from "./chargeKey.js";
 import { contactForPayment, emitContact } from "./donorContact.js";
@@ -64,12 +64,12 @@ export interface Settled {
   billing: BillingEffect;
 }
 
-export interface SettleAt {
-  nowMs: number;
+export interface SettleAt extends EventClock {
   publicUrl: string;
   /**
-   * The real time, when `nowMs` is a later moment (a billing pass run `--as-of` it): the mail the change
-   * causes is due at once all the same (mailDueMs). Left out, `nowMs` is the real time.
+   * The real time, when `nowMs` is a later moment (a billing pass run `--as-of` it): the mail and the
+   * webhook deliveries the change causes are due at once all the same (mailDueMs, fanout.ts). Left out,
+   * `nowMs` is the real time.
    */
   wallMs?: number;
 }
@@ -201,15 +201,15 @@ export async function settlePayment(
         .where("id", "=", row.id)
         .execute();
     // Events in this order: the donor, the gift, the payment.
-    if (contact?.event) await emitContact(trx, contact.id, contact.event, nowMs);
+    if (contact?.event) await emitContact(trx, contact.id, contact.event, at);
     if (sub) {
-      await emitSubscription(trx, "subscription.created", sub, nowMs);
+      await emitSubscription(trx, "subscription.created", sub, at);
       effect = { sub, billing: "untouched" };
     }
   } else if (before === "PROCESSING" && origin.kind === "billing") {
-    effect = await afterRecurringCharge(trx, row, origin, nowMs);
+    effect = await afterRecurringCharge(trx, row, origin, at);
   } else if (before === "PENDING") {
-    effect = await afterSettled(trx, row, origin, nowMs);
+    effect = await afterSettled(trx, row, origin, at);
   }
 
   const type = before === "PROCESSING" ? "donation.created" : "donation.updated";
@@ -222,7 +222,7 @@ export async function settlePayment(
     receipt = await receiptOutboxRow(trx, row, sub, at, loaded, tickets);
   }
   // The receipt is written with the payment's event (on PostgreSQL by the same statement).
-  await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), nowMs, receipt ?? undefined);
+  await emitEvent(trx, row.organization_id, type, row.id, presentPayment(row), at, receipt ?? undefined);
   // A dedicated gift's notice, once: when the checkout's payment completes.
   if (row.status === "COMPLETED" && origin.kind === "checkout" && details.tribute)
     await queueTributeNotice(trx, row, details.tribute, at, loaded);

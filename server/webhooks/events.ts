@@ -3,7 +3,7 @@ import { isoAt } from "../../shared/time.js";
 import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import type { EmailOutboxTable } from "../store/schema.js";
-import { insertEvent } from "./fanout.js";
+import { type EventClock, insertEvent } from "./fanout.js";
 
 /**
  * The webhook outbox: each event is written in the same transaction as the change that
@@ -13,6 +13,7 @@ import { insertEvent } from "./fanout.js";
  */
 
 export { EVENT_TYPES, type EventType } from "../../shared/schemas/webhook.js";
+export type { EventClock } from "./fanout.js";
 
 export async function emitEvent(
   trx: Db,
@@ -20,10 +21,13 @@ export async function emitEvent(
   type: EventType,
   subjectId: string,
   data: unknown,
-  nowMs: number,
+  /** The injected clock's now (AppDeps.now), or it with the real time when it is another moment. */
+  at: number | EventClock,
   /** A message for the e-mail outbox caused by the same change (a receipt), written with the event. */
   mail?: EmailOutboxTable,
 ): Promise<string> {
+  const clock = typeof at === "number" ? { nowMs: at } : at;
+  const nowMs = clock.nowMs;
   const id = `evt_${ulid(nowMs)}`;
   const event = {
     id,
@@ -33,6 +37,6 @@ export async function emitEvent(
     data: JSON.stringify(data),
     created_at: isoAt(nowMs),
   };
-  await insertEvent(trx, event, nowMs, mail);
+  await insertEvent(trx, event, clock, mail);
   return id;
 }

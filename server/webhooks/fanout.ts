@@ -131,6 +131,18 @@ const eventWithMail = eventStatement(true);
 
 type Hook = { id: string; events: string };
 
+/** When an event is emitted, as the caller's injected clocks have it. */
+export interface EventClock {
+  /** The injected clock (AppDeps.now): the event is dated by it. */
+  nowMs: number;
+  /**
+   * The real time, as the caller's own injected wall clock has it (a worker's `wallClock`), when `nowMs` is
+   * another moment (a billing pass run `--as-of` it); left out, `nowMs` is the real time. The webhook
+   * dispatcher claims on the real time, so the deliveries are dated by this and due at once.
+   */
+  wallMs?: number;
+}
+
 /**
  * Writes the event to the outbox, `mail` (a message caused by the same change) to the e-mail outbox, and
  * a delivery for every ACTIVE webhook of the organization subscribed to the event's kind, inside the
@@ -143,13 +155,12 @@ type Hook = { id: string; events: string };
 export async function insertEvent(
   trx: Db,
   event: OutboxEventsTable,
-  nowMs: number,
+  clock: EventClock,
   mail?: EmailOutboxTable,
 ): Promise<void> {
-  // Deliveries are the dispatcher's records, kept on its wall clock (WebhookDispatcher's `wallClock`, the real
-  // time), not on the injected clock that dated the event (a `billing run --as-of` dates it later). Due at
-  // once, even when the cause is dated otherwise.
-  const wallMs = Date.now();
+  // Deliveries are the dispatcher's records, dated by the real time (`wallMs`, or the injected clock when it
+  // is the real time) and due at once, even when the cause is dated later (`billing run --as-of`).
+  const { nowMs, wallMs = nowMs } = clock;
   const createdIso = isoAt(wallMs);
   const dueIso = isoAt(Math.min(nowMs, wallMs));
   if (isPostgres(trx)) {

@@ -274,6 +274,58 @@ describe("recurring billing", () => {
     expect((await eventsOf(t.store.db, sub.id)).at(-1)).toBe("subscription.cancelled");
   });
 
+  it("a pass as of a later moment queues its webhook deliveries on the real time, due at once", async () => {
+    const sub = await subscribe(t, await recurringForm(t));
+    await t.store.db
+      .updateTable("subscriptions")
+      .set({ end_billing_at: "2026-03-15T00:00:00.000Z" })
+      .where("id", "=", sub.id)
+      .execute();
+    await t.store.db
+      .insertInto("webhooks")
+      .values({
+        id: "wh_as_of",
+        organization_id: t.org.id,
+        url: "https://hooks.example.org/in",
+        events: JSON.stringify(["donation.created", "subscription.updated", "subscription.cancelled"]),
+        status: "ACTIVE",
+        description: "",
+        secret: "whsec_test",
+        success_count: 0,
+        failure_count: 0,
+        last_delivery_at: null,
+        created_at: "2026-01-31T10:00:00.000Z",
+        updated_at: "2026-01-31T10:00:00.000Z",
+        deleted_at: null,
+      })
+      .execute();
+    // `billing run --as-of` a later moment: the app's clock is that moment, the worker's wall clock the real time.
+    const wall = at("2026-02-01T08:00:00Z");
+    const passAt = (isoTime: string) => {
+      clock = at(isoTime);
+      return worker(t.deps, { wallClock: () => wall }).runOnce();
+    };
+    expect(await passAt("2026-02-28T10:00:00Z")).toEqual({ ...none, charged: 1 });
+    expect(await passAt("2026-03-15T00:00:00Z")).toEqual({ ...none, ended: 1 });
+    const queued = await t.store.db
+      .selectFrom("webhook_deliveries as d")
+      .innerJoin("outbox_events as e", "e.id", "d.event_id")
+      .select(["e.type", "e.created_at as eventAt", "d.created_at", "d.next_attempt_at"])
+      .where("d.webhook_id", "=", "wh_as_of")
+      .orderBy("e.created_at")
+      .orderBy("e.type")
+      .execute();
+    // The events are dated as of the pass; their deliveries by the real time, and due then.
+    const real = "2026-02-01T08:00:00.000Z";
+    expect(queued).toEqual(
+      [
+        ["donation.created", "2026-02-28T10:00:00.000Z"],
+        ["subscription.updated", "2026-02-28T10:00:00.000Z"],
+        ["subscription.cancelled", "2026-03-15T00:00:00.000Z"],
+      ].map(([type, eventAt]) => ({ type, eventAt, created_at: real, next_attempt_at: real })),
+    );
+  });
+
   it("a subscription that ends on a billing date is charged that day, then ends", async () => {
     const sub = await subscribe(t, await recurringForm(t));
     await t.store.db

@@ -24,7 +24,11 @@ type Log = LogRecord & { deliveryId: string; responseBody: string | null };
 describe(`webhook answers, resend and secret rotation (${dialect})`, () => {
   let t: TestApp;
   let dispatcher: WebhookDispatcher;
-  /** The app's clock runs this far ahead of the real one (the dispatcher's wall clock stays real). */
+  /**
+   * The dispatcher's app clock (deps.now, which judges a rotated-out secret's overlap) runs this far ahead
+   * of the real one; the app that emits the events, and dates their deliveries, and the dispatcher's wall
+   * clock (its claims, the signature's timestamp) stay real.
+   */
   let offset = 0;
   const receivers: Receiver[] = [];
   const receiver = async (opts?: Parameters<typeof startReceiver>[0]) => {
@@ -34,11 +38,12 @@ describe(`webhook answers, resend and secret rotation (${dialect})`, () => {
   };
 
   beforeAll(async () => {
-    t = await setupTestApp({
-      now: () => Date.now() + offset,
-      env: { RATE_LIMIT_PER_HOUR: "1000000" },
+    t = await setupTestApp({ env: { RATE_LIMIT_PER_HOUR: "1000000" } });
+    dispatcher = new WebhookDispatcher({
+      deps: { ...t.deps, now: () => Date.now() + offset },
+      retryScheduleMs: [100],
+      pollMs: 20,
     });
-    dispatcher = new WebhookDispatcher({ deps: t.deps, retryScheduleMs: [100], pollMs: 20 });
     dispatcher.start(20);
   });
   afterEach(async () => {

@@ -3,10 +3,12 @@ import type { Store } from "../../server/store/database.js";
 import { createOrganization } from "../../server/store/organizations.js";
 import { emitEvent } from "../../server/webhooks/events.js";
 import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
+import { ulidTime } from "../support/ulid.js";
 
 /**
  * An event is queued, in the transaction that emits it, for exactly the organization's ACTIVE webhooks
- * subscribed to its kind (server/webhooks/fanout.ts; on PostgreSQL one statement run at the commit).
+ * subscribed to its kind (server/webhooks/fanout.ts; on PostgreSQL one statement run at the commit). Its
+ * deliveries are dated by the caller's injected clock, never the process's own.
  */
 describe(`an event's deliveries (${dialect})`, () => {
   let database: TestDatabase;
@@ -73,9 +75,9 @@ describe(`an event's deliveries (${dialect})`, () => {
       claim_token: null,
     });
     expect(row.id).toMatch(/^dlv_[0-9a-hjkmnp-tv-z]{26}$/);
-    // Dated by the wall clock, due at the earlier of the event's time and now.
+    // Dated by the injected clock the event was emitted at, and due then.
     expect(row.next_attempt_at).toBe("2026-01-02T10:00:00.000Z");
-    expect(Date.parse(row.created_at)).toBeGreaterThan(at);
+    expect(row.created_at).toBe("2026-01-02T10:00:00.000Z");
     expect(row.updated_at).toBe(row.created_at);
     const event = await store.db
       .selectFrom("outbox_events")
@@ -84,6 +86,59 @@ describe(`an event's deliveries (${dialect})`, () => {
       .executeTakeFirstOrThrow();
     expect(event).toMatchObject({ organization_id: orgId, type: "form.created", subject_id: "frm_1" });
     expect(JSON.parse(event.data)).toEqual({ formID: "frm_1" });
+  });
+
+  const deliveriesOf = (eventId: string) =>
+    store.db
+      .selectFrom("webhook_deliveries")
+      .select(["id", "created_at", "updated_at", "next_attempt_at"])
+      .where("event_id", "=", eventId)
+      .orderBy("webhook_id")
+      .execute();
+
+  it("dates the deliveries by the injected clock, a later moment than the real time as well", async () => {
+    const later = Date.parse("2031-05-06T07:08:09.010Z");
+    const eventId = await store.db
+      .transaction()
+      .execute((trx) => emitEvent(trx, orgId, "donation.created", "pay_later", {}, later));
+    const rows = await deliveriesOf(eventId);
+    expect(rows).toHaveLength(2);
+    for (const row of rows) {
+      expect(row).toMatchObject({
+        created_at: "2031-05-06T07:08:09.010Z",
+        updated_at: "2031-05-06T07:08:09.010Z",
+        next_attempt_at: "2031-05-06T07:08:09.010Z",
+      });
+      expect(ulidTime(row.id)).toBe(later);
+    }
+  });
+
+  it("dates them by the real time the caller gives when the event is dated later (billing run --as-of)", async () => {
+    const asOf = Date.parse("2031-05-06T07:08:09.010Z");
+    const wall = Date.parse("2026-03-04T05:06:07.080Z");
+    const eventId = await store.db
+      .transaction()
+      .execute((trx) =>
+        emitEvent(trx, orgId, "donation.created", "pay_as_of", {}, { nowMs: asOf, wallMs: wall }),
+      );
+    const event = await store.db
+      .selectFrom("outbox_events")
+      .select("created_at")
+      .where("id", "=", eventId)
+      .executeTakeFirstOrThrow();
+    expect(event.created_at).toBe("2031-05-06T07:08:09.010Z");
+    expect(ulidTime(eventId)).toBe(asOf);
+    const rows = await deliveriesOf(eventId);
+    expect(rows).toHaveLength(2);
+    // Due at once for a dispatcher on the real time, not a month (or years) on.
+    for (const row of rows) {
+      expect(row).toMatchObject({
+        created_at: "2026-03-04T05:06:07.080Z",
+        updated_at: "2026-03-04T05:06:07.080Z",
+        next_attempt_at: "2026-03-04T05:06:07.080Z",
+      });
+      expect(ulidTime(row.id)).toBe(wall);
+    }
   });
 
   it("gives each webhook a delivery of its own id; none when no webhook is subscribed", async () => {
