@@ -241,6 +241,16 @@ export const NO_CREDENTIALS = "must not contain a user name or password";
  */
 export const hasCredentials = (url: URL): boolean => url.username !== "" || url.password !== "";
 
+/**
+ * What HTTPS_URL's pattern refuses that `new URL()` would take: whitespace inside the address and a
+ * fragment (even an empty `#`). Undefined when the text has neither.
+ */
+export function urlTextProblem(raw: string): string | undefined {
+  if (/\s/.test(raw)) return "must not contain spaces or line breaks (write a space as %20)";
+  if (raw.includes("#")) return "must not contain a fragment (#...)";
+  return undefined;
+}
+
 /** Text that is not blank: at least one character besides spaces (the document says so by a pattern). */
 export const NOT_BLANK = "\\S";
 export const requiredString = (max: number) =>

@@ -21,6 +21,7 @@ import {
   NO_CREDENTIALS,
   readOnlyFields,
   requiredString,
+  urlTextProblem,
 } from "./common.js";
 
 /**
@@ -403,6 +404,10 @@ function crossFieldRules(allowHttpImages: boolean) {
       if (!okProtocol)
         issue("headerImage", allowHttpImages ? "must be an http(s) URL" : "must be an https URL");
       else if (url && hasCredentials(url)) issue("headerImage", NO_CREDENTIALS);
+      else {
+        const problem = urlTextProblem(form.headerImage);
+        if (problem) issue("headerImage", problem);
+      }
     }
 
     if (Array.isArray(form.funds)) {

@@ -2,7 +2,16 @@ import { z } from "zod";
 import { CURRENCIES, isCurrency } from "../currency.js";
 import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { isPhoneCountry, PHONE_COUNTRIES } from "../phone.js";
-import { boundedString, HTTPS_URL, languageTag, readOnlyFields, requiredString } from "./common.js";
+import {
+  boundedString,
+  HTTPS_URL,
+  hasCredentials,
+  languageTag,
+  NO_CREDENTIALS,
+  readOnlyFields,
+  requiredString,
+  urlTextProblem,
+} from "./common.js";
 import { dropdownOptionProblems, dropdownRule, inputOptionsSchema, isTimeZone, timeZoneDoc } from "./form.js";
 
 /** Organization settings: name, sites' base URLs (overlay links), phone country, global custom inputs. */
@@ -134,9 +143,13 @@ const logoUrl = z
         ctx.addIssue({ code: "custom", message: "must be an https URL" });
         return;
       }
-      if (url.protocol !== "https:") ctx.addIssue({ code: "custom", message: "must be an https URL" });
-      else if (url.username || url.password)
-        ctx.addIssue({ code: "custom", message: "must not carry a user name or password" });
+      const problem =
+        url.protocol !== "https:"
+          ? "must be an https URL"
+          : hasCredentials(url)
+            ? NO_CREDENTIALS
+            : urlTextProblem(value);
+      if (problem) ctx.addIssue({ code: "custom", message: problem });
     }),
   )
   .nullable()

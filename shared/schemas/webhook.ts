@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { EVENT_TYPES } from "../enums.js";
-import { HTTPS_URL, hasCredentials, NO_CREDENTIALS, readOnlyFields } from "./common.js";
+import { HTTPS_URL, hasCredentials, NO_CREDENTIALS, readOnlyFields, urlTextProblem } from "./common.js";
 
 /** Webhook registrations, their event types and their delivery log. */
 
@@ -39,7 +39,10 @@ export function webhookUrl(opts: { httpsOnly: boolean }) {
             message: "must be an https URL (http is allowed only in development)",
           });
         else if (hasCredentials(url)) ctx.addIssue({ code: "custom", message: NO_CREDENTIALS });
-        else if (url.hash) ctx.addIssue({ code: "custom", message: "must not contain a fragment (#...)" });
+        else {
+          const problem = urlTextProblem(value);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }
       }),
     );
 }

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { HTTPS_URL } from "../../shared/schemas/common.js";
 import { createForm } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -49,5 +50,39 @@ describe("a form's headerImage", () => {
     });
     expect(hook.status).toBe(400);
     expect(hook.text).toContain("url must not contain a user name or password");
+  });
+});
+
+describe("an address the document's pattern refuses", () => {
+  const REFUSED = [
+    ["https://example.org/a b.png", "must not contain spaces or line breaks (write a space as %20)"],
+    ["https://example.org/a.png#", "must not contain a fragment (#...)"],
+    ["https://example.org/a.png#top", "must not contain a fragment (#...)"],
+    ["https://user@example.org/a.png", "must not contain a user name or password"],
+  ] as const;
+
+  it("is refused by the server too: a header image, a logo and a webhook's url", async () => {
+    const pattern = new RegExp(HTTPS_URL.pattern);
+    const formId = await createForm(t, validForms.standard());
+    for (const [address, message] of REFUSED) {
+      expect(pattern.test(address), address).toBe(false);
+      const image = await t.request("PUT", `/v1/forms/${formId}`, { body: { headerImage: address } });
+      expect(image.status, address).toBe(400);
+      expect(image.body).toEqual({ error: "Validation failed", details: [`headerImage ${message}`] });
+      const logo = await t.request("PUT", "/v1/organization", { body: { logoUrl: address } });
+      expect(logo.status, address).toBe(400);
+      expect(logo.text).toContain(`logoUrl ${message}`);
+      const hook = await t.request("POST", "/v1/webhooks", {
+        body: { url: address.replace(".png", "/hook"), events: ["donation.created"] },
+      });
+      expect(hook.status, address).toBe(400);
+      expect(hook.text).toContain(`url ${message}`);
+    }
+    const kept = await t.request<{ headerImage: string | null }>("GET", `/v1/forms/${formId}`);
+    expect(kept.body.headerImage).toBeNull();
+    const fine = "https://example.org/a%20b.png?size=2";
+    expect(pattern.test(fine)).toBe(true);
+    const image = await t.request("PUT", `/v1/forms/${formId}`, { body: { headerImage: fine } });
+    expect(image.status, image.text).toBe(200);
   });
 });
