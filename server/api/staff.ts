@@ -71,6 +71,7 @@ export async function meAnswer(deps: AppDeps, c: Context<AppEnv>, session: Staff
     email: session.email,
     organizationId: session.organizationId,
     organizationName: org?.name ?? "",
+    timeZone: org?.timeZone ?? "UTC",
     role: session.role,
     permissions: [...session.permissions],
     twoFactorEnabled: session.twoFactorEnabled,

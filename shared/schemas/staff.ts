@@ -38,6 +38,10 @@ export const staffMeSchema = z.object({
   email: emailAddress,
   organizationId: z.string(),
   organizationName: z.string(),
+  timeZone: z.string().meta({
+    description:
+      "The organization's IANA time zone: the dashboard writes times in it, as its filters and exports count days",
+  }),
   role: z.enum(STAFF_ROLES),
   permissions: z.array(z.string()).meta({ description: "What the role may do, as API key permissions" }),
   twoFactorEnabled: z.boolean().meta({ description: "Whether the person signs in with a TOTP code" }),

@@ -467,6 +467,18 @@ describe(`staff team (${dialect})`, () => {
     expect((await call("GET", "/api/staff/me", { cookie: direct.cookie })).body.role).toBe("STAFF");
   });
 
+  it("tells the signed-in person the organization's time zone, in which the dashboard writes times", async () => {
+    const { cookie } = await member("STAFF", "zone@example.org");
+    const before = (await t.request<{ timeZone: string }>("GET", "/v1/organization")).body.timeZone;
+    await t.request("PUT", "/v1/organization", { body: { timeZone: "Asia/Tokyo" } });
+    try {
+      const answer = await call("GET", "/api/staff/me", { cookie });
+      expect(answer.body).toMatchObject({ role: "STAFF", timeZone: "Asia/Tokyo" });
+    } finally {
+      await t.request("PUT", "/v1/organization", { body: { timeZone: before } });
+    }
+  });
+
   it("refuses an Owner who must set up two-factor sign-in first, as /v1 does", async () => {
     const org = await t.newOrg({ name: "Two-factor Org" });
     const owner2 = await member("OWNER", "owner@twofactor.example", org.id);

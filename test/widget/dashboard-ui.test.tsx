@@ -1,6 +1,8 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { when } from "../../widget/dashboard/format.js";
+import { type Me, me } from "../../widget/dashboard/session.js";
 import { ConfirmInline, CopyButton } from "../../widget/dashboard/ui.js";
 
 /** The dashboard's shared pieces (widget/dashboard/ui.tsx) that several pages use the same way. */
@@ -83,3 +85,33 @@ describe("CopyButton", () => {
     expect(screen.getByRole("button").textContent).toBe("Copy");
   });
 });
+
+describe("when (format.ts)", () => {
+  it("writes a time in the organization's time zone, the one the lists' day filters use", () => {
+    // 23:58 UTC on 28 November is already 29 November in Tokyo and still the 28th in Los Angeles.
+    const at = "2026-11-28T23:58:00.000Z";
+    const dayIn = (timeZone: string) =>
+      new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short", timeZone }).format(
+        new Date(at),
+      );
+    me.value = { ...person, timeZone: "Asia/Tokyo" };
+    expect(when(at)).toBe(dayIn("Asia/Tokyo"));
+    me.value = { ...person, timeZone: "America/Los_Angeles" };
+    expect(when(at)).toBe(dayIn("America/Los_Angeles"));
+    expect(when(at)).not.toBe(dayIn("Asia/Tokyo"));
+    me.value = { ...person, timeZone: "Not/AZone" };
+    expect(when(at)).toBe(
+      new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" }).format(new Date(at)),
+    );
+    me.value = undefined;
+  });
+});
+
+const person: Me = {
+  userId: "usr_1",
+  email: "owner@example.org",
+  organizationId: "org_1",
+  organizationName: "Parks",
+  role: "OWNER",
+  permissions: [],
+};

@@ -1,4 +1,9 @@
-/** How the dashboard writes money and dates: in the browser's locale, amounts in their own currency. */
+import { me } from "./session.js";
+
+/**
+ * How the dashboard writes money and dates: in the browser's locale, amounts in their own currency, times
+ * in the organization's time zone.
+ */
 
 const moneyFormats = new Map<string, Intl.NumberFormat>();
 
@@ -17,14 +22,34 @@ export function money(amount: number, currency: string): string {
   return format.format(amount);
 }
 
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const dateTimes = new Map<string, Intl.DateTimeFormat>();
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" });
 
-/** An ISO time or a Unix time in seconds, as a date and time. */
+/**
+ * Date and time in the organization's time zone (the signed-in person's `me`), the zone the lists' day
+ * filters, the summary and the CSV exports use, so a row never shows a day its filter left out; the
+ * browser's own zone until `me` is known or when the zone is not one the browser knows.
+ */
+function dateTimeFormat(): Intl.DateTimeFormat {
+  const zone = me.value?.timeZone ?? "";
+  let format = dateTimes.get(zone);
+  if (!format) {
+    const style = { dateStyle: "medium", timeStyle: "short" } as const;
+    try {
+      format = new Intl.DateTimeFormat(undefined, zone ? { ...style, timeZone: zone } : style);
+    } catch {
+      format = new Intl.DateTimeFormat(undefined, style);
+    }
+    dateTimes.set(zone, format);
+  }
+  return format;
+}
+
+/** An ISO time or a Unix time in seconds, as a date and time in the organization's time zone. */
 export function when(value: string | number | null | undefined): string {
   if (value === null || value === undefined || value === "") return "—";
   const date = typeof value === "number" ? new Date(value * 1000) : new Date(value);
-  return Number.isNaN(date.getTime()) ? String(value) : dateTime.format(date);
+  return Number.isNaN(date.getTime()) ? String(value) : dateTimeFormat().format(date);
 }
 
 /** A calendar day, YYYY-MM-DD, as a date (no time zone shift). */

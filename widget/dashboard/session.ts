@@ -10,6 +10,8 @@ export interface Me {
   email: string;
   organizationId: string;
   organizationName: string;
+  /** The organization's IANA time zone, in which the pages write times (format.ts). */
+  timeZone?: string;
   role: Role;
   permissions: string[];
   twoFactorEnabled?: boolean;
