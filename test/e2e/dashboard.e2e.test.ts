@@ -459,8 +459,18 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     await editor.getByLabel("Starts at").fill("19:00");
     await editor.getByLabel("Ends at").fill("22:30");
     await editor.getByLabel(/Show the date, time and place/).check();
+    const details = editor.getByLabel("Event details");
+    expect(await details.getAttribute("maxlength")).toBe("5000");
+    await editor.getByText(/at most 5,000 characters/).waitFor();
+    await details.fill("Free parking behind the hall.\nBlack tie optional.");
     await expect.poll(() => preview.textContent()).toContain("Seats eight at one table");
     await expect.poll(() => preview.locator(".alm-event").textContent()).toMatch(/7:00.*10:30/);
+    await expect.poll(() => preview.locator(".alm-event").textContent()).toContain("Free parking");
+    // A question for donors, with the id that exports and webhooks name its answers by.
+    await editor.getByRole("button", { name: "Add a question", exact: true }).click();
+    await editor.getByLabel("Question 1", { exact: true }).fill("Dietary needs");
+    await editor.getByLabel("Question 1 id").fill("diet");
+    await expect.poll(() => preview.textContent()).toContain("Dietary needs");
     await editor.getByLabel("Title").fill("Spring gala 2027");
     await expect
       .poll(() => preview.getByRole("heading", { level: 1 }).textContent())
@@ -481,6 +491,8 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
         promoCodes: { code: string; quantity: number | null; applicableTickets: string[] }[];
         startTime: string | null;
         endTime: string | null;
+        eventDetails: string | null;
+        customInputs: { id: string; title: string }[];
       };
     expect((await stored()).title).toBe("Spring gala");
 
@@ -492,6 +504,32 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     expect(await editor.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
     await editor.getByLabel("Ticket 2 price").fill("400");
     await expect.poll(() => ticketErrors.count()).toBe(0);
+
+    // A question id the API refuses is shown at its field, with the rule beside it.
+    const questionId = editor.getByLabel("Question 1 id");
+    await questionId.fill("diet needs");
+    const idErrors = editor.locator("#form-customInputs-0-id-error");
+    await expect.poll(() => idErrors.textContent()).toMatch(/customInputs\[0\]\.id/);
+    expect(await questionId.getAttribute("aria-invalid")).toBe("true");
+    expect(await editor.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
+    // Typed key by key: the row keeps its field (and the focus) while its id changes.
+    await questionId.fill("");
+    await questionId.pressSequentially("diet");
+    expect(await questionId.inputValue()).toBe("diet");
+    await expect.poll(() => idErrors.count()).toBe(0);
+
+    // Details longer than the field lets one type (sent through the JSON box) are refused at the field.
+    await editor.getByText("Every field (JSON)").click();
+    const json = editor.getByLabel("The form as the API takes it");
+    const everything = JSON.parse(await json.inputValue()) as Record<string, unknown>;
+    await json.fill(JSON.stringify({ ...everything, eventDetails: "x".repeat(5001) }));
+    const detailsErrors = editor.locator("#form-eventDetails-error");
+    await expect.poll(() => detailsErrors.textContent()).toMatch(/eventDetails/);
+    expect(await details.getAttribute("aria-invalid")).toBe("true");
+    expect(await editor.getByRole("button", { name: "Save" }).isDisabled()).toBe(true);
+    await details.fill("Free parking behind the hall.\nBlack tie optional.");
+    await expect.poll(() => detailsErrors.count()).toBe(0);
+    await editor.getByText("Every field (JSON)").click();
     expect(await seriousAxeIssues(editor, ["label"]), "editor").toEqual([]);
 
     await editor.getByRole("button", { name: "Phone" }).click();
@@ -508,6 +546,8 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     });
     expect(saved.promoCodes[0]).toMatchObject({ quantity: 50, applicableTickets: ["Table of eight"] });
     expect([saved.startTime, saved.endTime]).toEqual(["19:00", "22:30"]);
+    expect(saved.eventDetails).toBe("Free parking behind the hall.\nBlack tie optional.");
+    expect(saved.customInputs).toMatchObject([{ id: "diet", title: "Dietary needs" }]);
     await editor.close();
   });
 

@@ -63,6 +63,7 @@ const SHOWN_FIELDS = new Set([
   "timeZone",
   "enableTimeAndLocation",
   "location",
+  "eventDetails",
   "sponsorshipGroups",
   "tickets",
   "promoCodes",
@@ -108,7 +109,7 @@ const ITEM_FIELDS: Record<string, RegExp> = {
   givingLevels: /^givingLevels\[\d+\]\.(title|amount|description)$/,
   sponsorshipGroups:
     /^sponsorshipGroups\[\d+\]\.(groupTitle|description|options|options\[\d+\]\.(optionTitle|amount|description|quantity))$/,
-  customInputs: /^customInputs\[\d+\]\.(title|inputType|options(\[\d+\])?)$/,
+  customInputs: /^customInputs\[\d+\]\.(id|title|inputType|options(\[\d+\])?)$/,
   faqs: /^faqs\[\d+\]\.(question|answer)$/,
 };
 
@@ -168,6 +169,11 @@ interface PromoCode {
   quantity?: number | null;
   applicableTickets?: string[];
 }
+
+/** The longest event details the API takes (`eventDetails`, shared/schemas/form.ts). */
+const EVENT_DETAILS_MAX = 5000;
+/** The longest id of a question the API takes (`customInputs[].id`, shared/schemas/form.ts). */
+const QUESTION_ID_MAX = 100;
 
 /** A limit typed as a whole number; empty is no limit (null). */
 const limit = (value: string): number | null => (value.trim() === "" ? null : Number(value));
@@ -449,6 +455,20 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
                 {...fieldProps("location")}
                 value={text("location")}
                 onInput={(e) => set("location", e.currentTarget.value)}
+              />
+            </Row>
+            <Row
+              problems={problems}
+              field="eventDetails"
+              label="Event details"
+              hint="Shown with the date and place (parking, dress code, what to bring…); at most 5,000 characters."
+            >
+              <textarea
+                {...fieldProps("eventDetails")}
+                rows={4}
+                maxLength={EVENT_DETAILS_MAX}
+                value={text("eventDetails")}
+                onInput={(e) => set("eventDetails", e.currentTarget.value)}
               />
             </Row>
             <div>
@@ -763,6 +783,7 @@ function ItemField(p: {
   path: string;
   label: string;
   problems: string[];
+  hint?: string;
   children: (control: Control) => JSX.Element;
 }) {
   const errors = p.problems.filter((d) => {
@@ -778,8 +799,32 @@ function ItemField(p: {
         "aria-invalid": errors.length > 0 ? true : undefined,
         "aria-describedby": errors.length > 0 ? `${id}-error` : undefined,
       })}
+      {p.hint && <small class="hint">{p.hint}</small>}
       <FieldErrors id={`${id}-error`} errors={errors} />
     </div>
+  );
+}
+
+/** A list item's limit (how many for sale, per order, uses…): a whole number, empty for none (null). */
+function NumberItemField(p: {
+  path: string;
+  label: string;
+  problems: string[];
+  value: number | null | undefined;
+  onChange: (value: number | null) => void;
+}) {
+  return (
+    <ItemField path={p.path} label={p.label} problems={p.problems}>
+      {(c) => (
+        <input
+          {...c}
+          type="number"
+          min="1"
+          value={limitText(p.value)}
+          onInput={(e) => p.onChange(limit(e.currentTarget.value))}
+        />
+      )}
+    </ItemField>
   );
 }
 
@@ -847,36 +892,20 @@ function TicketsEditor(props: ListProps<Ticket>) {
               />
             )}
           </ItemField>
-          <ItemField
+          <NumberItemField
             path={`tickets[${i}].quantity`}
             label={`Ticket ${i + 1} how many for sale (empty: no limit)`}
             problems={problems}
-          >
-            {(c) => (
-              <input
-                {...c}
-                type="number"
-                min="1"
-                value={limitText(ticket.quantity)}
-                onInput={(e) => change({ quantity: limit(e.currentTarget.value) })}
-              />
-            )}
-          </ItemField>
-          <ItemField
+            value={ticket.quantity}
+            onChange={(quantity) => change({ quantity })}
+          />
+          <NumberItemField
             path={`tickets[${i}].maxPerOrder`}
             label={`Ticket ${i + 1} most per order (empty: no limit)`}
             problems={problems}
-          >
-            {(c) => (
-              <input
-                {...c}
-                type="number"
-                min="1"
-                value={limitText(ticket.maxPerOrder)}
-                onInput={(e) => change({ maxPerOrder: limit(e.currentTarget.value) })}
-              />
-            )}
-          </ItemField>
+            value={ticket.maxPerOrder}
+            onChange={(maxPerOrder) => change({ maxPerOrder })}
+          />
           <ItemField
             path={`tickets[${i}].fairMarketValue`}
             label={`Ticket ${i + 1} fair-market value (not deductible; empty: not stated)`}
@@ -970,21 +999,13 @@ function PromoEditor(props: ListProps<PromoCode> & { tickets: string[] }) {
                 />
               )}
             </ItemField>
-            <ItemField
+            <NumberItemField
               path={`promoCodes[${i}].quantity`}
               label={`Code ${i + 1} how many uses (empty: no limit)`}
               problems={problems}
-            >
-              {(c) => (
-                <input
-                  {...c}
-                  type="number"
-                  min="1"
-                  value={limitText(code.quantity)}
-                  onInput={(e) => change({ quantity: limit(e.currentTarget.value) })}
-                />
-              )}
-            </ItemField>
+              value={code.quantity}
+              onChange={(quantity) => change({ quantity })}
+            />
             <fieldset
               class="item-tickets"
               aria-invalid={errors.length > 0 ? true : undefined}
@@ -1149,21 +1170,13 @@ function SponsorshipEditor(props: ListProps<SponsorshipGroup>) {
                           />
                         )}
                       </ItemField>
-                      <ItemField
+                      <NumberItemField
                         path={`${at}.quantity`}
                         label={`${pkg(j)} how many (empty: no limit)`}
                         problems={problems}
-                      >
-                        {(c) => (
-                          <input
-                            {...c}
-                            type="number"
-                            min="1"
-                            value={limitText(option.quantity)}
-                            onInput={(e) => change({ quantity: limit(e.currentTarget.value) })}
-                          />
-                        )}
-                      </ItemField>
+                        value={option.quantity}
+                        onChange={(quantity) => change({ quantity })}
+                      />
                       <ItemField
                         path={`${at}.description`}
                         label={`${pkg(j)} description`}
@@ -1204,7 +1217,8 @@ function QuestionsEditor(props: ListProps<Question>) {
       items={props.items}
       onChange={props.onChange}
       noun="question"
-      rowKey={(q) => q.id}
+      // Keyed by place, not by id: the id is edited here, and a key that changed as it is typed would
+      // rebuild the row and take the focus away from the field.
       add="Add a question"
       newItem={(n) => ({ title: `Question ${n + 1}`, inputType: "short_text", required: false })}
       errors={<ListErrors field="customInputs" problems={problems} />}
@@ -1213,6 +1227,25 @@ function QuestionsEditor(props: ListProps<Question>) {
           <ItemField path={`customInputs[${i}].title`} label={`Question ${i + 1}`} problems={problems}>
             {(c) => (
               <input {...c} value={q.title ?? ""} onInput={(e) => change({ title: e.currentTarget.value })} />
+            )}
+          </ItemField>
+          <ItemField
+            path={`customInputs[${i}].id`}
+            label={`Question ${i + 1} id`}
+            problems={problems}
+            hint={`Letters, digits, '-' and '_', at most ${QUESTION_ID_MAX}; empty: one is made when saved. Exports and webhooks name the answers by it (answers already given keep the id they had).`}
+          >
+            {(c) => (
+              <input
+                {...c}
+                maxLength={QUESTION_ID_MAX}
+                spellcheck={false}
+                autoComplete="off"
+                value={q.id ?? ""}
+                onInput={(e) =>
+                  change({ id: e.currentTarget.value === "" ? undefined : e.currentTarget.value })
+                }
+              />
             )}
           </ItemField>
           <ItemField
