@@ -208,6 +208,31 @@ export async function settlePayment(
     }
   } else if (before === "PROCESSING" && origin.kind === "billing") {
     effect = await afterRecurringCharge(trx, row, origin, at);
+  } else if (
+    before === "PENDING" &&
+    row.status === "COMPLETED" &&
+    origin.kind === "checkout" &&
+    row.frequency !== "ONE_TIME" &&
+    !row.subscription_id &&
+    outcome.to === "COMPLETED" &&
+    outcome.savedMethod
+  ) {
+    // A recurring gift's first payment that waited without a saved method (a bank account verified by
+    // microdeposits: Stripe attaches it to the customer only once the donor verifies) starts its gift
+    // now, from this moment, as it would have when first recorded. Once: only the move out of PENDING
+    // gets here.
+    const sub = await insertNewSubscription(
+      trx,
+      row,
+      outcome.savedMethod,
+      outcome.processorCustomer ?? null,
+      nowMs,
+      loaded?.org.timeZone,
+    );
+    row = { ...row, subscription_id: sub.id };
+    await trx.updateTable("payments").set({ subscription_id: sub.id }).where("id", "=", row.id).execute();
+    await emitSubscription(trx, "subscription.created", sub, at);
+    effect = { sub, billing: "untouched" };
   } else if (before === "PENDING") {
     effect = await afterSettled(trx, row, origin, at);
   }
