@@ -328,6 +328,8 @@ export interface PaymentProcessor {
 
 export type ProcessorErrorCode =
   | "invalid_request"
+  /** The amount is below the smallest payment the processor takes in its currency: the payer's to change. */
+  | "amount_too_small"
   | "idempotency_key_reused"
   | "misconfigured"
   | "unavailable";
@@ -337,6 +339,8 @@ export class ProcessorError extends Error {
   constructor(
     readonly code: ProcessorErrorCode,
     message: string,
+    /** With `amount_too_small`: the smallest amount the processor takes, in cents of the currency, when known. */
+    readonly minimumCents?: number,
   ) {
     super(message);
     this.name = "ProcessorError";

@@ -269,3 +269,48 @@ describe("refunds and disputes on Stripe in the payment's currency", () => {
     expect(view.body.dispute).toMatchObject({ status: "needs_response", amount: 1500 });
   });
 });
+
+describe("a gift below Stripe's minimum charge for its currency", () => {
+  async function tooSmall(app: StripeTestApp, formId: string, amount: number) {
+    const res = await app.t.request<{ error: string; details?: string[] }>(
+      "POST",
+      `/api/forms/${formId}/checkout`,
+      {
+        key: null,
+        body: {
+          amount,
+          donor: donor("ada@example.org"),
+          paymentMethod: { type: "token", token: await app.cardToken() },
+        },
+      },
+    );
+    return res;
+  }
+
+  it("is a 400 naming the currency's minimum (¥50, SEK 3, HUF 175), not a 503, and records nothing", async () => {
+    const app = await start();
+    const cases: [string, number, string][] = [
+      ["JPY", 10, "¥50"],
+      ["SEK", 2, "SEK 3"],
+      ["HUF", 100, "HUF 175"],
+    ];
+    for (const [currency, amount, minimum] of cases) {
+      await setCurrency(app, currency);
+      const formId = await createForm(app.t, validForms.standard());
+      const res = await tooSmall(app, formId, amount);
+      expect(res.status, res.text).toBe(400);
+      expect(res.headers.get("retry-after")).toBeNull();
+      // Intl writes a no-break space between a code and the number ("SEK 3").
+      expect(res.body.details?.map((d) => d.replace(/\u00a0/g, " "))).toEqual([
+        `amount must be at least ${minimum} for this payment method`,
+      ]);
+      expect(res.body.error).toBeTruthy();
+    }
+    const rows = await app.t.store.db.selectFrom("payments").select("id").execute();
+    expect(rows).toEqual([]);
+    // At the minimum, the gift goes through.
+    await setCurrency(app, "JPY");
+    const formId = await createForm(app.t, validForms.standard());
+    expect(await give(app, formId, 50)).toMatchObject({ status: "COMPLETED", total: 50 });
+  });
+});

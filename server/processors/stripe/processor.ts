@@ -1,5 +1,5 @@
 import type Stripe from "stripe";
-import { fromMinorUnits, isExpressible, toMinorUnits } from "../../../shared/currency.js";
+import { formatMoney, fromMinorUnits, isExpressible, toMinorUnits } from "../../../shared/currency.js";
 import { isoAt } from "../../../shared/time.js";
 import type { StripeConnection } from "../../store/organizations.js";
 import type {
@@ -153,8 +153,50 @@ function isStripeError(err: unknown): err is Stripe.errors.StripeError {
   return err instanceof Error && typeof (err as { type?: unknown }).type === "string" && "rawType" in err;
 }
 
+/**
+ * Stripe's smallest charge per currency (its "minimum and maximum charge amounts"), in cents of the
+ * currency as Almoner counts them (hundredths of the unit, ¥50 is 5000). Stripe refuses less with
+ * `amount_too_small`; a currency not listed here has a minimum Stripe states only in its message.
+ */
+export const STRIPE_MINIMUM_CENTS: Readonly<Record<string, number>> = {
+  usd: 50,
+  aed: 200,
+  aud: 50,
+  bgn: 100,
+  brl: 50,
+  cad: 50,
+  chf: 50,
+  czk: 1500,
+  dkk: 250,
+  eur: 50,
+  gbp: 30,
+  hkd: 400,
+  huf: 17500,
+  inr: 50,
+  jpy: 5000,
+  mxn: 1000,
+  myr: 200,
+  nok: 300,
+  nzd: 50,
+  pln: 200,
+  ron: 200,
+  sek: 300,
+  sgd: 50,
+  thb: 1000,
+};
+
+/** Stripe's `amount_too_small`, in words a donor can act on (the API's English), naming the minimum when known. */
+function amountTooSmall(currency: string | undefined): ProcessorError {
+  const minimum = currency ? STRIPE_MINIMUM_CENTS[currency.toLowerCase()] : undefined;
+  const message =
+    minimum !== undefined && currency
+      ? `amount must be at least ${formatMoney(minimum, currency)} for this payment method`
+      : `amount is below the smallest payment this payment method takes${currency ? ` in ${currency.toUpperCase()}` : ""}`;
+  return new ProcessorError("amount_too_small", message, minimum);
+}
+
 /** An error that is not a decline: a caller's mistake or an outage. Never carries card data. */
-function processorError(err: unknown): ProcessorError {
+function processorError(err: unknown, currency?: string): ProcessorError {
   if (err instanceof ProcessorError) return err;
   if (!isStripeError(err)) return new ProcessorError("unavailable", "Stripe could not be reached");
   switch (err.type) {
@@ -167,6 +209,8 @@ function processorError(err: unknown): ProcessorError {
         `Stripe refused the organization's key: ${err.message} (reconnect with org stripe)`,
       );
     case "StripeInvalidRequestError":
+      // Below the currency's minimum: the amount is the payer's to change, not an outage.
+      if (err.code === "amount_too_small") return amountTooSmall(currency);
       return new ProcessorError("invalid_request", err.message);
     default:
       return new ProcessorError("unavailable", `Stripe could not be reached: ${err.message}`);
@@ -321,7 +365,7 @@ export class StripeProcessor implements PaymentProcessor {
         ),
       );
     } catch (err) {
-      throw processorError(err);
+      throw processorError(err, currency);
     }
     const id = intent.id;
     // Stored before any money can move: from here on a crash is reconciled by this id.
