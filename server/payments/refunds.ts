@@ -3,6 +3,7 @@ import { centsToDollars } from "../../shared/money.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
+import type { PaymentProcessor } from "../processors/port.js";
 import { type AuditActor, recordAudit } from "../store/auditLog.js";
 import type { Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
@@ -12,13 +13,35 @@ import { recordRefund } from "./transition.js";
 /**
  * A refund asked for by the organization (the API, the command line): through the processor that made the
  * payment, then recorded by the same transition a processor's own refund news goes through. The processor
- * call carries a key made of the payment, what was refunded before and the amount, so a retry of a refund
- * whose answer was lost is the same refund, never a second one.
+ * call carries a key made of the payment, what was refunded before, the amount and the refunds that failed
+ * since (`derivedRefundKey`), so a retry of a refund whose answer was lost is the same refund, never a
+ * second one, while a refund asked again after the first one failed is a new one.
  */
 
 export interface RefundOutcome {
   payment: PaymentsTable;
   refund: { id: string; amountCents: number; status: "succeeded" | "pending" };
+}
+
+/**
+ * The processor's key for a refund asked without the client's key: two identical requests meeting the same
+ * state make one refund (a retry of one whose answer was lost, even if the process died after the processor
+ * made it and before it was recorded). The state is what was refunded before, the amount asked, and how many
+ * refunds the processor reports failed: a refund that failed gives its amount back to the refunded total, so
+ * the same refund asked again would otherwise meet its old key, and the processor (Stripe keeps keys 24
+ * hours) would answer the failed refund's first answer again, refunding nothing. Read from the processor,
+ * the count is right whatever was recorded here (a lost answer, a webhook not yet delivered). The key of a
+ * payment none of whose refunds failed is the one it always was.
+ */
+async function derivedRefundKey(
+  processor: PaymentProcessor,
+  paymentId: string,
+  processorPaymentId: string,
+  refundedCents: number,
+  amountCents: number | undefined,
+): Promise<string> {
+  const failed = (await processor.failedRefunds?.(processorPaymentId)) ?? 0;
+  return `refund:${paymentId}:${refundedCents}:${amountCents ?? "rest"}${failed ? `:failed${failed}` : ""}`;
 }
 
 export async function refundPayment(
@@ -64,10 +87,9 @@ export async function refundPayment(
     processorPaymentId: row.processor_payment_id,
     amountCents: request.amountCents ?? left,
     currency: row.currency,
-    // Without the client's key, two identical requests meeting the same refunded total make one refund.
     idempotencyKey: request.idempotencyKey
       ? `refund:${row.id}:key:${sha256Hex(request.idempotencyKey).slice(0, 32)}`
-      : `refund:${row.id}:${refunded}:${request.amountCents ?? "rest"}`,
+      : await derivedRefundKey(processor, row.id, row.processor_payment_id, refunded, request.amountCents),
     ...(request.reason ? { reason: request.reason } : {}),
   });
   if (!result.ok) {

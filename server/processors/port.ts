@@ -320,6 +320,12 @@ export interface PaymentProcessor {
   /** A set-up the donor confirmed in the browser, as it stands now; null for an unknown id. */
   retrieveSetup?(setupId: string): Promise<SetupResult | null>;
   refund(input: RefundInput): Promise<RefundResult>;
+  /**
+   * How many refunds of this payment the processor made and then reports failed or canceled (Stripe: a
+   * refund the card's bank sends back days later). A refund asked again after one failed is a new refund,
+   * so the key derived for it counts these. Processors whose refunds never fail after the fact leave it out.
+   */
+  failedRefunds?(processorPaymentId: string): Promise<number>;
   /** Webhooks: verifies one delivery (throws `ProcessorEventError`) and says what it is about. */
   verifyEvent?(rawBody: string, signature: string | undefined): IncomingEvent;
   /** The current state behind a verified event. */

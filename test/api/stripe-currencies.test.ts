@@ -314,3 +314,57 @@ describe("a gift below Stripe's minimum charge for its currency", () => {
     expect(await give(app, formId, 50)).toMatchObject({ status: "COMPLETED", total: 50 });
   });
 });
+
+describe("a refund asked again without an Idempotency-Key", () => {
+  async function refund(app: StripeTestApp, paymentId: string, amount: number) {
+    const res = await app.t.request<{
+      refund: { id: string; status: string };
+      payment: { refundedAmount: number };
+    }>("POST", `/v1/payments/${paymentId}/refund`, { body: { amount } });
+    expect(res.status, res.text).toBe(200);
+    return res.body;
+  }
+
+  it("is the same refund after a lost answer, and a new one once the first failed at Stripe", async () => {
+    const app = await start();
+    const formId = await createForm(app.t, validForms.standard());
+    const paid = await give(app, formId, 50);
+    const piId = (await row(app, paid.paymentID)).processor_payment_id ?? "";
+    const first = await refund(app, paid.paymentID, 20);
+    // As if the process had died after Stripe made the refund and before it was recorded: asked again, it
+    // meets the same state, and so the same refund.
+    await app.t.store.db
+      .updateTable("payments")
+      .set({ refunded_cents: 0 })
+      .where("id", "=", paid.paymentID)
+      .execute();
+    const retried = await refund(app, paid.paymentID, 20);
+    expect(retried.refund.id).toBe(first.refund.id);
+    expect((await app.stripe.refunds.list({ payment_intent: piId })).data).toHaveLength(1);
+    expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(2000);
+
+    // The card's bank sends the refund back: the refunded total is 0 again.
+    app.emulator.settleRefund(first.refund.id, "failed");
+    await app.deliverEvents();
+    expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(0);
+    // The same refund asked again is a new refund at Stripe, and the money goes back.
+    const again = await refund(app, paid.paymentID, 20);
+    expect(again.refund.id).not.toBe(first.refund.id);
+    expect(again.refund.status).toBe("succeeded");
+    const refunds = (await app.stripe.refunds.list({ payment_intent: piId })).data;
+    expect(refunds.map((r) => [r.id, r.status]).sort()).toEqual(
+      [
+        [first.refund.id, "failed"],
+        [again.refund.id, "succeeded"],
+      ].sort(),
+    );
+    expect(
+      (await app.stripe.paymentIntents.retrieve(piId, { expand: ["latest_charge"] })).latest_charge,
+    ).toMatchObject({
+      amount_refunded: 2000,
+    });
+    expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(2000);
+    await app.deliverEvents();
+    expect(Number((await row(app, paid.paymentID)).refunded_cents)).toBe(2000);
+  });
+});

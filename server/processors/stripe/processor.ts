@@ -575,6 +575,19 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  /** Refunds of the PaymentIntent that Stripe failed or canceled, every page read. */
+  async failedRefunds(processorPaymentId: string): Promise<number> {
+    try {
+      let failed = 0;
+      for await (const refund of this.client.refunds.list({ payment_intent: processorPaymentId, limit: 100 }))
+        if (refund.status === "failed" || refund.status === "canceled") failed++;
+      return failed;
+    } catch (err) {
+      if (notFound(err)) return 0;
+      throw processorError(err);
+    }
+  }
+
   async refund(input: RefundInput): Promise<RefundResult> {
     try {
       // An amount goes in the payment's own currency's minor units: Stripe keeps it on the PaymentIntent.
@@ -586,7 +599,7 @@ export class StripeProcessor implements PaymentProcessor {
               input.currency ??
                 (await this.client.paymentIntents.retrieve(input.processorPaymentId)).currency,
             );
-      const refund = await this.client.refunds.create(
+      let refund = await this.client.refunds.create(
         {
           payment_intent: input.processorPaymentId,
           ...(amount !== undefined && { amount }),
@@ -594,6 +607,9 @@ export class StripeProcessor implements PaymentProcessor {
         },
         input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : undefined,
       );
+      // A replay is the refund's first answer: it may have failed since, which only a fresh read tells.
+      if (refund.lastResponse?.headers?.["idempotent-replayed"] === "true")
+        refund = await this.client.refunds.retrieve(refund.id);
       if (refund.status === "failed" || refund.status === "canceled")
         return {
           ok: false,
