@@ -205,8 +205,16 @@ describe("a recurring charge the bank holds for authentication", () => {
 
     const page = await (await s.t.app.request(path)).text();
     expect(page).toContain("Confirm your recurring gift");
+    // As on Stripe, the declined method is no longer on the PaymentIntent, only in its last error...
+    const declined = await s.stripe.paymentIntents.retrieve(held.processor_payment_id ?? "");
+    expect(declined.payment_method).toBeNull();
+    const methodId = declined.last_payment_error?.payment_method?.id;
+    expect(methodId).toMatch(/^pm_/);
     const asked = await action(path, { action: "confirm-payment" });
     expect(asked.body).toMatchObject({ status: "requires_action", clientSecret: expect.any(String) });
+    // ...and the page's confirmation passed it again (a confirm without it is refused).
+    const confirming = await s.stripe.paymentIntents.retrieve(held.processor_payment_id ?? "");
+    expect(confirming).toMatchObject({ status: "requires_action", payment_method: methodId });
     s.emulator.completeAuthentication(held.processor_payment_id ?? "", "succeed");
     const paid = await action(path, { action: "payment-completed" });
     expect(paid.body).toMatchObject({ status: "paid" });
@@ -222,6 +230,46 @@ describe("a recurring charge the bank holds for authentication", () => {
       .where("payment_id", "=", held.id)
       .execute();
     expect(receipts).toHaveLength(1);
+  });
+
+  it("is FAILED by Stripe's second payment_failed when the donor fails the bank's challenge", async () => {
+    const sub = await subscribe("4000002760003184");
+    await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    const held = await s.t.store.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("charge_key", "like", "sub:%")
+      .executeTakeFirstOrThrow();
+    // The off-session decline's payment_intent.payment_failed: still waiting for the donor.
+    const first = await s.deliverEvents();
+    expect(first.filter((e) => e.type === "payment_intent.payment_failed")).toHaveLength(1);
+    const status = async () =>
+      (
+        await s.t.store.db
+          .selectFrom("payments")
+          .select("status")
+          .where("id", "=", held.id)
+          .executeTakeFirstOrThrow()
+      ).status;
+    expect(await status()).toBe("PENDING");
+    const mail = await s.t.store.db
+      .selectFrom("email_outbox")
+      .selectAll()
+      .where("subject", "like", "Please confirm%")
+      .executeTakeFirstOrThrow();
+    const path = new URL(/https?:\/\/\S+update-payment-method\/\S+/.exec(mail.text_body)?.[0] ?? "").pathname;
+    await action(path, { action: "confirm-payment" });
+    // The page's confirmation: payment_intent.requires_action, the donor still at the bank's challenge.
+    await s.deliverEvents();
+    expect(await status()).toBe("PENDING");
+    s.emulator.completeAuthentication(held.processor_payment_id ?? "", "fail");
+    // A second payment_intent.payment_failed for the same PaymentIntent is news, not a repeat.
+    const second = await s.deliverEvents();
+    expect(second.map((e) => e.type)).toEqual(["payment_intent.payment_failed"]);
+    expect(second.find((e) => e.type === "payment_intent.payment_failed")?.body).toMatchObject({
+      result: "applied",
+    });
+    expect(await status()).toBe("FAILED");
   });
 
   it("answers the page as paid when Stripe's webhook recorded the confirmation first", async () => {

@@ -433,7 +433,7 @@ describe("payment intents", () => {
     expect(() => emulator.completeAuthentication(pi2.id, "succeed")).toThrow(/not waiting/);
   });
 
-  it("refuses off-session charges that need authentication, and keeps the card for an on-session retry", async () => {
+  it("refuses off-session charges that need authentication, naming the card in last_payment_error for an on-session retry", async () => {
     const customer = await stripe.customers.create({ email: "b@example.com" });
     const si = await stripe.setupIntents.create({
       customer: customer.id,
@@ -463,8 +463,16 @@ describe("payment intents", () => {
     const pi = err.payment_intent as Stripe.PaymentIntent;
     expect(pi.status).toBe("requires_payment_method");
     expect(pi.last_payment_error?.code).toBe("authentication_required");
-    expect(pi.payment_method).toBe(pmId);
-    const retry = await stripe.paymentIntents.confirm(pi.id, { return_url: RETURN_URL });
+    // As on Stripe: the method is no longer on the PI, only in its last error, and must be passed again.
+    expect(pi.payment_method).toBeNull();
+    expect(pi.last_payment_error?.payment_method?.id).toBe(pmId);
+    const bare = await expectStripeError(stripe.paymentIntents.confirm(pi.id, { return_url: RETURN_URL }));
+    expect(bare.statusCode).toBe(400);
+    expect(bare.message).toContain("missing a payment method");
+    const retry = await stripe.paymentIntents.confirm(pi.id, {
+      payment_method: pmId,
+      return_url: RETURN_URL,
+    });
     expect(retry.status).toBe("requires_action");
 
     // 4000002500003155: once set up (authenticated), off-session charges need no authentication.

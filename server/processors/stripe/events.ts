@@ -4,9 +4,9 @@ import { type IncomingEvent, ProcessorEventError } from "../port.js";
 /**
  * Stripe's webhooks: verified with `constructEvent` on the raw body and the organization's endpoint secret
  * (a bad signature, or a timestamp older than the tolerance, is refused), then read for what they are
- * about. Each event names the payment it concerns and an effect key (object, type and state), so the same
- * news heard twice is applied once; what it means is then fetched fresh (processor.ts, `resolveEvent`),
- * so events may arrive in any order.
+ * about. Each event names the payment it concerns and an effect key (object, type and state, or the
+ * event itself where a state can come back), so the same news heard twice is applied once; what it means
+ * is then fetched fresh (processor.ts, `resolveEvent`), so events may arrive in any order.
  */
 
 /** Stripe's own default: deliveries older than five minutes are refused (replays). */
@@ -59,7 +59,11 @@ function describe(event: Stripe.Event): IncomingEvent {
   switch (object.object) {
     case "payment_intent": {
       const pi = object as Stripe.PaymentIntent;
-      return { ...base, effectKey: `${event.type}:${pi.id}`, processorPaymentId: pi.id };
+      // A PaymentIntent passes a state more than once: a charge held for authentication fails off-session
+      // (`payment_failed`), then again if the donor fails the bank's challenge on the page, and that second
+      // failure is news. So each event is its own effect (Stripe's retries keep the event's id), and applying
+      // one twice changes nothing anyway: its state is read fresh and the transition only moves forwards.
+      return { ...base, effectKey: `${event.type}:${pi.id}:${event.id}`, processorPaymentId: pi.id };
     }
     case "charge": {
       const charge = object as Stripe.Charge;

@@ -421,8 +421,13 @@ export class StripeProcessor implements PaymentProcessor {
   /** A 402 from confirm: the PaymentIntent inside tells what happened. */
   private declined(err: Stripe.errors.StripeError, intentId: string): ChargeResult {
     const pi = err.payment_intent;
-    const pm = pi?.payment_method;
-    const method = pm && typeof pm !== "string" ? describeMethod(pm.id, pm, pm.customer !== null) : null;
+    // A failed confirmation leaves no method on the PaymentIntent: it is in the error (and the PI's last error).
+    const pm =
+      (pi?.payment_method && typeof pi.payment_method !== "string" ? pi.payment_method : null) ??
+      err.payment_method ??
+      pi?.last_payment_error?.payment_method ??
+      null;
+    const method = pm ? describeMethod(pm.id, pm, pm.customer !== null) : null;
     const code = failureCodeOf(err.code, err.decline_code);
     return {
       status: "failed",
@@ -435,7 +440,8 @@ export class StripeProcessor implements PaymentProcessor {
   }
 
   private methodOf(intent: Stripe.PaymentIntent): PaymentMethod | null {
-    const pm = intent.payment_method;
+    // After a failed confirmation the method is only in the last error (always the whole object there).
+    const pm = intent.payment_method ?? intent.last_payment_error?.payment_method ?? null;
     if (!pm || typeof pm === "string") return null;
     return describeMethod(pm.id, pm, pm.customer !== null);
   }
@@ -488,9 +494,19 @@ export class StripeProcessor implements PaymentProcessor {
     }
   }
 
+  /**
+   * The held charge is confirmed again with its own method, which Stripe no longer keeps on the
+   * PaymentIntent after the off-session decline (only in `last_payment_error.payment_method`): a confirm
+   * without it is refused ("missing a payment method").
+   */
   async confirmOnSession(processorPaymentId: string, returnUrl: string): Promise<ChargeResult> {
     try {
-      const intent = await this.client.paymentIntents.confirm(processorPaymentId, { return_url: returnUrl });
+      const held = await this.client.paymentIntents.retrieve(processorPaymentId);
+      const paymentMethod = heldMethodId(held);
+      const intent = await this.client.paymentIntents.confirm(processorPaymentId, {
+        ...(paymentMethod && { payment_method: paymentMethod }),
+        return_url: returnUrl,
+      });
       return this.chargeResult(intent);
     } catch (err) {
       if (isStripeError(err) && err.type === "StripeCardError") return this.declined(err, processorPaymentId);
@@ -677,13 +693,24 @@ export class StripeProcessor implements PaymentProcessor {
   }
 }
 
-/** Stripe's answer to an off-session charge whose bank asks the cardholder to authenticate it. */
+/**
+ * Stripe's answer to an off-session charge whose bank asks the cardholder to authenticate it: back to
+ * `requires_payment_method`, the error `authentication_required` (as its code, or a `card_declined` with
+ * that decline code), and the method that was declined in the error, to confirm again with the donor.
+ */
 function heldForAuthentication(intent: Stripe.PaymentIntent): boolean {
+  const error = intent.last_payment_error;
   return (
     intent.status === "requires_payment_method" &&
-    intent.last_payment_error?.code === "authentication_required" &&
-    intent.payment_method !== null
+    (error?.code === "authentication_required" || error?.decline_code === "authentication_required") &&
+    heldMethodId(intent) !== null
   );
+}
+
+/** The method to confirm a held charge with: on the PaymentIntent if still there, else its last error's. */
+function heldMethodId(intent: Stripe.PaymentIntent): string | null {
+  const pm = intent.payment_method ?? intent.last_payment_error?.payment_method ?? null;
+  return pm === null ? null : typeof pm === "string" ? pm : pm.id;
 }
 
 /** Funds are out of the balance while a dispute is open or lost (Stripe withdraws them when it opens). */

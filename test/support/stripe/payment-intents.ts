@@ -486,11 +486,13 @@ function declinePayment(
   const pi = op.modify(record);
   const pm = pmRecord.obj;
   const charge = createCharge(op, pi, pm, "failed", { decline });
-  const keep = decline.code === "authentication_required";
+  // As on Stripe, a failed confirmation leaves no method on the PaymentIntent (even an off-session
+  // `authentication_required` one): it is only in `last_payment_error.payment_method`, whence a retry
+  // passes it again (`payment_method` on the next confirm).
   pi.status = "requires_payment_method";
   pi.latest_charge = charge.obj.id;
   pi.next_action = null;
-  pi.payment_method = keep ? pm.id : null;
+  pi.payment_method = null;
   pi.last_payment_error = {
     charge: charge.obj.id,
     code: decline.code,
