@@ -8,7 +8,13 @@ import { billingChargeKey } from "../payments/chargeKey.js";
 import { AWAITING_AUTHENTICATION, requestConfirmation } from "../payments/confirmationRequest.js";
 import { outcomeOfCharge } from "../payments/outcome.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
-import type { ChargeResult } from "../processors/port.js";
+import {
+  type ChargeResult,
+  type FailureCode,
+  type PaymentProcessor,
+  ProcessorError,
+  type ProcessorErrorCode,
+} from "../processors/port.js";
 import type { Db } from "../store/database.js";
 import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
@@ -102,24 +108,30 @@ export async function billSubscription(
   const earlier = fresh ? null : await processor.findCharge(ref);
   const charge =
     earlier ??
-    (await processor.charge(
-      {
-        amountCents: Number(payment.amount_cents),
-        currency: payment.currency,
-        paymentMethod: sub.payment_method_token,
-        idempotencyKey: payment.charge_key,
-        description: `Donation: ${payment.form_title}`,
-        offSession: true,
-        ...(sub.processor_customer ? { customer: sub.processor_customer } : {}),
-        metadata: {
-          almoner_payment: payment.id,
-          almoner_subscription: sub.id,
-          almoner_organization: sub.organization_id,
-          cycle: String(sub.cycle + 1),
+    (await processor
+      .charge(
+        {
+          amountCents: Number(payment.amount_cents),
+          currency: payment.currency,
+          paymentMethod: sub.payment_method_token,
+          idempotencyKey: payment.charge_key,
+          description: `Donation: ${payment.form_title}`,
+          offSession: true,
+          ...(sub.processor_customer ? { customer: sub.processor_customer } : {}),
+          metadata: {
+            almoner_payment: payment.id,
+            almoner_subscription: sub.id,
+            almoner_organization: sub.organization_id,
+            cycle: String(sub.cycle + 1),
+          },
         },
-      },
-      { created: (id) => recordProcessorPaymentId(deps.store.db, payment.id, id) },
-    ));
+        { created: (id) => recordProcessorPaymentId(deps.store.db, payment.id, id) },
+      )
+      .catch(async (err: unknown) => {
+        const refused = await refusedCharge(deps.store.db, processor, payment, err);
+        if (!refused) throw err;
+        return refused;
+      }));
   const outcome = recurringOutcome(charge);
   // The payment is dated when its outcome is recorded, after the processor answered, as a checkout's is:
   // it then lists above every page of payments handed out meanwhile. A retry counts from that moment too.
@@ -141,6 +153,56 @@ export async function billSubscription(
   else tally.charged++;
   if (settled.billing === "cancelled") tally.cancelled++;
   return tally;
+}
+
+/** The processor's answers that refuse the charge for good (it was not made): a failed charge. */
+const REFUSALS: ReadonlySet<ProcessorErrorCode> = new Set(["invalid_request", "amount_too_small"]);
+
+/**
+ * A charge the processor refused outright (`invalid_request`: the saved method detached, the customer
+ * deleted, another account connected; `amount_too_small`), as a failed charge, so that the gift goes through
+ * the retries and the cancellation a decline leads to instead of being billed again every pass. Null (the
+ * error stands, the row stays PROCESSING and the next pass asks again) for an outage, a key refused, or
+ * whenever the processor cannot say how the charge stands. A payment the processor made before refusing
+ * (its id recorded by the `created` hook) is cancelled first; one that cannot be cancelled is recorded as
+ * the processor reports it (`findCharge`), and fails only when it was never confirmed.
+ */
+async function refusedCharge(
+  db: Db,
+  processor: PaymentProcessor,
+  payment: PaymentsTable,
+  err: unknown,
+): Promise<ChargeResult | null> {
+  if (!(err instanceof ProcessorError) || !REFUSALS.has(err.code)) return null;
+  const current = await db
+    .selectFrom("payments")
+    .select(["status", "processor_payment_id"])
+    .where("id", "=", payment.id)
+    .executeTakeFirst();
+  if (current?.status !== "PROCESSING") return null;
+  const id = current.processor_payment_id;
+  if (id) {
+    try {
+      if (!processor.cancelPayment || !(await processor.cancelPayment(id))) {
+        const found = await processor.findCharge({
+          idempotencyKey: payment.charge_key,
+          processorPaymentId: id,
+        });
+        // Made after all (it could not be cancelled): recorded as it stands. Not found as made (never
+        // confirmed, or cancelled already): nothing was charged, as recovery reads it too.
+        if (found) return found;
+      }
+    } catch {
+      return null;
+    }
+  }
+  return {
+    status: "failed",
+    processorPaymentId: id,
+    method: null,
+    failureCode: err.code as FailureCode,
+    failureMessage: err.message,
+  };
 }
 
 /**

@@ -1,0 +1,116 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runBillingAt } from "../../server/billing/run.js";
+import { createForm, donor } from "../support/checkout.js";
+import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
+import { validForms } from "../support/testApp.js";
+
+/**
+ * A recurring charge Stripe refuses outright (`invalid_request`: the saved card detached in Stripe's
+ * dashboard, say; `amount_too_small`) is a failed charge: the payment FAILED with what Stripe said, the gift
+ * retried 1, 3 and 5 days later and then cancelled, as after a decline. Stripe out of reach leaves the
+ * charge to the next pass, as before.
+ */
+
+let s: StripeTestApp;
+beforeEach(async () => {
+  s = await setupStripeApp();
+});
+afterEach(async () => {
+  await s.close();
+});
+
+const DAY = 24 * 60 * 60 * 1000;
+
+async function subscribe() {
+  const formId = await createForm(s.t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
+  const token = await s.cardToken("4242424242424242", { setupFutureUsage: "off_session" });
+  const res = await s.t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/checkout`, {
+    key: null,
+    body: {
+      amount: 30,
+      frequency: "MONTHLY",
+      donor: donor("sam@example.org"),
+      paymentMethod: { type: "token", token },
+    },
+  });
+  if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${res.text}`);
+  return s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+}
+
+const charges = () =>
+  s.t.store.db
+    .selectFrom("payments")
+    .selectAll()
+    .where("charge_key", "like", "sub:%")
+    .orderBy("charge_key")
+    .execute();
+const subscription = () => s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+const events = async (type: string) =>
+  (await s.t.store.db.selectFrom("outbox_events").select("type").where("type", "=", type).execute()).length;
+
+describe("a recurring charge Stripe refuses", () => {
+  it("after the card was detached: FAILED, retried 1, 3 and 5 days later, then the gift is cancelled", async () => {
+    const sub = await subscribe();
+    await s.stripe.paymentMethods.detach(sub.payment_method_token);
+    let at = Date.parse(sub.next_billing_at) + 1000;
+    const first = await runBillingAt(s.t.store, s.t.config, at);
+    expect(first.errors).toEqual([]);
+    expect(first.billing).toMatchObject({ failed: 1 });
+    const [row] = await charges();
+    expect(row).toMatchObject({ status: "FAILED", failure_code: "invalid_request" });
+    expect(row.failure_message).toBeTruthy();
+    let current = await subscription();
+    expect(current).toMatchObject({ status: "ACTIVE", failed_attempts: 1 });
+    expect(Date.parse(current.retry_at ?? "")).toBe(at + DAY);
+    expect(await events("subscription.updated")).toBe(1);
+    // Nothing was charged at Stripe.
+    const intents = await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" });
+    expect(intents.data.filter((pi) => pi.status === "succeeded")).toHaveLength(1);
+
+    // The same pass again does not bill it: it waits for its retry.
+    await runBillingAt(s.t.store, s.t.config, at + 1000);
+    expect(await charges()).toHaveLength(1);
+
+    for (const attempt of [2, 3, 4]) {
+      at = Date.parse((await subscription()).retry_at ?? "") + 1000;
+      const run = await runBillingAt(s.t.store, s.t.config, at);
+      expect(run.errors).toEqual([]);
+      expect(await charges()).toHaveLength(attempt);
+    }
+    current = await subscription();
+    expect(current).toMatchObject({ status: "CANCELLED", failed_attempts: 4, retry_at: null });
+    expect((await charges()).map((c) => c.status)).toEqual(["FAILED", "FAILED", "FAILED", "FAILED"]);
+    expect(await events("subscription.cancelled")).toBe(1);
+    expect(at - Date.parse(sub.next_billing_at)).toBeGreaterThanOrEqual(9 * DAY);
+  });
+
+  it("below Stripe's minimum (amount_too_small): FAILED with the minimum named, the gift retrying", async () => {
+    const sub = await subscribe();
+    await s.t.store.db
+      .updateTable("subscriptions")
+      .set({ amount_cents: 10 })
+      .where("id", "=", sub.id)
+      .execute();
+    const run = await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    expect(run.errors).toEqual([]);
+    const [row] = await charges();
+    expect(row).toMatchObject({
+      status: "FAILED",
+      failure_code: "amount_too_small",
+      processor_payment_id: null,
+    });
+    expect(row.failure_message).toContain("$0.50");
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 1 });
+    expect(await events("donation.created")).toBe(2);
+  });
+
+  it("out of reach (a 500) is left PROCESSING for the next pass, the gift untouched", async () => {
+    const sub = await subscribe();
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents", kind: "500", times: 10 });
+    const run = await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    expect(run.errors.length).toBeGreaterThan(0);
+    const [row] = await charges();
+    expect(row.status).toBe("PROCESSING");
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 0, cycle: 0 });
+  });
+});
