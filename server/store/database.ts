@@ -62,6 +62,8 @@ export async function openStore(url: string, opts: { pgSchema?: string } = {}): 
     close: async () => {
       handle.changes.close();
       await db.destroy();
+      // The SQLite background thread's connection is closed by then too: wait until it has let go of the files.
+      await handle.background?.close();
     },
   };
 }

@@ -92,7 +92,7 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     writes.on((write) => changes.wrote(write.table));
     const onClose = () => {
       clearInterval(checkpoints);
-      background?.close();
+      void background?.close();
     };
     const dialect: Dialect = {
       createAdapter: () => new SqliteStoreAdapter(),
@@ -176,6 +176,11 @@ export interface BackgroundWrites {
    * thread is not available: the caller then writes them itself.
    */
   run(statements: Statements): Promise<void>;
+  /**
+   * Closes the thread's connection and ends the thread; resolves once it has (its connection's files are
+   * then no longer written). Called again, the same promise.
+   */
+  close(): Promise<void>;
 }
 
 /**
@@ -191,6 +196,7 @@ class BackgroundConnection implements BackgroundWrites {
   private checkpointing = false;
   private failed = false;
   private nextId = 0;
+  private closed: Promise<void> | null = null;
   private readonly pending = new Map<number, { resolve(): void; reject(err: Error): void }>();
 
   constructor(private readonly file: string) {}
@@ -218,13 +224,20 @@ class BackgroundConnection implements BackgroundWrites {
     });
   }
 
-  /** Closes the thread's connection and ends it (asynchronously: nothing waits for it). */
-  close(): void {
-    const worker = this.worker;
-    this.worker = null;
-    this.failed = true;
-    worker?.postMessage("close");
-    this.abandon(new Error("the background SQLite thread was closed"));
+  close(): Promise<void> {
+    if (!this.closed) {
+      const worker = this.worker;
+      this.worker = null;
+      this.failed = true;
+      this.closed = worker
+        ? new Promise<void>((resolve) => {
+            worker.once("exit", () => resolve());
+            worker.postMessage("close");
+          })
+        : Promise.resolve();
+      this.abandon(new Error("the background SQLite thread was closed"));
+    }
+    return this.closed;
   }
 
   private started(): Worker | null {

@@ -49,9 +49,7 @@ export async function freshDatabase(): Promise<TestDatabase> {
   return {
     url,
     open: () => openStore(url),
-    // Retried: a file a worker of the app was still writing (a mail, the WAL) can make one pass meet a
-    // directory that is not empty yet (ENOTEMPTY), as it did once in CI.
-    drop: async () => fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }),
+    drop: async () => fs.rmSync(dir, { recursive: true, force: true }),
   };
 }
 

@@ -45,7 +45,9 @@ async function tableSql(s: Store): Promise<string> {
 
 /** A recorder whose background writes go through `run` (the store's own thread unless replaced). */
 function recorderWith(run: BackgroundWrites["run"], errors: unknown[] = []): MetricsRecorder {
-  return new MetricsRecorder({ ...store, background: { run } }, (err) => errors.push(err));
+  return new MetricsRecorder({ ...store, background: { run, close: async () => {} } }, (err) =>
+    errors.push(err),
+  );
 }
 
 describe.skipIf(dialect !== "sqlite")("API metrics on SQLite", () => {
