@@ -12,6 +12,7 @@ import {
   storedFormType,
   TICKET_TYPES,
 } from "../enums.js";
+import { EVENT_DETAILS_MAX, QUESTION_ID_MAX } from "../formLimits.js";
 import { dollarsToCents } from "../money.js";
 import {
   boundedString,
@@ -183,7 +184,7 @@ export const customInputSchema = z
       .string()
       .trim()
       .min(1)
-      .max(100)
+      .max(QUESTION_ID_MAX)
       .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" })
       .optional(),
     title: requiredString(300).optional(),
@@ -299,7 +300,7 @@ const FORM_FIELDS = {
   startTime: z.string().meta({ pattern: TIME_OR_EMPTY, description: "HH:MM, 24-hour" }).nullable().optional(),
   endTime: z.string().meta({ pattern: TIME_OR_EMPTY, description: "HH:MM, 24-hour" }).nullable().optional(),
   location: boundedString(500).nullable().optional(),
-  eventDetails: boundedString(5000).nullable().optional(),
+  eventDetails: boundedString(EVENT_DETAILS_MAX).nullable().optional(),
   timeZone: z
     .string()
     .max(100)

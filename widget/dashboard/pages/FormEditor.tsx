@@ -2,6 +2,7 @@ import type { ComponentChildren, JSX } from "preact";
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import "../../app/app.css";
 import "./FormEditor.css";
+import { EVENT_DETAILS_MAX, QUESTION_ID_MAX } from "../../../shared/formLimits.js";
 import type { CompiledCatalog } from "../../../shared/i18n/format.js";
 import { App } from "../../app/App.js";
 import { setLocale } from "../../app/locale.js";
@@ -169,11 +170,6 @@ interface PromoCode {
   quantity?: number | null;
   applicableTickets?: string[];
 }
-
-/** The longest event details the API takes (`eventDetails`, shared/schemas/form.ts). */
-const EVENT_DETAILS_MAX = 5000;
-/** The longest id of a question the API takes (`customInputs[].id`, shared/schemas/form.ts). */
-const QUESTION_ID_MAX = 100;
 
 /** A limit typed as a whole number; empty is no limit (null). */
 const limit = (value: string): number | null => (value.trim() === "" ? null : Number(value));
