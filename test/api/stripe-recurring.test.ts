@@ -173,23 +173,29 @@ describe("the update page of a gift at Stripe", () => {
 });
 
 describe("a recurring charge the bank holds for authentication", () => {
-  it("stays PENDING, mails the donor a link, and is COMPLETED once they confirm it on the page", async () => {
+  /** A monthly gift on a card whose bank asks for 3-D Secure, billed once: its held charge and the mailed link. */
+  async function heldCharge() {
     const sub = await subscribe("4000002760003184");
     const run = await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
-    expect(run.errors).toEqual([]);
     const held = await s.t.store.db
       .selectFrom("payments")
       .selectAll()
       .where("charge_key", "like", "sub:%")
       .executeTakeFirstOrThrow();
-    expect(held).toMatchObject({ status: "PENDING", failure_code: "authentication_required" });
     const mail = await s.t.store.db
       .selectFrom("email_outbox")
       .selectAll()
       .where("subject", "like", "Please confirm%")
       .executeTakeFirstOrThrow();
-    expect(mail.to_address).toBe("sam@example.org");
     const path = new URL(/https?:\/\/\S+update-payment-method\/\S+/.exec(mail.text_body)?.[0] ?? "").pathname;
+    return { run, held, mail, path };
+  }
+
+  it("stays PENDING, mails the donor a link, and is COMPLETED once they confirm it on the page", async () => {
+    const { run, held, mail, path } = await heldCharge();
+    expect(run.errors).toEqual([]);
+    expect(held).toMatchObject({ status: "PENDING", failure_code: "authentication_required" });
+    expect(mail.to_address).toBe("sam@example.org");
 
     // The settlement worker leaves it alone while the donor may still confirm it.
     await new SettlementWorker({ deps: s.t.deps, slowRepollMs: 1 }).runOnce();
@@ -233,13 +239,7 @@ describe("a recurring charge the bank holds for authentication", () => {
   });
 
   it("is FAILED by Stripe's second payment_failed when the donor fails the bank's challenge", async () => {
-    const sub = await subscribe("4000002760003184");
-    await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
-    const held = await s.t.store.db
-      .selectFrom("payments")
-      .selectAll()
-      .where("charge_key", "like", "sub:%")
-      .executeTakeFirstOrThrow();
+    const { held, path } = await heldCharge();
     // The off-session decline's payment_intent.payment_failed: still waiting for the donor.
     const first = await s.deliverEvents();
     expect(first.filter((e) => e.type === "payment_intent.payment_failed")).toHaveLength(1);
@@ -252,12 +252,6 @@ describe("a recurring charge the bank holds for authentication", () => {
           .executeTakeFirstOrThrow()
       ).status;
     expect(await status()).toBe("PENDING");
-    const mail = await s.t.store.db
-      .selectFrom("email_outbox")
-      .selectAll()
-      .where("subject", "like", "Please confirm%")
-      .executeTakeFirstOrThrow();
-    const path = new URL(/https?:\/\/\S+update-payment-method\/\S+/.exec(mail.text_body)?.[0] ?? "").pathname;
     await action(path, { action: "confirm-payment" });
     // The page's confirmation: payment_intent.requires_action, the donor still at the bank's challenge.
     await s.deliverEvents();
@@ -273,19 +267,7 @@ describe("a recurring charge the bank holds for authentication", () => {
   });
 
   it("answers the page as paid when Stripe's webhook recorded the confirmation first", async () => {
-    const sub = await subscribe("4000002760003184");
-    await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
-    const held = await s.t.store.db
-      .selectFrom("payments")
-      .selectAll()
-      .where("charge_key", "like", "sub:%")
-      .executeTakeFirstOrThrow();
-    const mail = await s.t.store.db
-      .selectFrom("email_outbox")
-      .selectAll()
-      .where("subject", "like", "Please confirm%")
-      .executeTakeFirstOrThrow();
-    const path = new URL(/https?:\/\/\S+update-payment-method\/\S+/.exec(mail.text_body)?.[0] ?? "").pathname;
+    const { held, path } = await heldCharge();
     await action(path, { action: "confirm-payment" });
     s.emulator.completeAuthentication(held.processor_payment_id ?? "", "succeed");
     await s.deliverEvents();
