@@ -2,9 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { billingDate } from "../../server/billing/schedule.js";
 import { SettlementWorker } from "../../server/billing/settlement.js";
 import { isoAt } from "../../shared/time.js";
-import { createForm, donor } from "../support/checkout.js";
-import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
-import { validForms } from "../support/testApp.js";
+import { giveMonthly, type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 
 /**
  * A monthly gift paid by a US bank account entered by hand: Stripe sends microdeposits and attaches the
@@ -24,20 +22,9 @@ afterEach(async () => {
   await s.close();
 });
 
-const monthly = () => ({ ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
-
 async function giveMonthlyByBank(account = "000123456789") {
-  const formId = await createForm(s.t, monthly());
   const token = await s.bankToken(account, { setupFutureUsage: "off_session", manual: true });
-  const res = await s.t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/checkout`, {
-    key: null,
-    body: {
-      amount: 30,
-      frequency: "MONTHLY",
-      donor: donor("sam@example.org"),
-      paymentMethod: { type: "token", token },
-    },
-  });
+  const { res } = await giveMonthly(s, token);
   expect(res.status, res.text).toBe(201);
   return s.t.store.db.selectFrom("payments").selectAll().executeTakeFirstOrThrow();
 }

@@ -2,9 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { SettlementWorker } from "../../server/billing/settlement.js";
 import { translator } from "../../server/i18n.js";
-import { createForm, donor } from "../support/checkout.js";
-import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
-import { validForms } from "../support/testApp.js";
+import { giveMonthly, type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 
 /**
  * Recurring gifts at Stripe after their first payment: the update page saves a new method with the
@@ -20,21 +18,11 @@ afterEach(async () => {
   await s.close();
 });
 
-const monthly = () => ({ ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
-
 /** A monthly gift paid with `card`, 3-D Secure completed when the card asks for it. */
 async function subscribe(card = "4242424242424242") {
-  const formId = await createForm(s.t, monthly());
-  const token = await s.cardToken(card, { setupFutureUsage: "off_session" });
-  let res = await s.t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/checkout`, {
-    key: null,
-    body: {
-      amount: 30,
-      frequency: "MONTHLY",
-      donor: donor("sam@example.org"),
-      paymentMethod: { type: "token", token },
-    },
-  });
+  const given = await giveMonthly(s, await s.cardToken(card, { setupFutureUsage: "off_session" }));
+  const formId = given.formId;
+  let res = given.res;
   if (res.status === 202) {
     const row = await s.t.store.db.selectFrom("payments").selectAll().executeTakeFirstOrThrow();
     s.emulator.completeAuthentication(row.processor_payment_id ?? "", "succeed");

@@ -1,8 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
-import { createForm, donor } from "../support/checkout.js";
-import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
-import { validForms } from "../support/testApp.js";
+import { giveMonthly, type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 
 /**
  * A recurring charge Stripe refuses outright (`invalid_request`: the saved card detached in Stripe's
@@ -22,17 +20,8 @@ afterEach(async () => {
 const DAY = 24 * 60 * 60 * 1000;
 
 async function subscribe() {
-  const formId = await createForm(s.t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
   const token = await s.cardToken("4242424242424242", { setupFutureUsage: "off_session" });
-  const res = await s.t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/checkout`, {
-    key: null,
-    body: {
-      amount: 30,
-      frequency: "MONTHLY",
-      donor: donor("sam@example.org"),
-      paymentMethod: { type: "token", token },
-    },
-  });
+  const { res } = await giveMonthly(s, token);
   if (res.status !== 201) throw new Error(`subscribe failed: ${res.status} ${res.text}`);
   return s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
 }

@@ -1,13 +1,14 @@
 import Stripe from "stripe";
 import { connectStripe, sealStripeSecrets } from "../../server/processors/stripe/connection.js";
 import { setProcessorConnection } from "../../server/store/organizations.js";
+import { createForm, donor } from "./checkout.js";
 import {
   encodeForm,
   type StripeEmulator,
   type StripeEmulatorOptions,
   startStripeEmulator,
 } from "./stripe/emulator.js";
-import { setupTestApp, type TestApp, type TestOrg, type TestResponse } from "./testApp.js";
+import { setupTestApp, type TestApp, type TestOrg, type TestResponse, validForms } from "./testApp.js";
 
 /**
  * The app with its organization connected to a Stripe account of a local emulator (STRIPE_API_URL), the
@@ -158,4 +159,22 @@ export async function setupStripeApp(
       await emulator.close();
     },
   };
+}
+
+/**
+ * A monthly gift of 30 by sam@example.org on a new form that takes monthly gifts, paid with `token` (one of
+ * `cardToken` or `bankToken`): the form and the checkout's answer, whatever it is.
+ */
+export async function giveMonthly(s: StripeTestApp, token: string) {
+  const formId = await createForm(s.t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
+  const res = await s.t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/checkout`, {
+    key: null,
+    body: {
+      amount: 30,
+      frequency: "MONTHLY",
+      donor: donor("sam@example.org"),
+      paymentMethod: { type: "token", token },
+    },
+  });
+  return { formId, res };
 }
