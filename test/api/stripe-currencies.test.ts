@@ -30,20 +30,31 @@ async function setCurrency(app: StripeTestApp, currency: string) {
   expect(res.body.currency).toBe(currency);
 }
 
-async function give(app: StripeTestApp, formId: string, amount: number, extra: Record<string, unknown> = {}) {
-  const res = await app.t.request<{ payment: { paymentID: string; status: string; total: number } }>(
-    "POST",
-    `/api/forms/${formId}/checkout`,
-    {
-      key: null,
-      body: {
-        amount,
-        donor: donor("ada@example.org"),
-        paymentMethod: { type: "token", token: await app.cardToken() },
-        ...extra,
-      },
+/** A card gift's checkout, answered as it is. */
+async function checkoutOf(
+  app: StripeTestApp,
+  formId: string,
+  amount: number,
+  extra: Record<string, unknown> = {},
+) {
+  return app.t.request<{
+    payment: { paymentID: string; status: string; total: number };
+    error?: string;
+    details?: string[];
+  }>("POST", `/api/forms/${formId}/checkout`, {
+    key: null,
+    body: {
+      amount,
+      donor: donor("ada@example.org"),
+      paymentMethod: { type: "token", token: await app.cardToken() },
+      ...extra,
     },
-  );
+  });
+}
+
+/** A card gift that goes through. */
+async function give(app: StripeTestApp, formId: string, amount: number, extra: Record<string, unknown> = {}) {
+  const res = await checkoutOf(app, formId, amount, extra);
   expect(res.status, res.text).toBe(201);
   return res.body.payment;
 }
@@ -271,22 +282,6 @@ describe("refunds and disputes on Stripe in the payment's currency", () => {
 });
 
 describe("a gift below Stripe's minimum charge for its currency", () => {
-  async function tooSmall(app: StripeTestApp, formId: string, amount: number) {
-    const res = await app.t.request<{ error: string; details?: string[] }>(
-      "POST",
-      `/api/forms/${formId}/checkout`,
-      {
-        key: null,
-        body: {
-          amount,
-          donor: donor("ada@example.org"),
-          paymentMethod: { type: "token", token: await app.cardToken() },
-        },
-      },
-    );
-    return res;
-  }
-
   it("is a 400 naming the currency's minimum (¥50, SEK 3, HUF 175), not a 503, and records nothing", async () => {
     const app = await start();
     const cases: [string, number, string][] = [
@@ -297,7 +292,7 @@ describe("a gift below Stripe's minimum charge for its currency", () => {
     for (const [currency, amount, minimum] of cases) {
       await setCurrency(app, currency);
       const formId = await createForm(app.t, validForms.standard());
-      const res = await tooSmall(app, formId, amount);
+      const res = await checkoutOf(app, formId, amount);
       expect(res.status, res.text).toBe(400);
       expect(res.headers.get("retry-after")).toBeNull();
       // Intl writes a no-break space between a code and the number ("SEK 3").
