@@ -10,7 +10,6 @@ import { outcomeOfCharge } from "../payments/outcome.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import {
   type ChargeResult,
-  type FailureCode,
   type PaymentProcessor,
   ProcessorError,
   type ProcessorErrorCode,
@@ -156,7 +155,9 @@ export async function billSubscription(
 }
 
 /** The processor's answers that refuse the charge for good (it was not made): a failed charge. */
-const REFUSALS: ReadonlySet<ProcessorErrorCode> = new Set(["invalid_request", "amount_too_small"]);
+const REFUSALS = new Set(["invalid_request", "amount_too_small"] as const);
+const isRefusal = (code: ProcessorErrorCode): code is "invalid_request" | "amount_too_small" =>
+  (REFUSALS as ReadonlySet<ProcessorErrorCode>).has(code);
 
 /**
  * A charge the processor refused outright (`invalid_request`: the saved method detached, the customer
@@ -173,7 +174,8 @@ async function refusedCharge(
   payment: PaymentsTable,
   err: unknown,
 ): Promise<ChargeResult | null> {
-  if (!(err instanceof ProcessorError) || !REFUSALS.has(err.code)) return null;
+  if (!(err instanceof ProcessorError) || !isRefusal(err.code)) return null;
+  const failureCode = err.code;
   const current = await db
     .selectFrom("payments")
     .select(["status", "processor_payment_id"])
@@ -200,7 +202,7 @@ async function refusedCharge(
     status: "failed",
     processorPaymentId: id,
     method: null,
-    failureCode: err.code as FailureCode,
+    failureCode,
     failureMessage: err.message,
   };
 }

@@ -106,7 +106,14 @@ export type FailureCode =
   /** Unknown, forged or foreign token, or a one-time method charged off-session. */
   | "invalid_payment_method"
   /** A bank debit that was returned or refused by the bank. */
-  | "bank_account_unusable";
+  | "bank_account_unusable"
+  /**
+   * An off-session charge the processor refused outright (the saved method or customer gone, another
+   * account): `ProcessorError` `invalid_request`, recorded as the charge's failure.
+   */
+  | "invalid_request"
+  /** An off-session charge below the processor's minimum for its currency (`ProcessorError` of that code). */
+  | "amount_too_small";
 
 export interface CustomerInput {
   email: string;

@@ -136,6 +136,10 @@ export function failureMessage(code: FailureCode, type: "card" | "bank"): string
       return "Your card's security code is incorrect. Check it and try again.";
     case "bank_account_unusable":
       return "The bank refused this debit. Try another payment method.";
+    case "invalid_request":
+      return "This payment method can no longer be charged. Please enter your payment details again.";
+    case "amount_too_small":
+      return "This amount is below the smallest payment that can be taken. Please give a larger amount.";
   }
 }
 
