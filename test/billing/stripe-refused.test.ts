@@ -73,6 +73,24 @@ describe("a recurring charge Stripe refuses", () => {
     expect(at - Date.parse(sub.next_billing_at)).toBeGreaterThanOrEqual(9 * DAY);
   });
 
+  it("after the customer was deleted in Stripe: FAILED, the gift retrying, nothing charged", async () => {
+    const sub = await subscribe();
+    const customer = sub.processor_customer ?? "";
+    expect(await s.stripe.customers.del(customer)).toMatchObject({ id: customer, deleted: true });
+    const at = Date.parse(sub.next_billing_at) + 1000;
+    const run = await runBillingAt(s.t.store, s.t.config, at);
+    expect(run.errors).toEqual([]);
+    expect(run.billing).toMatchObject({ failed: 1 });
+    const [row] = await charges();
+    expect(row).toMatchObject({ status: "FAILED", failure_code: "invalid_request" });
+    expect(row.failure_message).toBeTruthy();
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 1 });
+    expect(Date.parse((await subscription()).retry_at ?? "")).toBe(at + DAY);
+    // Only the first gift's PaymentIntent succeeded at Stripe.
+    const intents = await s.stripe.paymentIntents.list({ limit: 100 });
+    expect(intents.data.filter((pi) => pi.status === "succeeded")).toHaveLength(1);
+  });
+
   it("below Stripe's minimum (amount_too_small): FAILED with the minimum named, the gift retrying", async () => {
     const sub = await subscribe();
     await s.t.store.db

@@ -90,6 +90,19 @@ export function updateCustomer(op: Op, id: string, p: Params): CustomerObject {
   return customer;
 }
 
+/**
+ * Deletes a customer for good, as Stripe's dashboard does: the answer is Stripe's deleted-object stub,
+ * the customer's saved payment methods are detached, and a later request naming it gets `resource_missing`.
+ */
+export function deleteCustomer(op: Op, id: string): Record<string, unknown> {
+  const record = op.find<CustomerObject>("customer", id);
+  for (const pm of op.all<PaymentMethodObject>("payment_method"))
+    if (pm.obj.customer === id) op.modify(pm).customer = null;
+  op.remove(id);
+  op.emit("customer.deleted", record.obj);
+  return { id, object: "customer", deleted: true };
+}
+
 export function customerPaymentMethods(op: Op, id: string, p: Params): Record<string, unknown> {
   op.find<CustomerObject>("customer", id);
   const type = p.str("type");

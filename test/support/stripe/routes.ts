@@ -1,7 +1,7 @@
 /** The `/v1` endpoints: which key may call each, and the operation behind it. */
 
 import { createConfirmationToken } from "./confirmation-tokens.js";
-import { createCustomer, customerPaymentMethods, updateCustomer } from "./customers.js";
+import { createCustomer, customerPaymentMethods, deleteCustomer, updateCustomer } from "./customers.js";
 import { closeDispute, listDisputes, updateDisputeViaApi } from "./disputes.js";
 import { resourceMissing } from "./errors.js";
 import { accountObject, page, publishableView } from "./objects.js";
@@ -124,6 +124,7 @@ export const ROUTES: Route[] = [
   route("POST", "/v1/customers", ({ op, params }) => createCustomer(op, params)),
   route("GET", "/v1/customers/:id", ({ op, path }) => op.find<CustomerObject>("customer", path.id).obj),
   route("POST", "/v1/customers/:id", ({ op, path, params }) => updateCustomer(op, path.id, params)),
+  route("DELETE", "/v1/customers/:id", ({ op, path }) => deleteCustomer(op, path.id)),
   route("GET", "/v1/customers/:id/payment_methods", ({ op, path, params }) =>
     customerPaymentMethods(op, path.id, params),
   ),
