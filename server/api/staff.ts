@@ -1,7 +1,12 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
-import { staffLoginBodySchema, staffMeSchema, staffSetupBodySchema } from "../../shared/schemas/staff.js";
+import {
+  staffLoginBodySchema,
+  staffMeSchema,
+  staffSetupBodySchema,
+  staffSwitchBodySchema,
+} from "../../shared/schemas/staff.js";
 import { ApiError } from "../errors.js";
 import {
   completeSetup,
@@ -12,6 +17,8 @@ import {
   type StaffSession,
   signIn,
 } from "../staff/accounts.js";
+import { joinedOrganizations } from "../staff/memberships.js";
+import { switchOrganization } from "../staff/organizationSwitch.js";
 import { getOrganization } from "../store/organizations.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
@@ -40,7 +47,7 @@ export function refusal(error: unknown): never {
   if (error.kind === "password") throw ApiError.validation([`password: ${error.message}`]);
   if (error.kind === "twoFactor")
     throw new ApiError(401, error.message, undefined, undefined, { twoFactorRequired: true });
-  if (error.kind === "code") throw new ApiError(403, error.message);
+  if (error.kind === "code" || error.kind === "notMember") throw new ApiError(403, error.message);
   if (error.kind === "notFound") throw new ApiError(404, error.message);
   if (error.kind === "unavailable") throw new ApiError(503, error.message);
   throw new ApiError(401, error.message);
@@ -65,7 +72,10 @@ const setupErrorSchema = errorSchema.extend({
 /** The body of `GET /api/staff/me` (and of a sign-in) for a session. */
 export async function meAnswer(deps: AppDeps, c: Context<AppEnv>, session: StaffSession | undefined) {
   if (!session) throw new ApiError(401, "Not signed in, or the session has ended: sign in again");
-  const org = await getOrganization(deps.store.db, session.organizationId);
+  const [org, organizations] = await Promise.all([
+    getOrganization(deps.store.db, session.organizationId),
+    joinedOrganizations(deps.store.db, session.userId),
+  ]);
   const body: z.infer<typeof staffMeSchema> = {
     userId: session.userId,
     email: session.email,
@@ -75,6 +85,7 @@ export async function meAnswer(deps: AppDeps, c: Context<AppEnv>, session: Staff
     role: session.role,
     permissions: [...session.permissions],
     twoFactorEnabled: session.twoFactorEnabled,
+    organizations,
     twoFactorEnrolmentRequired: session.twoFactorEnrolmentRequired,
   };
   return c.json(body, 200, { "Cache-Control": "no-store" });
@@ -150,7 +161,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Sign in with e-mail and password",
       description:
-        "The same 401 for an unknown address and a wrong password. With two-factor sign-in on, a right password without `code` is a 401 with `twoFactorRequired: true` (not counted as a failure); a wrong or already used code is a failed sign-in. After 10 failed sign-ins in 15 minutes for one address, or from one client address, 429 with Retry-After. When the organization requires two-factor sign-in of Owners and Finance and the person has not enrolled, the session reaches only the enrolment endpoints, `/api/staff/me` and sign-out (`twoFactorEnrolmentRequired: true`). With `invitation` (a set-up link's token, for a person who already has a password), every check above is made as for any sign-in; then the link is used up and the session opens in the link's organization (401 when the link is used, expired or another person's).",
+        "The same 401 for an unknown address and a wrong password. With two-factor sign-in on, a right password without `code` is a 401 with `twoFactorRequired: true` (not counted as a failure); a wrong or already used code is a failed sign-in. After 10 failed sign-ins in 15 minutes for one address, or from one client address, 429 with Retry-After. When the organization requires two-factor sign-in of Owners and Finance and the person has not enrolled, the session reaches only the enrolment endpoints, `/api/staff/me` and sign-out (`twoFactorEnrolmentRequired: true`). With `invitation` (a set-up link's token, for a person who already has a password), every check above is made as for any sign-in; then the link is used up and the session opens in the link's organization (401 when the link is used, expired or another person's). A person on the staff of several organizations signs in to the one they joined first, or to `organizationId` (403 when they have not joined it, said only once the password and code are right).",
       body: staffLoginBodySchema,
       before: signingIn,
       responses: {
@@ -161,7 +172,9 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
             "Wrong e-mail address or password; or, with `twoFactorRequired: true`, a TOTP or recovery code is wanted (missing, wrong or already used); or the `invitation` link has been used or has expired",
           schema: signInErrorSchema,
         },
-        403: e("Not sent from this instance's own pages, or sent with an API key"),
+        403: e(
+          "Not sent from this instance's own pages, or sent with an API key; or `organizationId` is not an organization the person has joined",
+        ),
         429: e("Too many failed sign-ins (see Retry-After)"),
       },
       handler: async (c, { body }) => {
@@ -170,6 +183,7 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
           password: body.password,
           code: body.code,
           invitation: body.invitation,
+          organizationId: body.organizationId,
           clientIp: clientIp(c, deps.config.trustProxyHops),
           userAgent: c.req.header("User-Agent"),
           nowMs: deps.now(),
@@ -197,6 +211,43 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
         if (token) await endStaffSession(deps.store, token, deps.now());
         deleteCookie(c, cookie, { path: "/", secure });
         return c.body(null, 204);
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/staff/organization",
+      operationId: "staffSwitchOrganization",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Move the session to another organization the person has joined",
+      description:
+        'For a person on the staff of several organizations (`organizations` of `GET /api/staff/me`): the session ends and a new one opens in `organizationId`, with the role held there, a new cookie and the same absolute end (7 days from sign-in); the organization\'s audit log records a sign-in `via: "switch"`. The organization already signed in to changes nothing.',
+      body: staffSwitchBodySchema,
+      before: withSession,
+      responses: {
+        200: {
+          description: "Signed in to the organization: the new session cookie is set",
+          schema: staffMeSchema,
+        },
+        400: e("Validation failed"),
+        401: e("Not signed in, or the session has ended"),
+        403: e(
+          "Not sent from this instance's own pages, sent with an API key, or not an organization the person has joined",
+        ),
+      },
+      handler: async (c, { body }) => {
+        const { sessionToken } = await switchOrganization(deps.store, {
+          token: getCookie(c, cookie) ?? "",
+          organizationId: body.organizationId,
+          nowMs: deps.now(),
+          origin: {
+            userAgent: c.req.header("User-Agent"),
+            clientIp: clientIp(c, deps.config.trustProxyHops),
+          },
+        }).catch(refusal);
+        startSession(c, sessionToken);
+        return me(c, await findStaffSession(deps.store, sessionToken, deps.now()));
       },
     }),
     defineRoute({

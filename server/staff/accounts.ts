@@ -8,6 +8,7 @@ import type { SecretBox } from "../secrets.js";
 import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
 import { isCommonPassword } from "./commonPasswords.js";
+import { joinedOrganizations } from "./memberships.js";
 import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
 import { ROLE_PERMISSIONS } from "./roles.js";
 import { recordFailedSignIn, recordLinkSignIn, recordSignIn } from "./signInAudit.js";
@@ -365,7 +366,9 @@ export const failureKeys = (email: string, clientIp: string): string[] => [
 ];
 
 /**
- * Signs a person in with e-mail and password, in the organization they joined first. An unknown address
+ * Signs a person in with e-mail and password, in `organizationId` (one they have joined; else a
+ * "notMember" StaffError, told only once the password and code are right) or the organization they joined
+ * first. An unknown address
  * and a wrong password are the same refusal and cost the same time. A person with TOTP on also gives a
  * `code` (6 digits of now, or a recovery code): without one the refusal says a code is wanted (and counts
  * for nothing); a wrong or used one counts as a failed sign-in. With `invitation` (the token of a set-up
@@ -380,6 +383,7 @@ export async function signIn(
     password: string;
     code?: string;
     invitation?: string;
+    organizationId?: string;
     clientIp: string;
     userAgent?: string;
     nowMs: number;
@@ -423,13 +427,20 @@ export async function signIn(
         throw new StaffError("twoFactor", "The code is wrong or has already been used");
       }
     }
+    const chosen = input.organizationId ?? person.organization_id;
+    if (
+      input.invitation === undefined &&
+      chosen !== person.organization_id &&
+      !(await joinedOrganizations(store.db, person.id, chosen)).length
+    )
+      throw notMember();
     const sessionToken = newSecretToken();
     // The session, the invitation it accepts and its audit-log entry are one.
     await store.db.transaction().execute(async (trx) => {
       const organizationId =
         input.invitation === undefined
-          ? person.organization_id
-          : await acceptInvitation(trx, person.id, input.invitation, input.nowMs);
+          ? chosen
+          : await acceptInvitation(trx, person.id, input.invitation, input.nowMs, input.organizationId);
       await trx
         .insertInto("staff_sessions")
         .values(
@@ -447,11 +458,25 @@ export async function signIn(
   }
 }
 
+/** The refusal of a session in an organization the person has not joined. */
+export const notMember = () =>
+  new StaffError(
+    "notMember",
+    "You are not on this organization's staff, or have not accepted its invitation yet (sign in with the invitation's link)",
+  );
+
 /**
  * Uses up a live set-up link of the person's (in the caller's transaction) and returns its organization,
- * of which the person is a member; else a "token" StaffError.
+ * of which the person is a member (and which is `organizationId` when one is asked for); else a "token"
+ * StaffError, the link left as it was.
  */
-async function acceptInvitation(trx: Db, userId: string, token: string, nowMs: number): Promise<string> {
+async function acceptInvitation(
+  trx: Db,
+  userId: string,
+  token: string,
+  nowMs: number,
+  organizationId?: string,
+): Promise<string> {
   const refused = new StaffError(
     "token",
     "This invitation link has been used or has expired: sign in without it, or ask an Owner for a new one",
@@ -468,7 +493,7 @@ async function acceptInvitation(trx: Db, userId: string, token: string, nowMs: n
     .where("expires_at", ">", now)
     .returning("organization_id")
     .executeTakeFirst();
-  if (!used) throw refused;
+  if (!used || (organizationId !== undefined && used.organization_id !== organizationId)) throw refused;
   const member = await membershipRole(trx, userId, used.organization_id);
   if (!member) throw refused;
   return used.organization_id;

@@ -15,8 +15,11 @@ export interface SignInAttempt {
   clientIp: string | null;
 }
 
-/** How a session was opened: e-mail and password, a set-up link, or a password-reset link. */
-export type SignInWay = "password" | "setup" | "reset";
+/**
+ * How a session was opened: e-mail and password, a set-up link, a password-reset link, or moved from the
+ * person's session in another organization.
+ */
+export type SignInWay = "password" | "setup" | "reset" | "switch";
 
 const actorOf = (attempt: SignInAttempt): AuditActor => ({
   type: "staff",
@@ -54,7 +57,7 @@ export async function recordSignIn(
 export async function recordLinkSignIn(
   trx: Db,
   session: { userId: string; organizationId: string; clientIp?: string },
-  via: Exclude<SignInWay, "password">,
+  via: Exclude<SignInWay, "password" | "switch">,
   nowMs: number,
 ): Promise<void> {
   const person = await trx

@@ -1,4 +1,3 @@
-import type { ExpressionBuilder } from "kysely";
 import type { z } from "zod";
 import { emailKey } from "../../shared/email.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
@@ -10,7 +9,6 @@ import { renderStaffInvite } from "../mail/staffInvite.js";
 import { type AuditActor, type AuditEntry, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
 import { getOrganization } from "../store/organizations.js";
-import type { Database } from "../store/schema.js";
 import {
   createStaffMember,
   membershipRole,
@@ -18,6 +16,7 @@ import {
   SETUP_PAGE_PATH,
   StaffError,
 } from "./accounts.js";
+import { joinedHere } from "./memberships.js";
 
 /**
  * The organization's team as its Owners manage it: who is in it, inviting a person (a single-use set-up
@@ -43,24 +42,6 @@ export class TeamError extends Error {
 const HOUR = 3_600_000;
 const LAST_OWNER =
   "An organization keeps at least one Owner: make another person Owner before changing or removing this one";
-
-/**
- * A member has joined once they have a password and have had a session in the organization since they
- * were added (opened by its set-up link, a sign-in or a reset link; ended sessions are kept). Until then the invitation is pending:
- * a person who already has a password for another organization joins by signing in with the link.
- */
-const joinedHere = (eb: ExpressionBuilder<Database, "staff_memberships" | "staff_users">) =>
-  eb.and([
-    eb("staff_users.password_hash", "is not", null),
-    eb.exists(
-      eb
-        .selectFrom("staff_sessions as s")
-        .select("s.token_hash")
-        .whereRef("s.user_id", "=", "staff_memberships.user_id")
-        .whereRef("s.organization_id", "=", "staff_memberships.organization_id")
-        .whereRef("s.created_at", ">=", "staff_memberships.created_at"),
-    ),
-  ]);
 
 /** The organization's members, oldest first; or the one with `userId`. */
 export async function listTeam(db: Db, organizationId: string, userId?: string): Promise<TeamMember[]> {

@@ -15,6 +15,8 @@ const password = z
   .max(PASSWORD_MAX_LENGTH, `must be at most ${PASSWORD_MAX_LENGTH} characters`)
   .meta({ description: `At least ${PASSWORD_MIN_LENGTH} characters` });
 
+const organizationId = z.string().min(1).max(64);
+
 export const staffSetupBodySchema = z.strictObject({
   token: z.string().min(1).max(100).meta({ description: "The token of the set-up link (`?token=`)" }),
   password,
@@ -31,6 +33,17 @@ export const staffLoginBodySchema = z.strictObject({
     description:
       "The token of a set-up link (`?token=`) sent to a person who already has a password: the sign-in accepts the invitation, uses the link up and opens the session in its organization",
   }),
+  organizationId: organizationId.optional().meta({
+    description:
+      "For a person on the staff of several organizations: the one to sign in to (one they have joined; `organizations` of `GET /api/staff/me` lists them). Without it, the one they joined first. With `invitation`, the link's organization must be this one",
+  }),
+});
+
+/** The body of `POST /api/staff/organization`: the organization to carry on in. */
+export const staffSwitchBodySchema = z.strictObject({
+  organizationId: organizationId.meta({
+    description: "One of the organizations of `organizations` in `GET /api/staff/me`",
+  }),
 });
 
 export const staffMeSchema = z.object({
@@ -45,6 +58,10 @@ export const staffMeSchema = z.object({
   role: z.enum(STAFF_ROLES),
   permissions: z.array(z.string()).meta({ description: "What the role may do, as API key permissions" }),
   twoFactorEnabled: z.boolean().meta({ description: "Whether the person signs in with a TOTP code" }),
+  organizations: z.array(z.object({ id: z.string(), name: z.string(), role: z.enum(STAFF_ROLES) })).meta({
+    description:
+      "Every organization the person has joined, the one signed in to included, in the order they joined them: `POST /api/staff/organization` moves the session to another",
+  }),
   twoFactorEnrolmentRequired: z.boolean().meta({
     description:
       "The organization requires two-factor sign-in of this role and the person has not enrolled: until they do, the session reaches only `/api/staff/me`, the enrolment endpoints and sign-out, and its `permissions` are empty",

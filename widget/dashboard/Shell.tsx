@@ -95,6 +95,44 @@ function NotFound() {
   );
 }
 
+/**
+ * The organization signed in to; for a person on several organizations' staff, a choice that moves the
+ * session to another (POST /api/staff/organization) and opens its home page afresh (no page keeps the other
+ * organization's data).
+ */
+function OrganizationName() {
+  const person = me.value;
+  const [error, setError] = useState<string | null>(null);
+  if (!person) return null;
+  const organizations = person.organizations ?? [];
+  if (organizations.length < 2) return <p class="org">{person.organizationName}</p>;
+  const move = async (organizationId: string) => {
+    setError(null);
+    try {
+      await call("POST", "/api/staff/organization", { organizationId });
+      window.location.assign(to(""));
+    } catch (err) {
+      setError(messageOf(err));
+    }
+  };
+  return (
+    <p class="org">
+      <select
+        aria-label="Organization"
+        value={person.organizationId}
+        onChange={(event) => move(event.currentTarget.value)}
+      >
+        {organizations.map((org) => (
+          <option key={org.id} value={org.id}>
+            {org.name}
+          </option>
+        ))}
+      </select>
+      {error && <ErrorNote message={error} />}
+    </p>
+  );
+}
+
 export function Shell() {
   const [error, setError] = useState<string | null>(null);
   useEffect(() => {
@@ -136,7 +174,7 @@ export function Shell() {
         Skip to the page
       </a>
       <header>
-        <p class="org">{person.organizationName}</p>
+        <OrganizationName />
         <nav aria-label="Dashboard">
           <ul>
             {NAV.filter((item) => item.shown()).map((item) => (

@@ -15,6 +15,8 @@ export interface Me {
   role: Role;
   permissions: string[];
   twoFactorEnabled?: boolean;
+  /** Every organization the person has joined; the header offers to move to another. */
+  organizations?: { id: string; name: string; role: Role }[];
   twoFactorEnrolmentRequired?: boolean;
 }
 
