@@ -7,7 +7,7 @@ import { builtFile } from "./assets.js";
  * the right page), which loads the dashboard's module (widget/dashboard/). The module signs the person in with
  * `/api/staff/…` and calls `/v1` with the session cookie. The page may carry a set-up or reset token in its
  * address, so it is never cached, framed or sent as a referrer; its policy allows its own scripts, styles and
- * calls only.
+ * calls only, and images from https addresses too (the live preview of a form).
  */
 
 export const DASHBOARD_PATH = "/dashboard";
@@ -20,7 +20,9 @@ export const DASHBOARD_CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "connect-src 'self'",
-  "img-src 'self' data:",
+  // The form editor's live preview shows the form's header image and the organization's logo, https
+  // addresses of their own sites (never sent a referrer: the policy below).
+  "img-src 'self' data: https:",
   "form-action 'self'",
   "base-uri 'none'",
   "frame-ancestors 'none'",

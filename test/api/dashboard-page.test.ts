@@ -38,6 +38,8 @@ describe(`the staff dashboard's page and files (${dialect})`, () => {
     expect(csp).toContain("style-src 'self'");
     expect(csp).toContain("default-src 'none'");
     expect(csp).not.toContain("unsafe-inline");
+    // The form editor's preview shows a header image from the organization's https site; nothing over http.
+    expect(csp).toMatch(/img-src 'self' data: https:(;|$)/);
     // The shell has no inline script or style for the policy to refuse.
     expect(res.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
     expect(res.text).not.toContain("<style");
