@@ -19,6 +19,7 @@ import { newWebhookSecret } from "../webhooks/signature.js";
 import {
   deleteWebhook,
   findDelivery,
+  findDeliveryOfLog,
   findWebhook,
   insertWebhook,
   listWebhooks,
@@ -35,6 +36,7 @@ import { defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from
 
 const WEBHOOK_ID = /^wh_[0-9a-z]{26}$/;
 const DELIVERY_ID = /^dlv_[0-9a-z]{26}$/;
+const LOG_ID = /^log_[0-9A-Za-z]{26}$/;
 const unixSeconds = (isoTime: string): number => Math.floor(Date.parse(isoTime) / 1000);
 
 export function presentWebhook(hook: WebhookRecord): WebhookOut {
@@ -253,10 +255,12 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Resend a delivery",
       description:
-        "Sends the delivery's event to the webhook again, now: a new delivery (its own `deliveryId`, attempts from 1, retried on failure like any delivery) with the same event id (`X-Webhook-ID`) and the same body, signed with the webhook's secret as it is when sent (both secrets during a rotation's overlap). Any delivery of the webhook may be resent, whatever its outcome, and as often as wanted; the receiver should skip an event id it has already handled. Its attempts appear in `GET /v1/analytics/webhook-logs`. The `deliveryId` is the log record's. A DISABLED webhook is a 409 (nothing is sent while it is paused), and so is a delivery of an event kind the webhook no longer lists in its `events` (a webhook receives only the kinds it lists); another organization's webhook a 403, as on the other webhook routes; a delivery unknown or of another webhook a 404.",
+        "Sends the delivery's event to the webhook again, now: a new delivery (its own `deliveryId`, attempts from 1, retried on failure like any delivery) with the same event id (`X-Webhook-ID`) and the same body, signed with the webhook's secret as it is when sent (both secrets during a rotation's overlap). Any delivery of the webhook may be resent, whatever its outcome, and as often as wanted; the receiver should skip an event id it has already handled. Its attempts appear in `GET /v1/analytics/webhook-logs`. The `deliveryId` is the log record's; the record's `logId` (one attempt of the delivery) is taken for it too. A DISABLED webhook is a 409 (nothing is sent while it is paused), and so is a delivery of an event kind the webhook no longer lists in its `events` (a webhook receives only the kinds it lists); another organization's webhook a 403, as on the other webhook routes; a delivery unknown or of another webhook a 404.",
       params: z.object({
         id: pathId("The webhookId (`wh_…`)"),
-        deliveryId: pathId("The deliveryId (`dlv_…`) of a delivery-log record"),
+        deliveryId: pathId(
+          "The deliveryId (`dlv_…`) of a delivery-log record, or the record's logId (`log_…`): the delivery it is an attempt of",
+        ),
       }),
       responses: {
         202: { description: "Queued: sent at once", schema: webhookResendSchema },
@@ -271,9 +275,12 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (c, { params }) => {
         const { organizationId: orgId } = c.get("auth");
         const hook = await loadOwnedWebhook(deps, orgId, params.id);
+        // A delivery's id, or (as the webhook-logs records name their attempt first) one of its attempts' logId.
         const original = DELIVERY_ID.test(params.deliveryId)
           ? await findDelivery(deps.store.db, hook.id, params.deliveryId)
-          : undefined;
+          : LOG_ID.test(params.deliveryId)
+            ? await findDeliveryOfLog(deps.store.db, hook.id, params.deliveryId)
+            : undefined;
         if (!original) throw new ApiError(404, "Delivery not found");
         if (hook.status !== "ACTIVE")
           throw new ApiError(409, "The webhook is DISABLED: set it ACTIVE to resend to it");

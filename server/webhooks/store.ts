@@ -171,6 +171,22 @@ export async function findDelivery(
     .executeTakeFirst();
 }
 
+/** The delivery a delivery-log record (`logId`, one attempt of it) belongs to, of the webhook's. */
+export async function findDeliveryOfLog(
+  db: Db,
+  webhookId: string,
+  logId: string,
+): Promise<WebhookDeliveriesTable | undefined> {
+  return db
+    .selectFrom("webhook_logs")
+    .innerJoin("webhook_deliveries", "webhook_deliveries.id", "webhook_logs.delivery_id")
+    .selectAll("webhook_deliveries")
+    .where("webhook_logs.id", "=", logId)
+    .where("webhook_logs.webhook_id", "=", webhookId)
+    .where("webhook_deliveries.webhook_id", "=", webhookId)
+    .executeTakeFirst();
+}
+
 /**
  * Queues `original`'s event to its webhook again, due now, as a new delivery (its own attempts, from 1,
  * in the log under the new id); the dispatcher sends it like any other, signed with the webhook's secrets

@@ -131,6 +131,35 @@ describe(`webhook answers, resend and secret rotation (${dialect})`, () => {
     });
   });
 
+  it("resend takes a log record's logId for its delivery, as a client holding only the logs' records has it", async () => {
+    const r = await receiver();
+    const hook = await register(t, r, ["form.created"]);
+    await createForm(t, validForms.standard());
+    await r.waitFor(formCreated);
+    const [first] = await logsOf(hook.webhookId);
+    expect(first.logId).toMatch(/^log_/);
+    const res = await t.request<{ deliveryId: string; eventId: string }>(
+      "POST",
+      `/v1/webhooks/${hook.webhookId}/deliveries/${first.logId}/resend`,
+    );
+    expect(res.status, res.text).toBe(202);
+    expect(res.body.eventId).toBe(first.eventId);
+    await r.waitFor((got) => got.length >= 2);
+    expect(r.received[1].raw).toBe(r.received[0].raw);
+    // Another webhook's log record is not this webhook's delivery.
+    const other = await register(t, await receiver(), ["contact.created"]);
+    const foreign = await t.request(
+      "POST",
+      `/v1/webhooks/${other.webhookId}/deliveries/${first.logId}/resend`,
+    );
+    expect(foreign.status).toBe(404);
+    const unknown = await t.request(
+      "POST",
+      `/v1/webhooks/${hook.webhookId}/deliveries/log_00000000000000000000000000/resend`,
+    );
+    expect(unknown.status).toBe(404);
+  });
+
   it("resend refuses an unknown or foreign delivery (404), a paused webhook (409), a reader key (403)", async () => {
     const r = await receiver();
     const hook = await register(t, r, ["form.created"]);
