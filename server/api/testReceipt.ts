@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { emailKey } from "../../shared/email.js";
 import { emailAddress } from "../../shared/schemas/common.js";
 import { ApiError } from "../errors.js";
 import { queueTestReceipt } from "../payments/testReceipt.js";
@@ -14,7 +15,7 @@ export const TEST_RECEIPTS_PER_HOUR = 10;
 const testReceiptSchema = z.strictObject({
   to: emailAddress.optional().meta({
     description:
-      "Where it goes; default (a staff session) the signed-in person's address. Required with an API key",
+      "Where it goes. With a staff session, the signed-in person's own address (the default); with an API key, any address, and required",
   }),
 });
 
@@ -33,13 +34,17 @@ export function testReceiptRoutes(deps: AppDeps): RouteSpec[] {
       permission: "organization:write",
       tags: ["Organization"],
       summary: "Send a test receipt",
-      description: `Queues a sample receipt, as a donor would get it from a form without custom e-mail settings: the organization's name, language, currency, logo, colour and receipt defaults (\`receiptReplyTo\`, \`receiptSubject\`, \`receiptMessage\`), a made-up donor and gift of 50 in the organization's currency, and "[TEST]" (in the organization's language) in the subject and a notice at the top of the body. It goes to \`to\`, or with a staff session and no \`to\` to the signed-in person; an API key must give \`to\`. It names no payment and changes nothing. At most ${TEST_RECEIPTS_PER_HOUR} an hour per organization: past that, 429 with Retry-After.`,
+      description: `Queues a sample receipt, as a donor would get it from a form without custom e-mail settings: the organization's name, language, currency, logo, colour and receipt defaults (\`receiptReplyTo\`, \`receiptSubject\`, \`receiptMessage\`), a made-up donor and gift of 50 in the organization's currency, and "[TEST]" (in the organization's language) in the subject and a notice at the top of the body. A staff session sends it to the signed-in person (\`to\`, when given, must be their own address: a 400 otherwise); an API key must give \`to\`, any address. It names no payment and changes nothing. At most ${TEST_RECEIPTS_PER_HOUR} an hour per organization: past that, 429 with Retry-After.`,
       body: testReceiptSchema,
       bodyOptional: true,
       rules: [
         {
           fields: ["to"],
           rule: "to is required with an API key (a staff session's default is its own address)",
+        },
+        {
+          fields: ["to"],
+          rule: "with a staff session, to is the signed-in person's own address",
         },
       ],
       responses: {
@@ -52,6 +57,11 @@ export function testReceiptRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { body }) => {
         const { organizationId, actor } = c.get("auth");
+        // A person signed in to the dashboard tests the receipt on themselves, never on someone else.
+        if (actor.type === "staff" && body.to !== undefined && emailKey(body.to) !== emailKey(actor.email))
+          throw ApiError.validation([
+            `to: a test receipt from the dashboard goes to your own address (${actor.email})`,
+          ]);
         const to = body.to ?? (actor.type === "staff" ? actor.email : undefined);
         if (!to)
           throw ApiError.validation([

@@ -231,6 +231,23 @@ describe(`organization branding and test receipts (${dialect})`, () => {
       expect(mail.html_body).toContain('<img src="https://cdn.example.org/logo.png"');
     });
 
+    it("from a staff session goes only to the signed-in person: another `to` is a 400 and queues nothing", async () => {
+      const org = await t.newOrg({ name: "Shelter" });
+      const owner = await member("OWNER", "Owner.Shelter@example.org", org.id);
+      const elsewhere = await asStaff(owner, "POST", "/v1/organization/test-receipt", {
+        to: "victim@example.org",
+      });
+      expect(elsewhere.status).toBe(400);
+      expect(elsewhere.body.details.join(" ")).toMatch(/own address/);
+      expect(await outbox(org.id)).toHaveLength(0);
+      // Their own address, written in another case, is theirs.
+      const own = await asStaff(owner, "POST", "/v1/organization/test-receipt", {
+        to: "owner.shelter@EXAMPLE.org",
+      });
+      expect(own.status, own.text).toBe(202);
+      expect((await outbox(org.id)).map((mail) => mail.to_address)).toEqual(["owner.shelter@EXAMPLE.org"]);
+    });
+
     it("marks a test in the built-in subject too, and sends to `to` when given", async () => {
       const org = await t.newOrg({ name: "Food Bank" });
       const res = await t.request("POST", "/v1/organization/test-receipt", {
