@@ -7,3 +7,5 @@
 export const EVENT_DETAILS_MAX = 5000;
 /** The longest id of a custom question (`customInputs[].id`), in characters. */
 export const QUESTION_ID_MAX = 100;
+/** The longest form `title`, in characters. */
+export const FORM_TITLE_MAX = 200;

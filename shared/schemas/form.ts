@@ -12,7 +12,7 @@ import {
   storedFormType,
   TICKET_TYPES,
 } from "../enums.js";
-import { EVENT_DETAILS_MAX, QUESTION_ID_MAX } from "../formLimits.js";
+import { EVENT_DETAILS_MAX, FORM_TITLE_MAX, QUESTION_ID_MAX } from "../formLimits.js";
 import { dollarsToCents } from "../money.js";
 import {
   boundedString,
@@ -230,7 +230,7 @@ export const faqSchema = z.strictObject({
 const amountList = z.array(formAmount).max(20);
 
 const FORM_FIELDS = {
-  title: requiredString(200),
+  title: requiredString(FORM_TITLE_MAX),
   // null clears the description like "".
   description: boundedString(650)
     .nullable()

@@ -320,6 +320,88 @@ describe("forms", () => {
   });
 });
 
+describe("forms list", () => {
+  it("duplicates a form with the longest title: the copy's title fits, and a title taken gets a number", async () => {
+    signedIn("STAFF", STAFF);
+    const formID = "0b5b7d1e-2c1f-4a55-9a51-1d2e3f405a03";
+    const title = "T".repeat(200);
+    on("GET", /^\/v1\/forms(\?|$)/, () => ({
+      body: {
+        forms: [
+          {
+            formID,
+            formUrl: `https://forms.test/donate/${formID}`,
+            title,
+            formType: "EMBED_FORM",
+            active: true,
+            goal: null,
+            funds: [],
+            frequencies: ["ONE_TIME"],
+            createdAt: "2026-11-01T10:00:00.000Z",
+          },
+        ],
+        count: 1,
+      },
+    }));
+    on("GET", /^\/v1\/analytics\/forms\?/, () => ({ body: { currency: "USD", forms: [] } }));
+    on("POST", /\/preview$/, () => ({ body: { input: { title, amounts: [10] } } }));
+    let posts = 0;
+    on("POST", /^\/v1\/forms$/, () =>
+      ++posts === 1
+        ? { status: 409, body: { error: "A form titled that already exists" } }
+        : { status: 201, body: { formID: "copy-1" } },
+    );
+    open("/dashboard/forms");
+    fireEvent.click(await screen.findByRole("button", { name: "Duplicate" }));
+    await waitFor(() => expect(posts).toBe(2));
+    const sent = calls.filter((c) => c.method === "POST" && c.path === "/v1/forms").map((c) => c.body);
+    const [first, second] = sent as { title: string; active: boolean; amounts: number[] }[];
+    expect(first.title.length).toBeLessThanOrEqual(200);
+    expect(first.title).toMatch(/^T+ \(copy \d{4}-\d\d-\d\d \d\d:\d\d\)$/);
+    expect(second.title.length).toBeLessThanOrEqual(200);
+    expect(second.title).toMatch(/^T+ \(copy 2 \d{4}-\d\d-\d\d \d\d:\d\d\)$/);
+    expect(second).toMatchObject({ active: false, amounts: [10] });
+  });
+});
+
+describe("several organizations", () => {
+  it("offers the person's organizations in the header and moves the session to the one chosen", async () => {
+    on("GET", /^\/api\/staff\/me$/, () => ({
+      body: {
+        userId: "usr_1",
+        email: "pat@charity.example",
+        organizationId: "org_1",
+        organizationName: "Tree Trust",
+        role: "OWNER",
+        permissions: FINANCE,
+        organizations: [
+          { id: "org_1", name: "Tree Trust", role: "OWNER" },
+          { id: "org_2", name: "River Fund", role: "FINANCE" },
+        ],
+      },
+    }));
+    on("POST", /^\/api\/staff\/organization$/, () => ({ body: {} }));
+    const assign = vi.spyOn(window.location, "assign").mockImplementation(() => undefined);
+    open("/dashboard/account");
+    const choice = (await screen.findByRole("combobox", { name: "Organization" })) as HTMLSelectElement;
+    expect([...choice.options].map((o) => o.textContent)).toEqual(["Tree Trust", "River Fund"]);
+    expect(choice.value).toBe("org_1");
+    fireEvent.change(choice, { target: { value: "org_2" } });
+    await waitFor(() => expect(assign).toHaveBeenCalledWith("/dashboard"));
+    assign.mockRestore();
+    expect(calls.find((c) => c.path === "/api/staff/organization")?.body).toEqual({
+      organizationId: "org_2",
+    });
+  });
+
+  it("shows the organization's name alone to a person on one organization's staff", async () => {
+    signedIn("OWNER", FINANCE);
+    open("/dashboard/account");
+    await screen.findByText("Tree Trust");
+    expect(screen.queryByRole("combobox", { name: "Organization" })).toBeNull();
+  });
+});
+
 describe("developers", () => {
   const hook = {
     webhookId: "wh_1",

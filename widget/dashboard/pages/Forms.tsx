@@ -1,5 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
-import { call, get, query } from "../api.js";
+import { FORM_TITLE_MAX } from "../../../shared/formLimits.js";
+import { ApiFailure, call, get, query } from "../api.js";
 import { money, when, words } from "../format.js";
 import { ListFooter, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
@@ -118,7 +119,10 @@ function FormList() {
       },
       `${form.title} is ${active ? "on: donors can give" : "off: its page says it is closed"}.`,
     );
-  /** A copy of the whole form (as the API takes it), turned off until someone turns it on. */
+  /**
+   * A copy of the whole form (as the API takes it), turned off until someone turns it on, titled after it
+   * with the time (the original's title shortened to leave room); a title already taken gets a number.
+   */
   const duplicate = (form: FormSummary) =>
     act(async () => {
       const current = await call<{ input: Record<string, unknown> }>(
@@ -126,12 +130,22 @@ function FormList() {
         `/v1/forms/${encodeURIComponent(form.formID)}/preview`,
         {},
       );
-      const copy = await call<{ formID: string }>("POST", "/v1/forms", {
-        ...current.input,
-        title: `${form.title} (copy ${new Date().toISOString().slice(0, 16).replace("T", " ")})`,
-        active: false,
-      });
-      navigate(to(`forms/${copy.formID}/edit`));
+      const stamp = new Date().toISOString().slice(0, 16).replace("T", " ");
+      for (let n = 1; ; n++) {
+        const suffix = ` (copy${n > 1 ? ` ${n}` : ""} ${stamp})`;
+        const title = form.title.slice(0, FORM_TITLE_MAX - suffix.length).trimEnd() + suffix;
+        try {
+          const copy = await call<{ formID: string }>("POST", "/v1/forms", {
+            ...current.input,
+            title,
+            active: false,
+          });
+          navigate(to(`forms/${copy.formID}/edit`));
+          return;
+        } catch (err) {
+          if (!(err instanceof ApiFailure && err.status === 409 && n < 9)) throw err;
+        }
+      }
     }, `${form.title} is copied; the copy is off until you turn it on.`);
   const remove = (form: FormSummary) =>
     act(async () => {
