@@ -19,6 +19,7 @@ import {
 import type { Organization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
 import { loadOwnedForm } from "./forms/routes.js";
+import { notWholeAmount, prefillAmountsWithDecimals } from "./forms/wholeAmounts.js";
 import { loadCallerOrganization } from "./organization.js";
 import { cursorParam, decodeCursor, encodeCursor, limitParam } from "./pagination.js";
 import { type BodyRule, defineRoute, errorSchema, pathId, type RouteSpec, standardErrors } from "./route.js";
@@ -85,7 +86,10 @@ const LINK_RULES: BodyRule[] = [
     fields: ["destinationType", "overlayPath", "organizationBaseURLs"],
     rule: "destinationType matches the form (…_ATTEND for event forms, …_DONATE otherwise); an overlay destination needs overlayPath (beginning with /) and the organization's organizationBaseURLs; overlayPath only on overlay destinations",
   },
-  { fields: ["prefill"], rule: "prefill keys and values the form accepts" },
+  {
+    fields: ["prefill"],
+    rule: "prefill keys and values the form accepts; prefill.amount a whole amount when the organization's currency has no decimals (JPY)",
+  },
 ];
 
 const formParams = z.object({ formID: pathId("The form's formID (UUID)") });
@@ -202,6 +206,10 @@ function checkLinkBody(parsed: ParsedLinkBody, form: FormRecord, org: Organizati
     org.globalCustomInputs,
   );
   details.push(...prefillDetails);
+  // In a currency without decimals (JPY), a prefilled amount is whole, as the form's amounts are.
+  details.push(
+    ...prefillAmountsWithDecimals(prefill, org.currency).map((f) => notWholeAmount(f, org.currency)),
+  );
   if (details.length) throw ApiError.validation(details);
   return {
     name: body.name || `API link - ${nowIso}`,
@@ -225,6 +233,11 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
     410: { description: "The form was deleted", schema: errorSchema },
   };
   const tags = ["Checkout links"];
+  const prefillConflict = {
+    description:
+      "Activate only: the link prefills an amount with decimals, and the organization's currency has none (JPY)",
+    schema: errorSchema,
+  };
 
   return [
     defineRoute({
@@ -235,7 +248,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Create a prefilled checkout link",
       description:
-        "The link's URL carries only its id (`elementid`), never the prefill values. Unknown fields and prefill keys, values the form does not accept, and overlay destinations without `overlayPath` or without organizationBaseURLs are 400s listing every problem. The read-only fields of a link record (`linkID`, `formID`, `url`, `checkoutUrl`, `active`, `createdAt`, `updatedAt`) are accepted and ignored.",
+        "The link's URL carries only its id (`elementid`), never the prefill values. Unknown fields and prefill keys, values the form does not accept, a prefilled `amount` with decimals when the organization's currency has none (JPY), and overlay destinations without `overlayPath` or without organizationBaseURLs are 400s listing every problem. The read-only fields of a link record (`linkID`, `formID`, `url`, `checkoutUrl`, `active`, `createdAt`, `updatedAt`) are accepted and ignored.",
       params: formParams,
       body: rawBodySchema,
       rules: LINK_RULES,
@@ -362,7 +375,7 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
         tags,
         summary: action === "activate" ? "Activate a checkout link" : "Deactivate a checkout link",
         description:
-          "Idempotent. A deactivated link still exists; donors opening it get the form without prefill.",
+          "Idempotent. A deactivated link still exists; donors opening it get the form without prefill. Activating a link whose prefilled `amount` has decimals while the organization's currency has none (JPY, set since the link was deactivated) is a 409 naming `prefill.amount`: replace its prefill first.",
         params: linkParams,
         responses: {
           200: {
@@ -370,12 +383,24 @@ export function linkRoutes(deps: AppDeps): RouteSpec[] {
             schema: z.object({ linkID: z.string(), formID: z.string(), active: z.boolean() }),
           },
           ...formErrors,
+          409: prefillConflict,
         },
         handler: async (c, { params }) => {
           const auth = c.get("auth");
           const form = await loadOwnedForm(deps, auth.organizationId, params.formID);
           const link = await loadLink(form, params.linkID);
           const active = action === "activate";
+          // An inactive link is not held to a currency changed meanwhile (organization.ts): it is here.
+          if (active && !link.active) {
+            const { currency } = await loadOrg(auth.organizationId);
+            const fields = prefillAmountsWithDecimals(link.prefill, currency);
+            if (fields.length)
+              throw new ApiError(
+                409,
+                `${currency} has no decimals, and this link prefills an amount with decimals: replace its prefill (PUT /v1/forms/{formID}/links/{linkID}) before activating it`,
+                fields.map((f) => notWholeAmount(f, currency)),
+              );
+          }
           if (!(await setLinkActive(deps.store.db, link.id, active, nowIso())))
             throw new ApiError(404, "Link not found");
           return c.json({ linkID: link.id, formID: form.id, active });

@@ -14,9 +14,10 @@ import { FORM_PAGE_LIMIT_BYTES, formPageBytes } from "../pages/hosted.js";
 import { recordChange } from "../store/auditLog.js";
 import type { Db } from "../store/database.js";
 import { type FormRecord, listLiveForms } from "../store/forms.js";
+import { listLinks } from "../store/links.js";
 import { getOrganization, type Organization, updateOrganization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
-import { amountsWithDecimals } from "./forms/wholeAmounts.js";
+import { amountsWithDecimals, prefillAmountsWithDecimals } from "./forms/wholeAmounts.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
 
 const paymentProcessorSchema = z
@@ -135,13 +136,15 @@ export async function loadCallerOrganization(deps: AppDeps, organizationId: stri
   return org;
 }
 
-/** Forms named in a currency refusal, at most; the rest are counted. */
+/** Forms and links named in a currency refusal, at most; the rest are counted. */
 const MAX_FORMS_NAMED = 50;
 const FORMS_PAGE = 200;
 
 /**
- * A currency without decimals (JPY) charges whole amounts only, so the organization's live forms must hold
- * whole amounts before it becomes theirs: a 409 naming each form and its fields with decimals otherwise.
+ * A currency without decimals (JPY) charges whole amounts only, so the organization's live forms, and the
+ * active checkout links of those forms (a link's prefilled amount), must hold whole amounts before it
+ * becomes theirs: a 409 naming each form and link and its fields with decimals otherwise. An inactive link
+ * prefills nothing; it is checked when it is activated again (links.ts).
  */
 async function checkFormsFitCurrency(db: Db, organizationId: string, currency: string): Promise<void> {
   if (decimalsOf(currency) !== 0) return;
@@ -152,6 +155,7 @@ async function checkFormsFitCurrency(db: Db, organizationId: string, currency: s
     for (const form of forms) {
       const fields = amountsWithDecimals(form.config, currency);
       if (fields.length) problems.push(`form ${form.id} ("${form.config.title}"): ${fields.join(", ")}`);
+      problems.push(...(await linksWithDecimals(db, form, currency)));
     }
     if (forms.length < FORMS_PAGE) break;
     const last = forms[forms.length - 1];
@@ -159,12 +163,30 @@ async function checkFormsFitCurrency(db: Db, organizationId: string, currency: s
   }
   if (problems.length === 0) return;
   const details = problems.slice(0, MAX_FORMS_NAMED);
-  if (problems.length > MAX_FORMS_NAMED) details.push(`and ${problems.length - MAX_FORMS_NAMED} more forms`);
+  if (problems.length > MAX_FORMS_NAMED)
+    details.push(`and ${problems.length - MAX_FORMS_NAMED} more forms or links`);
   throw new ApiError(
     409,
-    `${currency} has no decimals, and these forms hold amounts with decimals: make them whole amounts (PUT /v1/forms/{id}) before changing the currency`,
+    `${currency} has no decimals, and these forms and checkout links hold amounts with decimals: make them whole amounts (PUT /v1/forms/{id}; a link's prefill with PUT /v1/forms/{formID}/links/{linkID}, or deactivate the link) before changing the currency`,
     details,
   );
+}
+
+/** The active checkout links of a form whose prefill the currency cannot express, one problem each. */
+async function linksWithDecimals(db: Db, form: FormRecord, currency: string): Promise<string[]> {
+  const problems: string[] = [];
+  let after: { sort: string; id: string } | undefined;
+  for (;;) {
+    const links = await listLinks(db, form.id, FORMS_PAGE, { active: true, after });
+    for (const link of links) {
+      const fields = prefillAmountsWithDecimals(link.prefill, currency);
+      if (fields.length)
+        problems.push(`link ${link.id} ("${link.name}") of form ${form.id}: ${fields.join(", ")}`);
+    }
+    if (links.length < FORMS_PAGE) return problems;
+    const last = links[links.length - 1];
+    after = { sort: last.createdAt, id: last.id };
+  }
 }
 
 /** The organization's settings that every one of its forms' hosted pages shows, and how each is read. */
@@ -243,7 +265,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Change the organization's name, base URLs, global custom inputs, country or legal details",
       description:
-        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on, for donors and contacts who give no country of their own in their address; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs (the hosted pages' fundraising bar and donor list count only gifts in the current one: there are no exchange rates), and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). Changing to a currency without decimals while a live form holds an amount with decimals (12.50) is a 409 naming each such form and its fields (`oneTimeAmounts[0]`, `defaultAmount`, …): change those first. An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, CSV exports write dates in it, the donor portal's year-end statements count its calendar year and print its dates, and the portal's gift list and the receipt e-mails show its days. `logoUrl` (https) and `brandColor` (#RRGGBB) brand the receipts. `receiptReplyTo`, `receiptSubject` and `receiptMessage` are the receipts' defaults: a form with its own custom e-mail (`enableCustomEmail`) uses its own, every other form these, and without them the built-in text; null or an empty string clears one. `requireTwoFactor` makes Owners and Finance sign in to the dashboard with a TOTP code: one who has not set it up gets a session that reaches only the set-up (`/api/staff/two-factor/…`) and `/api/staff/me`, and 403 everywhere else, until they do.",
+        "Only the fields sent change. `organizationBaseURLs` are absolute http(s) URLs without query; the first is used for overlay links. `globalCustomInputs` replaces the list; an input keeps its id when sent with it, or when its title matches an existing input. `country` (ISO 3166-1 alpha-2) reads phone numbers typed without a country code from then on, for donors and contacts who give no country of their own in their address; phones already stored keep their E.164 form. `legalName`, `legalAddress` and `taxId` are printed on the receipts and year-end statements donors download from the donor portal; null or an empty string clears one. `currency` (ISO 4217) is what new gifts are taken in; payments and recurring gifts already made keep theirs (the hosted pages' fundraising bar and donor list count only gifts in the current one: there are no exchange rates), and the form amounts are read in it (a currency without decimals, such as JPY, refuses amounts with decimals). Changing to a currency without decimals while a live form holds an amount with decimals (12.50), or an active checkout link of one prefills such an amount, is a 409 naming each such form and its fields (`oneTimeAmounts[0]`, `defaultAmount`, …) and each such link (`prefill.amount`): change those first (or deactivate the link). An organization on Stripe may change it too: Stripe charges each payment in its own currency. `language` is the donors' pages' default language. `timeZone` (an IANA name, default UTC) is the organization's day: `/v1/analytics/summary` counts a gift on the day it was made there, CSV exports write dates in it, the donor portal's year-end statements count its calendar year and print its dates, and the portal's gift list and the receipt e-mails show its days. `logoUrl` (https) and `brandColor` (#RRGGBB) brand the receipts. `receiptReplyTo`, `receiptSubject` and `receiptMessage` are the receipts' defaults: a form with its own custom e-mail (`enableCustomEmail`) uses its own, every other form these, and without them the built-in text; null or an empty string clears one. `requireTwoFactor` makes Owners and Finance sign in to the dashboard with a TOTP code: one who has not set it up gets a session that reaches only the set-up (`/api/staff/two-factor/…`) and `/api/staff/me`, and 403 everywhere else, until they do.",
       body: organizationUpdateSchema,
       rules: [
         { fields: ["globalCustomInputs"], rule: "no custom input id or title twice" },
@@ -258,7 +280,7 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
         ...standardErrors,
         409: {
           description:
-            "A currency without decimals while live forms hold amounts with decimals: `details` names each form and field",
+            "A currency without decimals while live forms (or active checkout links of them) hold amounts with decimals: `details` names each form or link and field",
           schema: errorSchema,
         },
       },

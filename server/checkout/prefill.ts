@@ -1,3 +1,4 @@
+import { isExpressible } from "../../shared/currency.js";
 import { type DonorPrefill, donorPrefill } from "../../shared/prefill.js";
 import { isUuid } from "../ids.js";
 import type { Db } from "../store/database.js";
@@ -33,9 +34,10 @@ export async function resolveElementPrefill(
     return { kind: "ok", prefill: null, reason: "foreign-link" };
   if (!link.active) return { kind: "ok", prefill: null, reason: "inactive-link" };
   const org = await getOrganization(db, form.organizationId);
-  return {
-    kind: "ok",
-    prefill: donorPrefill(link.prefill, form.config, org?.globalCustomInputs ?? []),
-    reason: "applied",
-  };
+  const prefill = donorPrefill(link.prefill, form.config, org?.globalCustomInputs ?? []);
+  // An amount the currency cannot express (a link saved with decimals before the links were held to the
+  // currency) would only be refused by the checkout: the donor starts from the form's own amount instead.
+  if (org && prefill.amount !== undefined && !isExpressible(prefill.amount, org.currency))
+    delete prefill.amount;
+  return { kind: "ok", prefill, reason: "applied" };
 }

@@ -247,6 +247,145 @@ describe(`organization currency (${dialect})`, () => {
     expect(yen.body.currency).toBe("JPY");
   });
 
+  it("holds a checkout link's prefilled amount to the currency's decimals: a 400 naming it, as the checkout would refuse it", async () => {
+    const org = await orgIn("JPY");
+    const formId = await createForm(actingAs(org), {
+      ...validForms.standard(),
+      oneTimeAmounts: [1000, 3000],
+    });
+    const links = `/v1/forms/${formId}/links`;
+    const fractional = await t.request<{ error: string; details: string[] }>("POST", links, {
+      ...as(org),
+      body: { name: "l", prefill: { amount: 25.5 } },
+    });
+    expect(fractional.status, fractional.text).toBe(400);
+    expect(fractional.body).toEqual({
+      error: "Validation failed",
+      details: ["prefill.amount must be a whole number of JPY, which has no decimals"],
+    });
+    // Listed with the body's other problems, all at once.
+    const both = await t.request<{ details: string[] }>("POST", links, {
+      ...as(org),
+      body: { prefill: { amount: 0.01, fund: "Nope" } },
+    });
+    expect(both.status).toBe(400);
+    expect(both.body.details).toEqual([
+      "prefill.fund must be one of the form's funds: General",
+      "prefill.amount must be a whole number of JPY, which has no decimals",
+    ]);
+
+    const made = await t.request<{ linkID: string; prefill: { amount: number } }>("POST", links, {
+      ...as(org),
+      body: { name: "l", prefill: { amount: 2500 } },
+    });
+    expect(made.status, made.text).toBe(201);
+    expect(made.body.prefill.amount).toBe(2500);
+    const replaced = await t.request<{ details: string[] }>("PUT", `${links}/${made.body.linkID}`, {
+      ...as(org),
+      body: { name: "l", prefill: { amount: 2500.5 } },
+    });
+    expect(replaced.status).toBe(400);
+    expect(replaced.body.details).toEqual([
+      "prefill.amount must be a whole number of JPY, which has no decimals",
+    ]);
+    const kept = await t.request<{ prefill: { amount: number } }>(
+      "GET",
+      `${links}/${made.body.linkID}`,
+      as(org),
+    );
+    expect(kept.body.prefill.amount).toBe(2500);
+
+    // The whole amount the link prefills is one the checkout takes.
+    const page = await (await t.app.request(`/donate/${formId}?elementid=${made.body.linkID}`)).text();
+    expect(page).toContain('value="2500"');
+    const given = await checkout(t, formId, {
+      amount: 2500,
+      frequency: "ONE_TIME",
+      donor,
+      paymentMethod: card(),
+    });
+    expect(given.status, given.text).toBe(201);
+  });
+
+  it("refuses a currency without decimals while an active link prefills an amount with decimals (409 naming it)", async () => {
+    const org = await t.newOrg();
+    const formId = await createForm(actingAs(org), validForms.standard());
+    const links = `/v1/forms/${formId}/links`;
+    const link = async (name: string, amount: number) => {
+      const res = await t.request<{ linkID: string }>("POST", links, {
+        ...as(org),
+        body: { name, prefill: { amount } },
+      });
+      expect(res.status, res.text).toBe(201);
+      return res.body.linkID;
+    };
+    const spring = await link("Spring", 25.5);
+    await link("Whole", 30);
+    const dormant = await link("Dormant", 12.5);
+    expect((await t.request("POST", `${links}/${dormant}/deactivate`, as(org))).status).toBe(200);
+
+    const toYen = () =>
+      t.request<{ error: string; details: string[]; currency: string }>("PUT", "/v1/organization", {
+        ...as(org),
+        body: { currency: "JPY" },
+      });
+    const refused = await toYen();
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body.error).toMatch(/^JPY has no decimals, and these forms and checkout links/);
+    // The active link only: an inactive one prefills nothing.
+    expect(refused.body.details).toEqual([`link ${spring} ("Spring") of form ${formId}: prefill.amount`]);
+    expect((await t.request<{ currency: string }>("GET", "/v1/organization", as(org))).body.currency).toBe(
+      "USD",
+    );
+
+    const whole = await t.request("PUT", `${links}/${spring}`, {
+      ...as(org),
+      body: { name: "Spring", prefill: { amount: 25 } },
+    });
+    expect(whole.status, whole.text).toBe(200);
+    const yen = await toYen();
+    expect(yen.status, yen.text).toBe(200);
+    expect(yen.body.currency).toBe("JPY");
+
+    // The inactive link is held to the new currency when it is activated again.
+    const activate = await t.request<{ error: string; details: string[] }>(
+      "POST",
+      `${links}/${dormant}/activate`,
+      as(org),
+    );
+    expect(activate.status, activate.text).toBe(409);
+    expect(activate.body.details).toEqual([
+      "prefill.amount must be a whole number of JPY, which has no decimals",
+    ]);
+    const read = await t.request<{ active: boolean }>("GET", `${links}/${dormant}`, as(org));
+    expect(read.body.active).toBe(false);
+    const fixed = await t.request("PUT", `${links}/${dormant}`, {
+      ...as(org),
+      body: { name: "Dormant", prefill: { amount: 12 } },
+    });
+    expect(fixed.status, fixed.text).toBe(200);
+    expect((await t.request("POST", `${links}/${dormant}/activate`, as(org))).status).toBe(200);
+  });
+
+  it("opens a link saved with decimals before the rule without its amount, which the checkout would refuse", async () => {
+    const org = await orgIn("JPY");
+    const formId = await createForm(actingAs(org), { ...validForms.standard(), defaultAmount: 3000 });
+    const made = await t.request<{ linkID: string }>("POST", `/v1/forms/${formId}/links`, {
+      ...as(org),
+      body: { name: "old", prefill: { amount: 2500, firstName: "Aiko" } },
+    });
+    expect(made.status, made.text).toBe(201);
+    // As such a link was stored before links were held to the currency: 25.50.
+    await t.store.db
+      .updateTable("checkout_links")
+      .set({ prefill: JSON.stringify({ amount: 2550, firstName: "Aiko" }) })
+      .where("id", "=", made.body.linkID)
+      .execute();
+    const page = await (await t.app.request(`/donate/${formId}?elementid=${made.body.linkID}`)).text();
+    expect(page).not.toContain("25.5");
+    expect(page).toContain("Aiko");
+  });
+
   it("keeps the currency of gifts already made when the organization changes its own", async () => {
     const org = await t.newOrg();
     const asOrg = actingAs(org);
