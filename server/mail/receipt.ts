@@ -116,10 +116,6 @@ function paymentMethodLabel(pm: ReceiptInput["paymentMethod"], tr: Translate): s
 
 type Translate = (key: MessageKey, values?: MessageValues) => string;
 
-function capitalize(word: string): string {
-  return word.charAt(0).toUpperCase() + word.slice(1);
-}
-
 /** The receipt as labelled rows and sentences, shared by the text and HTML parts so they never disagree. */
 function compose(input: ReceiptInput) {
   const language = input.language ?? "en";
@@ -156,7 +152,7 @@ function compose(input: ReceiptInput) {
     [tr("mail.receipt.date"), formatDate(input.date, language, input.timeZone)],
     [tr("mail.receipt.amount"), money(input.amountCents)],
   ];
-  if (!isEvent) summary.push([tr("mail.receipt.frequency"), capitalize(frequency)]);
+  if (!isEvent) summary.push([tr("mail.receipt.frequency"), tr(`mail.receipt.frequency.${input.frequency}`)]);
   summary.push(
     [tr("mail.receipt.fund"), input.fund],
     [isEvent ? tr("mail.receipt.event") : tr("mail.receipt.form"), input.formTitle],

@@ -215,4 +215,36 @@ describe("the receipt e-mail", () => {
     // Without a zone, UTC's day, as before.
     expect(renderReceipt(base({ date: "2026-01-01T04:30:00.000Z" })).text).toContain("January 1, 2026");
   });
+
+  it("names the gift's frequency with a word that stands alone, not the adjective of its sentences", () => {
+    // The Frequency row's value in each language: [label, one-time, monthly].
+    const rows: Record<NonNullable<ReceiptInput["language"]>, [string, string, string]> = {
+      en: ["Frequency", "One-time", "Monthly"],
+      es: ["Frecuencia", "Una vez", "Mensual"],
+      fr: ["Fréquence", "Ponctuel", "Mensuel"],
+      de: ["Häufigkeit", "Einmalig", "Monatlich"],
+      "pt-BR": ["Frequência", "Única", "Mensal"],
+      ar: ["التكرار", "مرة واحدة", "شهريًا"],
+    };
+    const row = (label: string, value: string) =>
+      `>${label}</td><td style="padding:4px 0;border-bottom:1px solid #eee;vertical-align:top;text-align:right">${value}</td>`;
+    for (const [language, [label, once, monthly]] of Object.entries(rows) as [
+      keyof typeof rows,
+      [string, string, string],
+    ][]) {
+      for (const [frequency, word] of [
+        ["ONE_TIME", once],
+        ["MONTHLY", monthly],
+      ] as const) {
+        const r = renderReceipt(base({ language, frequency }));
+        expect(r.text, `${language} ${frequency}`).toMatch(new RegExp(`^ +${label} +${word}$`, "m"));
+        expect(r.html, `${language} ${frequency}`).toContain(row(label, word));
+      }
+    }
+    // The sentences keep their adjective: "Ihre monatliche Spende", "لتبرعك الشهري".
+    expect(renderReceipt(base({ language: "de", frequency: "MONTHLY" })).subject).toContain(
+      "Ihre monatliche Spende",
+    );
+    expect(renderReceipt(base({ language: "ar", frequency: "MONTHLY" })).text).toContain("لتبرعك الشهري");
+  });
 });

@@ -220,6 +220,12 @@ export const en = {
   "mail.receipt.date": "Date",
   "mail.receipt.amount": "Amount",
   "mail.receipt.frequency": "Frequency",
+  // The Frequency row's value, a word that stands alone (`mail.frequency.*` fits into sentences).
+  "mail.receipt.frequency.ONE_TIME": "One-time",
+  "mail.receipt.frequency.DAILY": "Daily",
+  "mail.receipt.frequency.WEEKLY": "Weekly",
+  "mail.receipt.frequency.MONTHLY": "Monthly",
+  "mail.receipt.frequency.ANNUALLY": "Yearly",
   "mail.receipt.fund": "Fund",
   "mail.receipt.event": "Event",
   "mail.receipt.form": "Form",
