@@ -50,7 +50,10 @@ export function translator(language: Language): (key: MessageKey, values?: Messa
   return (key, values = {}) => formatMessage(catalog[key], values, language);
 }
 
-/** The page's language: `?lang=`, else Accept-Language, else the organization's. */
+/**
+ * The donor's language, the one rule for pages, mails and checkouts: the one asked for (`?lang=`, or a
+ * request body's `language`), else Accept-Language, else the organization's, else English.
+ */
 export function chooseLanguage(
   query: string | undefined,
   acceptLanguage: string | undefined,

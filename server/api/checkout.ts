@@ -332,7 +332,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
         await checkPromoGuesses(deps, ip, params.formId.toLowerCase(), body.promoCode);
         const result = await countingPromoRefusals(deps, ip, params.formId.toLowerCase(), () =>
-          runCheckout(deps, params.formId, body),
+          runCheckout(deps, params.formId, body, { acceptLanguage: c.req.header("Accept-Language") }),
         );
         if (result.status === 402) await countDecline(deps, ip, params.formId.toLowerCase());
         return c.json(result.body, result.status);

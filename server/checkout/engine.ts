@@ -1,3 +1,4 @@
+import { DEFAULT_LANGUAGE } from "../../shared/languages.js";
 import { centsToDollars } from "../../shared/money.js";
 import { type Availability, productKey, promoKey } from "../../shared/pricing/availability.js";
 import { priceOrder } from "../../shared/pricing/priceOrder.js";
@@ -7,6 +8,7 @@ import { type CheckoutRequest, type QuoteRequest, toOrderInput } from "../../sha
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError, errorMessage } from "../errors.js";
+import { chooseLanguage } from "../i18n.js";
 import { isUuid, prefixedId } from "../ids.js";
 import { chargeOrigin, checkoutChargeKey } from "../payments/chargeKey.js";
 import { outcomeOfCharge, outcomeOfLookup, PROCESSOR_DOWN_MESSAGE } from "../payments/outcome.js";
@@ -303,8 +305,12 @@ export async function runCheckout(
   deps: AppDeps,
   formId: string,
   req: CheckoutRequest,
-  /** The page the donor is on: where a payment method that needs a redirect brings them back. */
-  returnUrl?: string,
+  donorSide: {
+    /** The request's Accept-Language: the donor's language when the body names none. */
+    acceptLanguage?: string | undefined;
+    /** The page the donor is on: where a payment method that needs a redirect brings them back. */
+    returnUrl?: string | undefined;
+  } = {},
 ): Promise<FinalizedCheckout> {
   const db = deps.store.db;
   const { form, org } = await loadSubmittableForm(deps.store, formId);
@@ -332,6 +338,8 @@ export async function runCheckout(
   const nowIso = isoAt(now);
   const paymentId = prefixedId("pay", now);
   const hold = itemsToHold(form, req, quote);
+  // Decided once and kept with the payment: its receipts, this answer's words and its recurring charges'.
+  const language = chooseLanguage(req.language, donorSide.acceptLanguage, org.language);
   const paymentDetails: PaymentDetails = {
     lines: quote.lines,
     subtotalCents: quote.subtotalCents,
@@ -347,7 +355,7 @@ export async function runCheckout(
     ...(customer ? { processorCustomer: customer } : {}),
     // Refused above unless the form takes dedications.
     ...(req.tribute ? { tribute: req.tribute } : {}),
-    ...(req.language && req.language !== "en" ? { language: req.language } : {}),
+    ...(language !== DEFAULT_LANGUAGE ? { language } : {}),
   };
   const row: PaymentsTable = {
     id: paymentId,
@@ -429,7 +437,7 @@ export async function runCheckout(
     ...(customer ? { customer } : {}),
     statementName: org.name,
     returnUrl:
-      returnUrl ??
+      donorSide.returnUrl ??
       `${deps.config.publicUrl}/${form.config.formType === "EVENT" ? "attend" : "donate"}/${form.id}`,
     metadata: { almoner_payment: paymentId, almoner_form: form.id, almoner_organization: org.id },
   };

@@ -148,7 +148,7 @@ export const checkoutRequestSchema = z.strictObject({
   tribute: tributeSchema.optional(),
   language: languageTag.optional().meta({
     description:
-      "The donor's language (the page's): the receipts, and this answer's `message` or a decline's `error`, are written in it; default English",
+      "The donor's language (the page's): the receipts, and this answer's `message` or a decline's `error`, are written in it. Without it, the request's Accept-Language, else the organization's `language`, else English; kept with the payment for its receipts and recurring charges",
   }),
   emailOptIn: z.boolean().optional().meta({ description: "The donor's opt-in box: email consent" }),
   customInputs: z

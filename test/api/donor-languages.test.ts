@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { translator } from "../../server/i18n.js";
+import type { Language } from "../../shared/languages.js";
+import { worker } from "../billing/support.js";
 import { CARDS, card, checkout, createForm } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -258,5 +260,94 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     expect(englishThanks.body.message).toBe(
       "Thank you, Lucía! A receipt is on its way to lucia-en2@example.org.",
     );
+  });
+
+  it("decides a checkout's language once: its `language`, else Accept-Language, else the organization's", async () => {
+    const formId = await createForm(t, { ...validForms.standard(), frequencies: ["ONE_TIME", "MONTHLY"] });
+    const gift = (email: string, extra: Record<string, unknown>, headers: Record<string, string> = {}) =>
+      checkout(
+        t,
+        formId,
+        {
+          amount: 10,
+          frequency: "ONE_TIME",
+          donor: { firstName: "Chloé", lastName: "Weber", email },
+          paymentMethod: card(),
+          ...extra,
+        },
+        headers,
+      );
+    const thanks = (language: Language, email: string) =>
+      translator(language)("answer.thanks.receipt", { name: "Chloé", email });
+    const receiptOf = async (email: string) => {
+      const [receipt] = await mailTo(email);
+      return receipt;
+    };
+
+    await t.request("PUT", "/v1/organization", { body: { language: "de" } });
+    try {
+      // An integrator's checkout without `language`: the donor's Accept-Language.
+      const byHeader = await gift("chloe-fr@example.org", {}, { "Accept-Language": "fr-CH, de;q=0.5" });
+      expect(byHeader.status, byHeader.text).toBe(201);
+      expect(byHeader.body.message).toBe(thanks("fr", "chloe-fr@example.org"));
+      const fr = await receiptOf("chloe-fr@example.org");
+      expect(fr.subject).toBe("Merci pour votre don à Test Org");
+      expect(fr.html_body).toContain('<html lang="fr" dir="ltr">');
+      expect(fr.text_body).toContain(`/manage/${t.org.id}?lang=fr`);
+
+      // Neither: the organization's language, German.
+      const byOrganization = await gift("chloe-de@example.org", {});
+      expect(byOrganization.status, byOrganization.text).toBe(201);
+      expect(byOrganization.body.message).toBe(thanks("de", "chloe-de@example.org"));
+      const de = await receiptOf("chloe-de@example.org");
+      expect(de.subject).toBe("Vielen Dank für Ihre Spende an Test Org");
+      expect(de.html_body).toContain('<html lang="de" dir="ltr">');
+      expect(de.text_body).toMatch(/^ +Häufigkeit +Einmalig$/m);
+
+      // An Accept-Language naming no language of ours: the organization's.
+      const unknown = await gift("chloe-xx@example.org", {}, { "Accept-Language": "ja, zh;q=0.8" });
+      expect(unknown.body.message).toBe(thanks("de", "chloe-xx@example.org"));
+
+      // The body's `language` comes first, English included, whatever the header and the organization say.
+      const explicit = await gift("chloe-es@example.org", { language: "es" }, { "Accept-Language": "fr" });
+      expect(explicit.status, explicit.text).toBe(201);
+      expect(explicit.body.message).toBe(thanks("es", "chloe-es@example.org"));
+      const es = await receiptOf("chloe-es@example.org");
+      expect(es.html_body).toContain('<html lang="es" dir="ltr">');
+      expect(es.text_body).toMatch(/^ +Frecuencia +Una vez$/m);
+      const english = await gift("chloe-en@example.org", { language: "en" }, { "Accept-Language": "fr" });
+      expect(english.body.message).toBe("Thank you, Chloé! A receipt is on its way to chloe-en@example.org.");
+      expect((await receiptOf("chloe-en@example.org")).subject).toBe("Thank you for your gift to Test Org");
+
+      // A recurring gift keeps the language decided at its checkout for its later charges.
+      const monthly = await gift(
+        "chloe-ar@example.org",
+        { frequency: "MONTHLY" },
+        { "Accept-Language": "ar" },
+      );
+      expect(monthly.status, monthly.text).toBe(201);
+      expect(monthly.body.message).toBe(thanks("ar", "chloe-ar@example.org"));
+      const ar = await receiptOf("chloe-ar@example.org");
+      expect(ar.html_body).toContain('<html lang="ar" dir="rtl">');
+      expect(ar.text_body).toMatch(/^ +التكرار +شهريًا$/m);
+      const subId = (monthly.body.payment as { subscription: { id: string } }).subscription.id;
+      const sub = await t.store.db
+        .selectFrom("subscriptions")
+        .select("details")
+        .where("id", "=", subId)
+        .executeTakeFirstOrThrow();
+      expect(JSON.parse(sub.details)).toMatchObject({ language: "ar" });
+      await t.store.db
+        .updateTable("subscriptions")
+        .set({ next_billing_at: new Date(Date.now() - 60_000).toISOString() })
+        .where("id", "=", subId)
+        .execute();
+      expect((await worker(t.deps).runOnce()).charged).toBe(1);
+      const [, charged] = await mailTo("chloe-ar@example.org");
+      expect(charged.html_body).toContain('<html lang="ar" dir="rtl">');
+      expect(charged.text_body).toMatch(/^ +التكرار +شهريًا$/m);
+    } finally {
+      await t.request("PUT", "/v1/organization", { body: { language: "en" } });
+    }
   });
 });
