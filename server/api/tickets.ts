@@ -30,10 +30,10 @@ const ticketParams = z.object({
 const SEARCH_MAX = 200;
 
 export const ticketListQuery = paginationQuery().extend({
-  checkedIn: z
-    .enum(["true", "false"])
-    .optional()
-    .meta({ description: "true: only tickets checked in; false: only those not checked in (void ones too)" }),
+  checkedIn: z.enum(["true", "false"]).optional().meta({
+    description:
+      "true: only tickets checked in (`status: CHECKED_IN`, those `totals.checkedIn` counts); false: all the others, `VALID` and `VOID` (a void ticket is not checked in, even one admitted before its order was refunded)",
+  }),
   ticketType: z
     .string()
     .max(200)

@@ -7,7 +7,7 @@ import type { TicketsTable } from "./schema.js";
 /** Event tickets: written with their order's payment, listed per form, checked in at the door. */
 
 export interface TicketFilters {
-  /** true: checked in; false: not (voided tickets included). */
+  /** true: checked in (`CHECKED_IN`); false: the others, `VALID` and `VOID` (voided after a check-in too). */
   checkedIn?: boolean;
   /** The ticket's name on the form, exactly. */
   ticketType?: string;
@@ -93,8 +93,11 @@ export function ticketsQuery(
 ) {
   const fold = foldFor(db);
   let query = db.selectFrom("tickets").selectAll().where("form_id", "=", formId);
-  if (filters.checkedIn !== undefined)
-    query = query.where("checked_in_at", filters.checkedIn ? "is not" : "is", null);
+  // A void ticket is not checked in, whenever it was admitted (`status: VOID`; totals leave it out).
+  if (filters.checkedIn === true)
+    query = query.where("checked_in_at", "is not", null).where("voided_at", "is", null);
+  else if (filters.checkedIn === false)
+    query = query.where((eb) => eb.or([eb("checked_in_at", "is", null), eb("voided_at", "is not", null)]));
   if (filters.ticketType !== undefined) query = query.where("ticket_type", "=", filters.ticketType);
   const search = filters.search;
   if (search !== undefined)

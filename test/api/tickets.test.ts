@@ -178,6 +178,30 @@ describe(`event tickets (${dialect})`, () => {
     expect((await list(formId)).body.totals.tickets).toBe(0);
   });
 
+  it("a ticket checked in, then voided by a full refund, is not among checkedIn=true, as totals count it", async () => {
+    const { formId, paymentId } = await eventOrder();
+    const [ticket, ...others] = (await list(formId)).body.tickets;
+    expect((await checkIn(formId, ticket.code)).status).toBe(200);
+    expect((await t.request("POST", `/v1/payments/${paymentId}/refund`)).status).toBe(200);
+    const res = await list(formId, "?checkedIn=true");
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.tickets).toEqual([]);
+    expect(res.body.totals).toMatchObject({ tickets: 0, checkedIn: 0 });
+    // The others: VALID and VOID, this one included (the two lists together are every ticket).
+    const rest = (await list(formId, "?checkedIn=false")).body.tickets;
+    expect(rest.map((x) => x.code).sort()).toEqual([ticket.code, ...others.map((x) => x.code)].sort());
+    expect(rest.find((x) => x.code === ticket.code)).toMatchObject({ status: "VOID" });
+    const csv = await t.request("GET", `/v1/forms/${formId}/tickets?checkedIn=true`, {
+      headers: { Accept: "text/csv" },
+    });
+    expect(
+      csv.text
+        .replace(/^\uFEFF/, "")
+        .trim()
+        .split("\n"),
+    ).toHaveLength(1);
+  });
+
   it("a partial refund voids none", async () => {
     const { formId, paymentId } = await eventOrder();
     const refund = await t.request("POST", `/v1/payments/${paymentId}/refund`, { body: { amount: 50 } });
