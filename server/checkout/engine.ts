@@ -397,7 +397,7 @@ export async function runCheckout(
   if (!charged) {
     // Free: nothing to charge, so nothing to wait for; the stock and the record in one transaction.
     const done = await deps.store.transact(async (trx) => {
-      const missing = await takeItems(trx, form.id, hold);
+      const missing = await takeItems(trx, form, hold);
       if (missing) return { short: missing } as const;
       const settled = await settlePayment(
         trx,
@@ -416,7 +416,7 @@ export async function runCheckout(
     // Refused by the processor before any payment was made (card testing looks like this): recorded as
     // a FAILED payment the organization sees, as a declined charge is.
     const failure = refused ?? { code: "processing_error", message: "The payment method was refused" };
-    const missing = await recordHeld(deps, form.id, hold, row, null);
+    const missing = await recordHeld(deps, form, hold, row, null);
     if (missing) refuseShort(form, missing);
     return finalizeCheckout(
       deps,
@@ -449,7 +449,7 @@ export async function runCheckout(
   const takeStock = async (processorPaymentId: string | null) => {
     const missing = await recordHeld(
       deps,
-      form.id,
+      form,
       hold,
       { ...row, processor_payment_id: processorPaymentId },
       cap,
@@ -520,7 +520,7 @@ function paymentInDoubt(paymentId: string, message: string): ApiError {
  */
 async function recordHeld(
   deps: AppDeps,
-  formId: string,
+  form: FormRecord,
   hold: HeldItem[],
   row: PaymentsTable,
   cap: DeclineCap | null,
@@ -531,7 +531,7 @@ async function recordHeld(
     return null;
   }
   return deps.store.transact(async (trx) => {
-    const short = await takeItems(trx, formId, hold);
+    const short = await takeItems(trx, form, hold);
     if (short) return short;
     // Thrown inside the transaction: the stock just taken is given back with it.
     if (!(await insert(trx))) throw cardDeclinedTooOften();

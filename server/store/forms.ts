@@ -1,6 +1,7 @@
 import type { FormConfig } from "../../shared/schemas/form.js";
 import { uuid } from "../ids.js";
 import type { Db, Store } from "./database.js";
+import { isPostgres } from "./dialect.js";
 import { afterPosition } from "./keyset.js";
 import type { FormsTable } from "./schema.js";
 
@@ -83,6 +84,18 @@ export async function listLiveForms(
   if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));
   const rows = await query.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
   return rows.map(fromRow);
+}
+
+/**
+ * A live form read for an update, its row locked until the transaction ends (PostgreSQL: `for update`;
+ * SQLite's writes run one at a time): what checkouts take stock against (inventory.ts). Undefined when
+ * the form was deleted.
+ */
+export async function lockLiveForm(trx: Db, id: string): Promise<FormRecord | undefined> {
+  let query = trx.selectFrom("forms").selectAll().where("id", "=", id).where("deleted_at", "is", null);
+  if (isPostgres(trx)) query = query.forUpdate();
+  const row = await query.executeTakeFirst();
+  return row && fromRow(row);
 }
 
 /** Replaces a live form's configuration; false when it was deleted meanwhile. */

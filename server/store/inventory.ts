@@ -2,11 +2,19 @@ import { sql } from "kysely";
 import { type Availability, NO_SALES, productKey, promoKey } from "../../shared/pricing/availability.js";
 import type { FormConfig } from "../../shared/schemas/form.js";
 import type { Db } from "./database.js";
+import { isPostgres } from "./dialect.js";
 
 /**
  * Stock counters per form: tickets sold, products sold, promo-code redemptions. A checkout takes its
  * items with one conditional UPDATE each (`sold + n <= limit`), which both databases run atomically
  * under the row's write lock, so racing checkouts can never take more than the limit together.
+ *
+ * Stock is counted by name (a ticket's name, a product's group and option titles, a promo code), so a form
+ * update must not rename or remove what has sales, nor lower a limit below them (api/forms/sales.ts). A
+ * checkout takes its stock under a shared lock of the form's row (PostgreSQL; SQLite's writes run one at a
+ * time), checking that the form it priced is still the form as it stands: the update locks that row before
+ * it counts the sales, so it either waits for a checkout's take to commit and counts it, or the checkout
+ * waits for the update and takes by the form as updated (an item it no longer has is refused as gone).
  */
 
 export type ItemKind = "ticket" | "product" | "promo";
@@ -19,8 +27,20 @@ export interface HeldItem {
   limit: number | null;
 }
 
-/** Takes every item or none: returns the first item that is out of stock, after undoing the others. */
-export async function takeItems(trx: Db, formId: string, items: HeldItem[]): Promise<HeldItem | null> {
+/**
+ * Takes every item or none: returns the first item that is out of stock (or no longer on the form), after
+ * undoing the others. `form` is the form as the order was priced: its limits hold unless it changed since.
+ */
+export async function takeItems(
+  trx: Db,
+  form: { id: string; updatedAt: string },
+  wanted: HeldItem[],
+): Promise<HeldItem | null> {
+  if (wanted.length === 0) return null;
+  const formId = form.id;
+  const current = await asTheFormStands(trx, form, wanted);
+  if ("gone" in current) return current.gone;
+  const items = current.items;
   for (const [i, item] of items.entries()) {
     await trx
       .insertInto("inventory")
@@ -41,6 +61,47 @@ export async function takeItems(trx: Db, formId: string, items: HeldItem[]): Pro
     }
   }
   return null;
+}
+
+/**
+ * The items with the limits of the form as it stands, its row locked against updates until the transaction
+ * ends; `gone` is an item the form no longer has (renamed or removed since the order was priced).
+ */
+async function asTheFormStands(
+  trx: Db,
+  form: { id: string; updatedAt: string },
+  items: HeldItem[],
+): Promise<{ items: HeldItem[] } | { gone: HeldItem }> {
+  let query = trx.selectFrom("forms").select("updated_at").where("id", "=", form.id);
+  if (isPostgres(trx)) query = query.forShare();
+  const row = await query.executeTakeFirst();
+  if (!row || row.updated_at === form.updatedAt) return { items };
+  const stored = await trx.selectFrom("forms").select("config").where("id", "=", form.id).executeTakeFirst();
+  if (!stored) return { items };
+  const config = JSON.parse(stored.config) as FormConfig;
+  const out: HeldItem[] = [];
+  for (const item of items) {
+    const limit = limitNow(config, item);
+    if (limit === undefined) return { gone: item };
+    out.push({ ...item, limit });
+  }
+  return { items: out };
+}
+
+/** An item's limit on `config` (null: unlimited), or undefined when the form has no such item. */
+function limitNow(config: FormConfig, item: HeldItem): number | null | undefined {
+  if (item.kind === "ticket") {
+    const ticket = config.tickets.find((t) => t.name === item.key);
+    return ticket ? (ticket.quantity ?? null) : undefined;
+  }
+  if (item.kind === "promo") {
+    const promo = config.promoCodes.find((p) => promoKey(p.code) === item.key);
+    return promo ? (promo.quantity ?? null) : undefined;
+  }
+  for (const g of config.sponsorshipGroups)
+    for (const o of g.options)
+      if (productKey(g.groupTitle, o.optionTitle) === item.key) return o.quantity ?? null;
+  return undefined;
 }
 
 /** Gives items back (a declined payment, an abandoned hold). Never below zero. */

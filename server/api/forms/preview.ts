@@ -15,6 +15,7 @@ import { parseWith } from "../validate.js";
 import { mergeFormUpdate } from "./merge.js";
 import { toInput } from "./present.js";
 import { FORM_RULES } from "./rules.js";
+import { salesConflict, salesConflicts } from "./sales.js";
 
 /**
  * The dashboard's form editor asks what a draft would look like before it is saved: the draft is checked by
@@ -98,7 +99,7 @@ export function formPreviewRoutes(
       tags: ["Forms"],
       summary: "Preview changes to a form without saving them",
       description:
-        "The body is what `PUT /v1/forms/{id}` takes (only the fields to change; `{}` previews the form as it is); it is merged and checked as the update would be, and nothing is saved. The answer is the checkout's view of the changed form, with what is already sold, and the whole form as `POST /v1/forms` takes it (the editor's starting point, and a duplicate's body).",
+        "The body is what `PUT /v1/forms/{id}` takes (only the fields to change; `{}` previews the form as it is); it is merged and checked as the update would be (a 400, or the 409 of a change that would undo sales), and nothing is saved. The answer is the checkout's view of the changed form, with what is already sold, and the whole form as `POST /v1/forms` takes it (the editor's starting point, and a duplicate's body).",
       params: idParams,
       body: z.record(z.string(), z.unknown()),
       bodyDoc: formChangesShape,
@@ -107,6 +108,11 @@ export function formPreviewRoutes(
         200: { description: "The preview", schema: previewSchema },
         ...standardErrors,
         404: { description: "No such form", schema: errorSchema },
+        409: {
+          description:
+            "The changes would undo sales, as `PUT /v1/forms/{id}` would refuse them: a ticket type, sponsorship option or promo code with sales renamed or removed, or a `quantity` lowered below them (`details` lists each)",
+          schema: errorSchema,
+        },
         410: { description: "The form was deleted", schema: errorSchema },
       },
       handler: async (c, { params, body }) => {
@@ -114,6 +120,9 @@ export function formPreviewRoutes(
         const existing = await loadOwnedForm(orgId, params.id);
         const merged = mergeFormUpdate(existing, body);
         const config = parseWith(schema, merged);
+        // What the save would refuse for what is sold: the same 409 (nothing locked: the save checks again).
+        const problems = salesConflicts(existing.config, config, await stockTaken(db, existing));
+        if (problems.length) throw salesConflict(problems);
         const form: FormRecord = { ...existing, config };
         return c.json(await preview(orgId, form, toInput(form), true), 200, { "Cache-Control": "no-store" });
       },

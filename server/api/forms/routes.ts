@@ -15,11 +15,12 @@ import {
   findFormCached,
   insertForm,
   listLiveForms,
+  lockLiveForm,
   peekForm,
   softDeleteForm,
   updateFormConfig,
 } from "../../store/forms.js";
-import { formAvailability } from "../../store/inventory.js";
+import { formAvailability, stockTaken } from "../../store/inventory.js";
 import { getOrganization } from "../../store/organizations.js";
 import { emitEvent } from "../../webhooks/events.js";
 import type { AppDeps } from "../env.js";
@@ -39,6 +40,7 @@ import {
 } from "./present.js";
 import { formPreviewRoutes } from "./preview.js";
 import { FORM_RULES } from "./rules.js";
+import { salesConflict, salesConflicts } from "./sales.js";
 import { amountsWithDecimals } from "./wholeAmounts.js";
 
 /**
@@ -73,6 +75,11 @@ const notFound = { description: "No form with this id", schema: errorSchema };
 const gone = { description: "The form was deleted", schema: errorSchema };
 const conflict = {
   description: "A live form of this organization already has this title",
+  schema: errorSchema,
+};
+const updateConflict = {
+  description:
+    "A live form of this organization already has this title; or the change would undo sales: it renames or removes a ticket type, sponsorship option or promo code that has sales (or seats held by checkouts in progress), or lowers a `quantity` below them. `details` lists each such problem; nothing is written.",
   schema: errorSchema,
 };
 
@@ -259,7 +266,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
         tags: ["Forms"],
         summary: method === "put" ? "Update a form (partial)" : "Update a form (alias of PUT)",
         description:
-          "Changes only the fields sent; the merged form is validated by the create rules. Arrays (funds, tickets, ...) are replaced whole.",
+          "Changes only the fields sent; the merged form is validated by the create rules. Arrays (funds, tickets, ...) are replaced whole. Sales are counted by name: a ticket type, sponsorship option or promo code that has sales (or seats held by checkouts in progress) cannot be renamed or removed, nor its `quantity` lowered below them (409, nothing written): add a new one instead, and set the old one's `quantity` to what it sold to stop its sales.",
         params: idParams,
         body: z.record(z.string(), z.unknown()),
         bodyDoc: formUpdateShape,
@@ -271,7 +278,7 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           },
           ...standardErrors,
           404: notFound,
-          409: conflict,
+          409: updateConflict,
           410: gone,
         },
         handler: async (c, { params, body }) => {
@@ -293,10 +300,18 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           });
           await checkPageSize(deps, orgId, existing.id, next);
           const nowMs = deps.now();
-          const now = isoAt(nowMs);
           let full: ReturnType<typeof toFull>;
           try {
             full = await deps.store.db.transaction().execute(async (trx) => {
+              // The form as it stands, locked: checkouts wait to take stock until this commits, and
+              // what they took before is counted here.
+              const current = await lockLiveForm(trx, existing.id);
+              if (!current) throw new ApiError(410, "Form has been deleted");
+              const problems = salesConflicts(current.config, next, await stockTaken(trx, current));
+              if (problems.length) throw salesConflict(problems);
+              // Later than the version a checkout priced, even within one millisecond: checkouts tell a
+              // changed form by it (inventory.ts).
+              const now = isoAt(Math.max(nowMs, Date.parse(current.updatedAt) + 1));
               if (!(await updateFormConfig(trx, existing.id, next, now)))
                 throw new ApiError(410, "Form has been deleted");
               const form = { ...existing, config: next, updatedAt: now };

@@ -212,7 +212,8 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
         })
         .catch((err: unknown) => {
           if (mine !== seq.current) return;
-          if (err instanceof ApiFailure && err.status === 400)
+          // 409: a change the save would refuse for what is sold (a ticket type renamed, ...), at its field too.
+          if (err instanceof ApiFailure && (err.status === 400 || err.status === 409))
             setProblems(Array.isArray(err.body.details) ? err.body.details.map(String) : [err.message]);
           else setError(messageOf(err));
         });
@@ -266,7 +267,11 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
       await call("PUT", path, draft);
       setNotice("Saved: the form's page shows these changes now.");
     } catch (err) {
-      if (err instanceof ApiFailure && err.status === 400 && Array.isArray(err.body.details))
+      if (
+        err instanceof ApiFailure &&
+        (err.status === 400 || err.status === 409) &&
+        Array.isArray(err.body.details)
+      )
         setProblems(err.body.details.map(String));
       setError(messageOf(err));
     } finally {
