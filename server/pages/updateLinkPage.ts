@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { formatMoney } from "../../shared/currency.js";
+import { emailKey } from "../../shared/email.js";
 import { escapeHtml } from "../../shared/html.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import type { MessageValues } from "../../shared/i18n/format.js";
@@ -12,6 +13,7 @@ import { isSecretToken, sha256Hex } from "../ids.js";
 import { AWAITING_AUTHENTICATION } from "../payments/confirmationRequest.js";
 import { portalUrl } from "../payments/portalUrl.js";
 import type { PaymentMethod } from "../processors/port.js";
+import { recordAudit } from "../store/auditLog.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
 import type { PaymentMethodUpdateLinksTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
@@ -217,8 +219,11 @@ export function successPage(loaded: Loaded, method: PaymentMethod, publicUrl: st
 
 /**
  * Keeps the new method on the gift and uses the link up, in one transaction; emits
- * `subscription.payment_method_updated` and `subscription.updated`. The page to show when the link was
- * used meanwhile or the gift ended, else null.
+ * `subscription.payment_method_updated` and `subscription.updated`, and writes the audit-log entry: the
+ * donor (the link's holder, by the gift's address, as the portal records the donor's own changes) replaced
+ * the method, the old and new ones as the API shows them (type, brand, last 4; never the token). Written
+ * even when both read the same (a renewed card of the same number): the method was replaced. The page to
+ * show when the link was used meanwhile or the gift ended, else null.
  */
 export async function saveMethod(deps: AppDeps, loaded: Loaded, method: PaymentMethod): Promise<Html | null> {
   const nowMs = deps.now();
@@ -227,6 +232,7 @@ export async function saveMethod(deps: AppDeps, loaded: Loaded, method: PaymentM
     await deps.store.db.transaction().execute(async (trx) => {
       if (!(await consumeUpdateLink(trx, loaded.link.id, nowIso)))
         throw new ApiError(410, "update.ended.used");
+      const before = await findSubscription(trx, loaded.sub.id);
       const sub = await setSubscriptionPaymentMethod(
         trx,
         loaded.sub.id,
@@ -238,10 +244,23 @@ export async function saveMethod(deps: AppDeps, loaded: Loaded, method: PaymentM
         },
         nowIso,
       );
-      if (!sub) throw new ApiError(410, "update.ended.inactive");
+      if (!sub || !before) throw new ApiError(410, "update.ended.inactive");
       const view = presentSubscription(sub);
       await emitEvent(trx, sub.organization_id, "subscription.payment_method_updated", sub.id, view, nowMs);
       await emitEvent(trx, sub.organization_id, "subscription.updated", sub.id, view, nowMs);
+      await recordAudit(
+        trx,
+        {
+          organizationId: sub.organization_id,
+          actor: { type: "donor", email: emailKey(sub.email) },
+          action: "subscription.updated",
+          subjectType: "subscription",
+          subjectId: sub.id,
+          before: { paymentMethod: presentSubscription(before).paymentMethod },
+          after: { paymentMethod: view.paymentMethod },
+        },
+        nowMs,
+      );
     });
   } catch (err) {
     // Thrown inside the transaction to roll it back; the donor gets the 410 page.

@@ -31,7 +31,7 @@ export const auditEntrySchema = z.object({
     .object({
       type: z.enum(AUDIT_ACTOR_TYPES).meta({
         description:
-          "staff: a signed-in staff member; key: an API key; donor: a donor in the donor portal; system: the billing worker or the command line",
+          "staff: a signed-in staff member; key: an API key; donor: a donor in the donor portal or on the payment-method update page; system: the billing worker or the command line",
       }),
       id: z.string().meta({
         description:

@@ -768,6 +768,51 @@ describe(`donor portal (${dialect})`, () => {
     expect(page.status).toBe(200);
   });
 
+  it("writes the donor's new payment method from the update page to the audit log, as their other changes", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "Ada@Example.org", { frequency: "MONTHLY" });
+    const subId = gift.subscription?.id as string;
+    const cookie = await signIn("ada@example.org");
+    clock += 1000;
+    expect(
+      (
+        await t.request("PUT", `${base()}/subscriptions/${subId}`, {
+          ...asDonor(cookie),
+          body: { amount: 30 },
+        })
+      ).status,
+    ).toBe(200);
+    const link = await t.request<{ url: string }>(
+      "POST",
+      `${base()}/subscriptions/${subId}/payment-method-update-link`,
+      asDonor(cookie),
+    );
+    clock += 1000;
+    const saved = await t.app.request(new URL(link.body.url).pathname, {
+      method: "POST",
+      body: new URLSearchParams({
+        method: "card",
+        cardNumber: "5555555555554444",
+        expiry: "12/30",
+        cvc: "123",
+      }),
+    });
+    expect(saved.status).toBe(200);
+    const trail = await auditTrail(t.store.db, t.org.id, "subscription", subId);
+    expect(trail.map((e) => [e.actor_type, e.actor, e.action])).toEqual([
+      ["donor", "ada@example.org", "subscription.updated"],
+      ["donor", "ada@example.org", "subscription.updated"],
+    ]);
+    expect(JSON.parse(trail[1].old_values)).toEqual({
+      paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+    });
+    expect(JSON.parse(trail[1].new_values)).toEqual({
+      paymentMethod: { type: "card", brand: "mastercard", last4: "4444" },
+    });
+    const token = (await subscription(t.store.db, subId)).payment_method_token;
+    expect(`${trail[1].old_values}${trail[1].new_values}`).not.toContain(token);
+  });
+
   it("says a refused card on the update page in the page's language, and its Continue link keeps that language", async () => {
     const formId = await recurringForm(t);
     const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });

@@ -81,6 +81,24 @@ describe("the update page of a gift at Stripe", () => {
     expect(pm.customer).toBe(sub.processor_customer);
     const again = await action(path, { action: "save", confirmationToken: await s.cardToken() });
     expect(again.status).toBe(410);
+
+    // The donor's replacement is in the audit log, with the summaries of both methods and no token.
+    const log = await s.t.request<{ entries: Record<string, unknown>[] }>(
+      "GET",
+      `/v1/audit-log?subjectId=${sub.id}`,
+    );
+    expect(log.status, log.text).toBe(200);
+    expect(log.body.entries).toEqual([
+      expect.objectContaining({
+        actor: { type: "donor", id: sub.email, label: sub.email },
+        action: "subscription.updated",
+        subject: { type: "subscription", id: sub.id },
+        before: { paymentMethod: { type: "card", brand: "visa", last4: "4242" } },
+        after: { paymentMethod: { type: "card", brand: "mastercard", last4: "4444" } },
+      }),
+    ]);
+    expect(log.text).not.toContain(after.payment_method_token);
+    expect(log.text).not.toContain(sub.payment_method_token);
   });
 
   it("saves a card that asks for 3-D Secure once the bank confirms it", async () => {

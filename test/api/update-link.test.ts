@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sha256Hex } from "../../server/ids.js";
 import { type PaymentProcessor, ProcessorError } from "../../server/processors/port.js";
+import { auditTrail } from "../../server/store/auditLog.js";
 import {
   at,
   eventsOf,
@@ -169,6 +170,21 @@ describe("the hosted update page", () => {
     );
     const read = await t.request<Json>("GET", `/v1/subscriptions/${sub.id}`);
     expect(read.body.paymentMethod).toEqual({ type: "card", brand: "mastercard", last4: "4444" });
+    // Written to the audit log as the donor's change: the methods' summaries, never their tokens.
+    const log = await t.request<{ entries: Json[] }>("GET", `/v1/audit-log?subjectId=${sub.id}`);
+    expect(log.status, log.text).toBe(200);
+    expect(log.body.entries).toEqual([
+      expect.objectContaining({
+        actor: { type: "donor", id: "private@example.org", label: "private@example.org" },
+        action: "subscription.updated",
+        subject: { type: "subscription", id: sub.id },
+        before: { paymentMethod: { type: "card", brand: "visa", last4: "4242" } },
+        after: { paymentMethod: { type: "card", brand: "mastercard", last4: "4444" } },
+      }),
+    ]);
+    expect(log.text).not.toContain(row.payment_method_token);
+    expect(log.text).not.toContain(sub.payment_method_token);
+    expect(log.text).not.toContain("5555");
 
     // Single use: the page and a second submission now answer 410.
     const reopened = await open(link.body.url);
@@ -196,6 +212,7 @@ describe("the hosted update page", () => {
     expect(loser.html).toContain("already been used");
     const events = await eventsOf(t.store.db, sub.id);
     expect(events.filter((e) => e === "subscription.payment_method_updated")).toHaveLength(1);
+    expect(await auditTrail(t.store.db, t.org.id, "subscription", sub.id)).toHaveLength(1);
     const winner = a.status === 200 ? "4444" : "1117";
     expect((await subscription(t.store.db, sub.id)).last4).toBe(winner);
   });
