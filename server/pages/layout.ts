@@ -12,6 +12,8 @@ export function page(opts: {
   nonce?: string;
   /** The page's language (default English). */
   language?: Language;
+  /** Markup above the page's card, such as its language links (pages/languageLinks.ts). */
+  header?: string;
   /**
    * A script of this host's own build to run in the page, written inline with the nonce (so the policy
    * allows it by nonce, never 'unsafe-inline'); `data` becomes its escaped data-* attributes.
@@ -34,7 +36,7 @@ main{max-width:40rem;margin:3rem auto;padding:2rem;background:#fff;border-radius
 h1{margin-top:0;font-size:1.6rem}
 </style>
 ${script}</head>
-<body><main><h1>${escapeHtml(opts.heading)}</h1>${opts.body}</main></body>
+<body>${opts.header ?? ""}<main><h1>${escapeHtml(opts.heading)}</h1>${opts.body}</main></body>
 </html>`;
 }
 

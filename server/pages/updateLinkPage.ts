@@ -25,6 +25,7 @@ import {
 } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
 import { presentSubscription } from "../wire/subscription.js";
+import { languageSwitcher } from "./languageLinks.js";
 import { page } from "./layout.js";
 
 /**
@@ -40,22 +41,40 @@ export const MAX_BODY_BYTES = 16 * 1024;
 export interface PageLanguage {
   language: Language;
   tr: (key: MessageKey, values?: MessageValues) => string;
+  /** The page's query string, which its language links keep (the token is in the path). */
+  search: string;
 }
 
 /** What the request asks for; the organization's language is the fallback once it is known. */
 export interface LanguagePrefs {
   query?: string;
   accept?: string;
+  /** The request's whole query string. */
+  search?: string;
 }
 
 export function pageLanguage(prefs: LanguagePrefs, organizationLanguage: Language = "en"): PageLanguage {
   const language = chooseLanguage(prefs.query, prefs.accept, organizationLanguage);
-  return { language, tr: translator(language) };
+  return { language, tr: translator(language), search: prefs.search ?? "" };
 }
 
 export const languagePrefs = (c: Context<AppEnv>): LanguagePrefs => ({
   query: c.req.query("lang"),
   accept: c.req.header("Accept-Language"),
+  search: new URL(c.req.url).search,
+});
+
+/**
+ * The links to the page in each language, as the checkout and the donor portal have them: `?lang=` with
+ * the rest of the query, relative to the page, so they keep its path and with it the link's token.
+ */
+export const languageLinks = ({ language, search }: PageLanguage): string =>
+  languageSwitcher(language, search);
+
+/** The headers of a page in `language`, as the checkout and the portal send them. */
+export const languageHeaders = (language: Language) => ({
+  "Content-Language": language,
+  Vary: "Accept-Language",
 });
 
 const FREQUENCY_WORDS: Record<string, string> = {
@@ -81,14 +100,16 @@ export const SECURITY_HEADERS = {
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
-export type Html = { status: 200 | 404 | 410 | 413 | 422 | 503; html: string };
+/** A page to answer, and the language it is in. */
+export type Html = { status: 200 | 404 | 410 | 413 | 422 | 503; html: string; language: Language };
 
 export function html(c: Context<AppEnv>, out: Html): Response {
-  return c.html(out.html, out.status, SECURITY_HEADERS);
+  return c.html(out.html, out.status, { ...SECURITY_HEADERS, ...languageHeaders(out.language) });
 }
 
 export const notFound = ({ language, tr }: PageLanguage): Html => ({
   status: 404,
+  language,
   html: page({
     title: tr("update.notFound.title"),
     heading: tr("update.notFound.heading"),
@@ -99,6 +120,7 @@ export const notFound = ({ language, tr }: PageLanguage): Html => ({
 
 export const ended = ({ language, tr }: PageLanguage, why: MessageKey): Html => ({
   status: 410,
+  language,
   html: page({
     title: tr("update.ended.title"),
     heading: tr("update.ended.heading"),
@@ -110,6 +132,7 @@ export const ended = ({ language, tr }: PageLanguage, why: MessageKey): Html => 
 /** A body over MAX_BODY_BYTES, refused before the link is read: in the language the request asks for. */
 export const tooLarge = ({ language, tr }: PageLanguage): Html => ({
   status: 413,
+  language,
   html: page({
     title: tr("update.tooLarge.title"),
     heading: tr("update.tooLarge.title"),
@@ -183,6 +206,7 @@ input[type=text]{width:100%;box-sizing:border-box;padding:.5rem;border:1px solid
 .row{display:flex;gap:1rem}.row>div{flex:1}
 button{background:#1f6feb;color:#fff;border:0;border-radius:6px;padding:.7rem 1.2rem;font:inherit;cursor:pointer}
 .error{background:#ffebe9;border:1px solid #ff8182;border-radius:6px;padding:.6rem .8rem}
+.alm-langs{max-width:40rem;margin:.5rem auto 0;padding:0 1rem;display:flex;flex-wrap:wrap;gap:.25rem .75rem;justify-content:flex-end;font-size:14px}.alm-langs a[aria-current]{font-weight:600;text-decoration:none;color:#1f2328}
 </style>`;
 
 /**

@@ -15,6 +15,8 @@ import {
   type Html,
   html,
   type Loaded,
+  languageHeaders,
+  languageLinks,
   languagePrefs,
   load,
   MAX_BODY_BYTES,
@@ -52,7 +54,7 @@ function formPage(loaded: Loaded, allowed: UpdateLinkMethod[], error?: string): 
   const cardFields = card
     ? `<fieldset><legend>${both ? chooser("card", label("update.card"), true) : label("update.card")}</legend>
 <label for="cardNumber">${label("update.cardNumber")}</label><input type="text" id="cardNumber" name="cardNumber" inputmode="numeric" autocomplete="cc-number" maxlength="30">
-<div class="row"><div><label for="expiry">${label("update.expiry")}</label><input type="text" id="expiry" name="expiry" autocomplete="cc-exp" maxlength="7" placeholder="MM/YY"></div>
+<div class="row"><div><label for="expiry">${label("update.expiry")}</label><input type="text" id="expiry" name="expiry" autocomplete="cc-exp" maxlength="7" placeholder="${label("update.expiryFormat")}"></div>
 <div><label for="cvc">${label("update.cvc")}</label><input type="text" id="cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc" maxlength="4"></div></div>
 <label for="postalCode">${label("update.postal")}</label><input type="text" id="postalCode" name="postalCode" autocomplete="postal-code" maxlength="20">
 ${both ? "" : chooser("card", "", true)}</fieldset>`
@@ -70,6 +72,7 @@ ${both ? "" : chooser("bank", "", true)}</fieldset>`
     heading: tr("update.title"),
     body: `${STYLE}${summary(loaded)}${problem}<form method="post" autocomplete="on">${cardFields}${bankFields}<button type="submit">${label("update.save")}</button></form>`,
     language,
+    header: languageLinks(loaded.lang),
   });
 }
 
@@ -135,7 +138,8 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
   const allowed = JSON.parse(loaded.link.allowed_methods) as UpdateLinkMethod[];
   const body = await c.req.parseBody().catch(() => ({}) as Record<string, unknown>);
   const details = readDetails(body, allowed, loaded.lang.tr);
-  if (typeof details === "string") return { status: 422, html: formPage(loaded, allowed, details) };
+  const { language } = loaded.lang;
+  if (typeof details === "string") return { status: 422, html: formPage(loaded, allowed, details), language };
   let method: PaymentMethod | string;
   try {
     method = await saveable(deps, loaded, details);
@@ -145,17 +149,18 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
     return {
       status: 503,
       html: formPage(loaded, allowed, loaded.lang.tr("update.error.processor")),
+      language,
     };
   }
   if (typeof method === "string") {
     await countUpdateLinkFailure(deps.store.db, loaded.link.id);
     if (loaded.link.failed_attempts + 1 >= MAX_FAILED_ATTEMPTS)
       return ended(loaded.lang, "update.ended.refused");
-    return { status: 422, html: formPage(loaded, allowed, method) };
+    return { status: 422, html: formPage(loaded, allowed, method), language };
   }
   const refused = await saveMethod(deps, loaded, method);
   if (refused) return refused;
-  return { status: 200, html: successPage(loaded, method, deps.config.publicUrl) };
+  return { status: 200, html: successPage(loaded, method, deps.config.publicUrl), language };
 }
 
 /** Mounts GET (the form) and POST (the new method) of the hosted page, and the Stripe page's JSON calls. */
@@ -167,10 +172,11 @@ export function mountUpdatePaymentMethodPages(app: OpenAPIHono<AppEnv>, deps: Ap
     if (loaded.sub.processor === "stripe")
       return c.html(stripeFormPage(deps, loaded, c.req.param("token")), 200, {
         ...SECURITY_HEADERS,
+        ...languageHeaders(loaded.lang.language),
         "Content-Security-Policy": stripePageCsp(deps.config.stripeJsUrl),
       });
     const allowed = JSON.parse(loaded.link.allowed_methods) as UpdateLinkMethod[];
-    return html(c, { status: 200, html: formPage(loaded, allowed) });
+    return html(c, { status: 200, html: formPage(loaded, allowed), language: loaded.lang.language });
   });
   app.post(
     `${path}${STRIPE_ACTIONS_SUFFIX}`,

@@ -16,6 +16,7 @@ import { page } from "./layout.js";
 import {
   type Html,
   type Loaded,
+  languageLinks,
   languagePrefs,
   MAX_FAILED_ATTEMPTS,
   pageLanguage,
@@ -77,6 +78,7 @@ export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): st
     : "";
   return page({
     language,
+    header: languageLinks(loaded.lang),
     title: tr("update.title"),
     heading: loaded.held ? tr("update.confirmTitle") : tr("update.title"),
     body: `${STYLE}${summary(loaded)}${held}<form id="almoner-update-form" novalidate>

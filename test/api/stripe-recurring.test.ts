@@ -64,6 +64,27 @@ describe("the update page of a gift at Stripe", () => {
     expect(page.headers.get("Content-Security-Policy")).toContain("https://js.stripe.com");
   });
 
+  it("says its language in Content-Language and offers the others, keeping the link's token", async () => {
+    const sub = await subscribe();
+    const path = await linkFor(sub.id);
+    const page = await s.t.app.request(`${path}?lang=es`);
+    const html = await page.text();
+    expect(page.status).toBe(200);
+    expect(html).toContain('<html lang="es" dir="ltr">');
+    expect(page.headers.get("Content-Language")).toBe("es");
+    expect(page.headers.get("Vary")).toContain("Accept-Language");
+    const hrefs = [...html.matchAll(/<a href="([^"]+)" hreflang="([^"]+)"/g)];
+    expect(hrefs.map(([, , lang]) => lang).sort()).toEqual(["ar", "de", "en", "es", "fr", "pt-BR"]);
+    for (const [, href, lang] of hrefs) {
+      const url = new URL(href, `http://forms.test${path}?lang=es`);
+      expect(url.pathname).toBe(path);
+      expect(url.searchParams.get("lang")).toBe(lang);
+    }
+    const german = await s.t.app.request(`${path}?lang=de`);
+    expect(german.status).toBe(200);
+    expect(german.headers.get("Content-Language")).toBe("de");
+  });
+
   it("saves a new card from its ConfirmationToken to the donor's customer, and uses the link up", async () => {
     const sub = await subscribe();
     const path = await linkFor(sub.id);

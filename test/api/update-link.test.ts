@@ -306,3 +306,77 @@ describe("the hosted update page", () => {
       expect((await t.app.request(`/update-payment-method/${token}`)).status).toBe(404);
   });
 });
+
+describe("the update page's language", () => {
+  /** The page at `path` (with its query) and its language links, resolved as a browser would. */
+  async function openAt(path: string) {
+    const res = await t.app.request(path);
+    const html = await res.text();
+    const nav = /<nav class="alm-langs" aria-label="[^"]*">(.*?)<\/nav>/.exec(html)?.[1] ?? "";
+    const links = Object.fromEntries(
+      [...nav.matchAll(/<a href="([^"]+)" hreflang="([^"]+)"/g)].map(([, href, lang]) => [
+        lang,
+        new URL(href.replaceAll("&amp;", "&"), `http://forms.test${path}`),
+      ]),
+    );
+    return { status: res.status, html, headers: res.headers, links };
+  }
+
+  it("says its language in Content-Language, offers the others with the token kept, and words the expiry's format", async () => {
+    const formId = await recurringForm(t);
+    const sub = await subscribe(t, formId);
+    const link = await newLink(sub.id);
+    const path = pathOf(link.body.url);
+
+    const fr = await openAt(`${path}?lang=fr`);
+    expect(fr.status).toBe(200);
+    expect(fr.html).toContain('<html lang="fr" dir="ltr">');
+    expect(fr.headers.get("Content-Language")).toBe("fr");
+    expect(fr.headers.get("Vary")).toContain("Accept-Language");
+    expect(fr.html).toContain('<label for="expiry">Expiration (MM/AA)</label>');
+    expect(fr.html).toContain('placeholder="MM/AA"');
+    expect(fr.html).not.toContain("MM/YY");
+    expect(Object.keys(fr.links).sort()).toEqual(["ar", "de", "en", "es", "fr", "pt-BR"]);
+    expect(fr.html).toMatch(/hreflang="fr" lang="fr" aria-current="true"/);
+    for (const [lang, url] of Object.entries(fr.links)) {
+      expect(url.pathname).toBe(path);
+      expect(url.searchParams.get("lang")).toBe(lang);
+    }
+
+    // The German link opens the same page, usable, in German.
+    const de = await openAt(`${fr.links.de.pathname}${fr.links.de.search}`);
+    expect(de.status).toBe(200);
+    expect(de.html).toContain('<html lang="de" dir="ltr">');
+    expect(de.headers.get("Content-Language")).toBe("de");
+    expect(de.html).toContain('placeholder="MM/JJ"');
+
+    // By Accept-Language, and English by default.
+    const ar = await t.app.request(path, { headers: { "Accept-Language": "ar" } });
+    expect(ar.headers.get("Content-Language")).toBe("ar");
+    const en = await openAt(path);
+    expect(en.headers.get("Content-Language")).toBe("en");
+    expect(en.html).toContain('placeholder="MM/YY"');
+    expect(en.links.es.pathname).toBe(path);
+
+    // A refused card shows the form again, with its language links and header; so does a page of a link gone.
+    const refused = await t.app.request(`${path}?lang=fr`, {
+      method: "POST",
+      body: new URLSearchParams({ ...mastercard, cardNumber: "4000000000000002" }),
+    });
+    expect(refused.status).toBe(422);
+    expect(refused.headers.get("Content-Language")).toBe("fr");
+    expect(await refused.text()).toContain('class="alm-langs"');
+    const saved = await t.app.request(`${path}?lang=fr`, {
+      method: "POST",
+      body: new URLSearchParams(mastercard),
+    });
+    expect(saved.status).toBe(200);
+    expect(saved.headers.get("Content-Language")).toBe("fr");
+    const used = await t.app.request(`${path}?lang=es`);
+    expect(used.status).toBe(410);
+    expect(used.headers.get("Content-Language")).toBe("es");
+    const unknown = await t.app.request("/update-payment-method/nope?lang=de");
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get("Content-Language")).toBe("de");
+  });
+});

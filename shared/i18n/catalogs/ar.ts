@@ -288,6 +288,7 @@ export const ar: Catalog = {
   "update.card": "بطاقة",
   "update.cardNumber": "رقم البطاقة",
   "update.expiry": "تاريخ الانتهاء (MM/YY)",
+  "update.expiryFormat": "MM/YY",
   "update.cvc": "رمز الأمان",
   "update.postal": "الرمز البريدي",
   "update.accountHolder": "صاحب الحساب",

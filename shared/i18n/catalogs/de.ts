@@ -306,6 +306,7 @@ export const de: Catalog = {
   "update.card": "Karte",
   "update.cardNumber": "Kartennummer",
   "update.expiry": "Gültig bis (MM/JJ)",
+  "update.expiryFormat": "MM/JJ",
   "update.cvc": "Prüfnummer",
   "update.postal": "Postleitzahl",
   "update.accountHolder": "Kontoinhaber",

@@ -298,6 +298,8 @@ export const en = {
   "update.card": "Card",
   "update.cardNumber": "Card number",
   "update.expiry": "Expiry (MM/YY)",
+  // The expiry field's placeholder: the format its label names, in the language's letters.
+  "update.expiryFormat": "MM/YY",
   "update.cvc": "Security code",
   "update.postal": "Postal code",
   "update.accountHolder": "Account holder",

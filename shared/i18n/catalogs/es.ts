@@ -301,6 +301,7 @@ export const es: Catalog = {
   "update.card": "Tarjeta",
   "update.cardNumber": "Número de tarjeta",
   "update.expiry": "Caducidad (MM/AA)",
+  "update.expiryFormat": "MM/AA",
   "update.cvc": "Código de seguridad",
   "update.postal": "Código postal",
   "update.accountHolder": "Titular de la cuenta",

@@ -300,6 +300,7 @@ export const fr: Catalog = {
   "update.card": "Carte",
   "update.cardNumber": "Numéro de carte",
   "update.expiry": "Expiration (MM/AA)",
+  "update.expiryFormat": "MM/AA",
   "update.cvc": "Code de sécurité",
   "update.postal": "Code postal",
   "update.accountHolder": "Titulaire du compte",

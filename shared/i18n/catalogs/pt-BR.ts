@@ -295,6 +295,7 @@ export const ptBR: Catalog = {
   "update.card": "Cartão",
   "update.cardNumber": "Número do cartão",
   "update.expiry": "Validade (MM/AA)",
+  "update.expiryFormat": "MM/AA",
   "update.cvc": "Código de segurança",
   "update.postal": "CEP",
   "update.accountHolder": "Titular da conta",
