@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStaffMember } from "../../server/staff/accounts.js";
 import type { EmailOutboxTable } from "../../server/store/schema.js";
-import type { StaffRole } from "../../shared/schemas/staff.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
+import { staffClient } from "../support/staff.js";
 import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from "../support/testApp.js";
 
 /**
@@ -13,47 +12,17 @@ import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from ".
  */
 describe(`organization branding and test receipts (${dialect})`, () => {
   let t: TestApp;
-  const ORIGIN = "http://forms.test";
-  const PASSWORD = "correct horse battery staple";
 
   beforeAll(async () => {
     t = await setupTestApp({ env: { RATE_LIMIT_PER_HOUR: "1000000", CHECKOUT_LIMIT_PER_IP: "0" } });
   });
   afterAll(() => t.close());
 
-  /** A person with `role` in the organization, signed in: their session cookie. */
-  async function member(role: StaffRole, email: string, organizationId: string): Promise<string> {
-    const made = await createStaffMember(t.store, {
-      organizationId,
-      email,
-      role,
-      publicUrl: t.config.publicUrl,
-      nowMs: Date.now(),
-    });
-    const token = new URL(made.setupUrl).searchParams.get("token") ?? "";
-    const res = await t.app.request("/api/staff/setup", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Origin: ORIGIN },
-      body: JSON.stringify({ token, password: PASSWORD }),
-    });
-    expect(res.status, await res.clone().text()).toBe(200);
-    return (res.headers.get("Set-Cookie") ?? "").split(";")[0];
-  }
+  const { send, member } = staffClient(() => t);
 
   /** A request with a staff session (from this instance's pages). */
-  async function asStaff(cookie: string, method: string, url: string, body?: unknown) {
-    const res = await t.app.request(url, {
-      method,
-      headers: {
-        Cookie: cookie,
-        Origin: ORIGIN,
-        ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-  }
+  const asStaff = (cookie: string, method: string, url: string, body?: unknown) =>
+    send(method, url, { body, cookie });
 
   async function put(org: TestOrg, body: unknown) {
     return t.request<Record<string, unknown> & { details?: string[] }>("PUT", "/v1/organization", {

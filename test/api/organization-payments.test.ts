@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createStaffMember } from "../../server/staff/accounts.js";
-import type { StaffRole } from "../../shared/schemas/staff.js";
+import { staffClient } from "../support/staff.js";
 import { type StripeEmulator, startStripeEmulator } from "../support/stripe/emulator.js";
 import { dialect, setupTestApp, type TestApp, type TestOrg } from "../support/testApp.js";
 
@@ -14,7 +13,6 @@ describe(`organization payments (${dialect})`, () => {
   let t: TestApp;
   let emulator: StripeEmulator;
   const ORIGIN = "https://give.example.org";
-  const PASSWORD = "correct horse battery staple";
 
   beforeAll(async () => {
     emulator = await startStripeEmulator({
@@ -30,37 +28,11 @@ describe(`organization payments (${dialect})`, () => {
     await emulator?.close();
   });
 
-  async function member(role: StaffRole, email: string, organizationId: string): Promise<string> {
-    const made = await createStaffMember(t.store, {
-      organizationId,
-      email,
-      role,
-      publicUrl: t.config.publicUrl,
-      nowMs: Date.now(),
-    });
-    const token = new URL(made.setupUrl).searchParams.get("token") ?? "";
-    const res = await t.app.request("/api/staff/setup", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Origin: ORIGIN },
-      body: JSON.stringify({ token, password: PASSWORD }),
-    });
-    expect(res.status, await res.clone().text()).toBe(200);
-    return (res.headers.get("Set-Cookie") ?? "").split(";")[0];
-  }
+  const { send, member } = staffClient(() => t);
 
-  async function asStaff(cookie: string, method: string, url: string, body?: unknown) {
-    const res = await t.app.request(url, {
-      method,
-      headers: {
-        Cookie: cookie,
-        Origin: ORIGIN,
-        ...(body !== undefined ? { "Content-Type": "application/json" } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-  }
+  /** A request with a staff session (from this instance's pages). */
+  const asStaff = (cookie: string, method: string, url: string, body?: unknown) =>
+    send(method, url, { body, cookie });
 
   const keys = (i = 0) => ({
     secretKey: emulator.accounts[i].secretKey,

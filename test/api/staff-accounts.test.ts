@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStaffMember, StaffError, signIn } from "../../server/staff/accounts.js";
 import { ROLE_PERMISSIONS } from "../../server/staff/roles.js";
-import type { StaffRole } from "../../shared/schemas/staff.js";
 import { card, checkout, createForm } from "../support/checkout.js";
+import { PASSWORD, staffClient } from "../support/staff.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
@@ -14,7 +14,6 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
   let t: TestApp;
   let now = Date.parse("2026-11-26T10:00:00Z");
   const ORIGIN = "http://forms.test";
-  const PASSWORD = "correct horse battery staple";
 
   beforeAll(async () => {
     t = await setupTestApp({ now: () => now, env: { CHECKOUT_LIMIT_PER_IP: "0" } });
@@ -23,33 +22,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     await t.close();
   });
 
-  const tokenOf = (url: string) => new URL(url).searchParams.get("token") ?? "";
-
-  async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
-    const res = await t.app.request(path, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Origin: ORIGIN, ...headers },
-      body: JSON.stringify(body),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
-  }
-
-  const cookieOf = (headers: Headers) => (headers.get("Set-Cookie") ?? "").split(";")[0];
-
-  /** A person with `role`, set up and signed in: their session cookie. */
-  async function member(role: StaffRole, email: string, organizationId = t.org.id): Promise<string> {
-    const made = await createStaffMember(t.store, {
-      organizationId,
-      email,
-      role,
-      publicUrl: t.config.publicUrl,
-      nowMs: now,
-    });
-    const setup = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: PASSWORD });
-    expect(setup.status, JSON.stringify(setup.body)).toBe(200);
-    return cookieOf(setup.headers);
-  }
+  const { post, cookieOf, tokenOf, member } = staffClient(() => t, { now: () => now });
 
   const v1 = (method: string, path: string, cookie: string, body?: unknown, origin: string | null = ORIGIN) =>
     t.app.request(path, {
@@ -89,7 +62,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     const again = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: PASSWORD });
     expect(again.status).toBe(401);
 
-    const me = await t.app.request("/api/staff/me", { headers: { Cookie: cookieOf(setup.headers) } });
+    const me = await t.app.request("/api/staff/me", { headers: { Cookie: cookieOf(setup) } });
     expect(me.status).toBe(200);
     expect(await me.json()).toMatchObject({ role: "OWNER", email: "Owner@Example.org" });
   });
@@ -107,7 +80,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     const ok = await post("/api/staff/login", { email: " FINANCE@example.org ", password: PASSWORD });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ role: "FINANCE", organizationId: t.org.id });
-    expect(cookieOf(ok.headers)).toMatch(/^almoner_staff=/);
+    expect(cookieOf(ok)).toMatch(/^almoner_staff=/);
   });
 
   it("reaches /v1 with its role's permissions: a refused action is the 403 a key would get", async () => {
@@ -163,6 +136,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     const res = await post(
       "/api/staff/login",
       { email: "cross@example.org", password: PASSWORD },
+      undefined,
       { Origin: "https://evil.example" },
     );
     expect(res.status).toBe(403);
@@ -172,15 +146,14 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     const crossSite = await post(
       "/api/staff/login",
       { email: "cross@example.org", password: PASSWORD },
+      undefined,
       { "Sec-Fetch-Site": "cross-site" },
     );
     expect(crossSite.status).toBe(403);
     expect(crossSite.body).toEqual(words);
-    const reset = await post(
-      "/api/staff/password-reset",
-      { email: "cross@example.org" },
-      { Origin: "https://evil.example" },
-    );
+    const reset = await post("/api/staff/password-reset", { email: "cross@example.org" }, undefined, {
+      Origin: "https://evil.example",
+    });
     expect(reset.status).toBe(403);
     expect(reset.body).toEqual(words);
   });
@@ -191,6 +164,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     const login = await post(
       "/api/staff/login",
       { email: "finance@example.org", password: PASSWORD },
+      undefined,
       { Authorization: `Bearer ${t.org.key}` },
     );
     expect(login.status).toBe(403);
@@ -199,7 +173,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
   it("ends the session at sign-out, after 8 idle hours, and 7 days after sign-in", async () => {
     const cookie = await member("STAFF", "staff2@example.org");
     expect((await v1("GET", "/v1/forms", cookie)).status).toBe(200);
-    expect((await post("/api/staff/logout", {}, { Cookie: cookie })).status).toBe(204);
+    expect((await post("/api/staff/logout", {}, cookie)).status).toBe(204);
     expect((await v1("GET", "/v1/forms", cookie)).status).toBe(401);
     expect((await t.app.request("/api/staff/me", { headers: { Cookie: cookie } })).status).toBe(401);
 
@@ -271,8 +245,6 @@ describe(`staff sessions behind https (${dialect})`, () => {
 describe(`failed sign-ins counted before the check, when they come at once (${dialect})`, () => {
   let t: TestApp;
   const now = Date.parse("2026-11-26T10:00:00Z");
-  const ORIGIN = "http://forms.test";
-  const PASSWORD = "correct horse battery staple";
 
   beforeAll(async () => {
     t = await setupTestApp({ now: () => now, env: { TRUST_PROXY: "on" } });
@@ -281,32 +253,7 @@ describe(`failed sign-ins counted before the check, when they come at once (${di
     await t.close();
   });
 
-  async function post(path: string, body: unknown, headers: Record<string, string> = {}) {
-    const res = await t.app.request(path, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Origin: ORIGIN, ...headers },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, retryAfter: res.headers.get("Retry-After") };
-  }
-
-  async function setUp(email: string): Promise<string> {
-    const made = await createStaffMember(t.store, {
-      organizationId: t.org.id,
-      email,
-      role: "FINANCE",
-      publicUrl: t.config.publicUrl,
-      nowMs: now,
-    });
-    const token = new URL(made.setupUrl).searchParams.get("token") ?? "";
-    const res = await t.app.request("/api/staff/setup", {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Origin: ORIGIN },
-      body: JSON.stringify({ token, password: PASSWORD }),
-    });
-    expect(res.status).toBe(200);
-    return (res.headers.get("Set-Cookie") ?? "").split(";")[0];
-  }
+  const { post, member } = staffClient(() => t, { now: () => now });
 
   function tally(statuses: number[]): Record<number, number> {
     const counts: Record<number, number> = {};
@@ -315,34 +262,38 @@ describe(`failed sign-ins counted before the check, when they come at once (${di
   }
 
   it("checks at most 10 of 30 wrong passwords sent at once for one address (each from its own client address)", async () => {
-    await setUp("parallel@example.org");
+    await member("FINANCE", "parallel@example.org");
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
         post(
           "/api/staff/login",
           { email: "parallel@example.org", password: `wrong guess number ${i}` },
+          undefined,
           { "X-Forwarded-For": `198.51.100.${i + 1}` },
         ),
       ),
     );
     expect(tally(answers.map((a) => a.status))).toEqual({ 401: 10, 429: 20 });
-    for (const a of answers.filter((x) => x.status === 429)) expect(Number(a.retryAfter)).toBeGreaterThan(0);
+    for (const a of answers.filter((x) => x.status === 429))
+      expect(Number(a.headers.get("Retry-After"))).toBeGreaterThan(0);
     // The right password is refused too until the window has passed.
     const right = await post(
       "/api/staff/login",
       { email: "parallel@example.org", password: PASSWORD },
+      undefined,
       { "X-Forwarded-For": "198.51.100.200" },
     );
     expect(right.status).toBe(429);
   });
 
   it("checks at most 10 wrong passwords sent at once from one client address to many addresses", async () => {
-    for (let i = 0; i < 3; i++) await setUp(`spread${i}@example.org`);
+    for (let i = 0; i < 3; i++) await member("FINANCE", `spread${i}@example.org`);
     const answers = await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
         post(
           "/api/staff/login",
           { email: `spread${i % 3}@example.org`, password: `wrong guess number ${i}` },
+          undefined,
           { "X-Forwarded-For": "203.0.113.7" },
         ),
       ),
@@ -351,7 +302,7 @@ describe(`failed sign-ins counted before the check, when they come at once (${di
   });
 
   it("checks at most 10 when the attempts come through two server processes at once", async () => {
-    await setUp("two@example.org");
+    await member("FINANCE", "two@example.org");
     // A second store on the same database: another process's connection.
     const other = await t.database.open();
     try {
@@ -374,13 +325,11 @@ describe(`failed sign-ins counted before the check, when they come at once (${di
   });
 
   it("checks at most 10 current passwords of 30 password changes sent at once, and a right one still counts for nothing", async () => {
-    const cookie = await setUp("changer@example.org");
+    const cookie = await member("FINANCE", "changer@example.org");
     const change = (currentPassword: string, i: number) =>
-      post(
-        "/api/staff/password",
-        { currentPassword, newPassword: "a brand new passphrase here" },
-        { Cookie: cookie, "X-Forwarded-For": `198.18.0.${i + 1}` },
-      );
+      post("/api/staff/password", { currentPassword, newPassword: "a brand new passphrase here" }, cookie, {
+        "X-Forwarded-For": `198.18.0.${i + 1}`,
+      });
     const right = await change(PASSWORD, 0);
     expect(right.status).toBe(204);
     const failures = () =>

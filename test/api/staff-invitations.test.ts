@@ -2,7 +2,7 @@ import { Secret, TOTP } from "otpauth";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createStaffMember, redeemPasswordLink, StaffError } from "../../server/staff/accounts.js";
 import { hashPassword } from "../../server/staff/passwords.js";
-import type { StaffRole } from "../../shared/schemas/staff.js";
+import { PASSWORD, staffClient } from "../support/staff.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
@@ -12,8 +12,6 @@ import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
  * sign-in: they sign in with their own password (and code) and the link, which makes them join.
  */
 
-const ORIGIN = "http://forms.test";
-const PASSWORD = "correct horse battery staple";
 const START = Date.parse("2026-11-26T10:00:00Z");
 let now = START;
 let t: TestApp;
@@ -26,46 +24,9 @@ afterEach(async () => {
   await t.close();
 });
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: test bodies are read field by field
-  body: any;
-  text: string;
-}
-
-async function send(method: string, path: string, body?: unknown, cookie?: string): Promise<Answer> {
-  const headers: Record<string, string> = { Origin: ORIGIN };
-  if (cookie) headers.Cookie = cookie;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await t.app.request(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-}
-
-const post = (path: string, body: unknown, cookie?: string) => send("POST", path, body, cookie);
-const cookieOf = (res: Answer) => (res.headers.get("Set-Cookie") ?? "").split(";")[0];
-const tokenOf = (url: string) => new URL(url).searchParams.get("token") ?? "";
+const { send, post, cookieOf, tokenOf, member } = staffClient(() => t, { now: () => now });
 const codeAt = (secret: string, at = now) =>
   new TOTP({ secret: Secret.fromBase32(secret) }).generate({ timestamp: at });
-
-/** A person with `role` in the organization, set up with PASSWORD: their session's cookie. */
-async function member(role: StaffRole, email: string, organizationId = t.org.id): Promise<string> {
-  const made = await createStaffMember(t.store, {
-    organizationId,
-    email,
-    role,
-    publicUrl: t.config.publicUrl,
-    nowMs: now,
-  });
-  const setup = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: PASSWORD });
-  expect(setup.status, setup.text).toBe(200);
-  return cookieOf(setup);
-}
 
 /** Turns TOTP on for the session's person: the secret. */
 async function enrol(cookie: string): Promise<string> {
@@ -129,7 +90,7 @@ describe(`set-up links of people who have a password (${dialect})`, () => {
     expect(setup.body.signInRequired).toBe(true);
     expect(setup.headers.get("Set-Cookie")).toBeNull();
     expect(await passwordHashOf("alice@a.example")).toBe(hash);
-    expect((await send("GET", "/api/staff/me", undefined, alice)).status).toBe(200);
+    expect((await send("GET", "/api/staff/me", { cookie: alice })).status).toBe(200);
 
     // Accepting is a sign-in: the same checks, the password and then the code.
     const wrong = await post("/api/staff/login", {
@@ -157,9 +118,9 @@ describe(`set-up links of people who have a password (${dialect})`, () => {
     expect(joined.status, joined.text).toBe(200);
     expect(joined.body).toMatchObject({ organizationId: orgB.id, role: "FINANCE", twoFactorEnabled: true });
     // Her session in A goes on; the link is used up.
-    expect((await send("GET", "/api/staff/me", undefined, alice)).body.organizationId).toBe(t.org.id);
+    expect((await send("GET", "/api/staff/me", { cookie: alice })).body.organizationId).toBe(t.org.id);
     expect((await post("/api/staff/setup", { token, password: "replaced passphrase 42" })).status).toBe(401);
-    const team = await send("GET", "/api/staff/team", undefined, bob);
+    const team = await send("GET", "/api/staff/team", { cookie: bob });
     expect(team.body.members.find((m: { email: string }) => m.email === "alice@a.example")).toMatchObject({
       passwordSet: true,
       invitePending: false,
@@ -195,7 +156,7 @@ describe(`set-up links of people who have a password (${dialect})`, () => {
     expect(setup.body.signInRequired).toBe(true);
     expect(setup.headers.get("Set-Cookie")).toBeNull();
     expect(await passwordHashOf("carol@a.example")).toBe(hash);
-    expect((await send("GET", "/api/staff/me", undefined, carol)).status).toBe(200);
+    expect((await send("GET", "/api/staff/me", { cookie: carol })).status).toBe(200);
     const attacker = await post("/api/staff/login", {
       email: "carol@a.example",
       password: "attacker passphrase 1",
@@ -241,7 +202,7 @@ describe(`set-up links of people who have a password (${dialect})`, () => {
     );
     await expect(taken).rejects.toMatchObject({ kind: "signInRequired" });
     expect(await passwordHashOf("dana@a.example")).toBe(hash);
-    expect((await send("GET", "/api/staff/me", undefined, cookieOf(reset))).status).toBe(200);
+    expect((await send("GET", "/api/staff/me", { cookie: cookieOf(reset) })).status).toBe(200);
   });
 
   it("an invitation link is a sign-in's only for its own person, and once", async () => {

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createStaffMember } from "../../server/staff/accounts.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
+import { PASSWORD, staffClient } from "../support/staff.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
@@ -11,7 +12,6 @@ import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
  */
 
 const ORIGIN = "http://forms.test";
-const PASSWORD = "correct horse battery staple";
 let t: TestApp;
 
 beforeEach(async () => {
@@ -21,37 +21,7 @@ afterEach(async () => {
   await t.close();
 });
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: test bodies are read field by field
-  body: any;
-  text: string;
-}
-
-async function send(
-  method: string,
-  path: string,
-  body?: unknown,
-  cookie?: string,
-  origin: string | null = ORIGIN,
-): Promise<Answer> {
-  const headers: Record<string, string> = {};
-  if (origin) headers.Origin = origin;
-  if (cookie) headers.Cookie = cookie;
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await t.app.request(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-}
-
-const post = (path: string, body: unknown, cookie?: string) => send("POST", path, body, cookie);
-const cookieOf = (res: Answer) => (res.headers.get("Set-Cookie") ?? "").split(";")[0];
-const tokenOf = (url: string) => new URL(url).searchParams.get("token") ?? "";
+const { send, post, cookieOf, tokenOf } = staffClient(() => t);
 
 /** Adds the person to the organization with `role`; the set-up link's token. */
 async function add(email: string, role: StaffRole, organizationId: string): Promise<string> {
@@ -83,7 +53,7 @@ async function alice() {
 describe(`staff on several organizations (${dialect})`, () => {
   it("me lists the organizations the person has joined, in the order joined, with the role in each", async () => {
     const { orgB, cookie } = await alice();
-    const me = await send("GET", "/api/staff/me", undefined, cookie);
+    const me = await send("GET", "/api/staff/me", { cookie });
     expect(me.status, me.text).toBe(200);
     expect(me.body.organizationId).toBe(t.org.id);
     expect(me.body.organizations).toEqual([
@@ -95,7 +65,7 @@ describe(`staff on several organizations (${dialect})`, () => {
   it("an invitation not yet accepted is not listed and cannot be signed in to or switched to", async () => {
     const { orgC, cookie } = await alice();
     await add("alice@a.example", "STAFF", orgC.id);
-    const me = await send("GET", "/api/staff/me", undefined, cookie);
+    const me = await send("GET", "/api/staff/me", { cookie });
     expect(me.body.organizations.map((o: { id: string }) => o.id)).not.toContain(orgC.id);
     const login = await post("/api/staff/login", {
       email: "alice@a.example",
@@ -108,7 +78,7 @@ describe(`staff on several organizations (${dialect})`, () => {
     const moved = await post("/api/staff/organization", { organizationId: orgC.id }, cookie);
     expect(moved.status).toBe(403);
     // The session is untouched.
-    expect((await send("GET", "/api/staff/me", undefined, cookie)).body.organizationId).toBe(t.org.id);
+    expect((await send("GET", "/api/staff/me", { cookie })).body.organizationId).toBe(t.org.id);
   });
 
   it("sign-in opens the organization asked for; without it, the one joined first", async () => {
@@ -123,9 +93,9 @@ describe(`staff on several organizations (${dialect})`, () => {
     expect(inB.status, inB.text).toBe(200);
     expect(inB.body).toMatchObject({ organizationId: orgB.id, organizationName: "Org B", role: "FINANCE" });
     // Its session reaches B's data with Finance's permissions, not the Owner's of the first organization.
-    const payments = await send("GET", "/v1/payments", undefined, cookieOf(inB));
+    const payments = await send("GET", "/v1/payments", { cookie: cookieOf(inB) });
     expect(payments.status, payments.text).toBe(200);
-    const keys = await send("GET", "/v1/keys", undefined, cookieOf(inB));
+    const keys = await send("GET", "/v1/keys", { cookie: cookieOf(inB) });
     expect(keys.status).toBe(403);
   });
 
@@ -167,8 +137,8 @@ describe(`staff on several organizations (${dialect})`, () => {
     const next = cookieOf(moved);
     expect(next).toMatch(/^almoner_staff=/);
     expect(next).not.toBe(cookie);
-    expect((await send("GET", "/api/staff/me", undefined, next)).body.organizationId).toBe(orgB.id);
-    expect((await send("GET", "/api/staff/me", undefined, cookie)).status).toBe(401);
+    expect((await send("GET", "/api/staff/me", { cookie: next })).body.organizationId).toBe(orgB.id);
+    expect((await send("GET", "/api/staff/me", { cookie })).status).toBe(401);
     const log = await t.store.db
       .selectFrom("audit_log")
       .selectAll()
@@ -184,13 +154,11 @@ describe(`staff on several organizations (${dialect})`, () => {
   it("switching needs the session, this instance's Origin and a joined organization", async () => {
     const { orgB, cookie } = await alice();
     expect((await post("/api/staff/organization", { organizationId: orgB.id })).status).toBe(401);
-    const elsewhere = await send(
-      "POST",
-      "/api/staff/organization",
-      { organizationId: orgB.id },
+    const elsewhere = await send("POST", "/api/staff/organization", {
+      body: { organizationId: orgB.id },
       cookie,
-      "https://evil.example",
-    );
+      origin: "https://evil.example",
+    });
     expect(elsewhere.status).toBe(403);
     const keyed = await t.request("POST", "/api/staff/organization", {
       body: { organizationId: orgB.id },
@@ -203,6 +171,6 @@ describe(`staff on several organizations (${dialect})`, () => {
     const invalid = await post("/api/staff/organization", { organizationId: "" }, cookie);
     expect(invalid.status).toBe(400);
     // None of those moved the session.
-    expect((await send("GET", "/api/staff/me", undefined, cookie)).body.organizationId).toBe(t.org.id);
+    expect((await send("GET", "/api/staff/me", { cookie })).body.organizationId).toBe(t.org.id);
   });
 });

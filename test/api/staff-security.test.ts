@@ -2,7 +2,7 @@ import { Secret, TOTP } from "otpauth";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createStaffMember } from "../../server/staff/accounts.js";
 import { resetTwoFactor } from "../../server/staff/twoFactor.js";
-import type { StaffRole } from "../../shared/schemas/staff.js";
+import { PASSWORD, staffClient } from "../support/staff.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
@@ -12,8 +12,6 @@ import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
  * person's own sessions listed and ended.
  */
 
-const ORIGIN = "http://forms.test";
-const PASSWORD = "correct horse battery staple";
 const START = Date.parse("2026-11-26T10:00:00Z");
 let now = START;
 let t: TestApp;
@@ -26,52 +24,8 @@ afterEach(async () => {
   await t.close();
 });
 
-interface Answer {
-  status: number;
-  headers: Headers;
-  // biome-ignore lint/suspicious/noExplicitAny: test bodies are read field by field
-  body: any;
-  text: string;
-}
-
-async function send(
-  method: string,
-  path: string,
-  opts: { body?: unknown; cookie?: string; origin?: string | null; headers?: Record<string, string> } = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...opts.headers };
-  if (opts.origin !== null) headers.Origin = opts.origin ?? ORIGIN;
-  if (opts.cookie) headers.Cookie = opts.cookie;
-  if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await t.app.request(path, {
-    method,
-    headers,
-    body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-}
-
-const post = (path: string, body: unknown, cookie?: string, headers?: Record<string, string>) =>
-  send("POST", path, { body, cookie, headers });
+const { send, post, cookieOf, tokenOf, member } = staffClient(() => t, { now: () => now });
 const get = (path: string, cookie: string) => send("GET", path, { cookie, origin: null });
-const cookieOf = (res: Answer) => (res.headers.get("Set-Cookie") ?? "").split(";")[0];
-const tokenOf = (url: string) => new URL(url).searchParams.get("token") ?? "";
-
-/** A person with `role`, set up: their first session's cookie. */
-async function member(role: StaffRole, email: string, password = PASSWORD): Promise<string> {
-  const made = await createStaffMember(t.store, {
-    organizationId: t.org.id,
-    email,
-    role,
-    publicUrl: t.config.publicUrl,
-    nowMs: now,
-  });
-  const setup = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password });
-  expect(setup.status, setup.text).toBe(200);
-  return cookieOf(setup);
-}
-
 const login = (email: string, code?: string, password = PASSWORD, headers?: Record<string, string>) =>
   post("/api/staff/login", { email, password, ...(code === undefined ? {} : { code }) }, undefined, headers);
 

@@ -7,10 +7,10 @@ import { MailWorker } from "../../server/mail/worker.js";
 import { createStaffMember } from "../../server/staff/accounts.js";
 import { changeRole, TeamError } from "../../server/staff/team.js";
 import type { Store } from "../../server/store/database.js";
-import type { StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
 import { parseMail } from "../mail/support.js";
 import { card, checkout, createForm } from "../support/checkout.js";
+import { PASSWORD, staffClient } from "../support/staff.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
@@ -25,8 +25,6 @@ describe(`staff team (${dialect})`, () => {
   let worker: MailWorker;
   let owner: { userId: string; cookie: string };
   const now = Date.parse("2026-11-26T10:00:00Z");
-  const ORIGIN = "http://forms.test";
-  const PASSWORD = "correct horse battery staple";
   const SETUP_LINK = /http:\/\/forms\.test\/dashboard\/setup\?token=([A-Za-z0-9_-]{43})/;
 
   beforeAll(async () => {
@@ -42,49 +40,11 @@ describe(`staff team (${dialect})`, () => {
     fs.rmSync(mailDir, { recursive: true, force: true });
   });
 
-  async function call(
-    method: string,
-    url: string,
-    opts: { cookie?: string; body?: unknown; origin?: string | null; headers?: Record<string, string> } = {},
-  ) {
-    const origin = opts.origin === undefined ? ORIGIN : opts.origin;
-    const res = await t.app.request(url, {
-      method,
-      headers: {
-        ...(opts.cookie ? { Cookie: opts.cookie } : {}),
-        ...(origin ? { Origin: origin } : {}),
-        ...(opts.body !== undefined ? { "Content-Type": "application/json" } : {}),
-        ...opts.headers,
-      },
-      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-    });
-    const text = await res.text();
-    return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined, text };
-  }
-
-  const cookieOf = (headers: Headers) => (headers.get("Set-Cookie") ?? "").split(";")[0];
+  const { send: call, cookieOf, staffMember: member } = staffClient(() => t, { now: () => now });
 
   async function setUp(token: string) {
     const res = await call("POST", "/api/staff/setup", { body: { token, password: PASSWORD } });
-    return { ...res, cookie: cookieOf(res.headers) };
-  }
-
-  /** A person with `role`, set up and signed in: their userId and session cookie. */
-  async function member(
-    role: StaffRole,
-    email: string,
-    organizationId = t.org.id,
-  ): Promise<{ userId: string; cookie: string }> {
-    const made = await createStaffMember(t.store, {
-      organizationId,
-      email,
-      role,
-      publicUrl: t.config.publicUrl,
-      nowMs: now,
-    });
-    const setup = await setUp(new URL(made.setupUrl).searchParams.get("token") ?? "");
-    expect(setup.status, setup.text).toBe(200);
-    return { userId: made.userId, cookie: setup.cookie };
+    return { ...res, cookie: cookieOf(res) };
   }
 
   /** The messages the mail worker has written as .eml files since the last look, to `to`. */
@@ -453,7 +413,7 @@ describe(`staff team (${dialect})`, () => {
       body: { email: "changing@example.org", password: PASSWORD },
     });
     expect(login.body.role).toBe("STAFF");
-    expect((await refund(cookieOf(login.headers))).status).toBe(403);
+    expect((await refund(cookieOf(login))).status).toBe(403);
 
     // A session reads its role from the membership at each request, whatever changed it.
     const direct = await member("FINANCE", "direct@example.org");
