@@ -16,9 +16,14 @@ export function groupTicketCode(chars: string): string {
   return `${chars.slice(0, 4)}-${chars.slice(4, 8)}-${chars.slice(8)}`;
 }
 
+/** Typed characters as a code's would be: upper case, no dashes or spaces, O read as 0 and I or L as 1. */
+export function ticketCodeChars(typed: string): string {
+  return typed.toUpperCase().replace(/[\s-]/g, "").replace(/O/g, "0").replace(/[IL]/g, "1");
+}
+
 /** What was typed or scanned, as the code it stands for; null when it cannot be one. */
 export function normalizeTicketCode(typed: string): string | null {
-  const chars = typed.toUpperCase().replace(/[\s-]/g, "").replace(/O/g, "0").replace(/[IL]/g, "1");
+  const chars = ticketCodeChars(typed);
   if (chars.length !== TICKET_CODE_LENGTH) return null;
   for (const c of chars) if (!TICKET_CODE_ALPHABET.includes(c)) return null;
   return groupTicketCode(chars);

@@ -44,7 +44,8 @@ export const ticketListQuery = paginationQuery().extend({
     .max(SEARCH_MAX)
     .optional()
     .meta({
-      description: "Part of the buyer's name or e-mail address, or of the code (dashes optional), any case",
+      description:
+        "Part of the buyer's name or e-mail address, or of the code (dashes optional, O read as 0 and I or L as 1, as check-in reads it), any case",
     })
     .transform((raw) => {
       const text = raw === undefined ? "" : cleanText(raw).trim().toLowerCase();

@@ -1,4 +1,5 @@
 import { type Expression, type SqlBool, sql } from "kysely";
+import { ticketCodeChars } from "../../shared/ticketCode.js";
 import type { Db } from "./database.js";
 import { afterPosition } from "./keyset.js";
 import { foldFor, likeContains } from "./listFilters.js";
@@ -105,9 +106,11 @@ export function ticketsQuery(
       const any: Expression<SqlBool>[] = [
         likeContains(fold(eb.ref("buyer_name")), search),
         likeContains(fold(eb.ref("buyer_email")), search),
-        // Codes are kept upper-case with dashes; `7qk3m9` finds `7QK3-M9XD-4R`.
-        likeContains(sql<string>`lower(replace(${eb.ref("code")}, '-', ''))`, search.replace(/[\s-]/g, "")),
       ];
+      // Codes are kept upper-case with dashes; part of one is read as check-in reads a code (O for 0, I
+      // or L for 1): `7qk3m9` and `7qk3-m9xd-4r` find `7QK3-M9XD-4R`, `1o5` finds `…105…`.
+      const code = ticketCodeChars(search);
+      if (code !== "") any.push(likeContains(sql<string>`replace(${eb.ref("code")}, '-', '')`, code));
       return eb.or(any);
     });
   if (after) query = query.where((eb) => afterPosition(eb, "created_at", after));

@@ -331,6 +331,16 @@ describe(`event tickets (${dialect})`, () => {
     expect((await list(formId, `?search=${partOfCode}`)).body.tickets.map((x) => x.code)).toContain(
       all[2].code,
     );
+    // Part of a code is read as check-in reads one: dashes and spaces optional, O for 0, I or L for 1.
+    await t.store.db
+      .updateTable("tickets")
+      .set({ code: "A0B1-C0D1-EF" })
+      .where("id", "=", all[2].id)
+      .execute();
+    const found = await list(formId, `?search=${encodeURIComponent("aOb l-cOdI")}`);
+    expect(found.body.tickets.map((x) => x.code)).toEqual(["A0B1-C0D1-EF"]);
+    // A search of only dashes is no code at all: it finds by name and e-mail alone.
+    expect((await list(formId, "?search=--")).body.tickets).toHaveLength(0);
     expect((await list(formId, "?checkedIn=maybe")).status).toBe(400);
 
     const first = await list(formId, "?limit=3");
