@@ -37,8 +37,22 @@ const answer = z.object({
     .array(
       z.object({
         formID: z.uuid(),
-        raised: majorUnits("Completed payments net of refunds, since the form began"),
-        gifts: z.int().min(0).meta({ description: "Payments not refunded in full" }),
+        raised: majorUnits(
+          "Completed payments in the organization's currency, net of refunds, since the form began",
+        ),
+        gifts: z.int().min(0).meta({ description: "Payments not refunded in full, in every currency" }),
+        otherCurrencies: z
+          .array(
+            z.object({
+              currency,
+              raised: majorUnits("Completed payments in this currency, net of refunds"),
+              gifts: z.int().min(0),
+            }),
+          )
+          .meta({
+            description:
+              "Gifts made in other currencies (before the organization changed its currency), by currency; usually empty",
+          }),
       }),
     )
     .meta({
@@ -57,7 +71,7 @@ export function analyticsFormRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Analytics"],
       summary: "What each form raised",
       description:
-        "For the forms named in `formIDs`: what each raised since it began (completed payments net of refunds, in the organization's currency, as the summary counts them) and its number of gifts. An id that is not one of the caller's forms answers 0. Permission `analytics:read` or `donations:read`: whoever may read the payments may read what they add up to.",
+        "For the forms named in `formIDs`: what each raised since it began (completed payments net of refunds, in the organization's currency, as the summary counts them), its number of gifts in every currency, and apart (`otherCurrencies`) what was raised in currencies the organization used before. An id that is not one of the caller's forms answers 0. Permission `analytics:read` or `donations:read`: whoever may read the payments may read what they add up to.",
       query,
       responses: { 200: { description: "Per form", schema: answer }, ...standardErrors },
       handler: async (c, { query: q }) => {
@@ -68,7 +82,16 @@ export function analyticsFormRoutes(deps: AppDeps): RouteSpec[] {
           currency: org.currency,
           forms: ids.map((formID) => {
             const sum = sums.get(formID);
-            return { formID, raised: centsToDollars(sum?.cents ?? 0), gifts: sum?.gifts ?? 0 };
+            return {
+              formID,
+              raised: centsToDollars(sum?.cents ?? 0),
+              gifts: sum?.gifts ?? 0,
+              otherCurrencies: [...(sum?.other ?? [])].map(([code, other]) => ({
+                currency: code,
+                raised: centsToDollars(other.cents),
+                gifts: other.gifts,
+              })),
+            };
           }),
         });
       },

@@ -153,28 +153,53 @@ export async function openDisputes(
   return { count: Number(total.n), recent };
 }
 
-/** What each of `formIds` raised, ever, in one currency: net of refunds, and its gifts (as raisedBetween). */
+/**
+ * What each of `formIds` raised, ever (net of refunds; gifts as raisedBetween counts them): in `currency`
+ * (the organization's), and apart, in any other a gift was made in before the currency changed.
+ */
+export interface FormTotals {
+  /** Net of refunds, in the organization's currency. */
+  cents: number;
+  /** Gifts in every currency. */
+  gifts: number;
+  /** Gifts in other currencies (made before the organization changed its currency), by currency. */
+  other: Map<string, { cents: number; gifts: number }>;
+}
+
 export async function raisedByForm(
   db: Db,
   organizationId: string,
   currency: string,
   formIds: readonly string[],
-): Promise<Map<string, { cents: number; gifts: number }>> {
-  const out = new Map<string, { cents: number; gifts: number }>();
+): Promise<Map<string, FormTotals>> {
+  const out = new Map<string, FormTotals>();
   if (formIds.length === 0) return out;
   const rows = await db
     .selectFrom("payments")
     .where("organization_id", "=", organizationId)
-    .where("currency", "=", currency)
     .where("form_id", "in", formIds)
     .where(kept)
     .select((eb) => [
       "form_id",
+      "currency",
       eb.fn.countAll<number>().as("n"),
       eb.fn.sum<number>(eb("amount_cents", "-", eb.ref("refunded_cents"))).as("net"),
     ])
-    .groupBy("form_id")
+    .groupBy(["form_id", "currency"])
+    .orderBy("form_id")
+    .orderBy("currency")
     .execute();
-  for (const row of rows) out.set(row.form_id, { cents: Number(row.net ?? 0), gifts: Number(row.n) });
+  for (const row of rows) {
+    let totals = out.get(row.form_id);
+    if (!totals) {
+      totals = { cents: 0, gifts: 0, other: new Map() };
+      out.set(row.form_id, totals);
+    }
+    const cents = Number(row.net ?? 0);
+    const gifts = Number(row.n);
+    totals.gifts += gifts;
+    if (row.currency === currency) totals.cents = cents;
+    else totals.other.set(row.currency, { cents, gifts });
+  }
   return out;
 }

@@ -43,11 +43,44 @@ describe(`what each form raised (${dialect})`, () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.currency).toBe("USD");
     expect(res.body.forms).toEqual([
-      { formID: b, raised: 10, gifts: 1 },
-      { formID: a, raised: 55, gifts: 2 },
-      { formID: empty, raised: 0, gifts: 0 },
-      { formID: theirs, raised: 0, gifts: 0 },
+      { formID: b, raised: 10, gifts: 1, otherCurrencies: [] },
+      { formID: a, raised: 55, gifts: 2, otherCurrencies: [] },
+      { formID: empty, raised: 0, gifts: 0, otherCurrencies: [] },
+      { formID: theirs, raised: 0, gifts: 0, otherCurrencies: [] },
     ]);
+  });
+
+  it("keeps the gifts made before a change of currency: counted, and summed apart in their currency", async () => {
+    const org = await t.newOrg({ name: "Currency change" });
+    const made = await t.request<{ formID: string }>("POST", "/v1/forms", {
+      key: org.key,
+      body: validForms.standard(),
+    });
+    expect(made.status, made.text).toBe(201);
+    const formId = made.body.formID;
+    const res1 = await checkout(t, formId, { amount: 25, donor: donor(), paymentMethod: card() });
+    expect(res1.status, res1.text).toBe(201);
+    const changed = await t.request("PUT", "/v1/organization", { key: org.key, body: { currency: "EUR" } });
+    expect(changed.status, changed.text).toBe(200);
+    const res2 = await checkout(t, formId, { amount: 30, donor: donor(), paymentMethod: card() });
+    expect(res2.status, res2.text).toBe(201);
+    const res = await t.request<{ currency: string; forms: unknown[] }>(
+      "GET",
+      `/v1/analytics/forms?formIDs=${formId}`,
+      { key: org.key },
+    );
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({
+      currency: "EUR",
+      forms: [
+        {
+          formID: formId,
+          raised: 30,
+          gifts: 2,
+          otherCurrencies: [{ currency: "USD", raised: 25, gifts: 1 }],
+        },
+      ],
+    });
   });
 
   it("answers callers who read payments (donations:read) too: a Staff session, a key with only that", async () => {
@@ -76,7 +109,7 @@ describe(`what each form raised (${dialect})`, () => {
       { key: null, headers: { Cookie: cookie } },
     );
     expect(asStaff.status, asStaff.text).toBe(200);
-    expect(asStaff.body.forms).toEqual([{ formID: form, raised: 30, gifts: 1 }]);
+    expect(asStaff.body.forms).toEqual([{ formID: form, raised: 30, gifts: 1, otherCurrencies: [] }]);
     // The rest of analytics stays with analytics:read.
     const metrics = await t.request("GET", "/v1/analytics/api-metrics", {
       key: null,

@@ -306,15 +306,17 @@ describe("forms", () => {
       body: {
         currency: "USD",
         forms: [
-          { formID: a, raised: 55, gifts: 2 },
-          { formID: b, raised: 0, gifts: 0 },
+          { formID: a, raised: 55, gifts: 3, otherCurrencies: [{ currency: "EUR", raised: 12, gifts: 1 }] },
+          { formID: b, raised: 0, gifts: 0, otherCurrencies: [] },
         ],
       },
     }));
     open("/dashboard/forms");
     const row = (await screen.findByRole("link", { name: "Plant a tree" })).closest("tr") as HTMLElement;
     await waitFor(() => expect(within(row).getByText("$55.00")).toBeTruthy());
-    expect(within(row).getByText("2")).toBeTruthy();
+    expect(within(row).getByText("3")).toBeTruthy();
+    // Gifts made before the organization changed its currency, beside the sum in their own currency.
+    expect(within(row).getByText(/\+ €12\.00/)).toBeTruthy();
     const asked = calls.find((c) => c.path.startsWith("/v1/analytics/forms?"));
     expect(decodeURIComponent(asked?.path ?? "")).toContain(`formIDs=${a},${b}`);
   });

@@ -47,6 +47,13 @@ const KINDS: Record<string, string> = {
   EVENT: "Event",
 };
 
+/** What a form raised (GET /v1/analytics/forms): in the organization's currency, and in any it used before. */
+interface FormTotals {
+  raised: number;
+  gifts: number;
+  otherCurrencies?: { currency: string; raised: number }[];
+}
+
 export default function Forms(props: PageProps) {
   const [id, section] = props.rest.split("/");
   if (id && section === "share") return <Share formId={decodeURIComponent(id)} />;
@@ -85,12 +92,12 @@ function FormList() {
   const shown = items ?? list.items;
   useEffect(() => setItems(null), [list.items]);
   // What each form on the page raised (one call per page of forms; for those who may read analytics or payments).
-  const [raised, setRaised] = useState<Record<string, { raised: number; gifts: number }>>({});
+  const [raised, setRaised] = useState<Record<string, FormTotals>>({});
   const [currency, setCurrency] = useState("USD");
   useEffect(() => {
     const ids = list.items.map((f) => f.formID).filter((id) => !(id in raised));
     if (!(can("analytics:read") || can("donations:read")) || ids.length === 0) return;
-    get<{ currency: string; forms: { formID: string; raised: number; gifts: number }[] }>(
+    get<{ currency: string; forms: ({ formID: string } & FormTotals)[] }>(
       `/v1/analytics/forms${query({ formIDs: ids.slice(0, 100).join(",") })}`,
     )
       .then((answer) => {
@@ -188,6 +195,9 @@ function FormList() {
                 <td>
                   {raised[form.formID] ? money(raised[form.formID].raised, currency) : "—"}
                   {form.goal !== null && <small> of {money(form.goal, currency)}</small>}
+                  {raised[form.formID]?.otherCurrencies?.map((other) => (
+                    <small key={other.currency}> + {money(other.raised, other.currency)}</small>
+                  ))}
                 </td>
                 <td>{raised[form.formID]?.gifts ?? "—"}</td>
                 <td>
