@@ -73,7 +73,11 @@ const FINANCE = [
 ];
 const STAFF = ["forms:read", "forms:write", "contacts:read", "donations:read", "subscriptions:read"];
 
-function signedIn(role: "OWNER" | "FINANCE" | "STAFF", permissions: string[]) {
+function signedIn(
+  role: "OWNER" | "FINANCE" | "STAFF",
+  permissions: string[],
+  more: Record<string, unknown> = {},
+) {
   on("GET", /^\/api\/staff\/me$/, () => ({
     body: {
       userId: "usr_1",
@@ -82,6 +86,7 @@ function signedIn(role: "OWNER" | "FINANCE" | "STAFF", permissions: string[]) {
       organizationName: "Tree Trust",
       role,
       permissions,
+      ...more,
     },
   }));
 }
@@ -368,20 +373,12 @@ describe("forms list", () => {
 
 describe("several organizations", () => {
   it("offers the person's organizations in the header and moves the session to the one chosen", async () => {
-    on("GET", /^\/api\/staff\/me$/, () => ({
-      body: {
-        userId: "usr_1",
-        email: "pat@charity.example",
-        organizationId: "org_1",
-        organizationName: "Tree Trust",
-        role: "OWNER",
-        permissions: FINANCE,
-        organizations: [
-          { id: "org_1", name: "Tree Trust", role: "OWNER" },
-          { id: "org_2", name: "River Fund", role: "FINANCE" },
-        ],
-      },
-    }));
+    signedIn("OWNER", FINANCE, {
+      organizations: [
+        { id: "org_1", name: "Tree Trust", role: "OWNER" },
+        { id: "org_2", name: "River Fund", role: "FINANCE" },
+      ],
+    });
     on("POST", /^\/api\/staff\/organization$/, () => ({ body: {} }));
     const assign = vi.spyOn(window.location, "assign").mockImplementation(() => undefined);
     open("/dashboard/account");
