@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
+import { BARE_BESIDE_LINE } from "./bareApp.js";
 import { adminQuery, analyzeSchema, envNumber, getJson, loadSettings, PG_URL } from "./common.js";
 import { type LoadFigures, type LoadSettings, type LoadTarget, measure } from "./load.js";
 import {
@@ -29,6 +30,9 @@ import { type Seeded, seedDatabase } from "./seed.js";
  */
 
 const settings: LoadSettings = loadSettings();
+/** Almoner with the bare routes beside it in the same process (the paired rounds' baseline). */
+const ALMONER_AND_BARE = "test/bench/almoner-and-bare.ts";
+
 /** BENCH_ONLY=bare,sqlite runs only those parts (bare, sqlite, postgres); default all. */
 const only = process.env.BENCH_ONLY?.split(",").map((s) => s.trim());
 const wanted = (part: "bare" | "sqlite" | "postgres") => !only || only.includes(part);
@@ -223,11 +227,13 @@ async function apiScenarios(database: DbName, server: ServerProcess, seeded: See
 /**
  * The target (FORM_VS_BARE_TARGET) compares two rates that this shared machine's own swings move by a
  * third from one minute to the next (the bare route alone has measured anywhere from 20,000 to 38,000
- * req/s). So the target's ratio is taken from rounds in which the bare route (a server of its own) and the
- * single-form GET run one right after the other, with the same connections, each for half a scenario's time
+ * req/s). So the target's ratio is taken from rounds in which the bare route and the single-form GET run
+ * one right after the other, with the same connections, each for half a scenario's time
  * after a second of warm-up: the median of the rounds' ratios. The run's single figures above stay as
  * measured, for information. Each round also reports each server's CPU time per request, which the
- * machine's swings move less than its rates.
+ * machine's swings move less than its rates. The bare route is served by the same process as the app
+ * (almoner-and-bare.ts), on a port of its own: one heap, one event loop, one set of background timers, so
+ * the two differ only by the app's pipeline.
  */
 async function pairedRounds(
   database: DbName,
@@ -235,38 +241,49 @@ async function pairedRounds(
   paths: string[],
   headers: Record<string, string>,
 ): Promise<void> {
-  const bare = await startServer("bare Hono server (paired rounds)", "test/bench/bare-server.ts", {});
+  const bareUrl = await bareBeside(server);
   const round: LoadSettings = {
     ...settings,
     seconds: Math.max(2, Math.round(settings.seconds / 2)),
     warmupSeconds: 1,
   };
   const rounds: PairedRound[] = [];
-  try {
-    await getJson(`${bare.url}/json`, {});
-    for (let r = 1; r <= PAIRED_ROUNDS; r++) {
-      const bareCpu = cpuPerRequest(bare);
-      const b = await measure([{ url: bare.url, paths: ["/json"] }], round, bareCpu.hooks);
-      const formCpu = cpuPerRequest(server);
-      const f = await measure([{ url: server.url, paths, headers }], round, formCpu.hooks);
-      if (interrupted) await new Promise<never>(() => {});
-      const problems = b.non2xx + b.errors + f.non2xx + f.errors;
-      const bareCpuUs = bareCpu.perRequestUs(b.requests);
-      const formCpuUs = formCpu.perRequestUs(f.requests);
-      rounds.push({ bare: b.rps, form: f.rps, ratio: f.rps / b.rps, bareCpuUs, formCpuUs, problems });
-      const cpu =
-        bareCpuUs !== null && formCpuUs !== null
-          ? ` (server CPU per request: bare ${fmt(bareCpuUs, 0)} µs, GET ${fmt(formCpuUs, 0)} µs)`
-          : "";
-      console.log(
-        `  paired round ${r}/${PAIRED_ROUNDS}: bare ${fmt(b.rps, 0)} req/s, GET /v1/forms/{id} ${fmt(f.rps, 0)} req/s: ${fmt((f.rps / b.rps) * 100, 1)}%${cpu}` +
-          (problems ? `  (!) ${problems} non-2xx or errors` : ""),
-      );
-    }
-  } finally {
-    await bare.stop();
+  await getJson(`${bareUrl}/json`, {});
+  for (let r = 1; r <= PAIRED_ROUNDS; r++) {
+    const bareCpu = cpuPerRequest(server);
+    const b = await measure([{ url: bareUrl, paths: ["/json"] }], round, bareCpu.hooks);
+    const formCpu = cpuPerRequest(server);
+    const f = await measure([{ url: server.url, paths, headers }], round, formCpu.hooks);
+    if (interrupted) await new Promise<never>(() => {});
+    const problems = b.non2xx + b.errors + f.non2xx + f.errors;
+    const bareCpuUs = bareCpu.perRequestUs(b.requests);
+    const formCpuUs = formCpu.perRequestUs(f.requests);
+    rounds.push({ bare: b.rps, form: f.rps, ratio: f.rps / b.rps, bareCpuUs, formCpuUs, problems });
+    const cpu =
+      bareCpuUs !== null && formCpuUs !== null
+        ? ` (server CPU per request: bare ${fmt(bareCpuUs, 0)} µs, GET ${fmt(formCpuUs, 0)} µs)`
+        : "";
+    console.log(
+      `  paired round ${r}/${PAIRED_ROUNDS}: bare ${fmt(b.rps, 0)} req/s, GET /v1/forms/{id} ${fmt(f.rps, 0)} req/s: ${fmt((f.rps / b.rps) * 100, 1)}%${cpu}` +
+        (problems ? `  (!) ${problems} non-2xx or errors` : ""),
+    );
   }
   pairs.set(database, rounds);
+}
+
+/** The bare routes' address in an Almoner process started from almoner-and-bare.ts. */
+async function bareBeside(server: ServerProcess): Promise<string> {
+  for (let tries = 0; tries < 50; tries++) {
+    const output = server.output();
+    const at = output.indexOf(BARE_BESIDE_LINE);
+    if (at >= 0)
+      return output
+        .slice(at + BARE_BESIDE_LINE.length)
+        .trim()
+        .split(/\s/)[0] as string;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${server.name} printed no "${BARE_BESIDE_LINE}" line (started from ${ALMONER_AND_BARE}?)`);
 }
 
 /** A server's CPU time over a measurement (its measured seconds only), per request. */
@@ -377,7 +394,7 @@ async function benchSqlite(): Promise<void> {
   const url = path.join(dir, "almoner.db");
   const seeded = await seedDatabase(url, FORM_COUNT);
   console.log(`  seeded ${seeded.formIds.length} forms in ${fmt(seeded.seedSeconds, 1)} s (${url})`);
-  const server = await startServer("Almoner (SQLite)", "server/index.ts", almonerEnv(url, dir));
+  const server = await startServer("Almoner (SQLite)", ALMONER_AND_BARE, almonerEnv(url, dir));
   try {
     await apiScenarios("sqlite", server, seeded);
     await checkoutScenario("sqlite", server, seeded);
@@ -437,7 +454,7 @@ async function benchPostgres(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-bench-pg-"));
   cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
   const env = almonerEnv(url, dir);
-  const first = await startServer("Almoner (PostgreSQL) #1", "server/index.ts", env);
+  const first = await startServer("Almoner (PostgreSQL) #1", ALMONER_AND_BARE, env);
   let second: ServerProcess | undefined;
   try {
     await apiScenarios("postgres", first, seeded);
