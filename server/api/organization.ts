@@ -14,7 +14,7 @@ import { FORM_PAGE_LIMIT_BYTES, formPageBytes } from "../pages/hosted.js";
 import { recordChange } from "../store/auditLog.js";
 import type { Db } from "../store/database.js";
 import { type FormRecord, listLiveForms } from "../store/forms.js";
-import { listLinks } from "../store/links.js";
+import { listActiveLinksOfLiveForms } from "../store/links.js";
 import { getOrganization, type Organization, updateOrganization } from "../store/organizations.js";
 import type { AppDeps } from "./env.js";
 import { amountsWithDecimals, prefillAmountsWithDecimals } from "./forms/wholeAmounts.js";
@@ -155,12 +155,12 @@ async function checkFormsFitCurrency(db: Db, organizationId: string, currency: s
     for (const form of forms) {
       const fields = amountsWithDecimals(form.config, currency);
       if (fields.length) problems.push(`form ${form.id} ("${form.config.title}"): ${fields.join(", ")}`);
-      problems.push(...(await linksWithDecimals(db, form, currency)));
     }
     if (forms.length < FORMS_PAGE) break;
     const last = forms[forms.length - 1];
     after = { sort: last.createdAt, id: last.id };
   }
+  problems.push(...(await linksWithDecimals(db, organizationId, currency)));
   if (problems.length === 0) return;
   const details = problems.slice(0, MAX_FORMS_NAMED);
   if (problems.length > MAX_FORMS_NAMED)
@@ -172,16 +172,16 @@ async function checkFormsFitCurrency(db: Db, organizationId: string, currency: s
   );
 }
 
-/** The active checkout links of a form whose prefill the currency cannot express, one problem each. */
-async function linksWithDecimals(db: Db, form: FormRecord, currency: string): Promise<string[]> {
+/** The active links of the organization's live forms whose prefill the currency cannot express, one problem each. */
+async function linksWithDecimals(db: Db, organizationId: string, currency: string): Promise<string[]> {
   const problems: string[] = [];
   let after: { sort: string; id: string } | undefined;
   for (;;) {
-    const links = await listLinks(db, form.id, FORMS_PAGE, { active: true, after });
+    const links = await listActiveLinksOfLiveForms(db, organizationId, FORMS_PAGE, after);
     for (const link of links) {
       const fields = prefillAmountsWithDecimals(link.prefill, currency);
       if (fields.length)
-        problems.push(`link ${link.id} ("${link.name}") of form ${form.id}: ${fields.join(", ")}`);
+        problems.push(`link ${link.id} ("${link.name}") of form ${link.formId}: ${fields.join(", ")}`);
     }
     if (links.length < FORMS_PAGE) return problems;
     const last = links[links.length - 1];

@@ -76,6 +76,33 @@ export async function listLinks(
   return rows.map(fromRow);
 }
 
+/**
+ * A page of the active links of an organization's live forms (a deleted form's links open nothing), newest
+ * first, after the keyset position `after`: one query for every form, not one per form.
+ */
+export async function listActiveLinksOfLiveForms(
+  db: Db,
+  organizationId: string,
+  limit: number,
+  after?: { sort: string; id: string },
+): Promise<LinkRecord[]> {
+  let query = db
+    .selectFrom("checkout_links")
+    .innerJoin("forms", "forms.id", "checkout_links.form_id")
+    .selectAll("checkout_links")
+    .where("checkout_links.organization_id", "=", organizationId)
+    .where("checkout_links.active", "=", 1)
+    .where("forms.deleted_at", "is", null);
+  if (after)
+    query = query.where((eb) => afterPosition(eb, "checkout_links.created_at", after, "checkout_links.id"));
+  const rows = await query
+    .orderBy("checkout_links.created_at", "desc")
+    .orderBy("checkout_links.id", "desc")
+    .limit(limit)
+    .execute();
+  return rows.map(fromRow);
+}
+
 /** Replaces a link's editable fields (name, destination, overlay path, prefill); keeps active and createdAt. */
 export async function replaceLink(
   db: Db,

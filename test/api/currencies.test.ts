@@ -323,6 +323,21 @@ describe(`organization currency (${dialect})`, () => {
     await link("Whole", 30);
     const dormant = await link("Dormant", 12.5);
     expect((await t.request("POST", `${links}/${dormant}/deactivate`, as(org))).status).toBe(200);
+    // A deleted form's link opens nothing, and another organization's links are its own affair.
+    const gone = await createForm(actingAs(org), validForms.standard());
+    const goneLink = await t.request("POST", `/v1/forms/${gone}/links`, {
+      ...as(org),
+      body: { name: "Gone", prefill: { amount: 7.5 } },
+    });
+    expect(goneLink.status, goneLink.text).toBe(201);
+    expect((await t.request("DELETE", `/v1/forms/${gone}`, as(org))).status).toBe(200);
+    const other = await t.newOrg();
+    const otherForm = await createForm(actingAs(other), validForms.standard());
+    const otherLink = await t.request("POST", `/v1/forms/${otherForm}/links`, {
+      ...as(other),
+      body: { name: "Theirs", prefill: { amount: 9.5 } },
+    });
+    expect(otherLink.status, otherLink.text).toBe(201);
 
     const toYen = () =>
       t.request<{ error: string; details: string[]; currency: string }>("PUT", "/v1/organization", {
