@@ -9,7 +9,7 @@ import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js
 import type { Db, Store } from "../store/database.js";
 import { isCommonPassword } from "./commonPasswords.js";
 import { joinedOrganizations } from "./memberships.js";
-import { decoyHash, hashPassword, verifyPassword } from "./passwords.js";
+import { decoyHash, hashPassword, needsRehash, verifyPassword } from "./passwords.js";
 import { ROLE_PERMISSIONS } from "./roles.js";
 import { recordFailedSignIn, recordLinkSignIn, recordSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
@@ -408,7 +408,13 @@ export async function signIn(
       .limit(1)
       .executeTakeFirst();
     const stored = person?.password_hash ?? (await decoyHash());
-    const ok = (await verifyPassword(input.password, stored)) && person?.password_hash != null;
+    // A hash made with older, cheaper settings is checked while today's hash of the same password is made
+    // (the thread pool runs both at once): the answer takes as long as for an unknown address, whose decoy
+    // has today's settings, and the new hash replaces the old one once the sign-in succeeds.
+    const upgrade =
+      person?.password_hash != null && needsRehash(stored) ? hashPassword(input.password) : undefined;
+    const [verified, rehashed] = await Promise.all([verifyPassword(input.password, stored), upgrade]);
+    const ok = verified && person?.password_hash != null;
     const who = person && { userId: person.id, email: person.email, clientIp: input.clientIp };
     if (!person || !who || !ok) {
       await attempt.failed();
@@ -427,20 +433,29 @@ export async function signIn(
         throw new StaffError("twoFactor", "The code is wrong or has already been used");
       }
     }
-    const chosen = input.organizationId ?? person.organization_id;
-    if (
-      input.invitation === undefined &&
-      chosen !== person.organization_id &&
-      !(await joinedOrganizations(store.db, person.id, chosen)).length
-    )
-      throw notMember();
+    // Without an invitation, only an organization the person has joined (the first they joined when none
+    // is asked for): a pending invitation is accepted with its link, never by an everyday sign-in.
+    let target: { organizationId: string } | { invitation: string };
+    if (input.invitation === undefined) {
+      const first = (await joinedOrganizations(store.db, person.id, input.organizationId))[0];
+      if (!first) throw notMember();
+      target = { organizationId: first.id };
+    } else target = { invitation: input.invitation };
+    if (rehashed !== undefined)
+      await store.db
+        .updateTable("staff_users")
+        .set({ password_hash: rehashed })
+        .where("id", "=", person.id)
+        // A change of password in the meantime (another hash) is left as it is.
+        .where("password_hash", "=", stored)
+        .execute();
     const sessionToken = newSecretToken();
     // The session, the invitation it accepts and its audit-log entry are one.
     await store.db.transaction().execute(async (trx) => {
       const organizationId =
-        input.invitation === undefined
-          ? chosen
-          : await acceptInvitation(trx, person.id, input.invitation, input.nowMs, input.organizationId);
+        "organizationId" in target
+          ? target.organizationId
+          : await acceptInvitation(trx, person.id, target.invitation, input.nowMs, input.organizationId);
       await trx
         .insertInto("staff_sessions")
         .values(

@@ -13,6 +13,7 @@ import {
   refuseCommonPassword,
   type SessionOrigin,
 } from "./accounts.js";
+import { joinedHere } from "./memberships.js";
 import { hashPassword } from "./passwords.js";
 import { StaffError } from "./staffError.js";
 import { useSecondFactor } from "./twoFactor.js";
@@ -35,20 +36,24 @@ export async function requestPasswordReset(
   publicUrl: string,
   nowMs: number,
 ): Promise<boolean> {
-  const person = await store.db
+  const memberships = await store.db
     .selectFrom("staff_users")
     .innerJoin("staff_memberships", "staff_memberships.user_id", "staff_users.id")
     .innerJoin("organizations", "organizations.id", "staff_memberships.organization_id")
-    .select([
+    .select((eb) => [
       "staff_users.id",
       "staff_users.email",
       "staff_memberships.organization_id",
       "organizations.name",
+      joinedHere(eb).as("joined"),
     ])
     .where("staff_users.email_key", "=", emailKey(email))
     .orderBy("staff_memberships.created_at")
-    .limit(1)
-    .executeTakeFirst();
+    .execute();
+  // The organization the link opens: the first the person has joined. One whose invitation is pending only
+  // when they have joined none (the link proves the address, as the invitation's own link does): a reset
+  // never takes someone who belongs somewhere into an organization that has merely invited them.
+  const person = memberships.find((m) => Boolean(m.joined)) ?? memberships[0];
   if (!person) return false;
   const token = newSecretToken();
   const url = `${publicUrl}${RESET_PAGE_PATH}?token=${token}`;

@@ -1,5 +1,6 @@
 import { type AuditActor, recordAudit } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
+import { joinedHere } from "./memberships.js";
 
 /**
  * Sign-ins in the audit log. A sign-in is written in the organization signed in to, in the transaction
@@ -77,10 +78,14 @@ export async function recordFailedSignIn(
   nowMs: number,
 ): Promise<void> {
   await store.db.transaction().execute(async (trx) => {
+    // Organizations the person has joined only: one that has merely invited the address learns nothing of
+    // its sign-ins elsewhere.
     const memberships = await trx
       .selectFrom("staff_memberships")
-      .select("organization_id")
-      .where("user_id", "=", attempt.userId)
+      .innerJoin("staff_users", "staff_users.id", "staff_memberships.user_id")
+      .select("staff_memberships.organization_id")
+      .where("staff_memberships.user_id", "=", attempt.userId)
+      .where((eb) => joinedHere(eb))
       .execute();
     for (const { organization_id } of memberships)
       await recordAudit(

@@ -1,5 +1,7 @@
+import crypto from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createStaffMember, StaffError, signIn } from "../../server/staff/accounts.js";
+import { verifyPassword } from "../../server/staff/passwords.js";
 import { ROLE_PERMISSIONS } from "../../server/staff/roles.js";
 import { card, checkout, createForm } from "../support/checkout.js";
 import { PASSWORD, staffClient } from "../support/staff.js";
@@ -22,7 +24,7 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     await t.close();
   });
 
-  const { post, cookieOf, tokenOf, member } = staffClient(() => t, { now: () => now });
+  const { post, cookieOf, tokenOf, member, staffMember } = staffClient(() => t, { now: () => now });
 
   const v1 = (method: string, path: string, cookie: string, body?: unknown, origin: string | null = ORIGIN) =>
     t.app.request(path, {
@@ -81,6 +83,42 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ role: "FINANCE", organizationId: t.org.id });
     expect(cookieOf(ok)).toMatch(/^almoner_staff=/);
+  });
+
+  it("keeps passwords hashed with today's scrypt settings, and upgrades an older hash at the next sign-in", async () => {
+    const { userId } = await staffMember("STAFF", "older-hash@example.org");
+    const hashOf = async () =>
+      (
+        await t.store.db
+          .selectFrom("staff_users")
+          .select("password_hash")
+          .where("id", "=", userId)
+          .executeTakeFirstOrThrow()
+      ).password_hash as string;
+    expect(await hashOf()).toMatch(/^scrypt\$16384\$8\$5\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+    // A hash made before the settings were raised (p = 1) still signs in, and is replaced then.
+    const salt = crypto.randomBytes(16);
+    const key = crypto.scryptSync(PASSWORD, salt, 32, { N: 16384, r: 8, p: 1 });
+    const older = ["scrypt", 16384, 8, 1, salt.toString("base64url"), key.toString("base64url")].join("$");
+    await t.store.db
+      .updateTable("staff_users")
+      .set({ password_hash: older })
+      .where("id", "=", userId)
+      .execute();
+    const wrong = await post("/api/staff/login", {
+      email: "older-hash@example.org",
+      password: "not it at all",
+    });
+    expect(wrong.status).toBe(401);
+    expect(await hashOf()).toBe(older);
+    const ok = await post("/api/staff/login", { email: "older-hash@example.org", password: PASSWORD });
+    expect(ok.status, ok.text).toBe(200);
+    const upgraded = await hashOf();
+    expect(upgraded).toMatch(/^scrypt\$16384\$8\$5\$/);
+    expect(await verifyPassword(PASSWORD, upgraded)).toBe(true);
+    expect(
+      (await post("/api/staff/login", { email: "older-hash@example.org", password: PASSWORD })).status,
+    ).toBe(200);
   });
 
   it("reaches /v1 with its role's permissions: a refused action is the 403 a key would get", async () => {

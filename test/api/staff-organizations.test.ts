@@ -35,6 +35,17 @@ async function add(email: string, role: StaffRole, organizationId: string): Prom
   return tokenOf(made.setupUrl);
 }
 
+/** The token of the latest password-reset link mailed to `email`, from the e-mail outbox. */
+async function mailedResetToken(email: string): Promise<string | undefined> {
+  const rows = await t.store.db
+    .selectFrom("email_outbox")
+    .select("text_body")
+    .where("to_address", "=", email)
+    .orderBy("id", "desc")
+    .execute();
+  return rows[0]?.text_body.match(/\/dashboard\/reset\?token=([A-Za-z0-9_-]{43})$/m)?.[1];
+}
+
 /** Alice: Owner of the test organization (joined first), Finance of B (joined with its link); and org C. */
 async function alice() {
   const orgB = await t.newOrg({ name: "Org B" });
@@ -172,5 +183,60 @@ describe(`staff on several organizations (${dialect})`, () => {
     expect(invalid.status).toBe(400);
     // None of those moved the session.
     expect((await send("GET", "/api/staff/me", { cookie })).body.organizationId).toBe(t.org.id);
+  });
+
+  it("an invitation older than the person's own membership is entered neither by a plain sign-in nor by a reset link", async () => {
+    const orgB = await t.newOrg({ name: "Org B" });
+    // Org B invites Vic first: the person's oldest membership, never accepted.
+    await add("vic@a.example", "OWNER", orgB.id);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const setup = await post("/api/staff/setup", {
+      token: await add("vic@a.example", "STAFF", t.org.id),
+      password: PASSWORD,
+    });
+    expect(setup.status, setup.text).toBe(200);
+    const login = await post("/api/staff/login", { email: "vic@a.example", password: PASSWORD });
+    expect(login.status, login.text).toBe(200);
+    expect(login.body.organizationId).toBe(t.org.id);
+    const intoB = await post("/api/staff/login", {
+      email: "vic@a.example",
+      password: PASSWORD,
+      organizationId: orgB.id,
+    });
+    expect(intoB.status).toBe(403);
+    expect(intoB.headers.get("Set-Cookie")).toBeNull();
+
+    expect((await post("/api/staff/password-reset", { email: "vic@a.example" })).status).toBe(202);
+    const reset = await post("/api/staff/password-reset/complete", {
+      token: await mailedResetToken("vic@a.example"),
+      password: "vic's new passphrase 7",
+    });
+    expect(reset.status, reset.text).toBe(200);
+    expect(reset.body.organizationId).toBe(t.org.id);
+    const me = await send("GET", "/api/staff/me", { cookie: cookieOf(reset) });
+    expect(me.body.organizations.map((o: { id: string }) => o.id)).toEqual([t.org.id]);
+    // Org B still sees an invitation waiting.
+    const inB = await t.store.db
+      .selectFrom("staff_sessions")
+      .select("token_hash")
+      .where("organization_id", "=", orgB.id)
+      .execute();
+    expect(inB).toEqual([]);
+  });
+
+  it("a failed sign-in is written to the audit log of the organizations the person has joined only", async () => {
+    const { orgB, orgC } = await alice();
+    await add("alice@a.example", "STAFF", orgC.id);
+    const wrong = await post("/api/staff/login", {
+      email: "alice@a.example",
+      password: "not her password at all",
+    });
+    expect(wrong.status).toBe(401);
+    const failures = await t.store.db
+      .selectFrom("audit_log")
+      .select("organization_id")
+      .where("action", "=", "staff.sign_in_failed")
+      .execute();
+    expect(failures.map((f) => f.organization_id).sort()).toEqual([t.org.id, orgB.id].sort());
   });
 });
