@@ -39,6 +39,7 @@ import { portalPage } from "./pages/portal.js";
 import { mountUpdatePaymentMethodPages } from "./pages/updatePaymentMethod.js";
 import { PORTAL_PAGE_PATH } from "./payments/portalUrl.js";
 import { ProcessorError } from "./processors/port.js";
+import { isLockConflict } from "./store/dialect.js";
 import { webhookOperations } from "./webhooks/eventSchemas.js";
 
 export type { AppDeps } from "./api/env.js";
@@ -261,6 +262,17 @@ function renderError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof HTTPException) {
     const status = err.status;
     return c.json({ error: status === 400 ? "Invalid JSON body" : err.message || "Request failed" }, status);
+  }
+  if (isLockConflict(err)) {
+    console.warn(
+      `[${c.get("requestId")}] ${c.req.method} ${loggedPath(c.req.path)}: lost a race for a database lock (${(err as Error & { code?: string }).code}); answered 503`,
+    );
+    return renderApiError(
+      c,
+      new ApiError(503, "The database was busy and nothing was changed; please try again.", undefined, {
+        "Retry-After": "1",
+      }),
+    );
   }
   console.error(`[${c.get("requestId")}] ${c.req.method} ${loggedPath(c.req.path)} failed:`, err);
   return c.json({ error: "Internal server error", requestId: c.get("requestId") }, 500);

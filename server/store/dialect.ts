@@ -321,6 +321,16 @@ export function isUniqueViolation(err: unknown): boolean {
   return code === "23505" || code === "SQLITE_CONSTRAINT_UNIQUE" || code === "SQLITE_CONSTRAINT_PRIMARYKEY";
 }
 
+/**
+ * A transaction that lost a race for a lock and was rolled back whole: a deadlock or a serialization failure
+ * on PostgreSQL, SQLite's write lock held by another process past the wait. Nothing of it was written, so
+ * the request may simply be sent again.
+ */
+export function isLockConflict(err: unknown): boolean {
+  const code = (err as { code?: string } | null)?.code;
+  return code === "40P01" || code === "40001" || code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT";
+}
+
 /** One clear line for a database failure at start-up. */
 export function describeDatabaseError(err: unknown, where: string): string {
   const e = err as { code?: string; message?: string };

@@ -40,7 +40,9 @@ export async function takeItems(
   const formId = form.id;
   const current = await asTheFormStands(trx, form, wanted);
   if ("gone" in current) return current.gone;
-  const items = current.items;
+  // In one order for every checkout (kind, then key): two checkouts taking the same items, listed in
+  // opposite orders, would each lock one row and wait for the other's (a deadlock on PostgreSQL).
+  const items = inLockOrder(current.items);
   for (const [i, item] of items.entries()) {
     await trx
       .insertInto("inventory")
@@ -104,9 +106,15 @@ function limitNow(config: FormConfig, item: HeldItem): number | null | undefined
   return undefined;
 }
 
+/** Items sorted by kind, then key: the order every take and release locks their rows in. */
+function inLockOrder(items: HeldItem[]): HeldItem[] {
+  const rank = (item: HeldItem) => `${item.kind}\u0000${item.key}`;
+  return [...items].sort((a, b) => (rank(a) < rank(b) ? -1 : rank(a) > rank(b) ? 1 : 0));
+}
+
 /** Gives items back (a declined payment, an abandoned hold). Never below zero. */
 export async function releaseItems(trx: Db, formId: string, items: HeldItem[]): Promise<void> {
-  for (const item of items) {
+  for (const item of inLockOrder(items)) {
     await trx
       .updateTable("inventory")
       .set({ sold: sql`case when sold >= ${item.quantity} then sold - ${item.quantity} else 0 end` })
@@ -135,7 +143,8 @@ export async function formAvailability(db: Db, formId: string): Promise<Availabi
     .select(["item_kind", "item_key", "sold"])
     .where("form_id", "=", formId)
     .execute();
-  const out: Availability = { ticketsSold: {}, productsSold: {}, promoRedemptions: {} };
+  // Records without a prototype: an item named `__proto__` or `constructor` is counted like any other.
+  const out: Availability = { ticketsSold: counts(), productsSold: counts(), promoRedemptions: counts() };
   for (const r of rows) {
     const n = Number(r.sold);
     if (r.item_kind === "ticket") out.ticketsSold[r.item_key] = n;
@@ -144,5 +153,7 @@ export async function formAvailability(db: Db, formId: string): Promise<Availabi
   }
   return out;
 }
+
+const counts = (): Record<string, number> => Object.create(null) as Record<string, number>;
 
 export { productKey, promoKey };

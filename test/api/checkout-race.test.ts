@@ -204,6 +204,33 @@ describe("a checkout refused in the middle of taking its stock", () => {
 });
 
 describe("one submission sent 20 times at once with one Idempotency-Key", () => {
+  it("takes items listed in opposite orders by racing checkouts without a deadlock: every one is sold", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [
+        { name: "A", price: 10, quantity: 1000 },
+        { name: "B", price: 10, quantity: 1000 },
+      ],
+    });
+    const both = [
+      { name: "A", quantity: 1 },
+      { name: "B", quantity: 1 },
+    ];
+    const responses = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        checkout(t, formId, {
+          tickets: i % 2 ? both : [...both].reverse(),
+          donor: donor(`crossing-${i}@example.org`),
+          paymentMethod: card(),
+        }),
+      ),
+    );
+    const counts = tally(responses.map((r) => r.status));
+    expect(counts, JSON.stringify(counts)).toEqual({ 201: 60 });
+    expect(await inventorySold(t.store.db, formId, "ticket", "A")).toBe(60);
+    expect(await inventorySold(t.store.db, formId, "ticket", "B")).toBe(60);
+  });
+
   it("charges once: one payment and one ticket; the others replay the receipt or are told it is in progress", async () => {
     const formId = await createForm(t, {
       ...validForms.event(),

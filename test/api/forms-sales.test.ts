@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -81,6 +81,49 @@ describe(`form updates and what is sold (${dialect})`, () => {
       `/v1/forms/${formId}/tickets?ticketType=Adult`,
     );
     expect(tickets.body.tickets).toHaveLength(8);
+  });
+
+  it("counts the sales of items named like an object's own properties (__proto__, constructor) as any other", async () => {
+    const odd = [
+      { name: "__proto__", price: 20, quantity: 10 },
+      { name: "constructor", price: 20, quantity: 10 },
+    ];
+    const formId = await createForm(t, { ...validForms.event(), tickets: odd });
+    await buy(formId, { tickets: [{ name: "__proto__", quantity: 2 }] });
+    await buy(formId, { tickets: [{ name: "constructor", quantity: 1 }] });
+    expect((await get(formId)).tickets.map((x) => [x.name, x.quantitySold])).toEqual([
+      ["__proto__", 2],
+      ["constructor", 1],
+    ]);
+    const renamed = await put(formId, { tickets: [{ ...odd[0], name: "Proto" }, odd[1]] });
+    expect(renamed.status, renamed.text).toBe(409);
+    expect(details(renamed)).toEqual([
+      expect.stringMatching(/^tickets "__proto__" has 2 tickets sold or held/),
+    ]);
+    const builder = await put(formId, { tickets: [odd[0], { ...odd[1], name: "Builder" }] });
+    expect(builder.status, builder.text).toBe(409);
+    expect(details(builder)).toEqual([
+      expect.stringMatching(/^tickets "constructor" has 1 ticket sold or held/),
+    ]);
+  });
+
+  it("answers a 503 with Retry-After, writing nothing, when the update loses a race for a database lock", async () => {
+    const formId = await soldEvent();
+    const before = await get(formId);
+    // What PostgreSQL throws at the loser of a deadlock (SQLite: SQLITE_BUSY past its wait).
+    const lost = Object.assign(new Error("deadlock detected"), { code: "40P01" });
+    const transact = vi.spyOn(t.store, "transact").mockRejectedValueOnce(lost);
+    try {
+      const res = await put(formId, { description: "Now with dessert" });
+      expect(res.status, res.text).toBe(503);
+      expect(res.headers.get("Retry-After")).toBe("1");
+      expect(res.body).toEqual({ error: "The database was busy and nothing was changed; please try again." });
+    } finally {
+      transact.mockRestore();
+    }
+    expect(await get(formId)).toEqual(before);
+    const again = await put(formId, { description: "Now with dessert" });
+    expect(again.status, again.text).toBe(200);
   });
 
   it("refuses to remove a ticket type with sales, and a GROUP ticket alike", async () => {

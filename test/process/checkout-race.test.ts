@@ -175,6 +175,43 @@ function raceAcrossProcesses(setup: (temp: TempDir) => Promise<Shared>) {
     expect(await ledgerCharges(store.db)).toBe(await chargedPayments(store.db));
   });
 
+  it("edits a form on one process while checkouts sell its tickets on the other: every edit saved, no seat oversold", async () => {
+    const [a, b] = servers;
+    const tickets = (quantity: number) => [{ name: "Adult", price: 50, quantity }];
+    const created = await a.json<{ formID: string }>("POST", "/v1/forms", {
+      key,
+      body: { ...validForms.event(), tickets: tickets(60) },
+    });
+    expect(created.status).toBe(201);
+    const formId = created.body.formID;
+    const buyers = Promise.all(
+      Array.from({ length: 80 }, (_, i) =>
+        buy(b, formId, {
+          tickets: [{ name: "Adult", quantity: 1 }],
+          donor: donor(`editing-${i}@example.org`),
+          paymentMethod: card(),
+        }),
+      ),
+    );
+    const edits: number[] = [];
+    for (let k = 0; k < 20; k++) {
+      const res = await a.json("PUT", `/v1/forms/${formId}`, {
+        key,
+        body: { description: `Edit ${k}`, tickets: tickets(60 + k) },
+      });
+      edits.push(res.status);
+    }
+    const sold = tally((await buyers).map((r) => r.status));
+    // Each edit reads the sales, then writes: it waits its turn for the write lock instead of failing.
+    expect(edits, JSON.stringify(edits)).toEqual(Array(20).fill(200));
+    expect(
+      Object.keys(sold).every((status) => status === "201" || status === "400"),
+      JSON.stringify(sold),
+    ).toBe(true);
+    expect(await inventorySold(store.db, formId, "ticket", "Adult")).toBe(sold[201] ?? 0);
+    expect(sold[201] ?? 0).toBeLessThanOrEqual(79);
+  });
+
   it("leaves no payment PROCESSING", async () => {
     const processing = await store.db
       .selectFrom("payments")

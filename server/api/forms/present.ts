@@ -3,6 +3,7 @@ import { inputFormType } from "../../../shared/enums.js";
 import { escapeHtml } from "../../../shared/html.js";
 import { centsToDollars } from "../../../shared/money.js";
 import { extend } from "../../../shared/objects.js";
+import { promoKey, sold } from "../../../shared/pricing/availability.js";
 import type { FormConfig } from "../../../shared/schemas/form.js";
 import { formRecordSchema } from "../../../shared/schemas/formRecord.js";
 import { wireTime } from "../../../shared/time.js";
@@ -198,13 +199,13 @@ export function toFull(publicUrl: string, form: FormRecord, sales: FormSales = N
         price: centsToDollars(t.price),
         // Forms saved before the field existed have none.
         fairMarketValue: t.fairMarketValue == null ? null : centsToDollars(t.fairMarketValue),
-        quantitySold: sales.ticketsSold[t.name] ?? 0,
+        quantitySold: sold(sales.ticketsSold, t.name),
       }),
     ),
     promoCodes: c.promoCodes.map((p) =>
       extend(p, {
         discountValue: p.discountType === "amount" ? centsToDollars(p.discountValue) : p.discountValue,
-        timesRedeemed: sales.promoRedemptions[p.code.toUpperCase()] ?? 0,
+        timesRedeemed: sold(sales.promoRedemptions, promoKey(p.code)),
       }),
     ),
     customInputs: c.customInputs.map((i) => extend(i, { question: i.title })),

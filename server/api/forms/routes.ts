@@ -302,7 +302,10 @@ export function formRoutes(deps: AppDeps): RouteSpec[] {
           const nowMs = deps.now();
           let full: ReturnType<typeof toFull>;
           try {
-            full = await deps.store.db.transaction().execute(async (trx) => {
+            // A write transaction from its first statement (SQLite: `begin immediate`): it reads before it
+            // writes, and on SQLite a transaction that only read could not become a write once another
+            // process had written in between.
+            full = await deps.store.transact(async (trx) => {
               // The form as it stands, locked: checkouts wait to take stock until this commits, and
               // what they took before is counted here.
               const current = await lockLiveForm(trx, existing.id);
