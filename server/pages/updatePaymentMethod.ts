@@ -8,7 +8,7 @@ import type { AppDeps, AppEnv } from "../api/env.js";
 import { declineText } from "../checkout/finalize.js";
 import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { PaymentMethod, PaymentMethodInput } from "../processors/port.js";
-import { countUpdateLinkFailure } from "../store/subscriptions.js";
+import { giveBackUpdateLinkAttempt, takeUpdateLinkAttempt } from "../store/subscriptions.js";
 import { page } from "./layout.js";
 import {
   ended,
@@ -140,11 +140,19 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
   const details = readDetails(body, allowed, loaded.lang.tr);
   const { language } = loaded.lang;
   if (typeof details === "string") return { status: 422, html: formPage(loaded, allowed, details), language };
+  const db = deps.store.db;
+  const attempt = await takeUpdateLinkAttempt(db, loaded.link.id, MAX_FAILED_ATTEMPTS);
+  if (attempt === null) {
+    // Used or out of attempts since it was loaded (submissions sent at once): the page it ended with.
+    const now = await load(deps, token, languagePrefs(c));
+    return "html" in now ? now : ended(loaded.lang, "update.ended.refused");
+  }
   let method: PaymentMethod | string;
   try {
     method = await saveable(deps, loaded, details);
   } catch (err) {
     // The processor is unreachable or refused the request itself: nothing was saved; the link still works.
+    await giveBackUpdateLinkAttempt(db, loaded.link.id);
     console.error(`Payment-method update link ${loaded.link.id}: processor error: ${(err as Error).message}`);
     return {
       status: 503,
@@ -153,11 +161,10 @@ async function submit(c: Context<AppEnv>, deps: AppDeps, token: string): Promise
     };
   }
   if (typeof method === "string") {
-    await countUpdateLinkFailure(deps.store.db, loaded.link.id);
-    if (loaded.link.failed_attempts + 1 >= MAX_FAILED_ATTEMPTS)
-      return ended(loaded.lang, "update.ended.refused");
+    if (attempt >= MAX_FAILED_ATTEMPTS) return ended(loaded.lang, "update.ended.refused");
     return { status: 422, html: formPage(loaded, allowed, method), language };
   }
+  await giveBackUpdateLinkAttempt(db, loaded.link.id);
   const refused = await saveMethod(deps, loaded, method);
   if (refused) return refused;
   return { status: 200, html: successPage(loaded, method, deps.config.publicUrl), language };

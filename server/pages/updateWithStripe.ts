@@ -9,7 +9,7 @@ import { outcomeOfLookup } from "../payments/outcome.js";
 import { settlePayment } from "../payments/transition.js";
 import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
 import type { PaymentProcessor, SetupResult } from "../processors/port.js";
-import { countUpdateLinkFailure } from "../store/subscriptions.js";
+import { giveBackUpdateLinkAttempt, takeUpdateLinkAttempt } from "../store/subscriptions.js";
 import { checkoutAssetUrl } from "./assets.js";
 import { jsonForScript } from "./json.js";
 import { page } from "./layout.js";
@@ -117,25 +117,32 @@ export async function stripeAction(
         const token = typeof body?.confirmationToken === "string" ? body.confirmationToken : "";
         if (!/^ctoken_[A-Za-z0-9_]{1,200}$/.test(token))
           return { status: 400, body: { status: "error", error: "confirmationToken is required" } };
-        const setup = await processor.setupForFutureUse({
-          paymentMethod: token,
-          ...(loaded.sub.processor_customer ? { customer: loaded.sub.processor_customer } : {}),
-          idempotencyKey: `setup:${loaded.link.id}:${token}`,
-          returnUrl: pageUrl,
-        });
-        return finishSetup(deps, loaded, setup);
+        return withAttempt(deps, loaded, (attempt) =>
+          processor
+            .setupForFutureUse({
+              paymentMethod: token,
+              ...(loaded.sub.processor_customer ? { customer: loaded.sub.processor_customer } : {}),
+              idempotencyKey: `setup:${loaded.link.id}:${token}`,
+              returnUrl: pageUrl,
+            })
+            .then((setup) => finishSetup(deps, loaded, setup, attempt)),
+        );
       }
       case "setup-completed": {
         const setupId = typeof body?.setupIntent === "string" ? body.setupIntent : "";
-        const setup = /^seti_[A-Za-z0-9_]{1,200}$/.test(setupId)
-          ? await processor.retrieveSetup?.(setupId)
-          : null;
-        if (!setup)
-          return {
-            status: 400,
-            body: { status: "error", error: "setupIntent is not a set-up of this page" },
-          };
-        return finishSetup(deps, loaded, setup);
+        const notHere: Answer = {
+          status: 400,
+          body: { status: "error", error: "setupIntent is not a set-up of this page" },
+        };
+        if (!/^seti_[A-Za-z0-9_]{1,200}$/.test(setupId)) return notHere;
+        return withAttempt(deps, loaded, async (attempt) => {
+          const setup = await processor.retrieveSetup?.(setupId);
+          if (!setup) {
+            await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
+            return notHere;
+          }
+          return finishSetup(deps, loaded, setup, attempt);
+        });
       }
       case "confirm-payment":
         return confirmHeld(deps, loaded, processor, pageUrl);
@@ -163,18 +170,49 @@ export async function stripeAction(
   }
 }
 
-async function finishSetup(deps: AppDeps, loaded: Loaded, setup: SetupResult): Promise<Answer> {
+const outOfAttempts = (loaded: Loaded): Answer => ({
+  status: 410,
+  body: { status: "error", error: loaded.lang.tr("update.ended.refused") },
+});
+
+/**
+ * Runs `ask` (which asks the processor about a method entered on the page) with one of the link's
+ * attempts taken first (takeUpdateLinkAttempt): a 410 when none is left; the attempt given back when the
+ * processor cannot be asked (the error goes on to the caller's 503).
+ */
+async function withAttempt(
+  deps: AppDeps,
+  loaded: Loaded,
+  ask: (attempt: number) => Promise<Answer>,
+): Promise<Answer> {
+  const attempt = await takeUpdateLinkAttempt(deps.store.db, loaded.link.id, MAX_FAILED_ATTEMPTS);
+  if (attempt === null) return outOfAttempts(loaded);
+  try {
+    return await ask(attempt);
+  } catch (err) {
+    await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
+    throw err;
+  }
+}
+
+/** The processor's answer about a method, `attempt` being the link's attempts taken with this one. */
+async function finishSetup(
+  deps: AppDeps,
+  loaded: Loaded,
+  setup: SetupResult,
+  attempt: number,
+): Promise<Answer> {
+  if (setup.status === "failed") {
+    if (attempt >= MAX_FAILED_ATTEMPTS) return outOfAttempts(loaded);
+    return refused(declineText(loaded.lang.language, setup.failureCode, setup.failureMessage));
+  }
+  // Not refused: the attempt is the link's again.
+  await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
   if (setup.status === "requires_action")
     return {
       status: 200,
       body: { status: "requires_action", clientSecret: setup.clientSecret, setupIntent: setup.setupId },
     };
-  if (setup.status === "failed") {
-    await countUpdateLinkFailure(deps.store.db, loaded.link.id);
-    if (loaded.link.failed_attempts + 1 >= MAX_FAILED_ATTEMPTS)
-      return { status: 410, body: { status: "error", error: loaded.lang.tr("update.ended.refused") } };
-    return refused(declineText(loaded.lang.language, setup.failureCode, setup.failureMessage));
-  }
   const problem = await saveMethod(deps, loaded, setup.method);
   if (problem)
     return { status: 410, body: { status: "error", error: loaded.lang.tr("update.ended.usedOrExpired") } };

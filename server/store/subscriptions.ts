@@ -144,11 +144,31 @@ export async function consumeUpdateLink(trx: Db, id: string, nowIso: string): Pr
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** Counts a refused payment method entered on the link's page. */
-export async function countUpdateLinkFailure(db: Db, id: string): Promise<void> {
-  await db
+/**
+ * Takes one of a link's attempts before the processor is asked about a payment method entered on its page:
+ * the count of attempts taken so far, this one included, or null when `max` are taken already (or the link
+ * is used). A refused method keeps its attempt; anything else gives it back (giveBackUpdateLinkAttempt). So
+ * submissions sent at once cannot ask the processor more often than the link allows, and the link cannot
+ * be used to test cards.
+ */
+export async function takeUpdateLinkAttempt(db: Db, id: string, max: number): Promise<number | null> {
+  const row = await db
     .updateTable("payment_method_update_links")
     .set((eb) => ({ failed_attempts: eb("failed_attempts", "+", 1) }))
     .where("id", "=", id)
+    .where("failed_attempts", "<", max)
+    .where("used_at", "is", null)
+    .returning("failed_attempts")
+    .executeTakeFirst();
+  return row ? Number(row.failed_attempts) : null;
+}
+
+/** Gives back an attempt taken for a method that was not refused (saved, sent to the bank, or not asked). */
+export async function giveBackUpdateLinkAttempt(db: Db, id: string): Promise<void> {
+  await db
+    .updateTable("payment_method_update_links")
+    .set((eb) => ({ failed_attempts: eb("failed_attempts", "-", 1) }))
+    .where("id", "=", id)
+    .where("failed_attempts", ">", 0)
     .execute();
 }

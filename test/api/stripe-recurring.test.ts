@@ -3,6 +3,7 @@ import { runBillingAt } from "../../server/billing/run.js";
 import { SettlementWorker } from "../../server/billing/settlement.js";
 import { translator } from "../../server/i18n.js";
 import { expectDonorCardSwap } from "../support/auditLog.js";
+import { tally } from "../support/race.js";
 import { giveMonthly, type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 
 /**
@@ -139,6 +140,22 @@ describe("the update page of a gift at Stripe", () => {
     });
     expect(res.status, res.text).toBe(402);
     expect(res.body.error).toBe(translator("fr")("answer.decline.card"));
+  });
+
+  it("takes at most five refused cards from saves sent all at once, then ends the link", async () => {
+    const sub = await subscribe();
+    const path = await linkFor(sub.id);
+    const tokens = await Promise.all(Array.from({ length: 20 }, () => s.cardToken("4000000000000002")));
+    const answers = await Promise.all(
+      tokens.map((token) => action(path, { action: "save", confirmationToken: token })),
+    );
+    const statuses = tally(answers.map((a) => a.status));
+    expect(statuses, JSON.stringify(statuses)).toEqual({ 402: 4, 410: 16 });
+    const row = await s.t.store.db
+      .selectFrom("payment_method_update_links")
+      .select("failed_attempts")
+      .executeTakeFirstOrThrow();
+    expect(Number(row.failed_attempts)).toBe(5);
   });
 
   it("says a saved card, and a link used up, in the page's language", async () => {

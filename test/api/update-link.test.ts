@@ -13,6 +13,7 @@ import {
   worker,
 } from "../billing/support.js";
 import { expectDonorCardSwap } from "../support/auditLog.js";
+import { tally } from "../support/race.js";
 import { setupTestApp, type TestApp } from "../support/testApp.js";
 
 /**
@@ -252,6 +253,39 @@ describe("the hosted update page", () => {
     expect((await subscription(t.store.db, sub.id)).last4).toBe("4242");
   });
 
+  it("asks the processor at most five times when refused cards are submitted all at once", async () => {
+    const formId = await recurringForm(t);
+    const sub = await subscribe(t, formId);
+    const link = await newLink(sub.id);
+    const working = t.deps.processors;
+    let asked = 0;
+    const counting: PaymentProcessor = Object.create(working.sandbox);
+    counting.createPaymentMethod = (input) => {
+      asked++;
+      return working.sandbox.createPaymentMethod(input);
+    };
+    t.deps.processors = working.withSandbox(counting);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 40 }, () =>
+          submit(link.body.url, { ...mastercard, cardNumber: "4000000000000002" }),
+        ),
+      );
+      const statuses = tally(answers.map((a) => a.status));
+      expect(asked).toBe(5);
+      expect(statuses, JSON.stringify(statuses)).toEqual({ 410: 36, 422: 4 });
+    } finally {
+      t.deps.processors = working;
+    }
+    const row = await t.store.db
+      .selectFrom("payment_method_update_links")
+      .select("failed_attempts")
+      .executeTakeFirstOrThrow();
+    expect(Number(row.failed_attempts)).toBe(5);
+    expect((await submit(link.body.url, mastercard)).status).toBe(410);
+    expect((await subscription(t.store.db, sub.id)).last4).toBe("4242");
+  });
+
   it("answers 503 when the processor is unreachable, saving nothing and keeping the link usable", async () => {
     const formId = await recurringForm(t);
     const sub = await subscribe(t, formId);
@@ -270,6 +304,12 @@ describe("the hosted update page", () => {
       t.deps.processors = working;
     }
     expect((await subscription(t.store.db, sub.id)).last4).toBe("4242");
+    // The attempt the unreachable processor was asked with is the link's again.
+    const row = await t.store.db
+      .selectFrom("payment_method_update_links")
+      .select("failed_attempts")
+      .executeTakeFirstOrThrow();
+    expect(Number(row.failed_attempts)).toBe(0);
     expect((await submit(link.body.url, mastercard)).status).toBe(200);
   });
 
