@@ -283,7 +283,11 @@ function renderError(err: Error, c: Context<AppEnv>): Response {
  * as in a payment-method update link) is left out; ids (uuids, `pay_…`) are shorter and stay.
  */
 export function loggedPath(path: string): string {
-  return path.replace(/[A-Za-z0-9_-]{40,}/g, "[token]");
+  // Characters outside printable ASCII as \u escapes: a path (decoded from %0a, %00, …) cannot start a
+  // line of its own in the log or carry terminal controls.
+  return path
+    .replace(/[A-Za-z0-9_-]{40,}/g, "[token]")
+    .replace(/[^\x20-\x7e]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
 /** The headers of a page with no scripts of its own that no site may frame. */

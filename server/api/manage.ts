@@ -65,6 +65,9 @@ const UPDATE_LINKS_PER_DONOR_PER_HOUR = 5;
  */
 export const LINK_ANSWER_FLOOR_MS = 200;
 
+/** An organization's id as ids are made (`org_` and 26 characters); anything else names none. */
+const ORG_ID = /^org_[0-9a-z]{26}$/;
+
 const orgParams = z.object({ organizationId: pathId("The organization's id (`org_…`)") });
 const subscriptionParams = orgParams.extend({ id: pathId("The recurring gift's id (`sub_…`)") });
 const receiptParams = orgParams.extend({ paymentID: pathId("The payment's id (`pay_…`)") });
@@ -83,7 +86,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
   const secure = deps.config.publicUrl.startsWith("https:");
 
   async function organization(id: string): Promise<Organization> {
-    const org = /^org_[0-9a-z]{26}$/.test(id) ? await getOrganization(store.db, id) : undefined;
+    const org = ORG_ID.test(id) ? await getOrganization(store.db, id) : undefined;
     if (!org) throw new ApiError(404, "Organization not found");
     return org;
   }
@@ -203,8 +206,10 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       summary: "Sign out",
       params: orgParams,
       before: (c) => checkOwnOrigin(c, deps.config),
-      responses: { 204: { description: "Signed out" }, 403: notOwnOrigin },
+      responses: { 204: { description: "Signed out" }, 403: notOwnOrigin, 404: e("No such organization") },
       handler: async (c, { params }) => {
+        // The cookie's path is made of the id: one that is not an organization's names no cookie.
+        if (!ORG_ID.test(params.organizationId)) throw new ApiError(404, "Organization not found");
         const token = getCookie(c, COOKIE);
         if (token) await endDonorSession(store, token);
         deleteCookie(c, COOKIE, { path: cookiePath(params.organizationId), secure });

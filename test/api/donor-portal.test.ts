@@ -473,6 +473,27 @@ describe(`donor portal (${dialect})`, () => {
     expect(asked.body).toEqual({ error: "Requests are accepted only from this site's own pages" });
   });
 
+  it("signs out with 204, and answers 404 for a sign-out under an id that is no organization's, whatever its characters", async () => {
+    const formId = await recurringForm(t);
+    await give(formId, "ada@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("ada@example.org");
+    for (const id of [
+      "x%3B%20Domain%3Devil.example",
+      "x%0d%0aSet-Cookie:%20a=b",
+      "%E2%80%A8",
+      "..%2f..%2f",
+    ]) {
+      const res = await t.request("POST", `/api/manage/${id}/logout`, asDonor(cookie));
+      expect(res.status, `${id}: ${res.text}`).toBe(404);
+      expect(res.body).toEqual({ error: "Organization not found" });
+      expect(res.headers.get("Set-Cookie")).toBeNull();
+    }
+    expect((await t.request("GET", `${base()}/gifts`, asDonor(cookie))).status).toBe(200);
+    const out = await t.request("POST", `${base()}/logout`, asDonor(cookie));
+    expect(out.status).toBe(204);
+    expect((await t.request("GET", `${base()}/gifts`, asDonor(cookie))).status).toBe(401);
+  });
+
   it("has no receipt for a declined attempt (404)", async () => {
     const formId = await createForm(t, validForms.standard());
     await give(formId, "ada@example.org");
