@@ -530,8 +530,15 @@ export class WebhookDispatcher {
       try {
         await this.write(batch);
       } catch (err) {
-        // The rows keep their claims and are attempted again once the leases end.
-        this.onError(err, `recording ${batch.length} delivery outcomes`);
+        if (batch.length === 1) {
+          // The row keeps its claim and is attempted again once the lease ends.
+          this.onError(err, "recording a delivery outcome");
+          continue;
+        }
+        // One outcome the database refuses must not hold the others back (other webhooks', other
+        // organizations'): each is written on its own.
+        for (const outcome of batch)
+          await this.write([outcome]).catch((one) => this.onError(one, "recording a delivery outcome"));
       }
     }
     this.writing = undefined;
@@ -565,8 +572,10 @@ export class WebhookDispatcher {
             http_status: result.httpStatus,
             response_time_ms: result.responseTimeMs,
             attempt: Number(delivery.attempts),
-            error: result.error === null ? null : result.error.slice(0, MAX_ERROR_LENGTH),
-            response_body: result.responseBody,
+            // Without NUL characters, which PostgreSQL text cannot hold (a receiver's answer may have them).
+            error:
+              result.error === null ? null : result.error.replaceAll("\0", "").slice(0, MAX_ERROR_LENGTH),
+            response_body: result.responseBody === null ? null : result.responseBody.replaceAll("\0", ""),
             created_at: delivery.updated_at,
           })),
         )

@@ -143,6 +143,23 @@ describe(`webhook delivery (${dialect})`, () => {
     expect(logs.every((l) => l.status === "FAILED")).toBe(true);
   });
 
+  it("a receiver's answer with NUL characters is logged without them, and another webhook's outcome beside it is kept", async () => {
+    const nul = await receiver({ status: () => 500, answer: () => "bad\u0000answer" });
+    const fine = await receiver();
+    const failing = await register(w.t, nul, ["form.created"]);
+    const ok = await register(w.t, fine, ["form.created"]);
+    await createForm(w.t, validForms.standard());
+    await nul.waitFor((got) => got.length >= 4, 5000);
+    const failed = await settled(w.t, failing.webhookId);
+    expect(failed.map((l) => [l.status, l.httpStatus])).toEqual(Array(4).fill(["FAILED", 500]));
+    expect(failed[0].error).toBe("HTTP 500: badanswer");
+    expect((await settled(w.t, ok.webhookId)).map((l) => l.status)).toEqual(["SUCCESS"]);
+    expect(fine.received).toHaveLength(1);
+    // Given up after the schedule, as any failing receiver: no attempt beyond it.
+    await sleep(700);
+    expect(nul.received).toHaveLength(4);
+  });
+
   it("a disabled webhook gets nothing during the pause, and only new events after it is enabled again", async () => {
     const r = await receiver();
     const hook = await register(w.t, r, ["form.created", "form.updated"]);

@@ -65,6 +65,8 @@ export interface ReceiverOptions {
   delayMs?: (n: number, body: Envelope) => number;
   /** Extra headers of the answer (e.g. Location). */
   headers?: Record<string, string>;
+  /** The answer's body for the n-th request; default "ok", or "nope" for a status of 400 or more. */
+  answer?: (n: number) => string;
 }
 
 export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receiver> {
@@ -107,7 +109,7 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receive
       received.push(entry);
       const answer = () => {
         if (res.destroyed) return;
-        res.writeHead(answered, opts.headers).end(answered >= 400 ? "nope" : "ok");
+        res.writeHead(answered, opts.headers).end(opts.answer?.(index) ?? (answered >= 400 ? "nope" : "ok"));
         entry.acked = true;
       };
       const delay = opts.delayMs ? opts.delayMs(index, body) : 0;
