@@ -124,6 +124,7 @@ export async function stripeAction(
               ...(loaded.sub.processor_customer ? { customer: loaded.sub.processor_customer } : {}),
               idempotencyKey: `setup:${loaded.link.id}:${token}`,
               returnUrl: pageUrl,
+              reference: setupReference(loaded),
             })
             .then((setup) => finishSetup(deps, loaded, setup, attempt)),
         );
@@ -136,7 +137,8 @@ export async function stripeAction(
         };
         if (!/^seti_[A-Za-z0-9_]{1,200}$/.test(setupId)) return notHere;
         return withAttempt(deps, loaded, async (attempt) => {
-          const setup = await processor.retrieveSetup?.(setupId);
+          // Only a set-up this link's page made: never another donor's, whose card this gift would take.
+          const setup = await processor.retrieveSetup?.(setupId, setupReference(loaded));
           if (!setup) {
             await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
             return notHere;
@@ -169,6 +171,9 @@ export async function stripeAction(
     };
   }
 }
+
+/** What the link's set-ups are made for, kept with them at the processor (SetupInput.reference). */
+const setupReference = (loaded: Loaded) => `payment-method-update-link:${loaded.link.id}`;
 
 const outOfAttempts = (loaded: Loaded): Answer => ({
   status: 410,

@@ -195,6 +195,11 @@ export interface SetupInput {
   customer?: string;
   idempotencyKey?: string;
   returnUrl?: string;
+  /**
+   * The caller's name for what the set-up is for (a payment-method update link), kept with it at the
+   * processor (Stripe: metadata) so that `retrieveSetup` can tell its own set-ups from others of the account.
+   */
+  reference?: string;
 }
 
 export type SetupResult =
@@ -324,8 +329,11 @@ export interface PaymentProcessor {
    * bank wanted confirmed): usually `requires_action`, which the donor's page then completes.
    */
   confirmOnSession?(processorPaymentId: string, returnUrl: string): Promise<ChargeResult>;
-  /** A set-up the donor confirmed in the browser, as it stands now; null for an unknown id. */
-  retrieveSetup?(setupId: string): Promise<SetupResult | null>;
+  /**
+   * A set-up the donor confirmed in the browser, as it stands now; null for an unknown id, or for one not
+   * made with `reference` (SetupInput) when one is given.
+   */
+  retrieveSetup?(setupId: string, reference?: string): Promise<SetupResult | null>;
   refund(input: RefundInput): Promise<RefundResult>;
   /**
    * How many refunds of this payment the processor made and then reports failed or canceled (Stripe: a

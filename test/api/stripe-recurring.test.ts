@@ -125,6 +125,29 @@ describe("the update page of a gift at Stripe", () => {
     expect(done.body).toMatchObject({ status: "saved" });
   });
 
+  it("takes back only a set-up its own page made: another link's (another donor's card) is refused", async () => {
+    const sub = await subscribe();
+    const mine = await linkFor(sub.id);
+    const theirs = await linkFor(sub.id);
+    const started = await action(theirs, {
+      action: "save",
+      confirmationToken: await s.cardToken("4000002760003184"),
+    });
+    expect(started.body).toMatchObject({
+      status: "requires_action",
+      setupIntent: expect.stringMatching(/^seti_/),
+    });
+    s.emulator.completeAuthentication(String(started.body.setupIntent), "succeed");
+    const taken = await action(mine, { action: "setup-completed", setupIntent: started.body.setupIntent });
+    expect(taken.status, taken.text).toBe(400);
+    expect(taken.body.error).toBe("setupIntent is not a set-up of this page");
+    const row = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect(row.payment_method_token).toBe(sub.payment_method_token);
+    // Its own page takes it.
+    const own = await action(theirs, { action: "setup-completed", setupIntent: started.body.setupIntent });
+    expect(own.body).toMatchObject({ status: "saved" });
+  });
+
   it("says a refused card in the page's language: its calls carry the page's ?lang=", async () => {
     const sub = await subscribe();
     const path = await linkFor(sub.id);

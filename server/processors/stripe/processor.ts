@@ -113,6 +113,9 @@ function describeMethod(
   return null;
 }
 
+/** The SetupIntent metadata key that names what a set-up was made for (SetupInput.reference). */
+const SETUP_REFERENCE = "almoner_reference";
+
 /** Stripe's decline and error codes as ours. */
 export function failureCodeOf(code: string | null | undefined, declineCode?: string | null): FailureCode {
   const c = declineCode && declineCode !== "generic_decline" ? declineCode : code;
@@ -295,6 +298,7 @@ export class StripeProcessor implements PaymentProcessor {
             ? { confirmation_token: input.paymentMethod }
             : { payment_method: input.paymentMethod }),
           ...(input.returnUrl && { return_url: input.returnUrl }),
+          ...(input.reference && { metadata: { [SETUP_REFERENCE]: input.reference } }),
           automatic_payment_methods: { enabled: true, allow_redirects: "never" },
           expand: ["payment_method"],
         },
@@ -311,11 +315,12 @@ export class StripeProcessor implements PaymentProcessor {
   }
 
   /** A SetupIntent the donor confirmed in the browser (3-D Secure), as it stands now. */
-  async retrieveSetup(setupId: string): Promise<SetupResult | null> {
+  async retrieveSetup(setupId: string, reference?: string): Promise<SetupResult | null> {
     try {
-      return this.setupResult(
-        await this.client.setupIntents.retrieve(setupId, { expand: ["payment_method"] }),
-      );
+      const si = await this.client.setupIntents.retrieve(setupId, { expand: ["payment_method"] });
+      // Another set-up of the account (another donor's, another link's) is none of this caller's.
+      if (reference !== undefined && si.metadata?.[SETUP_REFERENCE] !== reference) return null;
+      return this.setupResult(si);
     } catch (err) {
       if (notFound(err)) return null;
       throw processorError(err);
