@@ -71,7 +71,8 @@ async function donorList(db: Db, formId: string, currency: string) {
     .limit(DONOR_LIST_SIZE)
     .execute();
   return rows.map((r) => ({
-    name: r.anonymous === 1 ? "Anonymous" : `${r.first_name} ${r.last_name.trim().charAt(0)}.`.trim(),
+    // The last name's first character, whole (a letter beyond the BMP is two UTF-16 units).
+    name: r.anonymous === 1 ? "Anonymous" : `${r.first_name} ${[...r.last_name.trim()][0] ?? ""}.`.trim(),
     anonymous: r.anonymous === 1,
     amount: centsToDollars(Number(r.amount_cents) - Number(r.fee_cents)),
     date: wireTime(r.created_at),

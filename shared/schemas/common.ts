@@ -290,3 +290,25 @@ export const languageTag = z.preprocess(
   (v) => (typeof v === "string" ? (LANGUAGES.find((l) => l.toLowerCase() === v.toLowerCase()) ?? v) : v),
   z.enum(LANGUAGES),
 );
+
+/**
+ * Names every JavaScript object has already (`__proto__`, `constructor`, `toString`, …): an answer keyed by
+ * one would read as the object's own property where none was given, so no question id may be one.
+ */
+const OBJECT_NAMES: ReadonlySet<string> = new Set([
+  ...Object.getOwnPropertyNames(Object.prototype),
+  "__proto__",
+]);
+
+/** A question's id: letters, digits, '-' and '_', at most `max` characters, never a name objects reserve. */
+export function questionId(max: number) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" })
+    .refine((id) => !OBJECT_NAMES.has(id), {
+      message: "must not be a name JavaScript objects reserve (__proto__, constructor, toString, …)",
+    });
+}

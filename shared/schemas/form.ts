@@ -20,6 +20,7 @@ import {
   hasCredentials,
   money,
   NO_CREDENTIALS,
+  questionId,
   readOnlyFields,
   requiredString,
   urlTextProblem,
@@ -180,13 +181,7 @@ export function dropdownOptionProblems(options: readonly string[]): string[] {
 
 export const customInputSchema = z
   .strictObject({
-    id: z
-      .string()
-      .trim()
-      .min(1)
-      .max(QUESTION_ID_MAX)
-      .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" })
-      .optional(),
+    id: questionId(QUESTION_ID_MAX).optional(),
     title: requiredString(300).optional(),
     question: requiredString(300).optional(),
     inputType: z.enum(CUSTOM_INPUT_TYPES),

@@ -8,6 +8,7 @@ import {
   hasCredentials,
   languageTag,
   NO_CREDENTIALS,
+  questionId,
   readOnlyFields,
   requiredString,
   urlTextProblem,
@@ -25,13 +26,7 @@ export const GLOBAL_INPUT_TYPES = [
 
 export const globalCustomInputSchema = z
   .strictObject({
-    id: z
-      .string()
-      .trim()
-      .min(1)
-      .max(100)
-      .regex(/^[A-Za-z0-9_-]+$/, { message: "must contain only letters, digits, '-' and '_'" })
-      .optional(),
+    id: questionId(100).optional(),
     title: requiredString(300),
     inputType: z.enum(GLOBAL_INPUT_TYPES),
     required: z.boolean().default(false),

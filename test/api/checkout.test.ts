@@ -199,6 +199,14 @@ describe("public form view", () => {
     const list = res.body.donorList as { name: string; amount: number }[];
     expect(list.map((d) => d.name)).toEqual(["Anonymous", "Ada D."]);
     expect(res.text).not.toContain("@example.org");
+    // A last name beginning beyond the BMP keeps its whole first letter (not half a surrogate pair).
+    await checkout(t, formId, {
+      amount: 5,
+      donor: { ...donor(), firstName: "Zoë", lastName: "𝒳yz" },
+      paymentMethod: card(),
+    });
+    const again = await t.request("GET", `/api/forms/${formId}`, { key: null });
+    expect((again.body.donorList as { name: string }[])[0].name).toBe("Zoë 𝒳.");
   });
 
   it("counts in the bar and lists only gifts in the organization's current currency", async () => {

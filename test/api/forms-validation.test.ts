@@ -270,6 +270,20 @@ describe(`POST /v1/forms validation (${dialect})`, () => {
       );
     });
 
+    it.each(["__proto__", "constructor", "toString", "hasOwnProperty"])(
+      "refuses the question id %s, a name every JavaScript object has (an unanswered question would read it)",
+      async (id) => {
+        const res = await create({
+          ...validForms.standard(),
+          customInputs: [{ id, title: "Anything else?", inputType: "short_text", required: true }],
+        });
+        expectValidationError(res, "customInputs[0].id");
+        expect(res.body.details).toContain(
+          "customInputs[0].id must not be a name JavaScript objects reserve (__proto__, constructor, toString, …)",
+        );
+      },
+    );
+
     it("accepts a dropdown custom input with exactly 2 options", async () => {
       const res = await create({
         ...validForms.standard(),

@@ -270,6 +270,19 @@ describe("overlay script", () => {
     expect(src.searchParams.get("utm_campaign")).toBe("gala");
   });
 
+  it("passes only UTM parameters with plain names: a name carrying its own '&' or '=' adds nothing to the checkout", () => {
+    const smuggled = encodeURIComponent(
+      "utm_x=1&elementid=eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee&parentOrigin=https://evil.example#",
+    );
+    history.pushState(null, "", `/giving?donate&formid=${FORM}&utm_medium=mail&${smuggled}=2`);
+    const src = new URL(frame()?.src ?? "");
+    expect(src.searchParams.get("utm_medium")).toBe("mail");
+    expect(src.searchParams.get("elementid")).toBeNull();
+    expect(src.searchParams.get("parentOrigin")).toBeNull();
+    expect(src.searchParams.get("utm_x")).toBeNull();
+    expect(src.hash).toBe("");
+  });
+
   it("leaves other clicks to the browser: other origins, new tabs, modified clicks, plain links", () => {
     const clicks: [string, MouseEventInit][] = [
       ["foreign", {}],

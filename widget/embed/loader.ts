@@ -33,6 +33,10 @@ const almoner = window.Almoner;
 if (!almoner.embeds) {
   const embeds: EmbedHandle[] = [];
   almoner.embeds = embeds;
+  // The form host: the origin this script was served from. Only its iframes are adopted, so only its
+  // messages are acted on (where the script's own address is not known, each iframe's origin is used).
+  const scriptSrc = (document.currentScript as HTMLScriptElement | null)?.src;
+  const formHost = scriptSrc ? new URL(scriptSrc).origin : null;
 
   const adopt = (iframe: HTMLIFrameElement) => {
     const src = iframe.getAttribute("src");
@@ -43,7 +47,8 @@ if (!almoner.embeds) {
     } catch {
       return;
     }
-    if (url.protocol !== "https:" && url.protocol !== "http:") return;
+    if ((url.protocol !== "https:" && url.protocol !== "http:") || (formHost && url.origin !== formHost))
+      return;
     let id = url.searchParams.get(EMBED_ID_PARAM);
     // Setting src reloads the iframe, so only when the id is missing; the rest of the query stays byte for byte.
     if (!id || !EMBED_ID_PATTERN.test(id)) {

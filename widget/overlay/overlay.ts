@@ -136,7 +136,7 @@ export function installOverlay(formOrigin: string): void {
     const params = new URLSearchParams(search);
     if (options.lang) params.set("lang", options.lang);
     for (const [name, value] of params)
-      if (/^(utm_|lang$)/.test(name)) query += `&${name}=${encodeURIComponent(value)}`;
+      if (/^(utm_\w+|lang)$/.test(name)) query += `&${name}=${encodeURIComponent(value)}`;
     const label = kind === "attend" ? "Event registration" : "Donation form";
 
     const root = el("div");
