@@ -2,6 +2,7 @@ import { isoAt } from "../../shared/time.js";
 import type { DisputeState, PaymentMethod } from "../processors/port.js";
 import { contactIdByEmailKey, emailKey, findContactIdByEmail } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
+import { isPostgres } from "../store/dialect.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
@@ -273,7 +274,11 @@ export async function recordRefund(
   opts: { exact?: boolean } = {},
 ): Promise<{ row: PaymentsTable; changed: boolean }> {
   const nowIso = isoAt(nowMs);
-  const current = await trx.selectFrom("payments").selectAll().where("id", "=", paymentId).executeTakeFirst();
+  // Locked (PostgreSQL; SQLite's write transactions run one at a time): two refunds recorded at once are
+  // counted one after the other, the second against the total the first left, never lost to it.
+  let read = trx.selectFrom("payments").selectAll().where("id", "=", paymentId);
+  if (isPostgres(trx)) read = read.forUpdate();
+  const current = await read.executeTakeFirst();
   if (!current) throw new Error(`No payment ${paymentId}`);
   const amount = Number(current.amount_cents);
   const before = Number(current.refunded_cents);

@@ -67,6 +67,25 @@ describe("refunding a payment", () => {
     expect(again.body).toEqual({ error: "This payment is already fully refunded" });
   });
 
+  it("counts two partial refunds made at the same moment, both of them, every time", async () => {
+    const ids: string[] = [];
+    for (let round = 0; round < 30; round++) {
+      const id = await gift(100);
+      ids.push(id);
+      await Promise.all([refund(id, { amount: 30 }), refund(id, { amount: 70 })]);
+    }
+    for (const id of ids) {
+      const row = await t.store.db
+        .selectFrom("payments")
+        .selectAll()
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow();
+      const atProcessor = await t.deps.processors.sandbox.retrievePayment(row.processor_payment_id ?? "");
+      expect(atProcessor?.refundedCents).toBe(10000);
+      expect([row.status, Number(row.refunded_cents)]).toEqual(["REFUNDED", 10000]);
+    }
+  });
+
   it("refuses more than is left with a 400 that says how much is left", async () => {
     const id = await gift(50);
     await refund(id, { amount: 40 });
