@@ -149,6 +149,9 @@ export function money(opts: { min: number; max: number; minExclusive?: boolean }
         else if (n > max) ctx.addIssue({ code: "custom", message: range });
         else if (dollarsToCents(n) === null)
           ctx.addIssue({ code: "custom", message: "must have at most 2 decimal places" });
+        // A hair above the bound (1e-9) is the bound itself in cents.
+        else if (minExclusive && (dollarsToCents(n) as number) <= Math.round(min * 100))
+          ctx.addIssue({ code: "custom", message: range });
       }),
     )
     .transform((n) => dollarsToCents(n) as number);
