@@ -108,6 +108,9 @@ describe("refunding a payment", () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.details).toBeInstanceOf(Array);
     }
+    // A hair above zero is zero cents: refused as zero is, before the processor is asked.
+    const tiny = await refund(id, { amount: 1e-9 });
+    expect(tiny.body.details).toEqual([expect.stringMatching(/^amount must be greater than 0 /)]);
     expect((await refund(id, { amount: 1 })).status).toBe(200);
   });
 
