@@ -246,18 +246,25 @@ export async function updateContact(
   if (changes.lastName !== undefined) set.last_name = changes.lastName;
   if (changes.organizationName !== undefined) set.organization_name = changes.organizationName ?? null;
   if (changes.emails !== undefined) set.emails = JSON.stringify(changes.emails);
-  if (changes.phones !== undefined) {
+  // Phones are read in the country of the primary address: a new address reads the kept phones again.
+  if (changes.phones !== undefined || changes.addresses !== undefined) {
     const addresses = changes.addresses ?? (JSON.parse(locked.addresses) as ContactAddress[]);
-    set.phones = JSON.stringify(
-      await withE164(trx, organizationId, changes.phones, addressCountry(addresses)),
-    );
+    const phones = changes.phones ?? (JSON.parse(locked.phones) as ContactPhone[]);
+    set.phones = JSON.stringify(await withE164(trx, organizationId, phones, addressCountry(addresses)));
   }
   if (changes.addresses !== undefined) set.addresses = JSON.stringify(changes.addresses);
   const row = { ...locked, ...set };
   if (Object.keys(set).length) await trx.updateTable("contacts").set(set).where("id", "=", id).execute();
   let taken: (ContactKey & { contactId: string })[] = [];
-  if (changes.emails !== undefined || changes.phones !== undefined) {
+  if (set.emails !== undefined || set.phones !== undefined) {
     const wanted = contactKeys(JSON.parse(row.emails), JSON.parse(row.phones));
+    // What the contact listed before: a phone it listed without holding its key (another contact had it
+    // when a checkout added it here) stays as it was; only what this change adds is claimed.
+    const listed = new Set(
+      contactKeys(JSON.parse(locked.emails), JSON.parse(locked.phones)).map(
+        (k) => `${k.kind}:${k.value_key}`,
+      ),
+    );
     const wantedSet = new Set(wanted.map((k) => `${k.kind}:${k.value_key}`));
     const held = await trx
       .selectFrom("contact_keys")
@@ -278,7 +285,9 @@ export async function updateContact(
       trx,
       organizationId,
       id,
-      wanted.filter((k) => !heldSet.has(`${k.kind}:${k.value_key}`)),
+      wanted.filter(
+        (k) => !heldSet.has(`${k.kind}:${k.value_key}`) && !listed.has(`${k.kind}:${k.value_key}`),
+      ),
     );
   }
   return { row, taken };

@@ -217,6 +217,54 @@ describe(`phone numbers of contacts (${dialect})`, () => {
     expect(again.body.contact.phones[0]?.e164).toBe("+442079460019");
   });
 
+  it("are read again in the new country when only the address changes, and a number then taken is a 409", async () => {
+    t = await setupTestApp();
+    const made = await create({ firstName: "Ada", lastName: "One", phone: "020 7946 0958" });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    // Read in the organization's country (US): not a number there.
+    expect(made.body.contact.phones[0]?.e164).toBeNull();
+    const moved = await t.request<ContactAnswer>("PUT", `/v1/contacts/${made.body.contact.id}`, {
+      body: { addresses: [{ city: "London", country: "GB" }] },
+    });
+    expect(moved.status, JSON.stringify(moved.body)).toBe(200);
+    expect(moved.body.contact.phones[0]).toEqual({
+      value: "020 7946 0958",
+      isPrimary: true,
+      e164: "+442079460958",
+    });
+    expect((await create({ firstName: "Bea", lastName: "Two", phone: "+44 20 7946 0958" })).status).toBe(409);
+  });
+
+  it("shared with another contact at checkout never stop the contact's other changes", async () => {
+    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0" } });
+    const first = await create({ firstName: "Bea", lastName: "First", phone: "+1 617 555 0101" });
+    expect(first.status).toBe(201);
+    const formId = await createForm(t, { ...validForms.standard(), enablePhone: true });
+    const paid = await checkout(t, formId, {
+      amount: 25,
+      donor: { firstName: "New", lastName: "Donor", email: "newdonor@example.org", phone: "(617) 555-0101" },
+      paymentMethod: card(),
+    });
+    expect(paid.status, paid.text).toBe(201);
+    const found = await t.request<{ contacts: (Record<string, unknown> & { id: string })[] }>(
+      "GET",
+      "/v1/contacts?email=newdonor%40example.org",
+    );
+    const donorContact = found.body.contacts[0];
+    const path = `/v1/contacts/${donorContact.id}`;
+    const emails = await t.request<ContactAnswer>("PUT", path, {
+      body: { emails: [{ value: "changed@example.org", isPrimary: true }] },
+    });
+    expect(emails.status, JSON.stringify(emails.body)).toBe(200);
+    // A record read and sent back as it is.
+    const read = await t.request<Record<string, unknown>>("GET", path);
+    const back = await t.request<ContactAnswer>("PUT", path, { body: read.body });
+    expect(back.status, JSON.stringify(back.body)).toBe(200);
+    // Adding the number anew to a third contact is still refused: the first contact holds it.
+    const third = await create({ firstName: "Cy", lastName: "Third", phone: "617-555-0101" });
+    expect(third.status).toBe(409);
+  });
+
   it("stored before migration 12 are given their E.164 form and keys; the older contact keeps a shared number", async () => {
     t = await setupTestApp();
     const db = t.store.db;
