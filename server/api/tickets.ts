@@ -178,6 +178,8 @@ export function ticketRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "Admits the ticket once: one conditional update, so of two doors (phones, instances) checking in the same ticket at the same moment exactly one succeeds. A ticket checked in already is a 409 whose body says when and by whom (`checkedInAt`, `checkedInBy`, and the `ticket`); a void ticket (its order refunded in full) is a 409 with `code: voided`. Recorded in the audit log (`ticket.checked_in`) and sent as the `ticket.checked_in` webhook event.",
       params: ticketParams,
+      // Nothing to send; a body that is sent must still be a JSON object (an empty one).
+      body: z.strictObject({}).meta({ description: "Nothing: the body may be left out, or be {}" }),
       bodyOptional: true,
       responses: {
         200: { description: "Checked in: the ticket", schema: ticketSchema },

@@ -278,6 +278,32 @@ describe(`event tickets (${dialect})`, () => {
     expect(got.body).toMatchObject({ code: theirs.code, status: "VALID" });
   });
 
+  it("takes a check-in without a body or with {}, and refuses a body that is not a JSON object with 400, checking in nothing", async () => {
+    const { formId } = await eventOrder();
+    const [first, second, third] = (await list(formId)).body.tickets;
+    const url = (code: string) => `/v1/forms/${formId}/tickets/${code}/check-in`;
+    const post = (code: string, body?: string, type = "application/json") =>
+      t.app.request(url(code), {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${t.org.key}`,
+          ...(body === undefined ? {} : { "Content-Type": type }),
+        },
+        ...(body === undefined ? {} : { body }),
+      });
+    const refused = await post(first.code, "not json");
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({ error: "Invalid JSON body" });
+    expect((await post(first.code, "[1]")).status).toBe(400);
+    const unknown = await post(first.code, '{"door":"north"}');
+    expect(unknown.status).toBe(400);
+    expect((await unknown.json()).details).toEqual(["door is not a recognised field"]);
+    expect((await list(formId)).body.tickets.every((x: Ticket) => x.status === "VALID")).toBe(true);
+    expect((await post(first.code)).status).toBe(200);
+    expect((await post(second.code, "{}")).status).toBe(200);
+    expect((await post(third.code, "")).status).toBe(200);
+  });
+
   it("concurrent check-ins of one ticket, through two app instances with their own connections, admit it once", async () => {
     const store2 = await t.database.open();
     const deps2 = await composeDeps(store2, t.config, Date.now);
