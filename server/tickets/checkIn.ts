@@ -100,7 +100,11 @@ export async function undoCheckIn(deps: AppDeps, at: TicketAt): Promise<TicketsT
     const before = await findTicket(trx, at.formId, code);
     if (!before) throw notFound();
     const row = await clearCheckIn(trx, at.formId, code);
-    if (!row) throw conflict(before, before.voided_at !== null ? "voided" : "not_checked_in");
+    if (!row) {
+      // As it is now: another undo at the same moment may have made it VALID since it was read.
+      const current = (await findTicket(trx, at.formId, code)) ?? before;
+      throw conflict(current, current.voided_at !== null ? "voided" : "not_checked_in");
+    }
     await recordAudit(
       trx,
       {

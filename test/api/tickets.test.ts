@@ -304,6 +304,18 @@ describe(`event tickets (${dialect})`, () => {
     expect((await post(third.code, "")).status).toBe(200);
   });
 
+  it("undoes a check-in once when undone from several doors at once; the others' 409 shows the ticket as it now is", async () => {
+    const { formId } = await eventOrder();
+    const [ticket] = (await list(formId)).body.tickets;
+    expect((await checkIn(formId, ticket.code)).status).toBe(200);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => undo(formId, ticket.code)));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    for (const refused of answers.filter((a) => a.status === 409)) {
+      expect(refused.body.code).toBe("not_checked_in");
+      expect((refused.body.ticket as Ticket).status).toBe("VALID");
+    }
+  });
+
   it("concurrent check-ins of one ticket, through two app instances with their own connections, admit it once", async () => {
     const store2 = await t.database.open();
     const deps2 = await composeDeps(store2, t.config, Date.now);
