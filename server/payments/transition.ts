@@ -4,11 +4,11 @@ import { contactIdByEmailKey, emailKey, findContactIdByEmail } from "../store/co
 import type { Db } from "../store/database.js";
 import { isPostgres } from "../store/dialect.js";
 import type { FormRecord } from "../store/forms.js";
-import { releaseItems } from "../store/inventory.js";
+import { releaseItems, retakeItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
 import { insertPayment, paymentDetails, paymentWithGift } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
-import { issueTickets, voidTickets } from "../tickets/issue.js";
+import { issueTickets, restoreTickets, voidTickets } from "../tickets/issue.js";
 import { type EventClock, emitEvent } from "../webhooks/events.js";
 import { presentPayment } from "../wire/payment.js";
 import { chargeOrigin } from "./chargeKey.js";
@@ -300,6 +300,11 @@ export async function recordRefund(
     // Its tickets admit nobody any more. A partial refund leaves them all valid: which ticket it paid
     // back is not known (a refund is an amount), so the organization decides at the door.
     await voidTickets(trx, row.id, nowMs);
+  } else if (!full && current.status === "REFUNDED") {
+    // The full refund failed after the fact (the processor's report lowers the total): the order stands
+    // again, with its stock and its tickets.
+    await retakeItems(trx, row.form_id, paymentDetails(row).hold);
+    await restoreTickets(trx, row.id);
   }
   await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
   return { row, changed: true };

@@ -106,6 +106,28 @@ function limitNow(config: FormConfig, item: HeldItem): number | null | undefined
   return undefined;
 }
 
+/**
+ * Takes back the stock of an order whose full refund failed after the fact (the processor gave the money
+ * back to the organization): the order stands, so its items count as sold again, past a limit if need be
+ * (a seat sold again in between is then one over, which the form's sales show), never refused.
+ */
+export async function retakeItems(trx: Db, formId: string, items: HeldItem[]): Promise<void> {
+  for (const item of inLockOrder(items)) {
+    await trx
+      .insertInto("inventory")
+      .values({ form_id: formId, item_kind: item.kind, item_key: item.key, sold: 0 })
+      .onConflict((oc) => oc.columns(["form_id", "item_kind", "item_key"]).doNothing())
+      .execute();
+    await trx
+      .updateTable("inventory")
+      .set({ sold: sql`sold + ${item.quantity}` })
+      .where("form_id", "=", formId)
+      .where("item_kind", "=", item.kind)
+      .where("item_key", "=", item.key)
+      .execute();
+  }
+}
+
 /** Items sorted by kind, then key: the order every take and release locks their rows in. */
 function inLockOrder(items: HeldItem[]): HeldItem[] {
   const rank = (item: HeldItem) => `${item.kind}\u0000${item.key}`;

@@ -41,6 +41,17 @@ export async function voidTicketsOfPayment(trx: Db, paymentId: string, nowIso: s
   return Number(result.numUpdatedRows);
 }
 
+/** Makes a payment's void tickets valid again (its full refund failed after the fact); how many. */
+export async function restoreTicketsOfPayment(trx: Db, paymentId: string): Promise<number> {
+  const result = await trx
+    .updateTable("tickets")
+    .set({ voided_at: null })
+    .where("payment_id", "=", paymentId)
+    .where("voided_at", "is not", null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 export async function findTicket(db: Db, formId: string, code: string): Promise<TicketsTable | undefined> {
   return db
     .selectFrom("tickets")

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createForm, donor } from "../support/checkout.js";
+import { inventorySold } from "../support/race.js";
 import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 import { validForms } from "../support/testApp.js";
 
@@ -269,6 +270,52 @@ describe("late, repeated and out-of-order deliveries never move a payment backwa
     expect((await late).status).toBe(200);
     expect(await payment(row.id)).toMatchObject({ status: "REFUNDED", refunded_cents: 5000 });
     expect(await updatedRefunds(row.id)).toEqual([50]);
+  });
+
+  it("a full refund of an event order that fails after the fact gives the order back its tickets and its seat", async () => {
+    const formId = await createForm(s.t, {
+      ...validForms.event(),
+      tickets: [{ name: "Adult", price: 50, quantity: 1 }],
+    });
+    const bought = await s.t.request<{ payment: { paymentID: string } }>(
+      "POST",
+      `/api/forms/${formId}/checkout`,
+      {
+        key: null,
+        body: {
+          tickets: [{ name: "Adult", quantity: 1 }],
+          donor: donor(),
+          // A card whose refunds the emulator can fail later, as a closed card account's are.
+          paymentMethod: { type: "token", token: await s.cardToken("4000000000005126") },
+        },
+      },
+    );
+    expect(bought.status, bought.text).toBe(201);
+    await s.deliverEvents();
+    const id = bought.body.payment.paymentID;
+    const refunded = await s.t.request<{ refund: { id: string } }>("POST", `/v1/payments/${id}/refund`, {});
+    expect(refunded.status, refunded.text).toBe(200);
+    await s.deliverEvents();
+    const tickets = () =>
+      s.t.store.db.selectFrom("tickets").select("voided_at").where("payment_id", "=", id).execute();
+    expect((await tickets()).map((x) => x.voided_at !== null)).toEqual([true]);
+    expect(await inventorySold(s.t.store.db, formId, "ticket", "Adult")).toBe(0);
+
+    s.emulator.settleRefund(refunded.body.refund.id, "failed");
+    await s.deliverEvents();
+    expect(await payment(id)).toMatchObject({ status: "COMPLETED", refunded_cents: 0 });
+    expect((await tickets()).map((x) => x.voided_at)).toEqual([null]);
+    expect(await inventorySold(s.t.store.db, formId, "ticket", "Adult")).toBe(1);
+    // The seat is the buyer's again: the next buyer finds it sold out.
+    const next = await s.t.request("POST", `/api/forms/${formId}/checkout`, {
+      key: null,
+      body: {
+        tickets: [{ name: "Adult", quantity: 1 }],
+        donor: donor(),
+        paymentMethod: { type: "token", token: await s.cardToken() },
+      },
+    });
+    expect(next.status).toBe(400);
   });
 
   it("a charge refunded again to a total heard of before (a refund failed in between) is recorded", async () => {
