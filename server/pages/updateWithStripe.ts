@@ -139,11 +139,7 @@ export async function stripeAction(
         return withAttempt(deps, loaded, async (attempt) => {
           // Only a set-up this link's page made: never another donor's, whose card this gift would take.
           const setup = await processor.retrieveSetup?.(setupId, setupReference(loaded));
-          if (!setup) {
-            await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
-            return notHere;
-          }
-          return finishSetup(deps, loaded, setup, attempt);
+          return setup ? finishSetup(deps, loaded, setup, attempt) : notHere;
         });
       }
       case "confirm-payment":
@@ -180,39 +176,46 @@ const outOfAttempts = (loaded: Loaded): Answer => ({
   body: { status: "error", error: loaded.lang.tr("update.ended.refused") },
 });
 
+/** One of a link's attempts, taken for a method entered on its page; `kept` once the method is refused. */
+interface Attempt {
+  /** The link's attempts taken, this one included. */
+  count: number;
+  kept: boolean;
+}
+
 /**
  * Runs `ask` (which asks the processor about a method entered on the page) with one of the link's
- * attempts taken first (takeUpdateLinkAttempt): a 410 when none is left; the attempt given back when the
- * processor cannot be asked (the error goes on to the caller's 503).
+ * attempts taken first (takeUpdateLinkAttempt): a 410 when none is left. The attempt is given back
+ * afterwards unless `ask` kept it (a refused method), also when the processor could not be asked (the
+ * error goes on to the caller's 503).
  */
 async function withAttempt(
   deps: AppDeps,
   loaded: Loaded,
-  ask: (attempt: number) => Promise<Answer>,
+  ask: (attempt: Attempt) => Promise<Answer>,
 ): Promise<Answer> {
-  const attempt = await takeUpdateLinkAttempt(deps.store.db, loaded.link.id, MAX_FAILED_ATTEMPTS);
-  if (attempt === null) return outOfAttempts(loaded);
+  const count = await takeUpdateLinkAttempt(deps.store.db, loaded.link.id, MAX_FAILED_ATTEMPTS);
+  if (count === null) return outOfAttempts(loaded);
+  const attempt: Attempt = { count, kept: false };
   try {
     return await ask(attempt);
-  } catch (err) {
-    await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
-    throw err;
+  } finally {
+    if (!attempt.kept) await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
   }
 }
 
-/** The processor's answer about a method, `attempt` being the link's attempts taken with this one. */
+/** The processor's answer about a method entered on the page: a refused one keeps its attempt. */
 async function finishSetup(
   deps: AppDeps,
   loaded: Loaded,
   setup: SetupResult,
-  attempt: number,
+  attempt: Attempt,
 ): Promise<Answer> {
   if (setup.status === "failed") {
-    if (attempt >= MAX_FAILED_ATTEMPTS) return outOfAttempts(loaded);
+    attempt.kept = true;
+    if (attempt.count >= MAX_FAILED_ATTEMPTS) return outOfAttempts(loaded);
     return refused(declineText(loaded.lang.language, setup.failureCode, setup.failureMessage));
   }
-  // Not refused: the attempt is the link's again.
-  await giveBackUpdateLinkAttempt(deps.store.db, loaded.link.id);
   if (setup.status === "requires_action")
     return {
       status: 200,
