@@ -223,10 +223,14 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
     }
   }
 
-  const idemKey = takesIdempotencyKey(route) ? c.req.header("Idempotency-Key") : undefined;
-  if (idemKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError, nulPaths));
-  if (!IDEMPOTENCY_KEY.test(idemKey))
+  const sentKey = takesIdempotencyKey(route) ? c.req.header("Idempotency-Key") : undefined;
+  if (sentKey === undefined) return route.handler(c, inputsOf(c, route, rawBody, bodyError, nulPaths));
+  if (!IDEMPOTENCY_KEY.test(sentKey))
     throw ApiError.validation(["Idempotency-Key must be 1 to 255 visible ASCII characters"]);
+  // An answer that holds a secret (a new API key, a signing secret) is replayed to the caller that made it
+  // only: another key of the organization sending the same request with the same Idempotency-Key (one
+  // that may not make such a key itself) runs it afresh, and meets the handler's own checks.
+  const idemKey = route.answerHoldsSecret ? `${c.get("auth").keyId}/${sentKey}` : sentKey;
 
   // As Stripe does: a key already used answers first (its answer replayed, 422 for another request, 409
   // while it runs); a request refused by validation then keeps nothing, so a corrected retry with the
@@ -245,10 +249,10 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   if (asSent !== null && asSent !== sorted) hashes.push(fingerprint(asSent));
   const sealedAs = `idempotency:${orgId}:${idemKey}`;
   const prior = await findIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
-  if (prior) return answerPrior(prior, deps, sealedAs);
+  if (prior) return answerPrior(prior, deps, sealedAs, route);
   const input = inputsOf(c, route, rawBody, bodyError, nulPaths);
   const claim = await claimIdempotencyKey(deps.store.db, orgId, idemKey, hashes, deps.now());
-  if (claim.kind !== "new") return answerPrior(claim, deps, sealedAs);
+  if (claim.kind !== "new") return answerPrior(claim, deps, sealedAs, route);
 
   let response: Response;
   let kept: boolean;
@@ -319,15 +323,18 @@ function isJsonMediaType(header: string | undefined): boolean {
  */
 export const MAX_KEPT_ANSWER_BYTES = 1_048_576;
 
-function answerPrior(prior: IdempotencyPrior, deps: AppDeps, sealedAs: string): Response {
+function answerPrior(prior: IdempotencyPrior, deps: AppDeps, sealedAs: string, route: RouteSpec): Response {
   if (prior.kind === "mismatch") throw new ApiError(422, "Idempotency-Key reused with a different request");
   if (prior.kind === "in_progress")
     throw new ApiError(409, "A request with this Idempotency-Key is still in progress; retry shortly");
   const body = prior.body.startsWith("v1.") ? opened(deps, prior.body, sealedAs) : prior.body;
-  return new Response(body, {
-    status: prior.status,
-    headers: { "Content-Type": "application/json; charset=UTF-8", "Idempotent-Replayed": "true" },
-  });
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json; charset=UTF-8",
+    "Idempotent-Replayed": "true",
+  };
+  // A secret is never kept by a cache on the way, replayed or not.
+  if (route.answerHoldsSecret) headers["Cache-Control"] = "no-store";
+  return new Response(body, { status: prior.status, headers });
 }
 
 /**

@@ -173,6 +173,26 @@ describe(`API keys over /v1 (${dialect})`, () => {
     expect(denied.status).toBe(403);
   });
 
+  it("a key's secret is replayed to the key that made it only: another key reusing its Idempotency-Key meets the checks", async () => {
+    const made = await t.request<Created>("POST", "/v1/keys", {
+      body: { name: "key admin", permissions: ["organization:read", "organization:write", "forms:read"] },
+    });
+    const admin = made.body.key;
+    const strong = { name: "ci", permissions: ["forms:read", "donations:read", "organization:write"] };
+    const headers = { "Idempotency-Key": "deploy-1" };
+    const first = await t.request<Created>("POST", "/v1/keys", { body: strong, headers });
+    expect(first.status, first.text).toBe(201);
+    const again = await t.request<Created>("POST", "/v1/keys", { body: strong, headers });
+    expect(again.status).toBe(201);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.headers.get("Cache-Control")).toBe("no-store");
+    expect(again.body.key).toBe(first.body.key);
+    // The weaker key sending the very same request with the same Idempotency-Key: its own 403, no secret.
+    const replayed = await t.request<Created>("POST", "/v1/keys", { key: admin, body: strong, headers });
+    expect(replayed.status).toBe(403);
+    expect(replayed.text).not.toContain(first.body.key);
+  });
+
   it("only Owners' sessions manage keys; bad bodies are 400s", async () => {
     const finance = await session("FINANCE", "finance@example.org");
     expect((await t.request("GET", "/v1/keys", finance)).status).toBe(403);
