@@ -142,7 +142,7 @@ export function keyRoutes(deps: AppDeps): RouteSpec[] {
       before: ownersOnly,
       tags,
       summary: "Revoke an API key",
-      description: `The key stops working at once, in every process (its next request is a 401); it stays in the list with \`revokedAt\`. An API key may revoke itself, or a key whose permissions it holds all of (403 otherwise). Recorded in the audit log as \`key.revoked\`. ${who}`,
+      description: `The key stops working at once (its next request is a 401; on PostgreSQL, in other processes once the change notification reaches them, within milliseconds); it stays in the list with \`revokedAt\`. An API key may revoke itself, or a key whose permissions it holds all of (403 otherwise). Recorded in the audit log as \`key.revoked\`. ${who}`,
       params: z.object({ id: pathId("The keyId (`key_…`)") }),
       responses: {
         200: { description: "Revoked", schema: apiKeySchema },
