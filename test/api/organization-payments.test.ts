@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApiKey } from "../../server/store/keys.js";
+import { createOrganization } from "../../server/store/organizations.js";
 import { staffClient } from "../support/staff.js";
 import { type StripeEmulator, startStripeEmulator } from "../support/stripe/emulator.js";
 import { dialect, setupTestApp, type TestApp, type TestOrg } from "../support/testApp.js";
@@ -110,6 +112,29 @@ describe(`organization payments (${dialect})`, () => {
       processor_settings: null,
       processor_secrets: null,
     });
+  });
+
+  it("a sandbox organization (test API keys) takes Stripe test keys only: live keys are a 400, nothing stored", async () => {
+    const org = await createOrganization(t.store.db, { name: "Practice", sandbox: true }, Date.now());
+    const { key } = await createApiKey(t.store.db, { organizationId: org.id, sandbox: true }, Date.now());
+    expect(key).toMatch(/^cs_test_/);
+    const before = emulator.countRequests("GET", "/v1/account");
+    const live = await t.request<{ error: string }>("PUT", "/v1/organization/payments/stripe", {
+      key,
+      body: { secretKey: "sk_live_abcdefghijklmnopqrst", publishableKey: "pk_live_abcdefghijklmnopqrst" },
+    });
+    expect(live.status, live.text).toBe(400);
+    expect(live.body.error).toMatch(/must be test keys .*this is a sandbox organization/);
+    expect(live.text).not.toContain("abcdefghijklmnopqrst");
+    // Refused before Stripe is asked anything.
+    expect(emulator.countRequests("GET", "/v1/account")).toBe(before);
+    expect(await storedProcessor(org.id)).toEqual({
+      processor: null,
+      processor_settings: null,
+      processor_secrets: null,
+    });
+    const test = await t.request("PUT", "/v1/organization/payments/stripe", { key, body: keys() });
+    expect(test.status, test.text).toBe(200);
   });
 
   it("an Owner connects, adds a wallet domain and disconnects; the secret is never in an answer or the audit log", async () => {

@@ -166,6 +166,11 @@ export async function connectOrganizationStripe(
       "Set SECRETS_KEY (32 random bytes: openssl rand -hex 32) before storing Stripe keys: they are kept sealed with it",
       "setup",
     );
+  // A sandbox organization's API keys are test keys (cs_test_…): no real money may move through it.
+  if (org.sandbox && (/^(sk|rk)_live_/.test(keys.secretKey) || keys.publishableKey.startsWith("pk_live_")))
+    throw new StripeConnectError(
+      `${names.secretKey} and ${names.publishableKey} must be test keys (sk_test_… or rk_test_…, pk_test_…): this is a sandbox organization, whose own API keys are test keys, so it takes no real money`,
+    );
   const connected = await connectStripe({
     organizationId: org.id,
     secretKey: keys.secretKey,
