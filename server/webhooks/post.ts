@@ -89,10 +89,11 @@ export function postWebhook(
       },
       lookup: opts.policy.guard ? guardedLookup : undefined,
     });
-    // Set once a 2xx has come: the answer is a success even if its body is still arriving at the time limit.
-    let succeed: (() => void) | undefined;
+    // Set once the answer's status has come: at the time limit, an answer whose body is still arriving is
+    // what its status says (a success, or a failure with the receiver's status), not a time-out.
+    let answered: (() => void) | undefined;
     const timer = setTimeout(() => {
-      if (succeed) succeed();
+      if (answered) answered();
       else finish(failed(`timed out after ${opts.timeoutMs / 1000} s`));
       req.destroy();
     }, opts.timeoutMs);
@@ -113,7 +114,7 @@ export function postWebhook(
       if (status >= 200 && status < 300) {
         // The time is the answer's arrival; its body (only its start is kept) is read to its end.
         const responseTimeMs = elapsed();
-        succeed = () =>
+        const succeed = () =>
           finish({
             ok: true,
             httpStatus: status,
@@ -122,6 +123,7 @@ export function postWebhook(
             interrupted: false,
             responseBody: excerpt(text),
           });
+        answered = succeed;
         res.on("end", succeed);
         res.on("error", succeed);
         res.on("close", succeed);
@@ -135,6 +137,7 @@ export function postWebhook(
             : `HTTP ${status}${snippet ? `: ${snippet}` : ""}`;
         finish({ ...failed(why, status), responseBody: excerpt(text) });
       };
+      answered = done;
       res.on("end", done);
       res.on("error", done);
       res.on("close", done);

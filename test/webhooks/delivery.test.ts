@@ -1,3 +1,5 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { emitEvent } from "../../server/webhooks/events.js";
@@ -364,6 +366,42 @@ describe(`webhook delivery (${dialect})`, () => {
       expect(logs[0].error).toMatch(/timed out/);
       expect(logs[0].responseTime).toBeGreaterThanOrEqual(290);
     } finally {
+      await quick.close();
+    }
+  });
+
+  it("an error answer whose body is still arriving at the time limit is logged with the receiver's status", async () => {
+    const quick = await setupWebhookTest({ retryScheduleMs: [60_000], timeoutMs: 300 });
+    // A receiver that answers 500 at once, then sends its body slowly, never finishing it.
+    const open: http.ServerResponse[] = [];
+    let arrive = () => {};
+    const arrived = new Promise<void>((resolve) => {
+      arrive = resolve;
+    });
+    const server = http.createServer((req, res) => {
+      req.resume();
+      arrive();
+      res.writeHead(500, { "Content-Type": "text/plain" });
+      res.write("overloaded, ");
+      open.push(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const made = await quick.t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+        body: { url: `http://127.0.0.1:${port}/hooks/slow-body`, events: ["form.created"] },
+      });
+      expect(made.status, made.text).toBe(201);
+      await createForm(quick.t, validForms.standard());
+      await arrived;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const logs = await settled(quick.t, made.body.webhookId, 3000);
+      expect(logs).toHaveLength(1);
+      expect(logs[0]).toMatchObject({ status: "FAILED", httpStatus: 500, attempt: 1 });
+      expect(logs[0].error).toBe("HTTP 500: overloaded,");
+    } finally {
+      for (const res of open) res.destroy();
+      await new Promise((resolve) => server.close(resolve));
       await quick.close();
     }
   });
