@@ -318,6 +318,24 @@ describe("late, repeated and out-of-order deliveries never move a payment backwa
     expect(next.status).toBe(400);
   });
 
+  it("refunds of the same amount asked for at once with different reasons: one refund per 200, the others 409, never a 503", async () => {
+    const row = await completedGift(100);
+    const answers = await Promise.all(
+      ["a", "b", "c"].map((reason) =>
+        s.t.request("POST", `/v1/payments/${row.id}/refund`, { body: { amount: 10, reason } }),
+      ),
+    );
+    const statuses = answers.map((a) => a.status);
+    expect(
+      statuses.every((status) => status === 200 || status === 409),
+      JSON.stringify(statuses),
+    ).toBe(true);
+    const made = await s.stripe.refunds.list({ payment_intent: row.processor_payment_id ?? "" });
+    expect(made.data).toHaveLength(statuses.filter((status) => status === 200).length);
+    for (const refused of answers.filter((a) => a.status === 409))
+      expect(refused.body.error).toMatch(/being made at this moment/);
+  });
+
   it("a charge refunded again to a total heard of before (a refund failed in between) is recorded", async () => {
     const row = await completedGift(50);
     const pi = row.processor_payment_id ?? "";

@@ -663,6 +663,15 @@ export class StripeProcessor implements PaymentProcessor {
           };
         return { ok: false, code: "not_refundable", message: err.message };
       }
+      // The same refund key with other details (the same amount asked for at once with another reason):
+      // one of them is being made; the caller's 409 says to look before asking again.
+      if (isStripeError(err) && err.type === "StripeIdempotencyError")
+        return {
+          ok: false,
+          code: "not_refundable",
+          message:
+            "A refund of the same amount of this payment is being made at this moment with other details: check the payment's refunded amount before asking again.",
+        };
       throw processorError(err);
     }
   }
