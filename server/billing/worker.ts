@@ -5,6 +5,7 @@ import { errorMessage } from "../errors.js";
 import { claimRows, newLease, releaseClaims } from "../store/claim.js";
 import type { Database, SubscriptionsTable } from "../store/schema.js";
 import { type BillingTally, billSubscription, emptyTally } from "./charges.js";
+import { settleOrphanedCharges } from "./orphanedCharges.js";
 import { Periodic } from "./periodic.js";
 
 /**
@@ -105,6 +106,10 @@ export class BillingWorker {
 
   private async pass(atMs: number): Promise<BillingPassResult> {
     const total = emptyTally();
+    // Charges an interrupted pass left behind on gifts cancelled since, which no claim below reaches.
+    await settleOrphanedCharges(this.deps, this.deps.now(), this.wallClock()).catch((err) =>
+      this.onError(err, "settling the interrupted charges of ended gifts"),
+    );
     // One charge per subscription per pass, even if it is still due afterwards (it catches up next pass).
     const seen: string[] = [];
     for (let i = 0; i < MAX_BATCHES_PER_PASS; i++) {

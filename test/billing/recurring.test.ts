@@ -40,9 +40,13 @@ afterEach(async () => {
 });
 
 /** One billing pass at `isoTime` (the app's clock moves there too). */
-async function billAt(isoTime: string, deps: AppDeps = t.deps) {
+async function billAt(
+  isoTime: string,
+  deps: AppDeps = t.deps,
+  options: Partial<Parameters<typeof worker>[1]> = {},
+) {
   clock = at(isoTime);
-  return worker(deps).runOnce();
+  return worker(deps, options).runOnce();
 }
 
 const none = { charged: 0, failed: 0, cancelled: 0, ended: 0 };
@@ -217,6 +221,33 @@ describe("recurring billing", () => {
     expect(await eventsOf(t.store.db, sub.id)).toEqual(["subscription.created", "subscription.updated"]);
     expect(await billAt("2026-03-31T10:00:00Z")).toEqual(none);
     expect((await paymentsOf(t.store.db, sub.id)).map((p) => p.status)).toEqual(["COMPLETED", "COMPLETED"]);
+  });
+
+  it("records a charge made before a crash once its gift is cancelled: the next pass settles it, charging nothing", async () => {
+    const sub = await subscribe(t, await recurringForm(t));
+    const crashing = {
+      ...t.deps,
+      processors: t.deps.processors.withSandbox(wrapped(t.deps.processors.sandbox, { failAfter: true })),
+    };
+    const charges = await ledgerCharges(t.store.db);
+    await billAt("2026-02-28T10:00:00Z", crashing, { leaseMs: 200, onError: () => {} });
+    expect(await ledgerCharges(t.store.db)).toBe(charges + 1);
+    expect((await paymentsOf(t.store.db, sub.id)).map((p) => p.status)).toEqual(["COMPLETED", "PROCESSING"]);
+    // The donor cancels while that charge is unrecorded: no pass claims the gift again.
+    await t.store.db
+      .updateTable("subscriptions")
+      .set({ status: "CANCELLED", cancelled_at: "2026-02-28T10:01:00.000Z" })
+      .where("id", "=", sub.id)
+      .execute();
+    // Within five minutes the charge may still be another pass's: left alone.
+    await billAt("2026-02-28T10:02:00Z");
+    expect((await paymentsOf(t.store.db, sub.id))[1].status).toBe("PROCESSING");
+    await billAt("2026-02-28T10:20:00Z");
+    const payments = await paymentsOf(t.store.db, sub.id);
+    expect(payments.map((p) => p.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(await ledgerCharges(t.store.db)).toBe(charges + 1);
+    expect(await eventsOf(t.store.db, payments[1].id)).toContain("donation.created");
+    expect((await subscription(t.store.db, sub.id)).status).toBe("CANCELLED");
   });
 
   it("dates a charge when its outcome is recorded, so it lists above pages handed out while the processor ran", async () => {
@@ -596,11 +627,11 @@ describe("the worker loop", () => {
     const broken: AppDeps = { ...t.deps, store: { ...t.store, dialect: t.store.dialect, db: brokenDb() } };
     const w = worker(broken, { onError: (err, context) => errors.push(`${context}: ${String(err)}`) });
     w.start(5);
-    for (let i = 0; i < 100 && errors.length < 2; i++)
+    for (let i = 0; i < 100 && errors.filter((e) => /^claiming/.test(e)).length < 2; i++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     await w.stop();
     expect(errors.length).toBeGreaterThanOrEqual(2);
-    expect(errors[0]).toMatch(/claiming subscriptions/);
+    expect(errors.filter((e) => /^claiming subscriptions/.test(e)).length).toBeGreaterThanOrEqual(2);
   });
 });
 
