@@ -117,14 +117,14 @@ export function receiptPdf(
         row(
           doc,
           `${tr("doc.discount")}${details.promoCode ? ` (${isolate(details.promoCode)})` : ""}`,
-          `-${money(details.discountCents)}`,
+          money(-details.discountCents),
         );
       if (Number(p.fee_cents) > 0) row(doc, tr("doc.fee"), money(Number(p.fee_cents)));
       rule(doc);
       row(doc, tr("doc.totalPaid"), money(Number(p.amount_cents)), { bold: true });
-      if (Number(p.refunded_cents) > 0) row(doc, tr("doc.refunded"), `-${money(Number(p.refunded_cents))}`);
+      if (Number(p.refunded_cents) > 0) row(doc, tr("doc.refunded"), money(-Number(p.refunded_cents)));
       const fmv = fairMarketCents(p);
-      if (fmv > 0) row(doc, tr("doc.fmv"), `-${money(fmv)}`);
+      if (fmv > 0) row(doc, tr("doc.fmv"), money(-fmv));
       row(doc, tr("doc.deductible"), money(deductibleCents(p)), { bold: true });
       gap(doc, 1.5);
       text(doc, fmv > 0 ? tr("doc.note.fmv") : tr("doc.note.none"), { size: 9 });

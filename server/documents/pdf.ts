@@ -133,7 +133,18 @@ export function rule(doc: Doc): void {
   pdf.moveDown(0.6);
 }
 
-function paragraph(doc: Doc, value: string, box: Box, style: TextStyle): void {
+/**
+ * Characters the embedded fonts have no glyph for, as a PDF writes them instead: the narrow no-break space
+ * (French thousands, "F CFA") as a no-break space; the baht sign as the currency's code.
+ */
+const PDF_SUBSTITUTES: [string, string][] = [
+  ["\u202F", "\u00A0"],
+  ["\u0E3F", "THB"],
+];
+
+function paragraph(doc: Doc, text: string, box: Box, style: TextStyle): void {
+  let value = text;
+  for (const [from, to] of PDF_SUBSTITUTES) value = value.replaceAll(from, to);
   const size = style.size ?? 10;
   doc.pdf.font(standardFont(style)).fontSize(size);
   const plain = withoutBidiControls(value);

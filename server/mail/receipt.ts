@@ -171,7 +171,7 @@ function compose(input: ReceiptInput) {
       input.promoCode
         ? tr("mail.receipt.discountCode", { code: input.promoCode })
         : tr("mail.receipt.discount"),
-      `-${money(input.discountCents)}`,
+      money(-input.discountCents),
     ]);
   if (input.feeCents > 0) items.push([tr("mail.receipt.fee"), money(input.feeCents)]);
   if (items.length > 0) items.push([tr("mail.receipt.total"), money(input.amountCents)]);
@@ -236,12 +236,14 @@ function textTable(rows: [string, string][]): string {
   return rows.map(([label, value]) => `  ${label.padEnd(width)}  ${value}`).join("\n");
 }
 
-function htmlTable(rows: [string, string][], boldLast: boolean): string {
+/** A table of labels and amounts, the amounts at the end of the line (the left in a right-to-left e-mail). */
+function htmlTable(rows: [string, string][], boldLast: boolean, direction: "ltr" | "rtl"): string {
+  const end = direction === "rtl" ? "left" : "right";
   const cell = "padding:4px 0;border-bottom:1px solid #eee;vertical-align:top";
   const body = rows
     .map(([label, value], i) => {
       const weight = boldLast && i === rows.length - 1 ? "font-weight:bold;" : "";
-      return `<tr><td style="${cell};${weight}color:#555">${escapeHtml(label)}</td><td style="${cell};${weight}text-align:right">${escapeHtml(value)}</td></tr>`;
+      return `<tr><td style="${cell};${weight}color:#555">${escapeHtml(label)}</td><td style="${cell};${weight}text-align:${end}">${escapeHtml(value)}</td></tr>`;
     })
     .join("");
   return `<table role="presentation" style="width:100%;border-collapse:collapse;margin:0 0 16px">${body}</table>`;
@@ -292,9 +294,9 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
       : "",
     htmlParagraphs([r.greeting, ...r.paragraphs].join("\n\n")),
     `<h2 style="font-size:16px;margin:20px 0 8px">${escapeHtml(r.headings.receipt)}</h2>`,
-    htmlTable(r.summary, false),
+    htmlTable(r.summary, false, directionOf(r.language)),
     r.items.length > 0
-      ? `<h2 style="font-size:16px;margin:20px 0 8px">${escapeHtml(r.headings.details)}</h2>${htmlTable(r.items, true)}`
+      ? `<h2 style="font-size:16px;margin:20px 0 8px">${escapeHtml(r.headings.details)}</h2>${htmlTable(r.items, true, directionOf(r.language))}`
       : "",
     ...(r.tickets.length > 0 ? [htmlTickets(r)] : []),
     htmlParagraphs(r.closing),

@@ -139,6 +139,26 @@ describe(`receipt and statement PDFs in Arabic and other scripts (${dialect})`, 
     expect(glyphsOf("لإ").length + glyphsOf("لا").length).toBeGreaterThanOrEqual(1);
   });
 
+  it("writes amounts whose format has a narrow no-break space or the baht sign with glyphs the PDF has", async () => {
+    const euros = await t.request("PUT", "/v1/organization", { body: { currency: "EUR" } });
+    expect(euros.status, euros.text).toBe(200);
+    const formId = await createForm(t, validForms.standard());
+    const id = await give(formId, ada, { amount: 1234.5 });
+    const cookie = await signIn(ada.email);
+    const french = pdfText(await download(`/receipts/${id}?lang=fr`, cookie), "ltr");
+    // French groups thousands with U+202F, which the fonts lack: written as a no-break space.
+    expect(french).toContain("1\u00a0234,50\u00a0");
+    expect(french).not.toContain("\u202f");
+    expect(french).not.toContain(String.fromCharCode(0));
+    const baht = await t.request("PUT", "/v1/organization", { body: { currency: "THB" } });
+    expect(baht.status, baht.text).toBe(200);
+    const thai = await give(formId, ada, { amount: 100 });
+    const german = pdfText(await download(`/receipts/${thai}?lang=de`, cookie), "ltr");
+    expect(german).toContain("100\u00a0THB");
+    expect(german).not.toContain("\u0e3f");
+    expect(german).not.toContain(String.fromCharCode(0));
+  });
+
   it("writes an Arabic statement in Arabic, with its totals and the Arabic plural", async () => {
     await dinner(ada);
     const gifts = await createForm(t, { ...validForms.standard(), title: "Support our work" });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { type ReceiptInput, renderReceipt } from "../../server/mail/receipt.js";
+import { formatMoney } from "../../shared/currency.js";
 
 const base = (extra: Partial<ReceiptInput> = {}): ReceiptInput => ({
   organizationName: "Acme Food Bank",
@@ -189,6 +190,12 @@ describe("the receipt e-mail", () => {
     expect(r.text).toMatch(/Total\s+\$473\.32\n/);
     expect(r.text).not.toContain("Frequency");
     expect(r.html).toContain("Adult × 2");
+    // A discount is a negative amount as the language writes one: in Arabic the sign stays with the number.
+    const arabic = renderReceipt(
+      base({ language: "ar", amountCents: 5000, discountCents: 5000, promoCode: "EARLY", lines: [] }),
+    );
+    expect(arabic.html).toContain(`>${formatMoney(-5000, "USD", "ar")}</td>`);
+    expect(arabic.html).not.toContain(`-${formatMoney(5000, "USD", "ar")}`);
   });
 
   it("dates the gift and the next charge by the day they fall on in the organization's time zone", () => {
@@ -226,8 +233,9 @@ describe("the receipt e-mail", () => {
       "pt-BR": ["Frequência", "Única", "Mensal"],
       ar: ["التكرار", "مرة واحدة", "شهريًا"],
     };
-    const row = (label: string, value: string) =>
-      `>${label}</td><td style="padding:4px 0;border-bottom:1px solid #eee;vertical-align:top;text-align:right">${value}</td>`;
+    // The value at the end of its line: the right, or the left in a right-to-left language.
+    const row = (label: string, value: string, end = "right") =>
+      `>${label}</td><td style="padding:4px 0;border-bottom:1px solid #eee;vertical-align:top;text-align:${end}">${value}</td>`;
     for (const [language, [label, once, monthly]] of Object.entries(rows) as [
       keyof typeof rows,
       [string, string, string],
@@ -238,7 +246,9 @@ describe("the receipt e-mail", () => {
       ] as const) {
         const r = renderReceipt(base({ language, frequency }));
         expect(r.text, `${language} ${frequency}`).toMatch(new RegExp(`^ +${label} +${word}$`, "m"));
-        expect(r.html, `${language} ${frequency}`).toContain(row(label, word));
+        expect(r.html, `${language} ${frequency}`).toContain(
+          row(label, word, language === "ar" ? "left" : "right"),
+        );
       }
     }
     // The sentences keep their adjective: "Ihre monatliche Spende", "لتبرعك الشهري".
