@@ -248,9 +248,18 @@ async function run(
   const key = `${group ?? ""} ${action ?? ""}`.trim();
   switch (key) {
     case "org create": {
+      // The name as `org set` and the API take one (cleaned, at most 200 characters).
+      const body = { organizationName: required(values, "name") };
+      const parsed = organizationUpdateSchema.safeParse(body);
+      if (!parsed.success)
+        throw new UsageError(
+          issuesToDetails(parsed.error.issues, body)
+            .join("; ")
+            .replace(/^organizationName/, "--name"),
+        );
       const org = await createOrganization(
         store.db,
-        { name: required(values, "name"), sandbox: values.sandbox },
+        { name: parsed.data.organizationName ?? body.organizationName, sandbox: values.sandbox },
         now(),
       );
       return {
@@ -515,7 +524,9 @@ async function orgStripe(values: Values, store: Store, config: Config, now: () =
     };
   } catch (err) {
     // Refusals are the operator's to fix: one line, exit 2 (as the keys' shapes were refused before).
-    if (err instanceof StripeConnectError) throw new UsageError(err.message);
+    // Stripe out of reach or failing is not: one line too, exit 1 (try again later).
+    if (err instanceof StripeConnectError)
+      throw err.kind === "stripe" ? new Error(err.message) : new UsageError(err.message);
     throw err;
   } finally {
     await deps.metrics.close();

@@ -232,6 +232,9 @@ class BackgroundConnection implements BackgroundWrites {
       this.closed = worker
         ? new Promise<void>((resolve) => {
             worker.once("exit", () => resolve());
+            // Held by the event loop until it is gone: a process waiting for this (a command ending) must
+            // not run out of things to do and exit, with code 0, before it has.
+            worker.ref();
             worker.postMessage("close");
           })
         : Promise.resolve();

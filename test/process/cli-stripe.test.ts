@@ -1,3 +1,4 @@
+import net, { type AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../../server/app.js";
 import { composeDeps } from "../../server/compose.js";
@@ -194,6 +195,26 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     } finally {
       await store.close();
     }
+  });
+
+  it("fails with exit code 1 and one line when Stripe cannot be reached (a failure that takes seconds)", async () => {
+    // A port nothing listens on: every call is refused, and the stripe package retries before giving up.
+    const closed = net.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise((resolve) => closed.close(resolve));
+    const started = Date.now();
+    const stderr = refused(
+      await runCli(["org", "stripe", "--org", orgId, ...keys()], {
+        ...env,
+        STRIPE_API_URL: `http://127.0.0.1:${port}`,
+      }),
+      1,
+    );
+    expect(stderr.trim().split("\n")).toHaveLength(1);
+    expect(stderr).toMatch(/^Failed: Stripe could not be reached/);
+    // Long enough that the store's background work had started: its close is awaited, not raced.
+    expect(Date.now() - started).toBeGreaterThan(1000);
   });
 
   it("refuses STRIPE_API_URL with live keys, and in production", async () => {

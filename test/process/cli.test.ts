@@ -505,6 +505,13 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
       expect(message).toContain("--name");
     });
 
+    it.concurrent("org create with a name longer than 200 characters, as org set refuses it", async ({
+      expect,
+    }) => {
+      const message = failed(await cli("org", "create", "--name", "x".repeat(201), "--json"));
+      expect(JSON.parse(message)).toEqual({ error: "--name must be at most 200 characters" });
+    });
+
     it.concurrent("an unknown command", async ({ expect }) => {
       const message = failed(await cli("org", "destroy"));
       expect(message).toMatch(/unknown command/i);
