@@ -156,7 +156,16 @@ function parsePermissions(raw: string | undefined): Permission[] | undefined {
 }
 
 function readJsonArg(raw: string, flag: string): unknown {
-  const text = raw.startsWith("@") ? fs.readFileSync(raw.slice(1), "utf8") : raw;
+  let text = raw;
+  if (raw.startsWith("@")) {
+    try {
+      text = fs.readFileSync(raw.slice(1), "utf8");
+    } catch (err) {
+      throw new UsageError(
+        `--${flag}: cannot read ${raw.slice(1)} (${(err as NodeJS.ErrnoException).code ?? "error"})`,
+      );
+    }
+  }
   try {
     return JSON.parse(text);
   } catch {
@@ -591,7 +600,9 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs({ options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    console.error(`${(err as Error).message}\n\n${USAGE}`);
+    // With --json, the one line a script reads; else the mistake and the usage.
+    if (process.argv.includes("--json")) console.error(JSON.stringify({ error: (err as Error).message }));
+    else console.error(`${(err as Error).message}\n\n${USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;

@@ -521,5 +521,27 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
       const message = failed(await cli("org", "list", "--bogus"));
       expect(message).toContain("--bogus");
     });
+
+    it.concurrent("an unknown option with --json: one line of JSON, exit 2", async ({ expect }) => {
+      const result = await cli("org", "list", "--bogus", "--json");
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(JSON.parse(result.stderr).error).toContain("--bogus");
+    });
+
+    it.concurrent("a JSON option naming a file that cannot be read: one line, exit 2", async ({ expect }) => {
+      const result = await cli(
+        "org",
+        "set",
+        "--org",
+        acme.organizationId,
+        "--global-custom-inputs",
+        "@/nonexistent/inputs.json",
+      );
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim()).toBe(
+        "--global-custom-inputs: cannot read /nonexistent/inputs.json (ENOENT)",
+      );
+    });
   });
 });
