@@ -8,7 +8,8 @@ import { releaseItems, retakeItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
 import { insertPayment, paymentDetails, paymentWithGift } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
-import { issueTickets, restoreTickets, voidTickets } from "../tickets/issue.js";
+import { restoreTicketsOfPayment } from "../store/tickets.js";
+import { issueTickets, voidTickets } from "../tickets/issue.js";
 import { type EventClock, emitEvent } from "../webhooks/events.js";
 import { presentPayment } from "../wire/payment.js";
 import { chargeOrigin } from "./chargeKey.js";
@@ -304,7 +305,7 @@ export async function recordRefund(
     // The full refund failed after the fact (the processor's report lowers the total): the order stands
     // again, with its stock and its tickets.
     await retakeItems(trx, row.form_id, paymentDetails(row).hold);
-    await restoreTickets(trx, row.id);
+    await restoreTicketsOfPayment(trx, row.id);
   }
   await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
   return { row, changed: true };

@@ -44,25 +44,33 @@ export async function takeItems(
   // opposite orders, would each lock one row and wait for the other's (a deadlock on PostgreSQL).
   const items = inLockOrder(current.items);
   for (const [i, item] of items.entries()) {
-    await trx
-      .insertInto("inventory")
-      .values({ form_id: formId, item_kind: item.kind, item_key: item.key, sold: 0 })
-      .onConflict((oc) => oc.columns(["form_id", "item_kind", "item_key"]).doNothing())
-      .execute();
-    let query = trx
-      .updateTable("inventory")
-      .set({ sold: sql`sold + ${item.quantity}` })
-      .where("form_id", "=", formId)
-      .where("item_kind", "=", item.kind)
-      .where("item_key", "=", item.key);
-    if (item.limit !== null) query = query.where(sql<boolean>`sold + ${item.quantity} <= ${item.limit}`);
-    const result = await query.executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) {
+    if (!(await addSold(trx, formId, item, item.limit))) {
       await releaseItems(trx, formId, items.slice(0, i));
       return item;
     }
   }
   return null;
+}
+
+/**
+ * Counts `item.quantity` more of the item as sold, its row made first if need be; with a `limit`, only
+ * while the total stays within it (one conditional update). False when the limit refused it.
+ */
+async function addSold(trx: Db, formId: string, item: HeldItem, limit: number | null): Promise<boolean> {
+  await trx
+    .insertInto("inventory")
+    .values({ form_id: formId, item_kind: item.kind, item_key: item.key, sold: 0 })
+    .onConflict((oc) => oc.columns(["form_id", "item_kind", "item_key"]).doNothing())
+    .execute();
+  let query = trx
+    .updateTable("inventory")
+    .set({ sold: sql`sold + ${item.quantity}` })
+    .where("form_id", "=", formId)
+    .where("item_kind", "=", item.kind)
+    .where("item_key", "=", item.key);
+  if (limit !== null) query = query.where(sql<boolean>`sold + ${item.quantity} <= ${limit}`);
+  const result = await query.executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /**
@@ -112,20 +120,7 @@ function limitNow(config: FormConfig, item: HeldItem): number | null | undefined
  * (a seat sold again in between is then one over, which the form's sales show), never refused.
  */
 export async function retakeItems(trx: Db, formId: string, items: HeldItem[]): Promise<void> {
-  for (const item of inLockOrder(items)) {
-    await trx
-      .insertInto("inventory")
-      .values({ form_id: formId, item_kind: item.kind, item_key: item.key, sold: 0 })
-      .onConflict((oc) => oc.columns(["form_id", "item_kind", "item_key"]).doNothing())
-      .execute();
-    await trx
-      .updateTable("inventory")
-      .set({ sold: sql`sold + ${item.quantity}` })
-      .where("form_id", "=", formId)
-      .where("item_kind", "=", item.kind)
-      .where("item_key", "=", item.key)
-      .execute();
-  }
+  for (const item of inLockOrder(items)) await addSold(trx, formId, item, null);
 }
 
 /** Items sorted by kind, then key: the order every take and release locks their rows in. */

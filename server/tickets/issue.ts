@@ -5,7 +5,7 @@ import { ulid } from "../ids.js";
 import type { Db } from "../store/database.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable, TicketsTable } from "../store/schema.js";
-import { insertTickets, restoreTicketsOfPayment, voidTicketsOfPayment } from "../store/tickets.js";
+import { insertTickets, voidTicketsOfPayment } from "../store/tickets.js";
 
 /**
  * Tickets are issued and voided with their order's payment, in the transaction that records its outcome
@@ -65,9 +65,4 @@ export async function issueTickets(trx: Db, row: PaymentsTable, nowMs: number): 
 /** Voids the tickets of a payment refunded in full. */
 export async function voidTickets(trx: Db, paymentId: string, nowMs: number): Promise<number> {
   return voidTicketsOfPayment(trx, paymentId, isoAt(nowMs));
-}
-
-/** Makes the tickets of a payment whose full refund failed after the fact valid again. */
-export async function restoreTickets(trx: Db, paymentId: string): Promise<number> {
-  return restoreTicketsOfPayment(trx, paymentId);
 }
