@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
 import { ApiError, errorMessage } from "../errors.js";
 import { applyProcessorEvent } from "../payments/processorEvents.js";
 import { ProcessorEventError } from "../processors/port.js";
@@ -17,15 +18,16 @@ import type { AppDeps, AppEnv } from "./env.js";
 const MAX_EVENT_BYTES = 512 * 1024;
 
 export function mountProcessorWebhooks(app: OpenAPIHono<AppEnv>, deps: AppDeps): void {
-  app.post("/stripe/webhooks/:organizationId", async (c) => {
-    const length = Number(c.req.header("Content-Length") ?? 0);
-    if (length > MAX_EVENT_BYTES)
-      throw new ApiError(413, `Request body too large: the limit is ${MAX_EVENT_BYTES} bytes`);
+  const tooLarge = () => {
+    throw new ApiError(413, `Request body too large: the limit is ${MAX_EVENT_BYTES} bytes`);
+  };
+  // A declared length is judged at once; a body sent in chunks (no Content-Length) is counted as it is
+  // read, so a sender cannot make the server hold more than the limit.
+  const limited = bodyLimit({ maxSize: MAX_EVENT_BYTES, onError: tooLarge });
+  app.post("/stripe/webhooks/:organizationId", limited, async (c) => {
     const org = await getOrganization(deps.store.db, c.req.param("organizationId"));
     if (!org?.processor) throw new ApiError(404, "No Stripe account is connected for this organization");
     const raw = await c.req.text();
-    if (raw.length > MAX_EVENT_BYTES)
-      throw new ApiError(413, `Request body too large: the limit is ${MAX_EVENT_BYTES} bytes`);
     const processor = deps.processors.named("stripe", org);
     if (!processor.verifyEvent) throw new ApiError(404, "This processor sends no webhooks");
     let event: ReturnType<NonNullable<typeof processor.verifyEvent>>;

@@ -133,6 +133,31 @@ describe("verifying Stripe's deliveries", () => {
     const elsewhere = await s.postEvent("{}", { org: other });
     expect(elsewhere.status).toBe(404);
   });
+  it("refuses a delivery larger than 512 KiB with 413, whether its length is declared or it comes in chunks", async () => {
+    const big = `{"id":"evt_big","type":"ping","data":{"object":{}},"pad":"${"x".repeat(600 * 1024)}"}`;
+    const declared = await s.postEvent(big);
+    expect(declared.status).toBe(413);
+    // Sent in chunks with no Content-Length: counted as it is read, refused once past the limit.
+    let sent = 0;
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent >= 4 * 1024 * 1024) return controller.close();
+        sent += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const res = await s.t.app.request(`/stripe/webhooks/${s.t.org.id}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "Stripe-Signature": "t=1,v1=00" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: expect.stringContaining("too large") });
+    // Reading stopped near the limit, not at the end of what the sender had.
+    expect(sent).toBeLessThan(4 * 1024 * 1024);
+  });
 });
 
 describe("applying Stripe's events", () => {
