@@ -263,6 +263,27 @@ describe(`event tickets (${dialect})`, () => {
     expect(JSON.parse(events[0].data)).toMatchObject({ code: ticket.code, status: "CHECKED_IN" });
   });
 
+  it("deleting the event's form stops its sales but not its door: its tickets are listed, read and checked in", async () => {
+    const { formId } = await eventOrder();
+    expect((await t.request("DELETE", `/v1/forms/${formId}`)).status).toBe(200);
+    expect((await t.request("GET", `/v1/forms/${formId}`)).status).toBe(410);
+    const res = await list(formId);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.tickets).toHaveLength(3);
+    const [first] = res.body.tickets;
+    expect((await t.request<Ticket>("GET", `/v1/forms/${formId}/tickets/${first.code}`)).body).toMatchObject({
+      code: first.code,
+      status: "VALID",
+    });
+    const admitted = await checkIn(formId, first.code);
+    expect(admitted.status, admitted.text).toBe(200);
+    expect(admitted.body.status).toBe("CHECKED_IN");
+    expect((await undo(formId, first.code)).body.status).toBe("VALID");
+    // Still another organization's form to anyone else.
+    const other = await t.newOrg({ name: "Elsewhere" });
+    expect((await list(formId, "", other.key)).status).toBe(403);
+  });
+
   it("an unknown code is a 404, as is a code of another event", async () => {
     const { formId } = await eventOrder();
     const other = await eventOrder();

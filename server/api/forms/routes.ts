@@ -91,7 +91,7 @@ export async function loadOwnedForm(
   deps: AppDeps,
   organizationId: string,
   id: string,
-  opts: { cached?: boolean } = {},
+  opts: { cached?: boolean; deleted?: "allowed" } = {},
 ): Promise<FormRecord> {
   const formId = id.toLowerCase();
   const form = !isUuid(id)
@@ -99,14 +99,17 @@ export async function loadOwnedForm(
     : opts.cached
       ? await findFormCached(deps.store, formId)
       : await findForm(deps.store.db, formId);
-  return owned(form, organizationId);
+  return owned(form, organizationId, opts.deleted === "allowed");
 }
 
-/** The form when the caller may see it, else the 404, 403 or 410 that says why not. */
-function owned(form: FormRecord | undefined, organizationId: string): FormRecord {
+/**
+ * The form when the caller may see it, else the 404, 403 or 410 that says why not (a deleted form is a
+ * 410 unless `deletedAllowed`: what was sold with it, its tickets, outlives it).
+ */
+function owned(form: FormRecord | undefined, organizationId: string, deletedAllowed = false): FormRecord {
   if (!form) throw new ApiError(404, "Form not found");
   if (form.organizationId !== organizationId) throw new ApiError(403, "Form belongs to another organization");
-  if (form.deletedAt) throw new ApiError(410, "Form has been deleted");
+  if (form.deletedAt && !deletedAllowed) throw new ApiError(410, "Form has been deleted");
   return form;
 }
 
