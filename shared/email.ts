@@ -14,5 +14,9 @@ export function isEmailAddress(value: string): boolean {
 /** How the OpenAPI document states the rule (the pattern is the one above, read with Unicode classes). */
 export const EMAIL_ADDRESS = { format: "email", pattern: EMAIL_PATTERN.source, maxLength: 254 };
 
-/** An address as records are found by: trimmed and lower-cased (a donor's gifts, a staff member, a contact). */
-export const emailKey = (email: string): string => email.trim().toLowerCase();
+/**
+ * An address as records are found by (a donor's gifts, a staff member, a contact): trimmed, lower-cased
+ * and in Unicode's composed form (NFC), so that "José" typed with a precomposed é and with an e and an
+ * accent is one address.
+ */
+export const emailKey = (email: string): string => email.trim().toLowerCase().normalize("NFC");

@@ -273,10 +273,15 @@ export function readOnlyFields<const K extends string>(
   return Object.fromEntries(names.map((name) => [name, field])) as Record<K, z.ZodOptional<z.ZodUnknown>>;
 }
 
-/** One e-mail address as people give it: trimmed, at most 254 characters, the rule of shared/email.ts. */
+/**
+ * One e-mail address as people give it: trimmed, in Unicode's composed form (NFC: an accent typed as a
+ * letter of its own is kept with its letter, as most keyboards write it), at most 254 characters, the rule
+ * of shared/email.ts.
+ */
 export const emailAddress = z
   .string()
   .trim()
+  .normalize("NFC")
   .max(254)
   .meta(EMAIL_ADDRESS)
   .check(

@@ -106,6 +106,24 @@ describe(`donor portal (${dialect})`, () => {
     expect(await mailedToken("Kate@example.org")).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it("takes an accent typed as a letter of its own (NFD) as the same address as the composed one (NFC)", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const decomposed = "Jose\u0301@example.org";
+    const gift = await give(formId, decomposed);
+    const row = await t.store.db
+      .selectFrom("payments")
+      .select("email")
+      .where("id", "=", gift.paymentID)
+      .executeTakeFirstOrThrow();
+    expect(row.email).toBe("Jos\u00e9@example.org");
+    // Asked for with the composed form (and the other way round), the same donor's link is mailed.
+    const cookie = await signIn("jos\u00e9@example.org");
+    const gifts = await t.request<{ payments: { paymentID: string }[] }>("GET", `${base()}/gifts`, asDonor(cookie));
+    expect(gifts.body.payments.map((p) => p.paymentID)).toEqual([gift.paymentID]);
+    expect((await linkRequest("jose\u0301@EXAMPLE.org")).status).toBe(202);
+    expect(await mailedToken("jos\u00e9@EXAMPLE.org")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
   it("refuses an expired link and an expired session with 401", async () => {
     const formId = await createForm(t, validForms.standard());
     await give(formId, "late@example.org");
