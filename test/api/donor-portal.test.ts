@@ -118,7 +118,11 @@ describe(`donor portal (${dialect})`, () => {
     expect(row.email).toBe("Jos\u00e9@example.org");
     // Asked for with the composed form (and the other way round), the same donor's link is mailed.
     const cookie = await signIn("jos\u00e9@example.org");
-    const gifts = await t.request<{ payments: { paymentID: string }[] }>("GET", `${base()}/gifts`, asDonor(cookie));
+    const gifts = await t.request<{ payments: { paymentID: string }[] }>(
+      "GET",
+      `${base()}/gifts`,
+      asDonor(cookie),
+    );
     expect(gifts.body.payments.map((p) => p.paymentID)).toEqual([gift.paymentID]);
     expect((await linkRequest("jose\u0301@EXAMPLE.org")).status).toBe(202);
     expect(await mailedToken("jos\u00e9@EXAMPLE.org")).toMatch(/^[A-Za-z0-9_-]{43}$/);
