@@ -6,6 +6,7 @@ import type { AppDeps } from "../deps.js";
 import { prefixedId } from "../ids.js";
 import { billingChargeKey } from "../payments/chargeKey.js";
 import { AWAITING_AUTHENTICATION, requestConfirmation } from "../payments/confirmationRequest.js";
+import { confirmableOnSession } from "../payments/interruptedCharge.js";
 import { outcomeOfCharge } from "../payments/outcome.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import {
@@ -213,7 +214,7 @@ async function refusedCharge(
  * to (confirmationRequest.ts); elsewhere nobody is there to confirm it, and it fails like a decline.
  */
 function recurringOutcome(charge: ChargeResult): PaymentOutcome {
-  if (charge.status === "failed" && charge.failureCode === "authentication_required" && charge.clientSecret)
+  if (confirmableOnSession(charge))
     return {
       to: "PENDING",
       processorPaymentId: charge.processorPaymentId,

@@ -1,11 +1,9 @@
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
-import { INTERRUPTED_MESSAGE, outcomeOfCharge } from "../payments/outcome.js";
-import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
+import { chargeStanding, confirmableOnSession, INTERRUPTED_AFTER_MS } from "../payments/interruptedCharge.js";
+import { interruptedOutcome, outcomeOfCharge } from "../payments/outcome.js";
+import { settlePayment } from "../payments/transition.js";
 import { getOrganization } from "../store/organizations.js";
-
-/** A recurring charge untouched this long has no pass working on it any more (a checkout's interval too). */
-const ORPHANED_AFTER_MS = 5 * 60 * 1000;
 
 /**
  * Recurring charges left PROCESSING by a pass that was interrupted (the processor may have made them)
@@ -37,7 +35,7 @@ export async function settleOrphanedCharges(
     .where("payments.status", "=", "PROCESSING")
     .where("payments.charge_key", "like", "sub:%")
     .where("subscriptions.status", "!=", "ACTIVE")
-    .where("payments.updated_at", "<", isoAt(nowMs - ORPHANED_AFTER_MS))
+    .where("payments.updated_at", "<", isoAt(nowMs - INTERRUPTED_AFTER_MS))
     .orderBy("payments.updated_at")
     .limit(limit)
     .execute();
@@ -49,32 +47,15 @@ export async function settleOrphanedCharges(
       if (!org) continue;
       const processor = deps.processors.named(row.processor, org);
       const ref = { idempotencyKey: row.charge_key, processorPaymentId: row.processor_payment_id };
-      let charge = await processor.findCharge(ref);
-      const held =
-        charge?.status === "requires_action" ||
-        (charge?.status === "failed" &&
-          charge.failureCode === "authentication_required" &&
-          charge.clientSecret);
-      if (
-        held &&
-        charge &&
-        "processorPaymentId" in charge &&
-        charge.processorPaymentId &&
-        processor.cancelPayment
-      ) {
-        if (!(await processor.cancelPayment(charge.processorPaymentId)))
-          charge = await processor.findCharge(ref);
-        else charge = null;
-      }
-      const outcome: PaymentOutcome =
-        charge && charge.status !== "requires_action"
-          ? (outcomeOfCharge(charge, null) as PaymentOutcome)
-          : {
-              to: "FAILED",
-              processorPaymentId: row.processor_payment_id,
-              code: "processing_error",
-              message: INTERRUPTED_MESSAGE,
-            };
+      // Nobody will confirm a charge of a gift that has ended: one held for the donor is cancelled.
+      const { charge } = await chargeStanding(
+        processor,
+        ref,
+        (held) => held.status === "requires_action" || confirmableOnSession(held),
+      );
+      const outcome =
+        (charge && charge.status !== "requires_action" && outcomeOfCharge(charge, null)) ||
+        interruptedOutcome(row.processor_payment_id);
       const done = await deps.store.transact((trx) =>
         settlePayment(
           trx,

@@ -1,7 +1,8 @@
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { CHECKOUT_CHARGE_PREFIX } from "../payments/chargeKey.js";
-import { INTERRUPTED_MESSAGE, outcomeOfCharge } from "../payments/outcome.js";
+import { chargeStanding, INTERRUPTED_AFTER_MS } from "../payments/interruptedCharge.js";
+import { interruptedOutcome, outcomeOfCharge } from "../payments/outcome.js";
 import type { PaymentOutcome } from "../payments/transition.js";
 import { liveProcesses } from "../store/claim.js";
 import { getOrganizationCached } from "../store/organizations.js";
@@ -20,9 +21,6 @@ import { finalizeCheckout } from "./finalize.js";
  * crash holds the stock for well under a minute. One whose process lives on, or that names none (the
  * process keeps no heartbeat), is taken after INTERRUPTED_AFTER_MS: its request has ended by then.
  */
-
-/** A checkout older than this is no longer running anywhere (requests time out long before). */
-export const INTERRUPTED_AFTER_MS = 5 * 60 * 1000;
 
 /** A payment waiting this long for the donor's bank confirmation (3-D Secure) is given up. */
 export const ACTION_ABANDONED_AFTER_MS = 60 * 60 * 1000;
@@ -88,44 +86,30 @@ async function recover(deps: AppDeps, row: Interrupted, nowMs: number): Promise<
   if (!org) return;
   const processor = deps.processors.named(row.processor, org);
   const ref = { idempotencyKey: row.charge_key, processorPaymentId: row.processor_payment_id };
-  const charge = await processor.findCharge(ref);
+  const waited = nowMs - Date.parse(row.created_at);
+  // A payment waiting for the donor's bank confirmation is given up once the donor has had their time.
+  const standing = await chargeStanding(
+    processor,
+    ref,
+    (charge) => charge.status === "requires_action" && waited >= ACTION_ABANDONED_AFTER_MS,
+  );
+  if (standing.cancelled === "held") {
+    await finalizeCheckout(deps, row.id, { ...ABANDONED, processorPaymentId: standing.processorPaymentId });
+    return;
+  }
+  const { charge } = standing;
   if (charge?.status === "requires_action") {
-    const waiting = nowMs - Date.parse(row.created_at);
-    // Still within the time a donor may take: looked at again after another interval (no process is
-    // charging it any more, whichever made it: it waits for the donor).
-    if (waiting < ACTION_ABANDONED_AFTER_MS || !processor.cancelPayment) {
-      await deps.store.db
-        .updateTable("payments")
-        .set({ updated_at: isoAt(nowMs), claimed_by: null })
-        .where("id", "=", row.id)
-        .where("status", "=", "PROCESSING")
-        .execute();
-      return;
-    }
-    // Cancelled unless it went through meanwhile: then it is recorded on the next pass.
-    if (!(await processor.cancelPayment(charge.processorPaymentId))) return;
-    await finalizeCheckout(deps, row.id, { ...ABANDONED, processorPaymentId: charge.processorPaymentId });
+    // Still within the time a donor may take (or not to be cancelled): looked at again after another
+    // interval (no process is charging it any more, whichever made it: it waits for the donor).
+    await deps.store.db
+      .updateTable("payments")
+      .set({ updated_at: isoAt(nowMs), claimed_by: null })
+      .where("id", "=", row.id)
+      .where("status", "=", "PROCESSING")
+      .execute();
     return;
   }
   const customer = paymentDetails(row).processorCustomer ?? null;
-  let outcome = charge && outcomeOfCharge(charge, customer);
-  // Made at the processor but never confirmed: cancelled so that it can never be. One that cannot be
-  // cancelled was confirmed meanwhile (or cancelled before): asked again, and recorded as it now stands.
-  if (!outcome && row.processor_payment_id && processor.cancelPayment) {
-    if (!(await processor.cancelPayment(row.processor_payment_id))) {
-      const now = await processor.findCharge(ref);
-      if (now?.status === "requires_action") return;
-      outcome = now && outcomeOfCharge(now, customer);
-    }
-  }
-  await finalizeCheckout(
-    deps,
-    row.id,
-    outcome ?? {
-      to: "FAILED",
-      processorPaymentId: row.processor_payment_id,
-      code: "processing_error",
-      message: INTERRUPTED_MESSAGE,
-    },
-  );
+  const outcome = charge && outcomeOfCharge(charge, customer);
+  await finalizeCheckout(deps, row.id, outcome ?? interruptedOutcome(row.processor_payment_id));
 }

@@ -9,6 +9,11 @@ import type { PaymentOutcome } from "./transition.js";
 export const INTERRUPTED_MESSAGE =
   "The checkout was interrupted before the payment was made. Nothing was charged; please try again.";
 
+/** A charge no process finished, that the processor never made (or was cancelled): nothing was charged. */
+export function interruptedOutcome(processorPaymentId: string | null): PaymentOutcome {
+  return { to: "FAILED", processorPaymentId, code: "processing_error", message: INTERRUPTED_MESSAGE };
+}
+
 export const PROCESSOR_DOWN_MESSAGE =
   "The payment could not be processed. Nothing was charged; please try again.";
 
