@@ -32,7 +32,7 @@ import { testReceiptRoutes } from "./api/testReceipt.js";
 import { ticketRoutes } from "./api/tickets.js";
 import { webhookRoutes } from "./api/webhooks.js";
 import { ApiError } from "./errors.js";
-import { serveWidgetAsset } from "./pages/assets.js";
+import { isVersionOf, serveWidgetAsset } from "./pages/assets.js";
 import { mountDashboard } from "./pages/dashboard.js";
 import { hostedFormPage } from "./pages/hosted.js";
 import { portalPage } from "./pages/portal.js";
@@ -171,9 +171,10 @@ export function createApp(deps: AppDeps) {
 
   // The checkout app (hosted pages, iframe and overlay); pages name it with ?v=<content hash>, and app.js
   // names its chunks (app-<name>-<hash>.js, loaded once the page is up) by names that change with them.
-  const checkoutAsset = (c: Context<AppEnv>, name: string, forGood: boolean) => {
+  const checkoutAsset = (c: Context<AppEnv>, name: string, chunk: boolean) => {
     const asset = serveWidgetAsset(name);
     if (!asset) return c.text(`/* ${name} is not built: run npm run build */`, 404);
+    const forGood = chunk || isVersionOf(asset, c.req.query("v"));
     const headers = {
       "Content-Type": `${name.endsWith(".css") ? "text/css" : "application/javascript"}; charset=utf-8`,
       "Cache-Control": forGood ? "public, max-age=31536000, immutable" : "public, max-age=300",
@@ -184,7 +185,7 @@ export function createApp(deps: AppDeps) {
     return c.body(asset.body, 200, headers);
   };
   for (const name of ["app.js", "app.css", "stripe.js", "portal.js"] as const)
-    app.get(`/checkout/${name}`, (c) => checkoutAsset(c, name, !!c.req.query("v")));
+    app.get(`/checkout/${name}`, (c) => checkoutAsset(c, name, false));
   app.get("/checkout/:chunk{app-[\\w-]+\\.js}", (c) => checkoutAsset(c, c.req.param("chunk"), true));
 
   app.get("/donate/:formID", (c) => hostedFormPage(c, deps, c.req.param("formID")));

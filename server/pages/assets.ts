@@ -51,6 +51,13 @@ const contentHash = (body: string): string =>
  */
 export const assetVersion = (body: string): string => contentHash(body).slice(0, 12);
 
+/**
+ * Whether `v` (a URL's `?v=`) is the version of this very file: only then is the answer kept for good. A
+ * page of another build (a rolling deploy, a rollback) names another version, which must not be cached
+ * for a year under its name with this build's file.
+ */
+export const isVersionOf = (file: BuiltFile, v: string | undefined): boolean => v === file.etag.slice(1, 13);
+
 export function serveWidgetAsset(name: string): BuiltFile | undefined {
   // Only known names and chunk names: nothing else reaches the file system.
   if (!WIDGET_ASSETS.has(name) && !CHECKOUT_CHUNK.test(name)) return undefined;

@@ -1,6 +1,6 @@
 import type { Context, Hono } from "hono";
 import type { AppEnv } from "../api/env.js";
-import { builtFile } from "./assets.js";
+import { builtFile, isVersionOf } from "./assets.js";
 
 /**
  * The staff dashboard's page: one shell for every path under `/dashboard` (so a deep link or a reload opens
@@ -62,7 +62,8 @@ function asset(c: Context<AppEnv>, name: string): Response {
   if (!file) return c.text("Not found", 404, { "X-Content-Type-Options": "nosniff" });
   // The module keeps its plain name (its chunks import it by that name): revalidated on each load. A
   // chunk's name changes with its content, and the stylesheet is named with ?v=: both kept for good.
-  const forGood = name !== "dashboard.js" && (name !== "dashboard.css" || !!c.req.query("v"));
+  const forGood =
+    name !== "dashboard.js" && (name !== "dashboard.css" || isVersionOf(file, c.req.query("v")));
   const headers = {
     "Content-Type": `${name.endsWith(".css") ? "text/css" : "application/javascript"}; charset=utf-8`,
     "Cache-Control": forGood ? "public, max-age=31536000, immutable" : "no-cache",

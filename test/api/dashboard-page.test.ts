@@ -67,6 +67,13 @@ describe(`the staff dashboard's page and files (${dialect})`, () => {
 
     const css = await t.request("GET", "/dashboard/assets/dashboard.css?v=1", { key: null });
     expect(css.headers.get("content-type")).toMatch(/^text\/css/);
+    // Only the version of this very file is kept for good.
+    expect(css.headers.get("cache-control")).toBe("no-cache");
+    const named = (await t.request("GET", "/dashboard", { key: null })).text.match(
+      /dashboard\.css\?v=([\w-]+)/,
+    )?.[1];
+    const current = await t.request("GET", `/dashboard/assets/dashboard.css?v=${named}`, { key: null });
+    expect(current.headers.get("cache-control")).toContain("immutable");
   });
 
   it("serves nothing but the built files it names", async () => {

@@ -275,6 +275,12 @@ describe("hosted checkout page", () => {
       const etag = res.headers.get("etag") as string;
       const again = await t.app.request(src as string, { headers: { "If-None-Match": etag } });
       expect(again.status).toBe(304);
+      // A version of another build (a page rendered before a deploy) gets this build's file, briefly cached.
+      for (const other of ["not-this-build", "0", ""]) {
+        const stale = await t.app.request(`/checkout/${name}?v=${other}`);
+        expect(stale.status, name).toBe(200);
+        expect(stale.headers.get("cache-control"), `${name}?v=${other}`).toBe("public, max-age=300");
+      }
     }
   });
 
