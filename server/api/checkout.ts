@@ -230,6 +230,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         204: { description: "The overlay may open this form on this site" },
         403: { description: "This site is not one of the organization's sites", schema: errorSchema },
         404: publicErrors[404],
+        410: { description: "The form was deleted", schema: errorSchema },
       },
       handler: async (c, { params }) => {
         const cors = { "Access-Control-Allow-Origin": "*" };
@@ -238,6 +239,8 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
           throw err;
         });
         if (!found) return c.json({ error: "Form not found" }, 404, cors);
+        // As the form's view and hosted page answer: the overlay then says so instead of opening.
+        if (found.deleted) return c.json({ error: "This form has been deleted" }, 410, cors);
         const origin = c.req.header("Origin");
         if (origin === undefined || siteOrigins(found.org).includes(origin)) return c.body(null, 204, cors);
         return c.json(

@@ -108,6 +108,16 @@ describe("GET /api/forms/{id}/overlay, asked by overlay.js", () => {
     expect((await ask(formA, "null")).status).toBe(403);
   });
 
+  it("answers 410 for a deleted form, as its view and hosted page do, whatever the site", async () => {
+    const gone = await createForm(t, validForms.standard());
+    expect((await ask(gone, siteA)).status).toBe(204);
+    expect((await t.request("DELETE", `/v1/forms/${gone}`)).status).toBe(200);
+    const res = await ask(gone, siteA);
+    expect(res.status).toBe(410);
+    expect(res.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    expect(await res.json()).toEqual({ error: "This form has been deleted" });
+  });
+
   it("answers 404 with the API's error shape to an unknown form", async () => {
     const res = await ask("00000000-0000-4000-8000-000000000000", siteA);
     expect(res.status).toBe(404);
