@@ -52,6 +52,15 @@ export type Prefill = Partial<Record<TextKey | UtmKey, string>> & {
 };
 
 const MAX_TEXT = 200;
+/** Text keys the checkout takes shorter than MAX_TEXT (its donor fields): a link may not give more. */
+const MAX_TEXT_OF: Partial<Record<TextKey, number>> = {
+  firstName: 100,
+  lastName: 100,
+  phone: 40,
+  city: 100,
+  state: 100,
+  postalCode: 20,
+};
 const MAX_ANSWER = 2000;
 
 export interface AnyCustomInput {
@@ -120,9 +129,10 @@ export function validatePrefill(
   for (const key of [...PREFILL_TEXT_KEYS, ...PREFILL_UTM_KEYS]) {
     const value = input[key];
     if (value === undefined) continue;
+    const max = MAX_TEXT_OF[key as TextKey] ?? MAX_TEXT;
     if (typeof value !== "string")
       details.push(`prefill.${key} must be a string, not ${describeValue(value)}`);
-    else if (value.length > MAX_TEXT) details.push(`prefill.${key} must be at most ${MAX_TEXT} characters`);
+    else if (value.trim().length > max) details.push(`prefill.${key} must be at most ${max} characters`);
     // Each lands in a single-line field of the checkout (the donor's, or the gift's UTM), which refuses it.
     else if (!isSingleLine(value)) details.push(`prefill.${key} ${SINGLE_LINE_MESSAGE}`);
     else if (key === "email" && value.trim() && !isEmailAddress(value.trim()))
@@ -236,6 +246,8 @@ export function validatePrefill(
             details.push(`${field} must be an array of options`);
           else if (value.some((v) => !ci.options.includes(v)))
             details.push(`${field} must contain only these options: ${ci.options.join(", ")}`);
+          // As the checkout refuses it: the donor could not send the answer as the link gave it.
+          else if (new Set(value).size !== value.length) details.push(`${field} must not repeat an option`);
           else out[key] = value as string[];
         } else if (typeof value !== "string") {
           details.push(`${field} must be a string, not ${describeValue(value)}`);

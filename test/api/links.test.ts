@@ -568,6 +568,33 @@ describe(`checkout links (${dialect})`, () => {
       expect(details.some((d) => d.startsWith("prefill.email"))).toBe(true);
     });
 
+    it("refuses donor text longer than the checkout's own field takes, so a donor never gets a value they cannot send", async () => {
+      const details = await refuse(standardID, {
+        prefill: {
+          firstName: "A".repeat(101),
+          lastName: "B".repeat(101),
+          phone: "5".repeat(41),
+          city: "C".repeat(101),
+          state: "S".repeat(101),
+          postalCode: "9".repeat(21),
+          organizationName: "O".repeat(201),
+        },
+      });
+      expect([...details].sort()).toEqual([
+        "prefill.city must be at most 100 characters",
+        "prefill.firstName must be at most 100 characters",
+        "prefill.lastName must be at most 100 characters",
+        "prefill.organizationName must be at most 200 characters",
+        "prefill.phone must be at most 40 characters",
+        "prefill.postalCode must be at most 20 characters",
+        "prefill.state must be at most 100 characters",
+      ]);
+      // At the limits, the link is made.
+      await createLink(standardID, {
+        prefill: { firstName: "A".repeat(100), phone: "5".repeat(40), postalCode: "9".repeat(20) },
+      });
+    });
+
     it("accepts any phone text (phone format is not validated)", async () => {
       const link = await createLink(standardID, { prefill: { phone: "call me maybe" } });
       expect(link.prefill.phone).toBe("call me maybe");
@@ -865,6 +892,11 @@ describe(`checkout links (${dialect})`, () => {
       expect(link.prefill.customInputs).toEqual(answers);
       const got = await t.request<Link>("GET", `/v1/forms/${formID}/links/${link.linkID}`, { key: org.key });
       expect(got.body.prefill.customInputs).toEqual(answers);
+    });
+
+    it("refuses a multiple choice answer that repeats an option, as the checkout would", async () => {
+      const details = await reject({ customInputs: { Topics: ["Arts", "Arts"] } });
+      expect(details).toEqual(["prefill.customInputs.Topics must not repeat an option"]);
     });
 
     it("accepts the organization's global custom inputs keyed by id and by title", async () => {
