@@ -123,7 +123,16 @@ export async function publicFormView(
       MONTHLY: d(c.monthlyAmounts),
       ANNUALLY: d(c.annuallyAmounts),
     },
-    defaultAmount: c.defaultAmount === null ? null : centsToDollars(c.defaultAmount),
+    // The form's default amount is its default frequency's: a link that opens the form at another one
+    // (and names no amount) starts the donor at that frequency's presets instead.
+    defaultAmount:
+      c.defaultAmount === null ||
+      (prefill?.frequency !== undefined &&
+        prefill.amount === undefined &&
+        prefill.frequency !== c.defaultFrequency &&
+        c.frequencies.includes(prefill.frequency))
+        ? null
+        : centsToDollars(c.defaultAmount),
     allowCustomAmount: c.allowCustomAmount,
     minAmount: 1,
     maxAmount: 1_000_000,

@@ -77,7 +77,10 @@ export const publicFormViewSchema = z.strictObject({
     MONTHLY: z.array(dollars),
     ANNUALLY: z.array(dollars),
   }),
-  defaultAmount: dollars.nullable(),
+  defaultAmount: dollars.nullable().meta({
+    description:
+      "The amount the checkout starts at, for the default frequency; null when a link opens the form at another frequency without an amount (the checkout then starts at that frequency's presets)",
+  }),
   allowCustomAmount: z.boolean(),
   minAmount: dollars,
   maxAmount: dollars,

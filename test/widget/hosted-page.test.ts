@@ -124,6 +124,34 @@ describe("hosted checkout page", () => {
     expect(plain.html).not.toContain("Grace");
   });
 
+  it("starts a link that picks another frequency (and no amount) at that frequency's presets, not the default amount", async () => {
+    for (const allowCustomAmount of [true, false]) {
+      const id = await createForm({
+        ...validForms.standard(),
+        frequencies: ["ONE_TIME", "MONTHLY"],
+        oneTimeAmounts: [50, 100, 250],
+        monthlyAmounts: [10, 25, 50],
+        defaultAmount: 250,
+        allowCustomAmount,
+      });
+      const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
+        body: { prefill: { frequency: "MONTHLY" } },
+      });
+      const { html } = await get(`/donate/${id}?elementid=${link.body.linkID}`);
+      expect(html, `custom ${allowCustomAmount}`).toContain("Donate $25 monthly</button>");
+      const view = await t.app.request(`/api/forms/${id}?elementid=${link.body.linkID}`);
+      expect(((await view.json()) as { defaultAmount: number | null }).defaultAmount).toBeNull();
+      // Without the link, or with one naming the default frequency, the form's default amount.
+      expect((await get(`/donate/${id}`)).html).toContain("Donate $250</button>");
+      const once = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
+        body: { prefill: { frequency: "ONE_TIME" } },
+      });
+      expect((await get(`/donate/${id}?elementid=${once.body.linkID}`)).html).toContain(
+        "Donate $250</button>",
+      );
+    }
+  });
+
   it("renders without prefill for an unknown or malformed elementid, control characters included", async () => {
     const id = await createForm(validForms.standard());
     const link = await t.request<{ linkID: string }>("POST", `/v1/forms/${id}/links`, {
