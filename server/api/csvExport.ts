@@ -141,5 +141,5 @@ export async function exportList<Row extends { created_at: string; id: string },
 
 /** The OpenAPI text of a list's CSV answer. */
 export function csvDoc(what: string): string {
-  return `With \`Accept: text/csv\`: every ${what} that matches the filters (not one page: \`limit\` and \`lastEvaluatedKey\` are ignored), newest first, as CSV (RFC 4180, UTF-8 with a byte order mark, a header record), streamed, with \`Content-Disposition: attachment; filename="<list>-YYYY-MM-DD.csv"\`. Times are in the organization's time zone (named in the column's header), amounts are decimals in the row's \`Currency\`; text a spreadsheet would run as a formula begins with \`'\`.`;
+  return `With \`Accept: text/csv\`: every ${what} that matches the filters (not one page: \`limit\` and \`lastEvaluatedKey\` do not narrow it, though a malformed one is still a 400), newest first, as CSV (RFC 4180, UTF-8 with a byte order mark, a header record), streamed, with \`Content-Disposition: attachment; filename="<list>-YYYY-MM-DD.csv"\`. Times are in the organization's time zone (named in the column's header), amounts are decimals in the row's \`Currency\`; text a spreadsheet would run as a formula begins with \`'\`.`;
 }

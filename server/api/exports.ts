@@ -28,7 +28,15 @@ function paymentColumns(timeZone: string): CsvColumn<Payment>[] {
     { header: "Status", value: (p) => p.view.status },
     { header: "Amount", value: (p) => money(p.row.amount_cents, p) },
     { header: "Refunded", value: (p) => money(p.row.refunded_cents, p) },
-    { header: "Net", value: (p) => money(Number(p.row.amount_cents) - Number(p.row.refunded_cents), p) },
+    // What the organization keeps of it: only a payment that collected money has any (a declined card, a
+    // bank debit still clearing, one in flight: empty), so that the column sums to what was raised.
+    {
+      header: "Net",
+      value: (p) =>
+        p.row.status === "COMPLETED" || p.row.status === "REFUNDED"
+          ? money(Number(p.row.amount_cents) - Number(p.row.refunded_cents), p)
+          : "",
+    },
     { header: "Covered fee", value: (p) => money(p.row.fee_cents, p) },
     { header: "Currency", value: (p) => p.view.currency },
     { header: "First name", value: (p) => p.view.firstName },

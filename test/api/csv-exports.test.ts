@@ -5,7 +5,7 @@ import { recordChange } from "../../server/store/auditLog.js";
 import { createContact } from "../../server/store/contacts.js";
 import { insertPayment } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
-import { card, checkout, createForm, donor } from "../support/checkout.js";
+import { CARDS, card, checkout, createForm, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
@@ -219,6 +219,22 @@ describe("GET /v1/payments with Accept: text/csv", () => {
     expect(csv.rows[0]["Last name"]).toBe('José, "山田"');
     expect(csv.rows[0].Amount).toBe("25.50");
     expect(csv.rows[0].Net).toBe("25.50");
+  });
+
+  it("leaves Net empty for a payment that collected nothing (declined), so the column sums to what was raised", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const declined = await checkout(t, formId, {
+      amount: 25,
+      donor: donor(),
+      paymentMethod: card(CARDS.declined),
+    });
+    expect(declined.status, declined.text).toBe(402);
+    const paid = await checkout(t, formId, { amount: 10, donor: donor(), paymentMethod: card() });
+    expect(paid.status, paid.text).toBe(201);
+    const csv = await getCsv("/v1/payments");
+    const byStatus = Object.fromEntries(csv.rows.map((r) => [r.Status, r]));
+    expect(byStatus.FAILED).toMatchObject({ Amount: "25.00", Refunded: "0.00", Net: "" });
+    expect(byStatus.COMPLETED).toMatchObject({ Amount: "10.00", Net: "10.00" });
   });
 
   it("keeps the JSON page without Accept: text/csv, and the permission with it", async () => {
