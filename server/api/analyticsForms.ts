@@ -76,12 +76,14 @@ export function analyticsFormRoutes(deps: AppDeps): RouteSpec[] {
       responses: { 200: { description: "Per form", schema: answer }, ...standardErrors },
       handler: async (c, { query: q }) => {
         const org = await loadCallerOrganization(deps, c.get("auth").organizationId);
-        const ids = [...new Set(q.formIDs.split(",").map((id) => id.toLowerCase()))];
+        // Each id answered as it was sent (in its case, repeats included); looked up once, in lower case.
+        const asked = q.formIDs.split(",");
+        const ids = [...new Set(asked.map((id) => id.toLowerCase()))];
         const sums = await raisedByForm(deps.store.db, org.id, org.currency, ids);
         return c.json({
           currency: org.currency,
-          forms: ids.map((formID) => {
-            const sum = sums.get(formID);
+          forms: asked.map((formID) => {
+            const sum = sums.get(formID.toLowerCase());
             return {
               formID,
               raised: centsToDollars(sum?.cents ?? 0),

@@ -48,6 +48,17 @@ describe(`what each form raised (${dialect})`, () => {
       { formID: empty, raised: 0, gifts: 0, otherCurrencies: [] },
       { formID: theirs, raised: 0, gifts: 0, otherCurrencies: [] },
     ]);
+
+    // Each id is answered as it was sent: in its case, and once per time it was asked for.
+    const again = await t.request<{ forms: { formID: string; raised: number }[] }>(
+      "GET",
+      `/v1/analytics/forms?formIDs=${a.toUpperCase()},${b},${a.toUpperCase()}`,
+    );
+    expect(again.body.forms.map((f) => [f.formID, f.raised])).toEqual([
+      [a.toUpperCase(), 55],
+      [b, 10],
+      [a.toUpperCase(), 55],
+    ]);
   });
 
   it("keeps the gifts made before a change of currency: counted, and summed apart in their currency", async () => {
