@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { z } from "zod";
+import { emailKey } from "../../shared/email.js";
 import {
   teamInviteBodySchema,
   teamListSchema,
@@ -43,11 +44,26 @@ function refusal(error: unknown): never {
   throw error;
 }
 
+/**
+ * Invitations mailed at most per organization and per address an hour (429 past them): each one mails a
+ * link from the organization to any address, which must not become a way to flood a mailbox.
+ */
+const INVITES_PER_ORGANIZATION_PER_HOUR = 50;
+const INVITES_PER_ADDRESS_PER_HOUR = 5;
+
 export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
   const reading = (c: Context<AppEnv>) => noKey(c);
   const changing = (c: Context<AppEnv>) => {
     noKey(c);
     checkOwnOrigin(c, deps.config);
+  };
+  /** One more invitation counted under `key`; a 429 past `max` an hour. */
+  const invitesLeft = async (key: string, max: number, what: string): Promise<void> => {
+    const r = await deps.store.rateLimits.hit(key, max, deps.now());
+    if (!r.allowed)
+      throw new ApiError(429, `Too many invitations ${what}; try again later`, undefined, {
+        "Retry-After": String(r.retryAfterSeconds),
+      });
   };
   /** The signed-in Owner of the request, with the role their membership has now. */
   const owner = async (c: Context<AppEnv>): Promise<StaffSession> => {
@@ -99,8 +115,7 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
       idempotent: false,
       tags,
       summary: "Invite a person to the team (Owner)",
-      description:
-        "Mails the address a single-use set-up link (24 hours) to set a password, from the organization, with the inviting Owner's address to reply to. Inviting again a person who has not set a password yet mails a fresh link (the earlier ones stop working) and gives them the role sent. The link is never in the answer.",
+      description: `Mails the address a single-use set-up link (24 hours) to set a password, from the organization, with the inviting Owner's address to reply to. Inviting again a person who has not set a password yet mails a fresh link (the earlier ones stop working) and gives them the role sent. The link is never in the answer. At most ${INVITES_PER_ORGANIZATION_PER_HOUR} invitations per organization and ${INVITES_PER_ADDRESS_PER_HOUR} per address an hour (429 with Retry-After).`,
       body: teamInviteBodySchema,
       before: changing,
       responses: {
@@ -109,9 +124,21 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
         401: NOT_SIGNED_IN,
         403: NOT_OWNER,
         409: e("The address is already a member who has set a password; or re-inviting would leave no Owner"),
+        429: e("Too many invitations (see Retry-After)"),
       },
       handler: async (c, { body }) => {
         const session = await owner(c);
+        const org = session.organizationId;
+        await invitesLeft(
+          `staff-invite-org:${org}`,
+          INVITES_PER_ORGANIZATION_PER_HOUR,
+          "from this organization",
+        );
+        await invitesLeft(
+          `staff-invite-email:${org}:${emailKey(body.email)}`,
+          INVITES_PER_ADDRESS_PER_HOUR,
+          "to this e-mail address",
+        );
         const member = await inviteMember(deps.store, {
           organizationId: session.organizationId,
           email: body.email,

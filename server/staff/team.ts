@@ -42,6 +42,8 @@ export class TeamError extends Error {
 const HOUR = 3_600_000;
 const LAST_OWNER =
   "An organization keeps at least one Owner: make another person Owner before changing or removing this one";
+const LAST_JOINED_OWNER =
+  "An organization keeps at least one Owner who has joined: the other Owners have not accepted their invitations yet";
 
 /** The organization's members, oldest first; or the one with `userId`. */
 export async function listTeam(db: Db, organizationId: string, userId?: string): Promise<TeamMember[]> {
@@ -110,15 +112,41 @@ async function lockOwners(store: Store, trx: Db, organizationId: string): Promis
     .execute();
 }
 
-/** After a change, inside its transaction: refused when the organization has no Owner left. */
-async function checkOwnersRemain(trx: Db, organizationId: string): Promise<void> {
-  const { n } = await trx
+/** The organization's Owners: all of them, or (`joined`) those who have joined, not only been invited. */
+async function countOwners(trx: Db, organizationId: string, joined: boolean): Promise<number> {
+  let query = trx
     .selectFrom("staff_memberships")
+    .innerJoin("staff_users", "staff_users.id", "staff_memberships.user_id")
     .select((eb) => eb.fn.countAll<number | string>().as("n"))
-    .where("organization_id", "=", organizationId)
-    .where("role", "=", "OWNER")
-    .executeTakeFirstOrThrow();
-  if (Number(n) === 0) throw new TeamError("lastOwner", LAST_OWNER);
+    .where("staff_memberships.organization_id", "=", organizationId)
+    .where("staff_memberships.role", "=", "OWNER");
+  if (joined) query = query.where((eb) => joinedHere(eb));
+  const { n } = await query.executeTakeFirstOrThrow();
+  return Number(n);
+}
+
+/** Whether the member has joined the organization (not only been invited to it). */
+async function hasJoined(trx: Db, organizationId: string, userId: string): Promise<boolean> {
+  const row = await trx
+    .selectFrom("staff_memberships")
+    .innerJoin("staff_users", "staff_users.id", "staff_memberships.user_id")
+    .select("staff_memberships.user_id")
+    .where("staff_memberships.organization_id", "=", organizationId)
+    .where("staff_memberships.user_id", "=", userId)
+    .where((eb) => joinedHere(eb))
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * After an Owner's role was taken or they were removed, inside the change's transaction: refused when the
+ * organization has no Owner left, and, when that Owner had joined, when no Owner who has joined is left
+ * (only invitations, which may never be accepted, would hold the Team page, keys and payment settings).
+ */
+async function checkOwnersRemain(trx: Db, organizationId: string, takenFromJoined: boolean): Promise<void> {
+  if ((await countOwners(trx, organizationId, false)) === 0) throw new TeamError("lastOwner", LAST_OWNER);
+  if (takenFromJoined && (await countOwners(trx, organizationId, true)) === 0)
+    throw new TeamError("lastOwner", LAST_JOINED_OWNER);
 }
 
 /** Ends every session the person has in the organization. */
@@ -194,7 +222,7 @@ export async function issueSetupLink(
       .where("organization_id", "=", input.organizationId)
       .execute();
     if (current.role === "OWNER" && input.role !== "OWNER")
-      await checkOwnersRemain(trx, input.organizationId);
+      await checkOwnersRemain(trx, input.organizationId, false);
     // A fresh link replaces the earlier ones.
     await endLinks(trx, input.organizationId, current.user_id, now, ["setup"]);
     await recordAudit(
@@ -323,13 +351,15 @@ export async function changeRole(
     const current = await membershipRole(trx, input.userId, input.organizationId);
     if (!current) throw new TeamError("notFound", "No such member of this organization");
     if (current.role === input.role) return;
+    const wasJoinedOwner =
+      current.role === "OWNER" && (await hasJoined(trx, input.organizationId, input.userId));
     await trx
       .updateTable("staff_memberships")
       .set({ role: input.role })
       .where("user_id", "=", input.userId)
       .where("organization_id", "=", input.organizationId)
       .execute();
-    if (current.role === "OWNER") await checkOwnersRemain(trx, input.organizationId);
+    if (current.role === "OWNER") await checkOwnersRemain(trx, input.organizationId, wasJoinedOwner);
     await endSessions(trx, input.organizationId, input.userId, isoAt(input.nowMs));
     const email = await emailOf(trx, input.userId);
     await recordAudit(
@@ -359,6 +389,7 @@ export async function removeMember(
   const now = isoAt(input.nowMs);
   await store.transact(async (trx) => {
     await lockOwners(store, trx, input.organizationId);
+    const joined = await hasJoined(trx, input.organizationId, input.userId);
     const removed = await trx
       .deleteFrom("staff_memberships")
       .where("user_id", "=", input.userId)
@@ -366,7 +397,7 @@ export async function removeMember(
       .returning("role")
       .executeTakeFirst();
     if (!removed) throw new TeamError("notFound", "No such member of this organization");
-    if (removed.role === "OWNER") await checkOwnersRemain(trx, input.organizationId);
+    if (removed.role === "OWNER") await checkOwnersRemain(trx, input.organizationId, joined);
     await endSessions(trx, input.organizationId, input.userId, now);
     await endLinks(trx, input.organizationId, input.userId, now, ["setup", "reset"]);
     const email = await emailOf(trx, input.userId);

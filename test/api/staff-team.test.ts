@@ -282,6 +282,53 @@ describe(`staff team (${dialect})`, () => {
     expect(await ownerCount(org.id)).toBe(1);
   });
 
+  it("keeps an Owner who has joined: one whose only fellow Owner is a pending invitation is neither demoted nor removed", async () => {
+    const org = await t.newOrg({ name: "Invited Owner Org" });
+    const only = await member("OWNER", "joined@invited.example", org.id);
+    const invited = await call("POST", "/api/staff/invites", {
+      cookie: only.cookie,
+      body: { email: "typo@invited.example", role: "OWNER" },
+    });
+    expect(invited.status, invited.text).toBe(201);
+    expect(await ownerCount(org.id)).toBe(2);
+    const remove = await call("DELETE", `/api/staff/team/${only.userId}`, { cookie: only.cookie });
+    expect(remove.status).toBe(409);
+    expect(remove.body.error).toMatch(/Owner who has joined/);
+    const demote = await call("PATCH", `/api/staff/team/${only.userId}`, {
+      cookie: only.cookie,
+      body: { role: "STAFF" },
+    });
+    expect(demote.status).toBe(409);
+    // The pending invitation itself may be withdrawn: the Owner who has joined remains.
+    const withdrawn = await call("DELETE", `/api/staff/team/${invited.body.userId}`, { cookie: only.cookie });
+    expect(withdrawn.status, withdrawn.text).toBe(204);
+    expect(await ownerCount(org.id)).toBe(1);
+  });
+
+  it("limits invitations mailed to one address (5 an hour): the next is a 429 with Retry-After, mailing nothing", async () => {
+    const org = await t.newOrg({ name: "Inviting Org" });
+    const inviter = await member("OWNER", "inviter@inviting.example", org.id);
+    const invite = () =>
+      call("POST", "/api/staff/invites", {
+        cookie: inviter.cookie,
+        body: { email: "victim@elsewhere.example", role: "STAFF" },
+      });
+    for (let i = 0; i < 5; i++) expect((await invite()).status).toBe(201);
+    const mailed = async () =>
+      (
+        await t.store.db
+          .selectFrom("email_outbox")
+          .select("id")
+          .where("to_address", "=", "victim@elsewhere.example")
+          .execute()
+      ).length;
+    const before = await mailed();
+    const refused = await invite();
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("Retry-After"))).toBeGreaterThan(0);
+    expect(await mailed()).toBe(before);
+  });
+
   it("leaves one Owner when the two Owners are demoted at once from two connections", async () => {
     const org = await t.newOrg({ name: "Two Owners Org" });
     const a = await member("OWNER", "a@two.example", org.id);
