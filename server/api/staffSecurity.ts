@@ -18,6 +18,7 @@ import { ApiError } from "../errors.js";
 import { countAttempt, failureKeys, findStaffSession, type StaffSession } from "../staff/accounts.js";
 import { completePasswordReset, RESET_LINK_MINUTES, requestPasswordReset } from "../staff/passwordReset.js";
 import { changePassword, listSessions, revokeSession } from "../staff/sessions.js";
+import { recordFailedSignIn } from "../staff/signInAudit.js";
 import { StaffError } from "../staff/staffError.js";
 import {
   confirmEnrolment,
@@ -83,6 +84,24 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
         "Your organization requires two-factor sign-in: set it up first (POST /api/staff/two-factor/enrolment)",
       );
     return { session, token };
+  }
+
+  /**
+   * A wrong code or password proving who is asking (to turn two-factor off, to renew recovery codes):
+   * counted as a failed sign-in is, and written to the audit log as one.
+   */
+  async function failedProof(
+    c: Context<AppEnv>,
+    session: StaffSession,
+    attempt: Awaited<ReturnType<typeof countAttempt>>,
+  ): Promise<void> {
+    await attempt.failed();
+    await recordFailedSignIn(
+      store,
+      { userId: session.userId, email: session.email, clientIp: ip(c) },
+      "code",
+      deps.now(),
+    );
   }
 
   async function limit(key: string, max: number, what: string): Promise<void> {
@@ -210,7 +229,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
         try {
           await disableTwoFactor(store, deps.secrets, session.userId, body, deps.now());
         } catch (err) {
-          if (err instanceof StaffError && err.kind === "code") await attempt.failed();
+          if (err instanceof StaffError && err.kind === "code") await failedProof(c, session, attempt);
           refusal(err);
         } finally {
           await attempt.release();
@@ -248,7 +267,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
           const renewed = await renewRecoveryCodes(store, deps.secrets, session.userId, body, deps.now());
           return c.json(renewed, 200, { "Cache-Control": "no-store" });
         } catch (err) {
-          if (err instanceof StaffError && err.kind === "code") await attempt.failed();
+          if (err instanceof StaffError && err.kind === "code") await failedProof(c, session, attempt);
           refusal(err);
         } finally {
           await attempt.release();

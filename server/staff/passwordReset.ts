@@ -15,6 +15,7 @@ import {
 } from "./accounts.js";
 import { joinedHere } from "./memberships.js";
 import { hashPassword } from "./passwords.js";
+import { recordFailedSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 import { useSecondFactor } from "./twoFactor.js";
 
@@ -130,6 +131,13 @@ export async function completePasswordReset(
         );
       if (!(await useSecondFactor(store, box, link.user_id, input.code, input.nowMs))) {
         await attempt.failed();
+        // Written as a wrong code at sign-in is: a reset link in other hands guessing codes shows.
+        await recordFailedSignIn(
+          store,
+          { userId: link.user_id, email: link.email, clientIp: input.clientIp ?? null },
+          "code",
+          input.nowMs,
+        );
         throw new StaffError("twoFactor", "The code is wrong or has already been used");
       }
     } finally {

@@ -9,6 +9,7 @@ import {
   sessionIdOf,
 } from "./accounts.js";
 import { hashPassword, verifyPassword } from "./passwords.js";
+import { recordFailedSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 
 /**
@@ -95,6 +96,12 @@ export async function changePassword(
       user?.password_hash != null && (await verifyPassword(input.currentPassword, user.password_hash));
     if (!ok) {
       await attempt.failed();
+      await recordFailedSignIn(
+        store,
+        { userId: input.userId, email: input.email, clientIp: input.clientIp },
+        "password",
+        input.nowMs,
+      );
       throw new StaffError("code", "The current password is wrong");
     }
   } finally {

@@ -382,5 +382,13 @@ describe(`failed sign-ins counted before the check, when they come at once (${di
     );
     expect(tally(answers.map((a) => a.status))).toEqual({ 403: 10, 429: 20 });
     expect(await failures()).toHaveLength(10);
+    // Each wrong current password is in the audit log as a failed sign-in.
+    const audited = await t.store.db
+      .selectFrom("audit_log")
+      .select("new_values")
+      .where("action", "=", "staff.sign_in_failed")
+      .where("actor_label", "=", "changer@example.org")
+      .execute();
+    expect(audited.filter((a) => a.new_values.includes('"password"'))).toHaveLength(10);
   });
 });
