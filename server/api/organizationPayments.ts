@@ -240,7 +240,7 @@ export function organizationPaymentRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Organization"],
       summary: "Disconnect the organization's Stripe account",
       description:
-        "Forgets the keys and removes the webhook endpoint Almoner made at Stripe (a failure there is a warning). Payments then go to the instance's sandbox outside production, and nowhere in production until Stripe is connected again; payments made through Stripe can be refunded only while it is connected. Without a connection nothing changes.",
+        "Forgets the keys and removes the webhook endpoint Almoner made at Stripe (a failure there is a warning). Payments then go to the instance's sandbox outside production, and nowhere in production until Stripe is connected again; payments made through Stripe can be refunded only while it is connected, and recurring gifts made through it wait, due and unchanged (no charge is begun; the billing worker logs each one), until it is connected again, when they are charged. Without a connection nothing changes.",
       responses: { 200: { description: "Disconnected", schema: paymentsChangeSchema }, ...standardErrors },
       handler: async (c) => {
         const org = await loadCallerOrganization(deps, c.get("auth").organizationId);

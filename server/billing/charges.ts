@@ -93,16 +93,31 @@ export async function billSubscription(
     if (await endSubscription(deps.store.db, claimed.id, token, atMs, wallMs)) tally.ended++;
     return tally;
   }
-  const prepared = chargeIsDue(claimed, atMs) ? await prepareCharge(deps, claimed) : null;
+  if (!chargeIsDue(claimed, atMs)) {
+    await releaseClaim(deps.store.db, claimed.id, token);
+    return tally;
+  }
+  const org = await getOrganization(deps.store.db, claimed.organization_id);
+  if (!org) throw new Error(`subscription ${claimed.id} belongs to no organization`);
+  // The processor that holds the gift's method is asked for before the charge's row is written: a gift
+  // whose processor the organization has disconnected (Stripe) stays due, untouched, until it is connected
+  // again, instead of leaving a charge in flight at every pass (which would hold the donor's changes).
+  let processor: PaymentProcessor;
+  try {
+    processor = deps.processors.named(claimed.processor, org);
+  } catch (err) {
+    await releaseClaim(deps.store.db, claimed.id, token);
+    throw err;
+  }
+  const prepared = await prepareCharge(deps, claimed);
   // Not due after all, cancelled or billed since the claim, or already recorded: nothing to do.
   if (prepared?.payment.status !== "PROCESSING") {
     await releaseClaim(deps.store.db, claimed.id, token);
     return tally;
   }
   const { sub, payment, fresh } = prepared;
-  const org = await getOrganization(deps.store.db, sub.organization_id);
-  if (!org) throw new Error(`subscription ${sub.id} belongs to no organization`);
-  const processor = deps.processors.named(sub.processor, org);
+  // The method changed processor since the claim was read (a new card saved meanwhile).
+  if (sub.processor !== claimed.processor) processor = deps.processors.named(sub.processor, org);
   // A row left by an interrupted pass: the processor may have charged it already.
   const ref = { idempotencyKey: payment.charge_key, processorPaymentId: payment.processor_payment_id };
   const earlier = fresh ? null : await processor.findCharge(ref);

@@ -4,7 +4,12 @@ import { SettlementWorker } from "../../server/billing/settlement.js";
 import { translator } from "../../server/i18n.js";
 import { expectDonorCardSwap } from "../support/auditLog.js";
 import { tally } from "../support/race.js";
-import { giveMonthly, type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
+import {
+  connectOrganization,
+  giveMonthly,
+  type StripeTestApp,
+  setupStripeApp,
+} from "../support/stripeApp.js";
 
 /**
  * Recurring gifts at Stripe after their first payment: the update page saves a new method with the
@@ -332,5 +337,39 @@ describe("a recurring charge the bank holds for authentication", () => {
     expect(row.status).toBe("COMPLETED");
     const paid = await action(path, { action: "payment-completed" });
     expect(paid.body).toMatchObject({ status: "paid", message: expect.stringContaining("went through") });
+  });
+});
+
+describe("a recurring gift at Stripe once the organization has disconnected Stripe", () => {
+  it("waits, due and untouched (no charge left in flight), while Stripe is disconnected; is charged once it is back", async () => {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    expect((await s.t.request("DELETE", "/v1/organization/payments/stripe")).status).toBe(200);
+    for (let pass = 0; pass < 2; pass++) {
+      const run = await runBillingAt(s.t.store, s.t.config, dueAt + pass * 60_000);
+      expect(run.errors).toHaveLength(1);
+      expect(run.errors[0]).toContain("no longer connected");
+    }
+    const charges = () =>
+      s.t.store.db.selectFrom("payments").selectAll().where("charge_key", "like", "sub:%").execute();
+    expect(await charges()).toEqual([]);
+    const waiting = await s.t.store.db
+      .selectFrom("subscriptions")
+      .selectAll()
+      .where("id", "=", sub.id)
+      .executeTakeFirstOrThrow();
+    expect(waiting).toMatchObject({
+      status: "ACTIVE",
+      next_billing_at: sub.next_billing_at,
+      claim_token: null,
+    });
+    // Nothing in flight holds the gift: the organization may still change it.
+    const changed = await s.t.request("PUT", `/v1/subscriptions/${sub.id}`, { body: { amount: 30 } });
+    expect(changed.status, changed.text).toBe(200);
+
+    await connectOrganization(s.t, s.emulator);
+    const run = await runBillingAt(s.t.store, s.t.config, dueAt + 120_000);
+    expect(run.errors).toEqual([]);
+    expect((await charges()).map((p) => [p.status, Number(p.amount_cents)])).toEqual([["COMPLETED", 3000]]);
   });
 });
