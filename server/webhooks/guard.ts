@@ -72,11 +72,10 @@ export function guardedLookup(hostname: string, options: dns.LookupOptions, call
   dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const bad = addresses.find((a) => isForbiddenAddress(a.address));
+    // The address itself is left out: the message is in the organization's delivery log, which must not
+    // tell a tenant what the instance's internal names resolve to.
     if (bad || addresses.length === 0)
-      return callback(
-        new BlockedTargetError(`${hostname} resolves to ${bad?.address ?? "nothing"}, not a public address`),
-        [],
-      );
+      return callback(new BlockedTargetError(`${hostname} does not resolve to a public address`), []);
     if (options.all) return callback(null, addresses);
     callback(null, addresses[0].address, addresses[0].family);
   });
