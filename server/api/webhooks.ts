@@ -10,7 +10,7 @@ import {
   webhookSchema,
   webhookUpdateSchema,
 } from "../../shared/schemas/webhook.js";
-import { isoAt, wireTime } from "../../shared/time.js";
+import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { ulid } from "../ids.js";
 import { type AuditActor, type AuditEntry, recordAudit, recordChange } from "../store/auditLog.js";
@@ -333,14 +333,14 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
             "webhook.updated",
             hook.id,
             {},
-            { secretRotated: true, previousSecretExpiresAt: wireTime(expires) },
+            { secretRotated: true, previousSecretExpiresAt: unixSeconds(expires) },
           );
           await recordAudit(trx, entry, nowMs);
         });
         const body: z.output<typeof webhookRotatedSchema> = {
           webhookId: hook.id,
           secret,
-          previousSecretExpiresAt: wireTime(expires),
+          previousSecretExpiresAt: unixSeconds(expires),
         };
         return c.json(body, 200, { "Cache-Control": "no-store" });
       },

@@ -166,8 +166,8 @@ export const webhookResendSchema = z.object({
 export const webhookRotatedSchema = z.object({
   webhookId: z.string(),
   secret: z.string().meta({ description: "whsec_...: the new signing secret, shown only this once" }),
-  previousSecretExpiresAt: z.string().meta({
+  previousSecretExpiresAt: z.number().int().meta({
     description:
-      "Until when (ISO 8601) deliveries are signed with the replaced secret as well as the new one; after it, with the new one only",
+      "Until when (Unix seconds, as every webhook time) deliveries are signed with the replaced secret as well as the new one; after it, with the new one only",
   }),
 });

@@ -372,7 +372,7 @@ function Webhooks() {
               class="secondary"
               onClick={() =>
                 act(async () => {
-                  const answer = await call<{ secret: string; previousSecretExpiresAt: string }>(
+                  const answer = await call<{ secret: string; previousSecretExpiresAt: number }>(
                     "POST",
                     `/v1/webhooks/${encodeURIComponent(hook.webhookId)}/rotate-secret`,
                   );
