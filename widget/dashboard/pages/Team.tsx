@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, get } from "../api.js";
 import { when } from "../format.js";
 import { isOwner, me, type Role } from "../session.js";
@@ -99,29 +99,18 @@ export default function Team() {
                   )}
                 </td>
                 <td>
-                  <label class="visually-hidden" for={`role-${member.userId}`}>
-                    Role of {member.email}
-                  </label>
-                  <select
-                    id={`role-${member.userId}`}
-                    value={member.role}
-                    onChange={(event) => {
-                      const next = event.currentTarget.value as Role;
-                      void act(
+                  <RoleChange
+                    member={member}
+                    onChange={(next) =>
+                      act(
                         () =>
                           call("PATCH", `/api/staff/team/${encodeURIComponent(member.userId)}`, {
                             role: next,
                           }),
                         `${member.email} is now ${roleName(next)}.`,
-                      );
-                    }}
-                  >
-                    {ROLES.map((r) => (
-                      <option key={r.value} value={r.value}>
-                        {r.label}
-                      </option>
-                    ))}
-                  </select>
+                      )
+                    }
+                  />
                 </td>
                 <td>{when(member.lastSignInAt)}</td>
                 <td>
@@ -208,6 +197,82 @@ export default function Team() {
           <button type="submit">Send the invitation</button>
         </form>
       </section>
+    </>
+  );
+}
+
+/**
+ * A member's role: the list only chooses it; "Change role" sends it (a keyboard moving through the list
+ * changes nothing). Demoting an Owner, or changing one's own role, asks first.
+ */
+function RoleChange(props: { member: Member; onChange: (role: Role) => Promise<unknown> }) {
+  const { member } = props;
+  const [chosen, setChosen] = useState<Role>(member.role);
+  const [confirming, setConfirming] = useState(false);
+  const [busy, setBusy] = useState(false);
+  // Once the role is changed (here or by another Owner), the list shows it again.
+  const shown = useRef(member.role);
+  useEffect(() => {
+    if (shown.current === member.role) return;
+    shown.current = member.role;
+    setChosen(member.role);
+    setConfirming(false);
+  }, [member.role]);
+  const self = member.userId === me.value?.userId;
+  const risky = self || (member.role === "OWNER" && chosen !== "OWNER");
+  const send = async () => {
+    setBusy(true);
+    try {
+      await props.onChange(chosen);
+    } finally {
+      setBusy(false);
+      setConfirming(false);
+    }
+  };
+  const selectId = `role-${member.userId}`;
+  return (
+    <>
+      <label class="visually-hidden" for={selectId}>
+        Role of {member.email}
+      </label>
+      <select
+        id={selectId}
+        value={chosen}
+        disabled={busy}
+        onChange={(event) => {
+          setChosen(event.currentTarget.value as Role);
+          setConfirming(false);
+        }}
+      >
+        {ROLES.map((r) => (
+          <option key={r.value} value={r.value}>
+            {r.label}
+          </option>
+        ))}
+      </select>{" "}
+      {confirming ? (
+        <ConfirmInline
+          question={
+            self
+              ? `Change your own role to ${roleName(chosen)}?`
+              : `Make ${member.email} ${roleName(chosen)} instead of Owner?`
+          }
+          yes={`Yes, make ${self ? "me" : "them"} ${roleName(chosen)}`}
+          onYes={send}
+          onKeep={() => setConfirming(false)}
+          busy={busy}
+        />
+      ) : (
+        <button
+          type="button"
+          class="secondary"
+          aria-label={`Change the role of ${member.email}`}
+          disabled={busy || chosen === member.role}
+          onClick={() => (risky ? setConfirming(true) : void send())}
+        >
+          Change role
+        </button>
+      )}
     </>
   );
 }

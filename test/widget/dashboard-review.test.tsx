@@ -1,0 +1,152 @@
+// @vitest-environment happy-dom
+import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { location } from "../../widget/dashboard/router.js";
+import { Shell } from "../../widget/dashboard/Shell.js";
+import { me } from "../../widget/dashboard/session.js";
+
+/**
+ * The staff dashboard's pages (widget/dashboard) in happy-dom against a stand-in API, for what a review found:
+ * a keyboard moving through a list that saved each step, text boxes that ate a newline, focus lost, stale
+ * filters, answers sent twice.
+ */
+
+interface Call {
+  method: string;
+  path: string;
+  body: unknown;
+}
+
+type Handler = (call: Call) => { status?: number; body?: unknown } | undefined;
+
+let calls: Call[] = [];
+let routes: [string, RegExp, Handler][] = [];
+
+function on(method: string, path: RegExp, handler: Handler) {
+  routes.unshift([method, path, handler]);
+}
+
+beforeEach(() => {
+  calls = [];
+  routes = [];
+  vi.stubGlobal(
+    "fetch",
+    vi.fn(async (input: string, init: RequestInit = {}) => {
+      const call: Call = {
+        method: init.method ?? "GET",
+        path: input,
+        body: init.body ? JSON.parse(String(init.body)) : undefined,
+      };
+      calls.push(call);
+      const route = routes.find(([method, path]) => method === call.method && path.test(call.path));
+      const answer = route?.[2](call) ?? { status: 404, body: { error: "Not found" } };
+      return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
+        status: answer.status ?? 200,
+        headers: { "Content-Type": "application/json" },
+      });
+    }),
+  );
+});
+
+afterEach(() => {
+  cleanup();
+  vi.unstubAllGlobals();
+  me.value = undefined;
+});
+
+function open(path: string) {
+  window.history.replaceState(null, "", path);
+  location.value = {
+    path: window.location.pathname.slice("/dashboard".length).replace(/^\/+|\/+$/g, ""),
+    query: new URLSearchParams(window.location.search),
+  };
+  return render(<Shell />);
+}
+
+const OWNER = [
+  "forms:read",
+  "forms:write",
+  "donations:read",
+  "donations:write",
+  "subscriptions:read",
+  "subscriptions:write",
+  "contacts:read",
+  "analytics:read",
+];
+
+function signedIn(role: "OWNER" | "FINANCE" | "STAFF" = "OWNER", permissions: string[] = OWNER) {
+  on("GET", /^\/api\/staff\/me$/, () => ({
+    body: {
+      userId: "usr_1",
+      email: "pat@charity.example",
+      organizationId: "org_1",
+      organizationName: "Tree Trust",
+      role,
+      permissions,
+    },
+  }));
+}
+
+const writes = () => calls.filter((c) => c.method !== "GET");
+
+describe("team roles", () => {
+  const member = (userId: string, email: string, role: string) => ({
+    userId,
+    email,
+    role,
+    joinedAt: "2026-01-01T00:00:00.000Z",
+    passwordSet: true,
+    invitePending: false,
+    inviteExpiresAt: null,
+    lastSignInAt: null,
+  });
+
+  beforeEach(() => {
+    signedIn();
+    const members = [
+      member("usr_1", "pat@charity.example", "OWNER"),
+      member("usr_2", "sam@charity.example", "STAFF"),
+      member("usr_3", "kim@charity.example", "OWNER"),
+    ];
+    on("GET", /^\/api\/staff\/team$/, () => ({ body: { members } }));
+    on("PATCH", /^\/api\/staff\/team\//, (call) => {
+      const id = decodeURIComponent(call.path.split("/").pop() ?? "");
+      const m = members.find((x) => x.userId === id);
+      if (m) m.role = (call.body as { role: string }).role;
+      return { body: {} };
+    });
+  });
+
+  it("changes nothing while a keyboard moves through the roles; 'Change role' sends the one chosen", async () => {
+    open("/dashboard/team");
+    const select = (await screen.findByLabelText("Role of sam@charity.example")) as HTMLSelectElement;
+    const button = screen.getByRole("button", { name: "Change the role of sam@charity.example" });
+    expect((button as HTMLButtonElement).disabled).toBe(true);
+    // Chromium fires `change` on each arrow key.
+    for (const value of ["FINANCE", "OWNER", "FINANCE"]) fireEvent.change(select, { target: { value } });
+    expect(writes()).toEqual([]);
+    expect((button as HTMLButtonElement).disabled).toBe(false);
+    fireEvent.click(button);
+    await screen.findByText("sam@charity.example is now Finance.");
+    expect(writes()).toEqual([{ method: "PATCH", path: "/api/staff/team/usr_2", body: { role: "FINANCE" } }]);
+  });
+
+  it("asks before demoting an Owner or changing one's own role", async () => {
+    open("/dashboard/team");
+    const kim = (await screen.findByLabelText("Role of kim@charity.example")) as HTMLSelectElement;
+    fireEvent.change(kim, { target: { value: "STAFF" } });
+    fireEvent.click(screen.getByRole("button", { name: "Change the role of kim@charity.example" }));
+    const ask = screen.getByRole("alertdialog", { name: "Make kim@charity.example Staff instead of Owner?" });
+    expect(writes()).toEqual([]);
+    fireEvent.click(within(ask).getByRole("button", { name: "Keep" }));
+    expect(writes()).toEqual([]);
+
+    const mine = screen.getByLabelText("Role of pat@charity.example") as HTMLSelectElement;
+    fireEvent.change(mine, { target: { value: "FINANCE" } });
+    fireEvent.click(screen.getByRole("button", { name: "Change the role of pat@charity.example" }));
+    const own = screen.getByRole("alertdialog", { name: "Change your own role to Finance?" });
+    fireEvent.click(within(own).getByRole("button", { name: "Yes, make me Finance" }));
+    await screen.findByText("pat@charity.example is now Finance.");
+    expect(writes()).toEqual([{ method: "PATCH", path: "/api/staff/team/usr_1", body: { role: "FINANCE" } }]);
+  });
+});
