@@ -11,7 +11,7 @@ import type { WebhookBody, WebhookHeaders } from "./eventSchemas.js";
 import type { TargetPolicy } from "./guard.js";
 import { ATTEMPT_TIMEOUT_MS, type AttemptResult, postWebhook } from "./post.js";
 import { signatureHeader } from "./signature.js";
-import { pruneWebhookHistory } from "./store.js";
+import { closeInterruptedAttempts, pruneWebhookHistory } from "./store.js";
 import { onDeliveriesQueued } from "./wake.js";
 
 /**
@@ -490,25 +490,7 @@ export class WebhookDispatcher {
     nowIso: string,
   ): Promise<void> {
     const retried = claimed.filter((r) => Number(r.attempts) > 1).map((r) => r.id);
-    if (retried.length === 0) return;
-    const stale = await trx
-      .updateTable("webhook_logs")
-      .set({
-        status: "FAILED",
-        error: "interrupted: the delivering process stopped before an answer was recorded",
-      })
-      .where("delivery_id", "in", retried)
-      .where("status", "=", "PENDING")
-      .returning("webhook_id")
-      .execute();
-    const counts = new Map<string, number>();
-    for (const s of stale) counts.set(s.webhook_id, (counts.get(s.webhook_id) ?? 0) + 1);
-    for (const [webhookId, n] of counts)
-      await trx
-        .updateTable("webhooks")
-        .set((eb) => ({ failure_count: eb("failure_count", "+", n), updated_at: nowIso }))
-        .where("id", "=", webhookId)
-        .execute();
+    await closeInterruptedAttempts(trx, retried, nowIso);
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -1,8 +1,10 @@
+import type { ExpressionBuilder } from "kysely";
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
+import { unclaimed } from "../store/claim.js";
 import type { Db } from "../store/database.js";
 import { afterPosition } from "../store/keyset.js";
-import type { WebhookDeliveriesTable, WebhookLogsTable, WebhooksTable } from "../store/schema.js";
+import type { Database, WebhookDeliveriesTable, WebhookLogsTable, WebhooksTable } from "../store/schema.js";
 
 /** Webhook records, and the delivery log as the analytics API reads it. */
 
@@ -95,15 +97,70 @@ export async function updateWebhook(
     .returningAll()
     .executeTakeFirst();
   if (!row) return undefined;
-  if (changes.events !== undefined)
-    await trx
-      .updateTable("webhook_deliveries")
-      .set({ status: "CANCELLED", updated_at: nowIso })
-      .where("webhook_id", "=", id)
-      .where("status", "=", "PENDING")
-      .where("event_type", "not in", changes.events)
-      .execute();
+  const events = changes.events;
+  if (events !== undefined) await cancelDeliveries(trx, id, nowIso, events);
   return fromRow(row);
+}
+
+/**
+ * Cancels a webhook's queued deliveries (with `keptEvents`, those of other event types only). An attempt
+ * of one whose process stopped before recording its answer, which no live process holds, is closed as an
+ * interrupted failure now: cancelled, it is never claimed again, where that would happen.
+ */
+async function cancelDeliveries(trx: Db, webhookId: string, nowIso: string, keptEvents?: string[]) {
+  const queued = (eb: ExpressionBuilder<Database, "webhook_deliveries">) =>
+    eb.and([
+      eb("webhook_id", "=", webhookId),
+      eb("status", "=", "PENDING"),
+      ...(keptEvents ? [eb("event_type", "not in", keptEvents)] : []),
+    ]);
+  const interrupted = await trx
+    .selectFrom("webhook_deliveries")
+    .select("id")
+    .where(queued)
+    .where("attempts", ">", 0)
+    .where((eb) => unclaimed(eb, nowIso))
+    .execute();
+  await trx
+    .updateTable("webhook_deliveries")
+    .set({ status: "CANCELLED", updated_at: nowIso })
+    .where(queued)
+    .execute();
+  await closeInterruptedAttempts(
+    trx,
+    interrupted.map((r) => r.id),
+    nowIso,
+  );
+}
+
+/**
+ * Attempts of these deliveries whose process stopped before an answer was recorded (their log rows still
+ * PENDING): FAILED in the log, with the reason, and counted in their webhooks' failures.
+ */
+export async function closeInterruptedAttempts(
+  trx: Db,
+  deliveryIds: string[],
+  nowIso: string,
+): Promise<void> {
+  if (deliveryIds.length === 0) return;
+  const stale = await trx
+    .updateTable("webhook_logs")
+    .set({
+      status: "FAILED",
+      error: "interrupted: the delivering process stopped before an answer was recorded",
+    })
+    .where("delivery_id", "in", deliveryIds)
+    .where("status", "=", "PENDING")
+    .returning("webhook_id")
+    .execute();
+  const counts = new Map<string, number>();
+  for (const s of stale) counts.set(s.webhook_id, (counts.get(s.webhook_id) ?? 0) + 1);
+  for (const [webhookId, n] of counts)
+    await trx
+      .updateTable("webhooks")
+      .set((eb) => ({ failure_count: eb("failure_count", "+", n), updated_at: nowIso }))
+      .where("id", "=", webhookId)
+      .execute();
 }
 
 /**
@@ -118,12 +175,7 @@ export async function deleteWebhook(trx: Db, id: string, nowIso: string): Promis
     .where("status", "!=", "DELETED")
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) return false;
-  await trx
-    .updateTable("webhook_deliveries")
-    .set({ status: "CANCELLED", updated_at: nowIso })
-    .where("webhook_id", "=", id)
-    .where("status", "=", "PENDING")
-    .execute();
+  await cancelDeliveries(trx, id, nowIso);
   return true;
 }
 

@@ -452,3 +452,98 @@ describe(`webhook delivery (${dialect})`, () => {
     }
   });
 });
+
+describe(`an attempt cut off by a crash, whose delivery is cancelled before it is taken up (${dialect})`, () => {
+  it("is closed FAILED as interrupted and counted when its webhook is deleted or stops taking its event; one a live process holds is left to it", async () => {
+    const own = await setupWebhookTest({ start: false });
+    try {
+      const r = await startReceiver();
+      try {
+        const db = own.t.store.db;
+        /** A delivery of `hook` left as a killed process leaves it: attempt 1 under way, its log PENDING. */
+        const cutOff = async (webhookId: string, claimedUntil: string, claimedBy: string | null = null) => {
+          const delivery = await db
+            .selectFrom("webhook_deliveries")
+            .selectAll()
+            .where("webhook_id", "=", webhookId)
+            .where("status", "=", "PENDING")
+            .where("attempts", "=", 0)
+            .executeTakeFirstOrThrow();
+          await db
+            .updateTable("webhook_deliveries")
+            .set({ attempts: 1, claim_token: "gone", claimed_until: claimedUntil, claimed_by: claimedBy })
+            .where("id", "=", delivery.id)
+            .execute();
+          await db
+            .insertInto("webhook_logs")
+            .values({
+              id: `log_${delivery.id.slice(-20)}`,
+              organization_id: delivery.organization_id,
+              webhook_id: webhookId,
+              delivery_id: delivery.id,
+              event_id: delivery.event_id,
+              event_type: delivery.event_type,
+              status: "PENDING",
+              http_status: null,
+              response_time_ms: null,
+              attempt: 1,
+              error: null,
+              response_body: null,
+              created_at: delivery.updated_at,
+            })
+            .execute();
+          return delivery.id;
+        };
+        const logOf = (deliveryId: string) =>
+          db
+            .selectFrom("webhook_logs")
+            .selectAll()
+            .where("delivery_id", "=", deliveryId)
+            .executeTakeFirstOrThrow();
+        const failures = async (webhookId: string) =>
+          Number(
+            (
+              await db
+                .selectFrom("webhooks")
+                .select("failure_count")
+                .where("id", "=", webhookId)
+                .executeTakeFirstOrThrow()
+            ).failure_count,
+          );
+        const past = new Date(Date.now() - 60_000).toISOString();
+        const future = new Date(Date.now() + 60_000).toISOString();
+
+        const deleted = await register(own.t, r, ["form.created"]);
+        await createForm(own.t, validForms.standard());
+        const lapsed = await cutOff(deleted.webhookId, past);
+        expect((await own.t.request("DELETE", `/v1/webhooks/${deleted.webhookId}`)).status).toBe(200);
+        expect(await logOf(lapsed)).toMatchObject({
+          status: "FAILED",
+          error: expect.stringMatching(/interrupted/),
+        });
+        expect(await failures(deleted.webhookId)).toBe(1);
+
+        const narrowed = await register(own.t, r, ["form.created", "form.updated"]);
+        await createForm(own.t, validForms.standard());
+        const dropped = await cutOff(narrowed.webhookId, past);
+        const changed = await own.t.request("PUT", `/v1/webhooks/${narrowed.webhookId}`, {
+          body: { events: ["form.updated"] },
+        });
+        expect(changed.status, changed.text).toBe(200);
+        expect((await logOf(dropped)).status).toBe("FAILED");
+
+        // Still within a live claim: its process records the answer itself.
+        const held = await register(own.t, r, ["form.created"]);
+        await createForm(own.t, validForms.standard());
+        const inFlight = await cutOff(held.webhookId, future);
+        expect((await own.t.request("DELETE", `/v1/webhooks/${held.webhookId}`)).status).toBe(200);
+        expect((await logOf(inFlight)).status).toBe("PENDING");
+        expect(await failures(held.webhookId)).toBe(0);
+      } finally {
+        await r.close();
+      }
+    } finally {
+      await own.close();
+    }
+  });
+});
