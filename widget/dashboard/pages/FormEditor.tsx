@@ -314,16 +314,11 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
           />
         </Row>
         <Row problems={problems} field="funds" label="Funds" hint="One per line: what donors can give to.">
-          <textarea
-            {...fieldProps("funds")}
+          <LineList
+            props={fieldProps("funds")}
             rows={2}
-            value={(Array.isArray(draft.funds) ? draft.funds : []).join("\n")}
-            onInput={(e) =>
-              set(
-                "funds",
-                e.currentTarget.value.split("\n").filter((f) => f.trim() !== ""),
-              )
-            }
+            value={Array.isArray(draft.funds) ? (draft.funds as string[]) : []}
+            onChange={(list) => set("funds", list)}
           />
         </Row>
         {!event && (
@@ -765,6 +760,36 @@ function AmountList(props: {
       onInput={(e) => {
         setText(e.currentTarget.value);
         props.onChange(numbers(e.currentTarget.value));
+      }}
+    />
+  );
+}
+
+const lines = (text: string): string[] => text.split("\n").filter((line) => line.trim() !== "");
+
+/**
+ * A list typed one item per line: the text as typed stays in the box (a new, still empty line too), the draft
+ * gets its lines that are not empty. A list changed elsewhere (a row removed above it) shows as it is.
+ */
+function LineList(props: {
+  props: Record<string, unknown>;
+  rows: number;
+  value: string[];
+  onChange: (list: string[]) => void;
+}) {
+  const [text, setText] = useState(props.value.join("\n"));
+  const joined = props.value.join("\n");
+  useEffect(() => {
+    if (lines(text).join("\n") !== joined) setText(joined);
+  }, [joined]);
+  return (
+    <textarea
+      {...props.props}
+      rows={props.rows}
+      value={text}
+      onInput={(e) => {
+        setText(e.currentTarget.value);
+        props.onChange(lines(e.currentTarget.value));
       }}
     />
   );
@@ -1277,13 +1302,11 @@ function QuestionsEditor(props: ListProps<Question>) {
               problems={problems}
             >
               {(c) => (
-                <textarea
-                  {...c}
+                <LineList
+                  props={c}
                   rows={3}
-                  value={(q.options ?? []).join("\n")}
-                  onInput={(e) =>
-                    change({ options: e.currentTarget.value.split("\n").filter((o) => o.trim() !== "") })
-                  }
+                  value={q.options ?? []}
+                  onChange={(options) => change({ options })}
                 />
               )}
             </ItemField>
