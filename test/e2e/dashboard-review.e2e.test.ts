@@ -100,4 +100,42 @@ describe.skipIf(!browserAvailable)("the dashboard's keyboard and focus in Chromi
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it("moves through a member's roles by keyboard without saving; Remove… asks with focus and gets it back", async () => {
+    const staff = await person("staff");
+    const page = await signedIn((await person("owner")).setupUrl);
+    await page.getByRole("link", { name: "Team" }).click();
+    await page.getByRole("heading", { name: "Team" }).waitFor();
+    const patches: string[] = [];
+    page.on("request", (r) => {
+      if (r.method() === "PATCH") patches.push(r.url());
+    });
+
+    // Chromium fires `change` on each arrow key of a closed list: nothing is sent until "Change role".
+    const select = page.getByLabel(`Role of ${staff.email}`, { exact: true });
+    await select.focus();
+    await select.press("ArrowUp");
+    await select.press("ArrowUp");
+    expect(await select.inputValue()).toBe("OWNER");
+    await select.press("ArrowDown");
+    expect(await select.inputValue()).toBe("FINANCE");
+    await page.waitForTimeout(300);
+    expect(patches).toEqual([]);
+    await page.getByRole("button", { name: `Change the role of ${staff.email}` }).click();
+    await page.getByText(`${staff.email} is now Finance.`).waitFor();
+    expect(patches).toHaveLength(1);
+
+    // The question takes the focus of the button that asked (gone meanwhile), and Keep gives it back.
+    const remove = page
+      .getByRole("row", { name: new RegExp(staff.email) })
+      .getByRole("button", { name: "Remove…" });
+    await remove.click();
+    const focused = () => page.evaluate(() => document.activeElement?.textContent ?? "");
+    await expect.poll(focused).toBe("Yes, remove");
+    await page.getByRole("button", { name: "Keep" }).click();
+    await expect.poll(focused).toBe("Remove…");
+    expect(await remove.evaluate((el) => el === document.activeElement)).toBe(true);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
 });

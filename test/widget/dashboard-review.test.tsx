@@ -1,9 +1,11 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
+import { useState } from "preact/hooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { location } from "../../widget/dashboard/router.js";
 import { Shell } from "../../widget/dashboard/Shell.js";
 import { me } from "../../widget/dashboard/session.js";
+import { ConfirmInline } from "../../widget/dashboard/ui.js";
 
 /**
  * The staff dashboard's pages (widget/dashboard) in happy-dom against a stand-in API, for what a review found:
@@ -148,5 +150,64 @@ describe("team roles", () => {
     fireEvent.click(within(own).getByRole("button", { name: "Yes, make me Finance" }));
     await screen.findByText("pat@charity.example is now Finance.");
     expect(writes()).toEqual([{ method: "PATCH", path: "/api/staff/team/usr_1", body: { role: "FINANCE" } }]);
+  });
+});
+
+describe("the question a destructive action asks", () => {
+  function Asking() {
+    const [asking, setAsking] = useState(false);
+    return asking ? (
+      <ConfirmInline
+        question="Delete Spring appeal?"
+        yes="Yes, delete"
+        onYes={() => {}}
+        onKeep={() => setAsking(false)}
+        trigger="ask"
+      />
+    ) : (
+      <button type="button" id="ask" onClick={() => setAsking(true)}>
+        Delete…
+      </button>
+    );
+  }
+
+  it("takes the focus of the button that asked, and gives it back after Keep", async () => {
+    render(<Asking />);
+    const ask = screen.getByRole("button", { name: "Delete…" });
+    ask.focus();
+    fireEvent.click(ask);
+    const yes = screen.getByRole("button", { name: "Yes, delete" });
+    await waitFor(() => expect(document.activeElement).toBe(yes));
+    fireEvent.click(screen.getByRole("button", { name: "Keep" }));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole("button", { name: "Delete…" })));
+  });
+
+  it("on the forms list: Delete… gets the focus back after Keep", async () => {
+    signedIn();
+    on("GET", /^\/v1\/forms/, () => ({
+      body: {
+        forms: [
+          {
+            formID: "f1",
+            formUrl: "",
+            title: "Plant a tree",
+            formType: "EMBED_FORM",
+            active: true,
+            goal: null,
+            funds: [],
+            frequencies: [],
+            createdAt: "2026-01-01T00:00:00.000Z",
+          },
+        ],
+      },
+    }));
+    open("/dashboard/forms");
+    fireEvent.click(await screen.findByRole("button", { name: "Delete…" }));
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole("button", { name: "Yes, delete" })),
+    );
+    fireEvent.click(screen.getByRole("button", { name: "Keep" }));
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole("button", { name: "Delete…" })));
+    expect(writes()).toEqual([]);
   });
 });

@@ -79,15 +79,26 @@ export function ConfirmInline(props: {
   block?: boolean;
   /** Both answers are disabled meanwhile (the action is under way). */
   busy?: boolean;
+  /** The id of the button that asked: it takes focus again after "Keep". */
+  trigger?: string;
 }) {
   const id = useRef(nextId()).current;
+  const yes = useRef<HTMLButtonElement>(null);
+  // The button that asked is gone: the question's answer takes its focus, so a screen reader reads it.
+  useEffect(() => yes.current?.focus(), []);
+  const keep = () => {
+    props.onKeep();
+    const trigger = props.trigger;
+    // The button that asked is back once the page has drawn again.
+    if (trigger) setTimeout(() => document.getElementById(trigger)?.focus());
+  };
   const words = props.detail ? `${props.question} ${props.detail}` : props.question;
   const answers = (
     <>
-      <button type="button" class="danger" onClick={props.onYes} disabled={props.busy}>
+      <button type="button" class="danger" ref={yes} onClick={props.onYes} disabled={props.busy}>
         {props.yes}
       </button>
-      <button type="button" class="secondary" onClick={props.onKeep} disabled={props.busy}>
+      <button type="button" class="secondary" onClick={keep} disabled={props.busy}>
         {props.keep ?? "Keep"}
       </button>
     </>

@@ -239,9 +239,15 @@ function Keys() {
                           })
                         }
                         onKeep={() => setRevoking(null)}
+                        trigger={`revoke-${key.keyId}`}
                       />
                     ) : (
-                      <button type="button" class="secondary" onClick={() => setRevoking(key.keyId)}>
+                      <button
+                        type="button"
+                        class="secondary"
+                        id={`revoke-${key.keyId}`}
+                        onClick={() => setRevoking(key.keyId)}
+                      >
                         Revoke…
                       </button>
                     ))}
@@ -401,7 +407,12 @@ function Webhooks() {
             >
               Edit…
             </button>
-            <button type="button" class="secondary" onClick={() => setDeleting(hook.webhookId)}>
+            <button
+              type="button"
+              class="secondary"
+              id={`delete-hook-${hook.webhookId}`}
+              onClick={() => setDeleting(hook.webhookId)}
+            >
               Delete…
             </button>
             {deleting === hook.webhookId && (
@@ -419,6 +430,7 @@ function Webhooks() {
                   }, `The webhook to ${hook.url} is deleted.`)
                 }
                 onKeep={() => setDeleting(null)}
+                trigger={`delete-hook-${hook.webhookId}`}
               />
             )}
             {editing === hook.webhookId && (

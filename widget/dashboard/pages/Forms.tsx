@@ -213,6 +213,7 @@ function FormList() {
                           yes="Yes, delete"
                           onYes={() => remove(form)}
                           onKeep={() => setDeleting(null)}
+                          trigger={`delete-${form.formID}`}
                         />
                       </>
                     ) : (
@@ -224,7 +225,12 @@ function FormList() {
                         <button type="button" class="secondary" onClick={() => duplicate(form)}>
                           Duplicate
                         </button>
-                        <button type="button" class="secondary" onClick={() => setDeleting(form.formID)}>
+                        <button
+                          type="button"
+                          class="secondary"
+                          id={`delete-${form.formID}`}
+                          onClick={() => setDeleting(form.formID)}
+                        >
                           Delete…
                         </button>
                       </>

@@ -430,7 +430,11 @@ function Refund(props: { payment: Payment; left: number; onDone: (payment: Payme
           )}
         </Field>
         <ErrorNote message={error} />
-        {!confirming && <button type="submit">Refund…</button>}
+        {!confirming && (
+          <button type="submit" id="refund-ask">
+            Refund…
+          </button>
+        )}
       </form>
       {confirming && (
         <ConfirmInline
@@ -442,6 +446,7 @@ function Refund(props: { payment: Payment; left: number; onDone: (payment: Payme
           onYes={refund}
           onKeep={() => setConfirming(false)}
           busy={busy}
+          trigger="refund-ask"
         />
       )}
     </section>

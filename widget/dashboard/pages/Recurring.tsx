@@ -292,9 +292,10 @@ function RecurringDetail(props: { id: string }) {
                 keep="Keep it"
                 onYes={() => change({ status: "CANCELLED" }, "The recurring gift is cancelled.")}
                 onKeep={() => setConfirmCancel(false)}
+                trigger="cancel-gift"
               />
             ) : (
-              <button type="button" class="danger" onClick={() => setConfirmCancel(true)}>
+              <button type="button" class="danger" id="cancel-gift" onClick={() => setConfirmCancel(true)}>
                 Cancel the recurring gift…
               </button>
             )}

@@ -384,9 +384,10 @@ function PaymentSettings(props: { writable: boolean }) {
                 }, "Stripe is disconnected.")
               }
               onKeep={() => setConfirming(false)}
+              trigger="disconnect-stripe"
             />
           ) : (
-            <button type="button" class="danger" onClick={() => setConfirming(true)}>
+            <button type="button" class="danger" id="disconnect-stripe" onClick={() => setConfirming(true)}>
               Disconnect Stripe…
             </button>
           )}

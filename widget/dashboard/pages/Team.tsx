@@ -125,6 +125,7 @@ export default function Team() {
                         ).then(() => setRemoving(null))
                       }
                       onKeep={() => setRemoving(null)}
+                      trigger={`remove-${member.userId}`}
                     />
                   ) : (
                     <>
@@ -146,7 +147,12 @@ export default function Team() {
                           Send the link again
                         </button>
                       )}
-                      <button type="button" class="secondary" onClick={() => setRemoving(member.userId)}>
+                      <button
+                        type="button"
+                        class="secondary"
+                        id={`remove-${member.userId}`}
+                        onClick={() => setRemoving(member.userId)}
+                      >
                         Remove…
                       </button>
                     </>
@@ -261,11 +267,13 @@ function RoleChange(props: { member: Member; onChange: (role: Role) => Promise<u
           onYes={send}
           onKeep={() => setConfirming(false)}
           busy={busy}
+          trigger={`role-change-${member.userId}`}
         />
       ) : (
         <button
           type="button"
           class="secondary"
+          id={`role-change-${member.userId}`}
           aria-label={`Change the role of ${member.email}`}
           disabled={busy || chosen === member.role}
           onClick={() => (risky ? setConfirming(true) : void send())}
