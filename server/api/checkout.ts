@@ -111,7 +111,16 @@ const receiptSchema = z.object({
     total: z.number(),
     frequency: z.string(),
     subscription: z
-      .object({ id: z.string(), amount: z.number(), frequency: z.string(), nextBillingDate: z.string() })
+      .object({
+        id: z.string(),
+        amount: z.number(),
+        frequency: z.string(),
+        nextBillingDate: z.string(),
+        nextBillingDay: z.string().meta({
+          description:
+            "The next charge's day (YYYY-MM-DD) in the organization's time zone, as its receipt tells it",
+        }),
+      })
       .nullable(),
   }),
   message: z.string(),

@@ -409,7 +409,7 @@ export async function runCheckout(
       return { short: null, settled } as const;
     });
     if (done.short) refuseShort(form, done.short);
-    return checkoutAnswer(done.settled);
+    return checkoutAnswer(done.settled, org.timeZone);
   }
 
   if (!method) {
@@ -560,7 +560,8 @@ export async function completeCheckout(
   const row = PAYMENT_ID.test(paymentId) ? await findPayment(deps.store.db, paymentId) : undefined;
   if (!row || row.form_id !== form.id || chargeOrigin(row.charge_key).kind !== "checkout")
     throw new ApiError(404, "Payment not found");
-  if (row.status !== "PROCESSING") return checkoutAnswer(await paymentWithGift(deps.store.db, row));
+  if (row.status !== "PROCESSING")
+    return checkoutAnswer(await paymentWithGift(deps.store.db, row), org.timeZone);
   if (!row.processor_payment_id)
     throw new ApiError(409, "This payment is still being processed; try again in a moment");
   const processor = deps.processors.named(row.processor, org);

@@ -1,6 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import { DEFAULT_LANGUAGE, type Language } from "../../shared/languages.js";
+import { localDate } from "../../shared/localDays.js";
 import { centsToDollars } from "../../shared/money.js";
 import { wireTime } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
@@ -11,6 +12,7 @@ import {
   type Settled,
   settlePayment,
 } from "../payments/transition.js";
+import { getOrganizationCached } from "../store/organizations.js";
 import { paymentDetails } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { nextChargeAt } from "../wire/subscription.js";
@@ -33,9 +35,13 @@ export interface FinalizedCheckout {
 /** The language the checkout was given in. */
 const languageOf = (row: PaymentsTable): Language => paymentDetails(row).language ?? DEFAULT_LANGUAGE;
 
-/** The donor's own view of their payment: what they bought, what they paid, how. */
-export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null) {
+/**
+ * The donor's own view of their payment: what they bought, what they paid, how. `timeZone`: the
+ * organization's, whose calendar the next charge's day is told in (`nextBillingDay`), as its receipt does.
+ */
+export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null, timeZone: string) {
   const d = paymentDetails(row);
+  const next = sub && (nextChargeAt(sub) ?? sub.next_billing_at);
   return {
     paymentID: row.id,
     status: row.status,
@@ -59,14 +65,16 @@ export function donorReceipt(row: PaymentsTable, sub: SubscriptionsTable | null)
       row.payment_method_type === "none"
         ? null
         : { type: row.payment_method_type, brand: row.card_brand, last4: row.last4 },
-    subscription: sub
-      ? {
-          id: sub.id,
-          amount: centsToDollars(Number(sub.amount_cents)),
-          frequency: sub.frequency,
-          nextBillingDate: wireTime(nextChargeAt(sub) ?? sub.next_billing_at),
-        }
-      : null,
+    subscription:
+      sub && next
+        ? {
+            id: sub.id,
+            amount: centsToDollars(Number(sub.amount_cents)),
+            frequency: sub.frequency,
+            nextBillingDate: wireTime(next),
+            nextBillingDay: localDate(Date.parse(next), timeZone),
+          }
+        : null,
   };
 }
 
@@ -86,16 +94,20 @@ export async function finalizeCheckout(
       loaded,
     ),
   );
-  return checkoutAnswer(settled);
+  const org = loaded?.org ?? (await getOrganizationCached(deps.store, settled.row.organization_id));
+  return checkoutAnswer(settled, org?.timeZone ?? "UTC");
 }
 
-/** The answer for a checkout's payment as it stands (also for one recorded before: a repeat). */
-export function checkoutAnswer(settled: Pick<Settled, "row" | "sub">): FinalizedCheckout {
+/**
+ * The answer for a checkout's payment as it stands (also for one recorded before: a repeat); `timeZone`
+ * is the organization's.
+ */
+export function checkoutAnswer(settled: Pick<Settled, "row" | "sub">, timeZone: string): FinalizedCheckout {
   const { row, sub } = settled;
   if (row.status === "FAILED") return declined(row);
   return {
     status: 201,
-    body: { payment: donorReceipt(row, sub), message: thanks(row) },
+    body: { payment: donorReceipt(row, sub, timeZone), message: thanks(row) },
   };
 }
 

@@ -1,4 +1,5 @@
 import type { Frequency } from "../../shared/enums.js";
+import { DEFAULT_LANGUAGE } from "../../shared/languages.js";
 import { isoAt } from "../../shared/time.js";
 import { mailDueMs, outboxRow, queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
@@ -65,7 +66,8 @@ export async function receiptOutboxRow(
     },
     nextBillingDate: sub ? nextChargeAt(sub) : null,
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
-    portalUrl: portalUrl(at.publicUrl, row.organization_id, { language: d.language }),
+    // The receipt's own language (English when the gift named none), not the organization's default.
+    portalUrl: portalUrl(at.publicUrl, row.organization_id, { language: d.language ?? DEFAULT_LANGUAGE }),
     currency: row.currency,
     ...(d.tribute && { tribute: { kind: d.tribute.kind, honoreeName: d.tribute.honoreeName } }),
     ...(d.language && { language: d.language }),

@@ -57,7 +57,10 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
       paymentMethod: card(),
     });
     expect(english.status).toBe(201);
-    expect((await mailTo("ada-en@example.org"))[0].subject).toBe("Thank you for your gift to Test Org");
+    const [en] = await mailTo("ada-en@example.org");
+    expect(en.subject).toBe("Thank you for your gift to Test Org");
+    // In English, its portal link says so: the portal would otherwise open in the organization's language.
+    expect(en.text_body).toContain(`/manage/${t.org.id}?lang=en`);
     const bad = await checkout(t, formId, {
       amount: 10,
       frequency: "ONE_TIME",

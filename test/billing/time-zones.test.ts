@@ -4,6 +4,7 @@ import { billingDate, nextCycleAfter, type RecurringFrequency } from "../../serv
 import { changeSubscription } from "../../server/billing/subscriptionChanges.js";
 import { SYSTEM_ACTOR } from "../../server/store/auditLog.js";
 import { localDateTime, wallTimeMs } from "../../shared/localDays.js";
+import { card, checkout, donor } from "../support/checkout.js";
 import { setupTestApp, type TestApp } from "../support/testApp.js";
 import { at, paymentsOf, recurringForm, subscribe, subscription, worker } from "./support.js";
 
@@ -197,6 +198,21 @@ describe("billing an organization in New York", () => {
     expect(await Promise.all(["2026-02-28", "2026-03-31"].map((d) => onDay(sub.id, d)))).toEqual([1, 1]);
     const shown = await t.request<{ nextBillingDate: string }>("GET", `/v1/subscriptions/${sub.id}`);
     expect(shown.body.nextBillingDate).toBe("2026-05-01T03:30:00Z");
+  });
+
+  it("tells the donor at checkout the next charge's day on the organization's calendar, as the receipt does", async () => {
+    // Jan 31, 23:30 in New York (Feb 1 in UTC): the next charge is Feb 28 there (Mar 1, 04:30 UTC).
+    const res = await checkout(t, await recurringForm(t), {
+      frequency: "MONTHLY",
+      amount: 25,
+      donor: donor(),
+      paymentMethod: card(),
+    });
+    expect(res.status, res.text).toBe(201);
+    expect((res.body.payment as { subscription: unknown }).subscription).toMatchObject({
+      nextBillingDate: "2026-03-01T04:30:00Z",
+      nextBillingDay: "2026-02-28",
+    });
   });
 
   it("bills a daily gift once on each local day across the change to summer time", async () => {

@@ -60,6 +60,35 @@ describe("a checkout page not in English", () => {
     await waitFor(() => expect(screen.getByText("¡Gracias, Ada!")).toBeTruthy());
   });
 
+  it("an English page says so too: the receipt follows the page, not the donor's browser", async () => {
+    const { c, api } = renderIn("en", {
+      status: 201,
+      body: {
+        payment: {
+          paymentID: "pay_1",
+          status: "COMPLETED",
+          total: 25,
+          frequency: "MONTHLY",
+          paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+          // 19:30 on February 28 in Los Angeles: the organization's day is the 28th, UTC's the 1st.
+          subscription: {
+            id: "sub_1",
+            amount: 25,
+            frequency: "MONTHLY",
+            nextBillingDate: "2026-03-01T03:30:00Z",
+            nextBillingDay: "2026-02-28",
+          },
+        },
+        message: "Thank you, Ada!",
+      },
+    });
+    fillAndSend(c);
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.language).toBe("en");
+    // The next gift's day is the organization's, as the receipt tells it.
+    await waitFor(() => expect(screen.getByText("Saturday, February 28, 2026")).toBeTruthy());
+  });
+
   it("reads a typed amount with the page's decimal comma: 25,50 on a German page gives 25.50, not 2,550", async () => {
     useLocale("de", "EUR");
     const api = fakeApi({

@@ -111,8 +111,8 @@ export function checkoutBody(c: Checkout): Record<string, unknown> {
   if (Object.keys(utm).length) body.utm = utm;
   if (env.elementId) body.elementId = env.elementId;
   if (text.website.value) body.website = text.website.value;
-  const language = pageLanguage();
-  if (language !== "en") body.language = language;
+  // Always, English too: the receipt and every later e-mail are in the page's language, not the browser's.
+  body.language = pageLanguage();
   return body;
 }
 

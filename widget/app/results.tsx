@@ -73,7 +73,7 @@ export function Success({ c }: { c: Checkout }) {
           {r.subscription && (
             <>
               <dt>{t("checkout.success.next")}</dt>
-              <dd>{longDate(r.subscription.nextBillingDate.slice(0, 10))}</dd>
+              <dd>{longDate(r.subscription.nextBillingDay)}</dd>
             </>
           )}
           <dt>{t("checkout.success.reference")}</dt>

@@ -41,7 +41,8 @@ export interface Receipt {
   total: number;
   frequency: Frequency;
   paymentMethod: { type: string; brand: string | null; last4: string | null } | null;
-  subscription: { id: string; amount: number; frequency: string; nextBillingDate: string } | null;
+  /** `nextBillingDay`: the next charge's day in the organization's time zone (YYYY-MM-DD). */
+  subscription: { id: string; amount: number; frequency: string; nextBillingDay: string } | null;
 }
 
 /** What the hosted page embeds as JSON and the app hydrates from. */
