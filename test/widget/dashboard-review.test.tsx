@@ -211,3 +211,57 @@ describe("the question a destructive action asks", () => {
     expect(writes()).toEqual([]);
   });
 });
+
+const payment = (over: Record<string, unknown> = {}) => ({
+  paymentID: "pay_01",
+  email: "ada@example.org",
+  firstName: "Ada",
+  lastName: "Donor",
+  amount: 50,
+  currency: "usd",
+  status: "COMPLETED",
+  fund: "",
+  form: "Plant a tree",
+  formID: "f1",
+  frequency: "ONE_TIME",
+  date: "2026-11-20T10:00:00.000Z",
+  paymentMethod: "card",
+  coverFees: false,
+  anonymous: false,
+  contactId: null,
+  subscriptionId: null,
+  feeAmount: 0,
+  refundedAmount: 0,
+  card: { brand: "visa", last4: "4242" },
+  bankLast4: null,
+  tickets: [],
+  promoCode: null,
+  discount: 0,
+  customInputs: [],
+  tribute: null,
+  utm: {},
+  failureMessage: null,
+  ...over,
+});
+
+describe("a payment's refund", () => {
+  it("says a refund in full was made, with focus on it, though the refund's form is gone", async () => {
+    signedIn();
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment() }));
+    on("POST", /^\/v1\/payments\/pay_01\/refund$/, () => ({
+      body: {
+        message: "Payment refunded in full",
+        payment: payment({ status: "REFUNDED", refundedAmount: 50 }),
+      },
+    }));
+    open("/dashboard/payments/pay_01");
+    fireEvent.submit(
+      (await screen.findByRole("button", { name: "Refund…" })).closest("form") as HTMLFormElement,
+    );
+    fireEvent.click(await screen.findByRole("button", { name: "Yes, refund $50.00" }));
+    const notice = await screen.findByText("Payment refunded in full: $50.00.");
+    expect(notice.getAttribute("role")).toBe("status");
+    expect(screen.queryByRole("heading", { name: "Refund" })).toBeNull();
+    await waitFor(() => expect(document.activeElement).toBe(notice));
+  });
+});

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, downloadCsv, get, newIdempotencyKey, query } from "../api.js";
 import { money, when, words } from "../format.js";
 import { formNames, loadFormNames } from "../forms.js";
@@ -243,6 +243,10 @@ function PaymentList(props: { query: URLSearchParams }) {
 function PaymentDetail(props: { id: string }) {
   const [payment, setPayment] = useState<Payment | null>(null);
   const [error, setError] = useState<string | null>(null);
+  // What the last refund did: shown here, not in the refund's form, which is gone once nothing is left.
+  const [refunded, setRefunded] = useState<{ text: string } | null>(null);
+  const refundedNote = useRef<HTMLParagraphElement>(null);
+  useEffect(() => refundedNote.current?.focus(), [refunded]);
   useEffect(() => {
     get<Payment>(`/v1/payments/${encodeURIComponent(props.id)}`)
       .then(setPayment)
@@ -326,8 +330,20 @@ function PaymentDetail(props: { id: string }) {
         ))}
       </dl>
       {can("donations:write") && <ResendReceipt payment={p} />}
+      {refunded && (
+        <p class="notice" role="status" tabIndex={-1} ref={refundedNote}>
+          {refunded.text}
+        </p>
+      )}
       {can("donations:write") && p.status === "COMPLETED" && left > 0 && (
-        <Refund payment={p} left={left} onDone={setPayment} />
+        <Refund
+          payment={p}
+          left={left}
+          onDone={(payment, text) => {
+            setPayment(payment);
+            setRefunded({ text });
+          }}
+        />
       )}
     </>
   );
@@ -357,14 +373,18 @@ function ResendReceipt(props: { payment: Payment }) {
   );
 }
 
-function Refund(props: { payment: Payment; left: number; onDone: (payment: Payment) => void }) {
+function Refund(props: {
+  payment: Payment;
+  left: number;
+  /** The payment as refunded, and what to say of it. */
+  onDone: (payment: Payment, notice: string) => void;
+}) {
   const p = props.payment;
   const [amount, setAmount] = useState(String(props.left));
   const [reason, setReason] = useState("");
   const [confirming, setConfirming] = useState(false);
   const [key, setKey] = useState(newIdempotencyKey);
   const [error, setError] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
 
   const ask = (event: Event) => {
@@ -387,10 +407,9 @@ function Refund(props: { payment: Payment; left: number; onDone: (payment: Payme
         { amount: Number(amount), ...(reason.trim() ? { reason: reason.trim() } : {}) },
         { idempotencyKey: key },
       );
-      setNotice(`${answer.message}: ${money(Number(amount), p.currency)}.`);
       setConfirming(false);
       setKey(newIdempotencyKey());
-      props.onDone(answer.payment);
+      props.onDone(answer.payment, `${answer.message}: ${money(Number(amount), p.currency)}.`);
     } catch (err) {
       setError(messageOf(err));
     } finally {
@@ -401,7 +420,6 @@ function Refund(props: { payment: Payment; left: number; onDone: (payment: Payme
   return (
     <section aria-labelledby="refund-title">
       <h2 id="refund-title">Refund</h2>
-      <Notice message={notice} />
       <form onSubmit={ask}>
         <Field
           label={`Amount (${p.currency.toUpperCase()})`}
