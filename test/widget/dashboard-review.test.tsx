@@ -2,7 +2,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
 import { useState } from "preact/hooks";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { location } from "../../widget/dashboard/router.js";
+import { location, navigate } from "../../widget/dashboard/router.js";
 import { Shell } from "../../widget/dashboard/Shell.js";
 import { me } from "../../widget/dashboard/session.js";
 import { ConfirmInline } from "../../widget/dashboard/ui.js";
@@ -263,5 +263,53 @@ describe("a payment's refund", () => {
     expect(notice.getAttribute("role")).toBe("status");
     expect(screen.queryByRole("heading", { name: "Refund" })).toBeNull();
     await waitFor(() => expect(document.activeElement).toBe(notice));
+  });
+});
+
+describe("a list's filters", () => {
+  const back = (path: string) => {
+    // What the browser's Back does: the address changes, then popstate.
+    window.history.replaceState(null, "", path);
+    window.dispatchEvent(new PopStateEvent("popstate"));
+  };
+
+  it("show the address's filters after Back, Forward and Clear (payments)", async () => {
+    signedIn();
+    on("GET", /^\/v1\/payments/, () => ({ body: { payments: [] } }));
+    open("/dashboard/payments?search=ada");
+    const search = (await screen.findByLabelText("Search")) as HTMLInputElement;
+    expect(search.value).toBe("ada");
+    navigate("/dashboard/payments?search=bob&status=REFUNDED");
+    await waitFor(() => expect(search.value).toBe("bob"));
+    expect((screen.getByLabelText("Status") as HTMLSelectElement).value).toBe("REFUNDED");
+    back("/dashboard/payments?search=ada");
+    await waitFor(() => expect(search.value).toBe("ada"));
+    expect((screen.getByLabelText("Status") as HTMLSelectElement).value).toBe("");
+    // Typed and not searched yet, then Clear.
+    fireEvent.input(search, { target: { value: "carl" } });
+    fireEvent.click(screen.getByRole("button", { name: "Clear" }));
+    await waitFor(() => expect(window.location.search).toBe(""));
+    expect(search.value).toBe("");
+  });
+
+  it("show the address's filters after Back on recurring gifts, contacts and the audit log", async () => {
+    signedIn();
+    on("GET", /^\/v1\/(subscriptions|contacts|audit-log)/, () => ({
+      body: { subscriptions: [], contacts: [], entries: [] },
+    }));
+    for (const page of ["recurring", "contacts", "audit-log"]) {
+      cleanup();
+      open(`/dashboard/${page}`);
+      await screen.findByRole("heading", { level: 1 });
+      const box = () =>
+        (page === "audit-log" ? screen.getByLabelText("Action") : screen.getByLabelText("Search")) as
+          | HTMLInputElement
+          | HTMLSelectElement;
+      const value = page === "audit-log" ? "form.created" : "ada";
+      navigate(`/dashboard/${page}?${page === "audit-log" ? "action" : "search"}=${value}`);
+      await waitFor(() => expect(box().value).toBe(value));
+      back(`/dashboard/${page}`);
+      await waitFor(() => expect(box().value).toBe(""));
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { listPage } from "./api.js";
 import { ErrorNote, messageOf } from "./ui.js";
 
@@ -50,6 +50,22 @@ export function usePagedList<Item>(
   };
 
   return { items, hasMore: next !== undefined, loading, error, more };
+}
+
+/**
+ * A filter form's values as typed: those in the address to begin with, and again whenever the address's
+ * change (a search made, Clear, Back or Forward), so the boxes always show what the list is filtered by.
+ */
+export function useDraft<T>(fromAddress: T): [T, (draft: T) => void] {
+  const [draft, setDraft] = useState(fromAddress);
+  const key = JSON.stringify(fromAddress);
+  const shown = useRef(key);
+  useEffect(() => {
+    if (shown.current === key) return;
+    shown.current = key;
+    setDraft(fromAddress);
+  }, [key]);
+  return [draft, setDraft];
 }
 
 export function ListFooter(props: {

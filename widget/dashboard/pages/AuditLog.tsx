@@ -2,7 +2,7 @@ import { useState } from "preact/hooks";
 import { AUDIT_ACTIONS } from "../../../shared/enums.js";
 import { downloadCsv, query } from "../api.js";
 import { when } from "../format.js";
-import { ListFooter, usePagedList } from "../list.js";
+import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { isOwner } from "../session.js";
@@ -41,7 +41,7 @@ const changes = (entry: AuditEntry): string =>
 
 export default function AuditLog(props: PageProps) {
   const filters = Object.fromEntries(FILTERS.map((n) => [n, props.query.get(n) ?? ""]).filter(([, v]) => v));
-  const [draft, setDraft] = useState<Record<string, string>>(filters);
+  const [draft, setDraft] = useDraft<Record<string, string>>(filters);
   const [error, setError] = useState<string | null>(null);
   const list = usePagedList<AuditEntry>("/v1/audit-log", "entries", filters, 50);
   const set = (name: string) => (event: Event) =>

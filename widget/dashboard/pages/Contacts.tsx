@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { downloadCsv, get, query } from "../api.js";
 import { money, when, words } from "../format.js";
-import { ListFooter, usePagedList } from "../list.js";
+import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { ErrorNote, Field, messageOf, PageTitle } from "../ui.js";
@@ -47,7 +47,7 @@ export default function Contacts(props: PageProps) {
 }
 
 function ContactList(props: { search: string }) {
-  const [draft, setDraft] = useState(props.search);
+  const [draft, setDraft] = useDraft(props.search);
   const [error, setError] = useState<string | null>(null);
   const filters = { search: props.search };
   const list = usePagedList<Contact>("/v1/contacts", "contacts", filters);

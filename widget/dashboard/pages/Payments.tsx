@@ -2,7 +2,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { call, downloadCsv, get, newIdempotencyKey, query } from "../api.js";
 import { money, when, words } from "../format.js";
 import { formNames, loadFormNames } from "../forms.js";
-import { ListFooter, usePagedList } from "../list.js";
+import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { can } from "../session.js";
@@ -71,7 +71,7 @@ export default function Payments(props: PageProps) {
 
 function PaymentList(props: { query: URLSearchParams }) {
   const filters = filtersOf(props.query);
-  const [draft, setDraft] = useState<Record<string, string>>(filters);
+  const [draft, setDraft] = useDraft<Record<string, string>>(filters);
   const [exportError, setExportError] = useState<string | null>(null);
   const list = usePagedList<Payment>("/v1/payments", "payments", filters);
   useEffect(() => {
@@ -195,7 +195,14 @@ function PaymentList(props: { query: URLSearchParams }) {
         </Field>
         <div class="actions">
           <button type="submit">Search</button>
-          <button type="button" class="secondary" onClick={() => navigate(to("payments"))}>
+          <button
+            type="button"
+            class="secondary"
+            onClick={() => {
+              setDraft({});
+              navigate(to("payments"));
+            }}
+          >
             Clear
           </button>
           <button type="button" class="secondary" onClick={exportCsv}>

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { call, downloadCsv, get, query } from "../api.js";
 import { money, when, words } from "../format.js";
-import { ListFooter, usePagedList } from "../list.js";
+import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
 import { can } from "../session.js";
@@ -43,7 +43,7 @@ export default function Recurring(props: PageProps) {
 }
 
 function RecurringList(props: { filters: Record<string, string> }) {
-  const [draft, setDraft] = useState(props.filters);
+  const [draft, setDraft] = useDraft(props.filters);
   const [error, setError] = useState<string | null>(null);
   const list = usePagedList<Subscription>("/v1/subscriptions", "subscriptions", props.filters);
   const set = (name: string) => (event: Event) =>
