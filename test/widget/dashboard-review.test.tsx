@@ -313,3 +313,43 @@ describe("a list's filters", () => {
     }
   });
 });
+
+describe("the forms list", () => {
+  const form = (formID: string, title: string) => ({
+    formID,
+    formUrl: "",
+    title,
+    formType: "EMBED_FORM",
+    active: true,
+    goal: null,
+    funds: [],
+    frequencies: [],
+    createdAt: "2026-01-01T00:00:00.000Z",
+  });
+
+  it("keeps a form deleted and a form turned off when more are shown", async () => {
+    signedIn();
+    on("GET", /^\/v1\/forms/, (call) =>
+      call.path.includes("lastEvaluatedKey")
+        ? { body: { forms: [form("f3", "Third")] } }
+        : { body: { forms: [form("f1", "First"), form("f2", "Second")], lastEvaluatedKey: "k1" } },
+    );
+    on("DELETE", /^\/v1\/forms\/f1$/, () => ({ body: {} }));
+    on("PUT", /^\/v1\/forms\/f2$/, () => ({ body: {} }));
+    open("/dashboard/forms");
+    const row = async (title: string) =>
+      (await screen.findByRole("link", { name: title })).closest("tr") as HTMLElement;
+
+    fireEvent.click(within(await row("First")).getByRole("button", { name: "Delete…" }));
+    fireEvent.click(screen.getByRole("button", { name: "Yes, delete" }));
+    await screen.findByText(/First is deleted/);
+    fireEvent.click(within(await row("Second")).getByRole("button", { name: "Turn off" }));
+    await screen.findByText(/Second is off/);
+
+    fireEvent.click(screen.getByRole("button", { name: "Show more" }));
+    await screen.findByRole("link", { name: "Third" });
+    expect(screen.queryByRole("link", { name: "First" })).toBeNull();
+    expect(within(await row("Second")).getByRole("cell", { name: "Off" })).toBeTruthy();
+    expect(within(await row("Second")).getByRole("button", { name: "Turn on" })).toBeTruthy();
+  });
+});

@@ -49,7 +49,10 @@ export function usePagedList<Item>(
     }
   };
 
-  return { items, hasMore: next !== undefined, loading, error, more };
+  /** Changes the rows shown (one deleted, one turned off), kept when more are loaded. */
+  const update = (change: (items: Item[]) => Item[]) => setItems(change);
+
+  return { items, hasMore: next !== undefined, loading, error, more, update };
 }
 
 /**

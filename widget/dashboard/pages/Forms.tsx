@@ -85,12 +85,10 @@ function Editor(props: { formId: string }) {
 
 function FormList() {
   const list = usePagedList<FormSummary>("/v1/forms", "forms", {});
-  const [items, setItems] = useState<FormSummary[] | null>(null);
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [deleting, setDeleting] = useState<string | null>(null);
-  const shown = items ?? list.items;
-  useEffect(() => setItems(null), [list.items]);
+  const shown = list.items;
   // What each form on the page raised (one call per page of forms; for those who may read analytics or payments).
   const [raised, setRaised] = useState<Record<string, FormTotals>>({});
   const [currency, setCurrency] = useState("USD");
@@ -122,7 +120,7 @@ function FormList() {
     act(
       async () => {
         await call("PUT", `/v1/forms/${encodeURIComponent(form.formID)}`, { active });
-        setItems(shown.map((f) => (f.formID === form.formID ? { ...f, active } : f)));
+        list.update((items) => items.map((f) => (f.formID === form.formID ? { ...f, active } : f)));
       },
       `${form.title} is ${active ? "on: donors can give" : "off: its page says it is closed"}.`,
     );
@@ -157,7 +155,7 @@ function FormList() {
   const remove = (form: FormSummary) =>
     act(async () => {
       await call("DELETE", `/v1/forms/${encodeURIComponent(form.formID)}`);
-      setItems(shown.filter((f) => f.formID !== form.formID));
+      list.update((items) => items.filter((f) => f.formID !== form.formID));
       setDeleting(null);
     }, `${form.title} is deleted; its page now says it no longer exists.`);
 
