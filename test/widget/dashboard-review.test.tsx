@@ -19,7 +19,8 @@ interface Call {
   body: unknown;
 }
 
-type Handler = (call: Call) => { status?: number; body?: unknown } | undefined;
+type Answer = { status?: number; body?: unknown } | undefined;
+type Handler = (call: Call) => Answer | Promise<Answer>;
 
 let calls: Call[] = [];
 let routes: [string, RegExp, Handler][] = [];
@@ -41,7 +42,7 @@ beforeEach(() => {
       };
       calls.push(call);
       const route = routes.find(([method, path]) => method === call.method && path.test(call.path));
-      const answer = route?.[2](call) ?? { status: 404, body: { error: "Not found" } };
+      const answer = (await route?.[2](call)) ?? { status: 404, body: { error: "Not found" } };
       return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
         status: answer.status ?? 200,
         headers: { "Content-Type": "application/json" },
@@ -351,5 +352,75 @@ describe("the forms list", () => {
     expect(screen.queryByRole("link", { name: "First" })).toBeNull();
     expect(within(await row("Second")).getByRole("cell", { name: "Off" })).toBeTruthy();
     expect(within(await row("Second")).getByRole("button", { name: "Turn on" })).toBeTruthy();
+  });
+});
+
+describe("an answer sent once", () => {
+  it("disables the question's answers while a delete is under way: a double click deletes once", async () => {
+    signedIn();
+    on("GET", /^\/v1\/forms/, () => ({
+      body: {
+        forms: [
+          {
+            formID: "f1",
+            formUrl: "",
+            title: "Plant a tree",
+            formType: "EMBED_FORM",
+            active: true,
+            goal: null,
+            funds: [],
+            frequencies: [],
+            createdAt: "2026-01-01T00:00:00.000Z",
+          },
+        ],
+      },
+    }));
+    let answer: (a: Answer) => void = () => {};
+    on("DELETE", /^\/v1\/forms\/f1$/, () => new Promise<Answer>((resolve) => (answer = resolve)));
+    open("/dashboard/forms");
+    fireEvent.click(await screen.findByRole("button", { name: "Delete…" }));
+    const yes = screen.getByRole("button", { name: "Yes, delete" }) as HTMLButtonElement;
+    fireEvent.click(yes);
+    fireEvent.click(yes);
+    await waitFor(() => expect(yes.disabled).toBe(true));
+    expect((screen.getByRole("button", { name: "Keep" }) as HTMLButtonElement).disabled).toBe(true);
+    fireEvent.click(yes);
+    answer({ body: {} });
+    await screen.findByText(/Plant a tree is deleted/);
+    expect(writes()).toEqual([{ method: "DELETE", path: "/v1/forms/f1", body: undefined }]);
+    expect(screen.queryByRole("alert")).toBeNull();
+  });
+
+  it("cancels a recurring gift once, however often Yes is clicked", async () => {
+    signedIn();
+    const gift = {
+      id: "sub_1",
+      status: "ACTIVE",
+      amount: 10,
+      currency: "usd",
+      frequency: "MONTHLY",
+      nextBillingDate: null,
+      lastBillingDate: null,
+      endBillingDate: null,
+      coveredFee: false,
+      formID: "f1",
+      contactId: "c1",
+      email: "ada@example.org",
+      fund: "",
+      paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+      createdAt: "2026-01-01T00:00:00.000Z",
+      cancelledAt: null,
+    };
+    on("GET", /^\/v1\/subscriptions\/sub_1$/, () => ({ body: gift }));
+    let answer: (a: Answer) => void = () => {};
+    on("PUT", /^\/v1\/subscriptions\/sub_1$/, () => new Promise<Answer>((resolve) => (answer = resolve)));
+    open("/dashboard/recurring/sub_1");
+    fireEvent.click(await screen.findByRole("button", { name: "Cancel the recurring gift…" }));
+    const yes = screen.getByRole("button", { name: "Yes, cancel it" });
+    fireEvent.click(yes);
+    fireEvent.click(yes);
+    answer({ body: { ...gift, status: "CANCELLED", cancelledAt: "2026-02-01T00:00:00.000Z" } });
+    await screen.findByText("The recurring gift is cancelled.");
+    expect(writes()).toHaveLength(1);
   });
 });

@@ -74,7 +74,8 @@ export function ConfirmInline(props: {
   detail?: string;
   yes: string;
   keep?: string;
-  onYes: () => void;
+  /** What "Yes" does; while the promise it returns is pending, both answers are disabled (never sent twice). */
+  onYes: () => unknown;
   onKeep: () => void;
   block?: boolean;
   /** Both answers are disabled meanwhile (the action is under way). */
@@ -84,6 +85,22 @@ export function ConfirmInline(props: {
 }) {
   const id = useRef(nextId()).current;
   const yes = useRef<HTMLButtonElement>(null);
+  const [working, setWorking] = useState(false);
+  const pending = useRef(false);
+  const busy = props.busy || working;
+  const act = () => {
+    if (pending.current || props.busy) return;
+    const answer = props.onYes();
+    if (!(answer instanceof Promise)) return;
+    pending.current = true;
+    setWorking(true);
+    void answer
+      .catch(() => undefined)
+      .finally(() => {
+        pending.current = false;
+        setWorking(false);
+      });
+  };
   // The button that asked is gone: the question's answer takes its focus, so a screen reader reads it.
   useEffect(() => yes.current?.focus(), []);
   const keep = () => {
@@ -95,10 +112,10 @@ export function ConfirmInline(props: {
   const words = props.detail ? `${props.question} ${props.detail}` : props.question;
   const answers = (
     <>
-      <button type="button" class="danger" ref={yes} onClick={props.onYes} disabled={props.busy}>
+      <button type="button" class="danger" ref={yes} onClick={act} disabled={busy}>
         {props.yes}
       </button>
-      <button type="button" class="secondary" onClick={keep} disabled={props.busy}>
+      <button type="button" class="secondary" onClick={keep} disabled={busy}>
         {props.keep ?? "Keep"}
       </button>
     </>
