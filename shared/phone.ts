@@ -42,14 +42,15 @@ export function toE164(typed: string, country: string = DEFAULT_COUNTRY): string
 }
 
 /**
- * What contacts are matched by: the E.164 form of a valid number, and the digits as typed (phones are
- * compared by their digits), so `555-123-4567` and `(555) 123-4567` are one number although neither is
- * valid; text without digits by itself (trimmed). Two numbers match when any key is shared.
+ * What contacts are matched by. A valid number: its E.164 form, and those digits without the `+` (so
+ * `442079460958`, typed without it, is `+44 20 7946 0958`); never the digits as typed, which national
+ * numbers of different countries share (French `06 12 34 56 78` and Dutch `06 12345678`). A number that is
+ * not valid: its digits as typed, so `555-123-4567` and `(555) 123-4567` are one number; text without
+ * digits by itself (trimmed). Two numbers match when any key is shared.
  */
 export function phoneMatchKeys(phone: { value: string; e164?: string | null }): string[] {
+  if (phone.e164) return [phone.e164, phone.e164.slice(1)];
   const digits = phone.value.replace(/\D/g, "");
   const typed = digits || phone.value.trim();
-  const keys = phone.e164 ? [phone.e164] : [];
-  if (typed && typed !== phone.e164) keys.push(typed);
-  return keys;
+  return typed ? [typed] : [];
 }

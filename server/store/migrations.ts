@@ -26,6 +26,7 @@ import { organizationBrandingReceipts } from "./migrations/023-organization-bran
 import { paymentsPartialIndexes } from "./migrations/024-payments-partial-indexes.js";
 import { phoneDigitKeys } from "./migrations/025-phone-digit-keys.js";
 import { apiMetricsByKey } from "./migrations/026-api-metrics-by-key.js";
+import { phoneKeysByNumber } from "./migrations/027-phone-keys-by-number.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -61,6 +62,7 @@ export const MIGRATIONS: Migration[] = [
   paymentsPartialIndexes,
   phoneDigitKeys,
   apiMetricsByKey,
+  phoneKeysByNumber,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

@@ -217,6 +217,31 @@ describe(`phone numbers of contacts (${dialect})`, () => {
     expect(again.body.contact.phones[0]?.e164).toBe("+442079460019");
   });
 
+  it("of different countries that are written alike nationally are different numbers: no 409", async () => {
+    t = await setupTestApp();
+    const french = await create({
+      firstName: "Ada",
+      lastName: "Paris",
+      phone: "06 12 34 56 78",
+      addresses: [{ city: "Paris", country: "FR" }],
+    });
+    expect(french.status, JSON.stringify(french.body)).toBe(201);
+    expect(french.body.contact.phones[0]?.e164).toBe("+33612345678");
+    const dutch = await create({
+      firstName: "Bea",
+      lastName: "Amsterdam",
+      phone: "06 12345678",
+      addresses: [{ city: "Amsterdam", country: "NL" }],
+    });
+    expect(dutch.status, JSON.stringify(dutch.body)).toBe(201);
+    expect(dutch.body.contact.phones[0]?.e164).toBe("+31612345678");
+    // The same French number written internationally, with or without its +, is still the French one.
+    expect((await create({ firstName: "Cy", lastName: "Three", phone: "+33 6 12 34 56 78" })).status).toBe(
+      409,
+    );
+    expect((await create({ firstName: "Di", lastName: "Four", phone: "33612345678" })).status).toBe(409);
+  });
+
   it("are read again in the new country when only the address changes, and a number then taken is a 409", async () => {
     t = await setupTestApp();
     const made = await create({ firstName: "Ada", lastName: "One", phone: "020 7946 0958" });
@@ -338,22 +363,65 @@ describe(`phone keys before migration 25 (${dialect})`, () => {
         { organization_id: t.org.id, kind: "phone", value_key: "+16175550101", contact_id: valid },
       ])
       .execute();
-    await db.deleteFrom("almoner_migrations").where("version", "=", 25).execute();
+    await db.deleteFrom("almoner_migrations").where("version", "in", [25, 27]).execute();
 
-    expect((await migrate(db)).applied).toEqual([25]);
+    expect((await migrate(db)).applied).toEqual([25, 27]);
     const keys = await db
       .selectFrom("contact_keys")
       .select(["value_key", "contact_id"])
       .where("kind", "=", "phone")
       .orderBy("value_key")
       .execute();
+    // Today's rule: a valid number by its E.164 form, with and without its +; another by its digits.
     expect(keys).toEqual([
       { value_key: "+16175550101", contact_id: valid },
+      { value_key: "16175550101", contact_id: valid },
       { value_key: "5551234567", contact_id: older },
-      { value_key: "6175550101", contact_id: valid },
     ]);
     const dup = await create({ firstName: "New", lastName: "One", phone: "555.123.4567" });
     expect(dup.status).toBe(409);
     expect(dup.body.contactId).toBe(older);
+  });
+});
+
+describe(`phone keys before migration 27 (${dialect})`, () => {
+  it("a valid number no longer holds its national digits: another country's number written alike is taken", async () => {
+    t = await setupTestApp();
+    const db = t.store.db;
+    const french = "00000000-0000-4000-8000-00000000000d";
+    await db
+      .insertInto("contacts")
+      .values(
+        storedContact(
+          french,
+          { value: "06 12 34 56 78", isPrimary: true, e164: "+33612345678" },
+          "2025-01-01T00:00:00.000Z",
+        ),
+      )
+      .execute();
+    // As migration 25 left it: the E.164 form and the digits as typed.
+    await db
+      .insertInto("contact_keys")
+      .values([
+        { organization_id: t.org.id, kind: "phone", value_key: "+33612345678", contact_id: french },
+        { organization_id: t.org.id, kind: "phone", value_key: "0612345678", contact_id: french },
+      ])
+      .execute();
+    await db.deleteFrom("almoner_migrations").where("version", "=", 27).execute();
+    expect((await migrate(db)).applied).toEqual([27]);
+    const keys = await db
+      .selectFrom("contact_keys")
+      .select("value_key")
+      .where("contact_id", "=", french)
+      .orderBy("value_key")
+      .execute();
+    expect(keys.map((k) => k.value_key)).toEqual(["+33612345678", "33612345678"]);
+    const dutch = await create({
+      firstName: "Bea",
+      lastName: "Amsterdam",
+      phone: "06 12345678",
+      addresses: [{ city: "Amsterdam", country: "NL" }],
+    });
+    expect(dutch.status, JSON.stringify(dutch.body)).toBe(201);
   });
 });

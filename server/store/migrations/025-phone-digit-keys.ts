@@ -10,19 +10,25 @@ import { type AnyTrx, claimPhoneKeys, type Migration } from "./shared.js";
 export const phoneDigitKeys: Migration = {
   version: 25,
   name: "contact phones matched by their digits too",
-  async up(trx: AnyTrx) {
-    await trx.deleteFrom("contact_keys").where("kind", "=", "phone").execute();
-    const contacts = await trx
-      .selectFrom("contacts")
-      .select(["id", "organization_id", "phones"])
-      .where("status", "=", "ACTIVE")
-      .where("phones", "!=", "[]")
-      .orderBy("created_at")
-      .orderBy("id")
-      .execute();
-    for (const contact of contacts) {
-      const phones = JSON.parse(contact.phones) as { value: string; e164?: string | null }[];
-      await claimPhoneKeys(trx, contact, phones.flatMap(phoneMatchKeys));
-    }
-  },
+  up: rebuildPhoneKeys,
 };
+
+/**
+ * Every live contact's phone keys made again by today's rule (phoneMatchKeys), oldest contact first: a key
+ * two live contacts would share stays with the older one (the other keeps the phone, unclaimed).
+ */
+export async function rebuildPhoneKeys(trx: AnyTrx): Promise<void> {
+  await trx.deleteFrom("contact_keys").where("kind", "=", "phone").execute();
+  const contacts = await trx
+    .selectFrom("contacts")
+    .select(["id", "organization_id", "phones"])
+    .where("status", "=", "ACTIVE")
+    .where("phones", "!=", "[]")
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+  for (const contact of contacts) {
+    const phones = JSON.parse(contact.phones) as { value: string; e164?: string | null }[];
+    await claimPhoneKeys(trx, contact, phones.flatMap(phoneMatchKeys));
+  }
+}
