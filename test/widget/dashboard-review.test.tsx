@@ -154,6 +154,32 @@ describe("team roles", () => {
   });
 });
 
+describe("team invitations", () => {
+  it("keeps the address when the invitation is refused, and sends it once while under way", async () => {
+    signedIn();
+    on("GET", /^\/api\/staff\/team$/, () => ({ body: { members: [] } }));
+    let answer: (a: Answer) => void = () => {};
+    on("POST", /^\/api\/staff\/invites$/, () => new Promise<Answer>((resolve) => (answer = resolve)));
+    open("/dashboard/team");
+    const address = (await screen.findByLabelText("E-mail address")) as HTMLInputElement;
+    fireEvent.input(address, { target: { value: "new@charity.example" } });
+    const send = screen.getByRole("button", { name: "Send the invitation" }) as HTMLButtonElement;
+    fireEvent.submit(send.closest("form") as HTMLFormElement);
+    await waitFor(() => expect(send.disabled).toBe(true));
+    fireEvent.submit(send.closest("form") as HTMLFormElement);
+    answer({ status: 429, body: { error: "Too many invitations to this address; try again later" } });
+    await screen.findByText(/Too many invitations/);
+    expect(address.value).toBe("new@charity.example");
+    expect(send.disabled).toBe(false);
+    expect(writes()).toHaveLength(1);
+
+    on("POST", /^\/api\/staff\/invites$/, () => ({ status: 201, body: {} }));
+    fireEvent.submit(send.closest("form") as HTMLFormElement);
+    await screen.findByText(/An invitation is on its way to new@charity.example/);
+    await waitFor(() => expect(address.value).toBe(""));
+  });
+});
+
 describe("the question a destructive action asks", () => {
   function Asking() {
     const [asking, setAsking] = useState(false);

@@ -38,6 +38,7 @@ export default function Team() {
   const [email, setEmail] = useState("");
   const [role, setRole] = useState<Role>("STAFF");
   const [removing, setRemoving] = useState<string | null>(null);
+  const [inviting, setInviting] = useState(false);
 
   const load = () =>
     get<{ members: Member[] }>("/api/staff/team")
@@ -47,16 +48,19 @@ export default function Team() {
     if (isOwner()) void load();
   }, []);
 
-  const act = async (work: () => Promise<unknown>, done: string) => {
+  /** Whether `work` was done (a refusal is shown, and false). */
+  const act = async (work: () => Promise<unknown>, done: string): Promise<boolean> => {
     setError(null);
     setNotice(null);
     try {
       await work();
-      setNotice(done);
-      await load();
     } catch (err) {
       setError(messageOf(err));
+      return false;
     }
+    setNotice(done);
+    await load();
+    return true;
   };
 
   if (!isOwner())
@@ -166,12 +170,17 @@ export default function Team() {
       <section aria-labelledby="invite-title">
         <h2 id="invite-title">Invite someone</h2>
         <form
-          onSubmit={(event) => {
+          onSubmit={async (event) => {
             event.preventDefault();
-            void act(
+            if (inviting) return;
+            setInviting(true);
+            const sent = await act(
               () => call("POST", "/api/staff/invites", { email, role }),
               `An invitation is on its way to ${email}. The link works once, for 24 hours.`,
-            ).then(() => setEmail(""));
+            );
+            setInviting(false);
+            // A refused invitation (a mistyped address, too many to one address) keeps the address to correct.
+            if (sent) setEmail("");
           }}
         >
           <Field label="E-mail address">
@@ -200,7 +209,9 @@ export default function Team() {
               </label>
             ))}
           </fieldset>
-          <button type="submit">Send the invitation</button>
+          <button type="submit" disabled={inviting}>
+            Send the invitation
+          </button>
         </form>
       </section>
     </>
