@@ -450,3 +450,14 @@ describe("an answer sent once", () => {
     expect(writes()).toHaveLength(1);
   });
 });
+
+describe("a list that could not be read", () => {
+  it("says why, and not that nothing matched", async () => {
+    signedIn();
+    on("GET", /^\/v1\/payments/, () => ({ status: 500, body: { error: "The database is not answering" } }));
+    open("/dashboard/payments");
+    expect((await screen.findByRole("alert")).textContent).toBe("The database is not answering");
+    await waitFor(() => expect(screen.queryByText("Loading…")).toBeNull());
+    expect(screen.queryByText("No payments match.")).toBeNull();
+  });
+});

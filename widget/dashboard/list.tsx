@@ -79,16 +79,18 @@ export function ListFooter(props: {
   more: () => void;
   noun: string;
 }) {
+  // A list that could not be read says nothing of what matched: the alert says why.
+  const status = props.loading
+    ? "Loading…"
+    : props.count > 0
+      ? `${props.count} ${props.noun}${props.hasMore ? " shown so far" : ""}.`
+      : props.error
+        ? ""
+        : `No ${props.noun} match.`;
   return (
     <div class="list-footer">
       <ErrorNote message={props.error} />
-      <p role="status">
-        {props.loading
-          ? "Loading…"
-          : props.count === 0
-            ? `No ${props.noun} match.`
-            : `${props.count} ${props.noun}${props.hasMore ? " shown so far" : ""}.`}
-      </p>
+      <p role="status">{status}</p>
       {props.hasMore && (
         <button type="button" onClick={props.more} disabled={props.loading}>
           Show more
