@@ -6,6 +6,7 @@ import type { MessageValues } from "../../shared/i18n/format.js";
 import { lineLabel } from "../../shared/i18n/lineLabel.js";
 import { directionOf, type Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
+import { isolate } from "../documents/textLayout.js";
 import { messageIfAny, translator } from "../i18n.js";
 import { htmlParagraphs } from "./letter.js";
 import { qrContentId } from "./qrImages.js";
@@ -136,10 +137,17 @@ function compose(input: ReceiptInput) {
 
   if (input.test) subject = tr("mail.receipt.test.subject", { subject });
 
-  let thanks = tr("mail.receipt.thanks.gift", { organization });
-  if (isEvent) thanks = tr("mail.receipt.thanks.event", { event });
-  else if (input.recurringCharge) thanks = tr("mail.receipt.thanks.charge", { frequency, organization });
-  else if (recurring) thanks = tr("mail.receipt.thanks.recurring", { frequency, organization });
+  // In a right-to-left e-mail, names and titles (often in Latin letters) are bidirectional isolates in the
+  // body, so that their own punctuation stays with them ("Friends of the Library Inc.", not ".Friends …").
+  const data = directionOf(language) === "rtl" ? isolate : (text: string) => text;
+  const inBody = { organization: data(organization), event: data(event) };
+
+  let thanks = tr("mail.receipt.thanks.gift", { organization: inBody.organization });
+  if (isEvent) thanks = tr("mail.receipt.thanks.event", { event: inBody.event });
+  else if (input.recurringCharge)
+    thanks = tr("mail.receipt.thanks.charge", { frequency, organization: inBody.organization });
+  else if (recurring)
+    thanks = tr("mail.receipt.thanks.recurring", { frequency, organization: inBody.organization });
 
   const notes: string[] = [];
   if (input.status === "PENDING")
@@ -154,8 +162,8 @@ function compose(input: ReceiptInput) {
   ];
   if (!isEvent) summary.push([tr("mail.receipt.frequency"), tr(`mail.receipt.frequency.${input.frequency}`)]);
   summary.push(
-    [tr("mail.receipt.fund"), input.fund],
-    [isEvent ? tr("mail.receipt.event") : tr("mail.receipt.form"), input.formTitle],
+    [tr("mail.receipt.fund"), data(input.fund)],
+    [isEvent ? tr("mail.receipt.event") : tr("mail.receipt.form"), data(input.formTitle)],
   );
   summary.push([tr("mail.receipt.method"), paymentMethodLabel(input.paymentMethod, tr)]);
   if (input.status === "PENDING") summary.push([tr("mail.receipt.status"), tr("mail.receipt.processing")]);
@@ -185,11 +193,11 @@ function compose(input: ReceiptInput) {
     subject,
     testNotice: input.test ? tr("mail.receipt.test.notice", { organization }) : null,
     customMessage: nonEmpty(custom?.customMessage),
-    greeting: firstName ? tr("mail.receipt.dear", { name: firstName }) : tr("mail.receipt.hello"),
+    greeting: firstName ? tr("mail.receipt.dear", { name: data(firstName) }) : tr("mail.receipt.hello"),
     paragraphs: [
       thanks,
       ...(input.tribute
-        ? [tr("mail.receipt.dedicated", { kind: input.tribute.kind, name: input.tribute.honoreeName })]
+        ? [tr("mail.receipt.dedicated", { kind: input.tribute.kind, name: data(input.tribute.honoreeName) })]
         : []),
       ...notes,
     ],

@@ -49,6 +49,12 @@ describe(`donors' e-mails in their language (${dialect})`, () => {
     const [ar] = await mailTo("omar@example.org");
     expect(ar.subject).toBe("شكرًا لتبرعك إلى Test Org");
     expect(ar.html_body).toContain('<html lang="ar" dir="rtl">');
+    // Names and titles in Latin letters are isolates in its body: their punctuation stays with them.
+    for (const body of [ar.text_body, ar.html_body]) {
+      expect(body).toContain("\u2068Omar\u2069");
+      expect(body).toContain("\u2068Test Org\u2069");
+    }
+    expect(receipt.text_body).not.toContain("\u2068");
 
     const english = await checkout(t, formId, {
       amount: 10,
