@@ -138,4 +138,23 @@ describe.skipIf(!browserAvailable)("the dashboard's keyboard and focus in Chromi
     expect(problems).toEqual([]);
     await page.close();
   });
+
+  it("clears the editor's alert once a preview that failed succeeds again", async () => {
+    const { formID } = await createForm(served, { title: "Flaky preview", funds: ["General"] });
+    const page = await signedIn((await person("owner")).setupUrl);
+    await page.goto(`${served.baseUrl}/dashboard/forms/${formID}/edit`);
+    await page.getByRole("heading", { name: "Edit Flaky preview" }).waitFor();
+    const preview = `${served.baseUrl}/v1/forms/${formID}/preview`;
+    await page.route(preview, (route) =>
+      route.fulfill({ status: 503, contentType: "application/json", body: '{"error":"Try again soon"}' }),
+    );
+    await page.getByLabel("Title").fill("Flaky preview, again");
+    const alerts = page.getByRole("alert").filter({ hasText: "Try again soon" });
+    await expect.poll(() => alerts.count()).toBe(1);
+    await page.unroute(preview);
+    await page.getByLabel("Title").fill("Flaky preview, once more");
+    await expect.poll(() => page.locator("[data-preview]").textContent()).toContain("once more");
+    await expect.poll(() => alerts.count()).toBe(0);
+    await page.close();
+  });
 });

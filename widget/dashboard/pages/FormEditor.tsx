@@ -209,6 +209,8 @@ export default function FormEditor(props: { formId: string; readOnly?: boolean }
           if (mine !== seq.current) return;
           setPreview(answer);
           setProblems([]);
+          // A preview that failed before (the server unreachable a moment) is no longer the news.
+          setError(null);
         })
         .catch((err: unknown) => {
           if (mine !== seq.current) return;
