@@ -461,3 +461,43 @@ describe("a list that could not be read", () => {
     expect(screen.queryByText("No payments match.")).toBeNull();
   });
 });
+
+describe("amounts in a currency without decimals", () => {
+  it("are typed in whole yen: the refund and a recurring gift's new amount", async () => {
+    signedIn();
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment({ currency: "jpy", amount: 5000 }) }));
+    open("/dashboard/payments/pay_01");
+    const refund = (await screen.findByLabelText("Amount (JPY)")) as HTMLInputElement;
+    expect([refund.step, refund.min]).toEqual(["1", "1"]);
+    cleanup();
+
+    on("GET", /^\/v1\/payments\/pay_02$/, () => ({ body: payment({ paymentID: "pay_02" }) }));
+    open("/dashboard/payments/pay_02");
+    const cents = (await screen.findByLabelText("Amount (USD)")) as HTMLInputElement;
+    expect([cents.step, cents.min]).toEqual(["0.01", "0.01"]);
+    cleanup();
+
+    on("GET", /^\/v1\/subscriptions\/sub_1$/, () => ({
+      body: {
+        id: "sub_1",
+        status: "ACTIVE",
+        amount: 3000,
+        currency: "jpy",
+        frequency: "MONTHLY",
+        nextBillingDate: null,
+        lastBillingDate: null,
+        endBillingDate: null,
+        coveredFee: false,
+        formID: "f1",
+        contactId: "c1",
+        email: "ada@example.org",
+        fund: "",
+        paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+        createdAt: "2026-01-01T00:00:00.000Z",
+        cancelledAt: null,
+      },
+    }));
+    open("/dashboard/recurring/sub_1");
+    expect(((await screen.findByLabelText("New amount (JPY)")) as HTMLInputElement).step).toBe("1");
+  });
+});

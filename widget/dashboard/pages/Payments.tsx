@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "preact/hooks";
+import { decimalsOf } from "../../../shared/currency.js";
 import { call, downloadCsv, get, newIdempotencyKey, query } from "../api.js";
 import { money, when, words } from "../format.js";
 import { formNames, loadFormNames } from "../forms.js";
@@ -393,6 +394,8 @@ function Refund(props: {
   const [key, setKey] = useState(newIdempotencyKey);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  // A currency without decimals (JPY) is refunded in whole units.
+  const unit = decimalsOf(p.currency) === 0 ? "1" : "0.01";
 
   const ask = (event: Event) => {
     event.preventDefault();
@@ -436,8 +439,8 @@ function Refund(props: {
             <input
               id={id}
               type="number"
-              min="0.01"
-              step="0.01"
+              min={unit}
+              step={unit}
               max={props.left}
               aria-describedby={hint}
               required

@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { decimalsOf } from "../../../shared/currency.js";
 import { call, downloadCsv, get, query } from "../api.js";
 import { money, when, words } from "../format.js";
 import { ListFooter, useDraft, usePagedList } from "../list.js";
@@ -251,7 +252,7 @@ function RecurringDetail(props: { id: string }) {
                     id={id}
                     type="number"
                     min="1"
-                    step="0.01"
+                    step={decimalsOf(gift.currency) === 0 ? "1" : "0.01"}
                     required
                     value={amount}
                     onInput={(e) => setAmount(e.currentTarget.value)}
