@@ -770,8 +770,9 @@ describe(`donor portal (${dialect})`, () => {
       .selectAll()
       .where("payment_id", "=", gift.paymentID)
       .execute();
-    expect(receipt.text_body).toContain(`http://forms.test/manage/${t.org.id}`);
-    expect(receipt.html_body).toContain(`href="http://forms.test/manage/${t.org.id}"`);
+    // In the receipt's language (English here), which the portal then opens in.
+    expect(receipt.text_body).toContain(`http://forms.test/manage/${t.org.id}?lang=en`);
+    expect(receipt.html_body).toContain(`href="http://forms.test/manage/${t.org.id}?lang=en"`);
   });
 
   it("serves the portal page in the donor's language, with its messages and no token in its language links", async () => {

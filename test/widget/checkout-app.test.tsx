@@ -110,6 +110,7 @@ describe("standard form", () => {
       emailOptIn: false,
       utm: { source: "newsletter", campaign: "spring" },
       elementId: "link-1",
+      language: "en",
     });
   });
 
