@@ -121,7 +121,7 @@ describe.skipIf(!browserAvailable)("the dashboard's keyboard and focus in Chromi
     expect(await select.inputValue()).toBe("FINANCE");
     await page.waitForTimeout(300);
     expect(patches).toEqual([]);
-    await page.getByRole("button", { name: `Change the role of ${staff.email}` }).click();
+    await page.getByRole("button", { name: `Change role of ${staff.email}` }).click();
     await page.getByText(`${staff.email} is now Finance.`).waitFor();
     expect(patches).toHaveLength(1);
 

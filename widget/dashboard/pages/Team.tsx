@@ -285,7 +285,7 @@ function RoleChange(props: { member: Member; onChange: (role: Role) => Promise<u
           type="button"
           class="secondary"
           id={`role-change-${member.userId}`}
-          aria-label={`Change the role of ${member.email}`}
+          aria-label={`Change role of ${member.email}`}
           disabled={busy || chosen === member.role}
           onClick={() => (risky ? setConfirming(true) : void send())}
         >
