@@ -198,14 +198,15 @@ describe("the question a destructive action asks", () => {
     );
   }
 
-  it("takes the focus of the button that asked, and gives it back after Keep", async () => {
+  it("takes the focus of the button that asked, on Keep, and gives it back after Keep", async () => {
     render(<Asking />);
     const ask = screen.getByRole("button", { name: "Delete…" });
     ask.focus();
     fireEvent.click(ask);
-    const yes = screen.getByRole("button", { name: "Yes, delete" });
-    await waitFor(() => expect(document.activeElement).toBe(yes));
-    fireEvent.click(screen.getByRole("button", { name: "Keep" }));
+    // On its least destructive answer: a held Enter never confirms.
+    const keep = screen.getByRole("button", { name: "Keep" });
+    await waitFor(() => expect(document.activeElement).toBe(keep));
+    fireEvent.click(keep);
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole("button", { name: "Delete…" })));
   });
 
@@ -230,9 +231,7 @@ describe("the question a destructive action asks", () => {
     }));
     open("/dashboard/forms");
     fireEvent.click(await screen.findByRole("button", { name: "Delete…" }));
-    await waitFor(() =>
-      expect(document.activeElement).toBe(screen.getByRole("button", { name: "Yes, delete" })),
-    );
+    await waitFor(() => expect(document.activeElement).toBe(screen.getByRole("button", { name: "Keep" })));
     fireEvent.click(screen.getByRole("button", { name: "Keep" }));
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole("button", { name: "Delete…" })));
     expect(writes()).toEqual([]);

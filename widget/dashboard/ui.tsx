@@ -84,7 +84,7 @@ export function ConfirmInline(props: {
   trigger?: string;
 }) {
   const id = useRef(nextId()).current;
-  const yes = useRef<HTMLButtonElement>(null);
+  const keepButton = useRef<HTMLButtonElement>(null);
   const [working, setWorking] = useState(false);
   const pending = useRef(false);
   const busy = props.busy || working;
@@ -101,8 +101,9 @@ export function ConfirmInline(props: {
         setWorking(false);
       });
   };
-  // The button that asked is gone: the question's answer takes its focus, so a screen reader reads it.
-  useEffect(() => yes.current?.focus(), []);
+  // The button that asked is gone: the question takes its focus, on its least destructive answer (Keep),
+  // so that a screen reader reads it and a held or repeated Enter never confirms a refund or a delete.
+  useEffect(() => keepButton.current?.focus(), []);
   const keep = () => {
     props.onKeep();
     const trigger = props.trigger;
@@ -112,10 +113,10 @@ export function ConfirmInline(props: {
   const words = props.detail ? `${props.question} ${props.detail}` : props.question;
   const answers = (
     <>
-      <button type="button" class="danger" ref={yes} onClick={act} disabled={busy}>
+      <button type="button" class="danger" onClick={act} disabled={busy}>
         {props.yes}
       </button>
-      <button type="button" class="secondary" onClick={keep} disabled={busy}>
+      <button type="button" class="secondary" ref={keepButton} onClick={keep} disabled={busy}>
         {props.keep ?? "Keep"}
       </button>
     </>
