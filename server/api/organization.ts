@@ -288,8 +288,10 @@ export function organizationRoutes(deps: AppDeps): RouteSpec[] {
         const { organizationId, actor } = c.get("auth");
         const org = await load(organizationId);
         const nowMs = deps.now();
-        // The change and its audit-log entry (the settings that changed, before and after) are one.
-        const updated = await deps.store.db.transaction().execute(async (trx) => {
+        // The change and its audit-log entry (the settings that changed, before and after) are one: a write
+        // transaction from its start (on SQLite `begin immediate`), as it reads the forms before it writes,
+        // so a commit of another connection in between (the metrics thread's) cannot make it fail.
+        const updated = await deps.store.transact(async (trx) => {
           if (body.currency !== undefined && body.currency !== org.currency)
             await checkFormsFitCurrency(trx, org.id, body.currency);
           const changed = await updateOrganization(
