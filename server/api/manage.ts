@@ -39,6 +39,7 @@ import { getOrganization, type Organization } from "../store/organizations.js";
 import { presentPayment } from "../wire/payment.js";
 import { presentSubscription } from "../wire/subscription.js";
 import type { AppDeps, AppEnv } from "./env.js";
+import { countAgainstLimit } from "./overLimit.js";
 import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 import { applySubscriptionChange, changeableFrequencies } from "./subscriptions.js";
@@ -99,13 +100,8 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     return session.emailKey;
   }
 
-  async function limit(key: string, max: number, what: string): Promise<void> {
-    const r = await store.rateLimits.hit(key, max, deps.now());
-    if (!r.allowed)
-      throw new ApiError(429, `Too many requests ${what}; try again later`, undefined, {
-        "Retry-After": String(r.retryAfterSeconds),
-      });
-  }
+  const limit = (key: string, max: number, what: string) =>
+    countAgainstLimit(deps, key, max, `Too many requests ${what}; try again later`);
 
   const cookiePath = (organizationId: string) => `/api/manage/${organizationId}`;
 

@@ -30,6 +30,7 @@ import {
   twoFactorState,
 } from "../staff/twoFactor.js";
 import type { AppDeps, AppEnv } from "./env.js";
+import { countAgainstLimit } from "./overLimit.js";
 import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 import { meAnswer, noKey, refusal, signInErrorSchema } from "./staff.js";
@@ -104,13 +105,8 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
     );
   }
 
-  async function limit(key: string, max: number, what: string): Promise<void> {
-    const r = await store.rateLimits.hit(key, max, deps.now());
-    if (!r.allowed)
-      throw new ApiError(429, `Too many requests ${what}; try again later`, undefined, {
-        "Retry-After": String(r.retryAfterSeconds),
-      });
-  }
+  const limit = (key: string, max: number, what: string) =>
+    countAgainstLimit(deps, key, max, `Too many requests ${what}; try again later`);
 
   return [
     defineRoute({

@@ -13,6 +13,7 @@ import { StaffError, type StaffSession } from "../staff/accounts.js";
 import { changeRole, inviteMember, listTeam, removeMember, TeamError } from "../staff/team.js";
 import type { AuditActor } from "../store/auditLog.js";
 import type { AppDeps, AppEnv } from "./env.js";
+import { countAgainstLimit } from "./overLimit.js";
 import { checkOwnOrigin } from "./requestSource.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
 import { noKey } from "./staff.js";
@@ -58,13 +59,8 @@ export function staffTeamRoutes(deps: AppDeps): RouteSpec[] {
     checkOwnOrigin(c, deps.config);
   };
   /** One more invitation counted under `key`; a 429 past `max` an hour. */
-  const invitesLeft = async (key: string, max: number, what: string): Promise<void> => {
-    const r = await deps.store.rateLimits.hit(key, max, deps.now());
-    if (!r.allowed)
-      throw new ApiError(429, `Too many invitations ${what}; try again later`, undefined, {
-        "Retry-After": String(r.retryAfterSeconds),
-      });
-  };
+  const invitesLeft = (key: string, max: number, what: string) =>
+    countAgainstLimit(deps, key, max, `Too many invitations ${what}; try again later`);
   /** The signed-in Owner of the request, with the role their membership has now. */
   const owner = async (c: Context<AppEnv>): Promise<StaffSession> => {
     const session = await staffSessionOf(c, deps);

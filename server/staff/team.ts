@@ -16,7 +16,7 @@ import {
   SETUP_PAGE_PATH,
   StaffError,
 } from "./accounts.js";
-import { joinedHere } from "./memberships.js";
+import { joinedHere, joinedOrganizations } from "./memberships.js";
 
 /**
  * The organization's team as its Owners manage it: who is in it, inviting a person (a single-use set-up
@@ -127,15 +127,7 @@ async function countOwners(trx: Db, organizationId: string, joined: boolean): Pr
 
 /** Whether the member has joined the organization (not only been invited to it). */
 async function hasJoined(trx: Db, organizationId: string, userId: string): Promise<boolean> {
-  const row = await trx
-    .selectFrom("staff_memberships")
-    .innerJoin("staff_users", "staff_users.id", "staff_memberships.user_id")
-    .select("staff_memberships.user_id")
-    .where("staff_memberships.organization_id", "=", organizationId)
-    .where("staff_memberships.user_id", "=", userId)
-    .where((eb) => joinedHere(eb))
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await joinedOrganizations(trx, userId, organizationId)).length > 0;
 }
 
 /**
