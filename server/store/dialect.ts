@@ -158,9 +158,6 @@ export function storedByPrimaryKey<DB, T extends string, C extends string>(
   return isPostgres(db) ? table : table.modifyEnd(sql`without rowid`);
 }
 
-/** Starts a write transaction holding the write lock from the start (see writeBatch.ts). */
-export const BEGIN_WRITE = "begin immediate";
-
 const CHECKPOINT_EVERY_MS = 1000;
 /** SQLite's own checkpoint stays as a backstop, at a size the timer normally never lets the WAL reach. */
 const BACKSTOP_CHECKPOINT_PAGES = 20_000;

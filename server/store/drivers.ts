@@ -1,7 +1,7 @@
 import type SQLite from "better-sqlite3";
 import {
   AbortedTransactionError,
-  type CompiledQuery,
+  CompiledQuery,
   type DatabaseConnection,
   type Driver,
   PostgresAdapter,
@@ -16,6 +16,9 @@ import type pg from "pg";
 import { isAtCommit } from "./atCommit.js";
 import { type AtCommit, NamingClient, StatementNames } from "./pgStatements.js";
 import { rootWriteOf, type Write, writesOf } from "./writes.js";
+
+/** Starts a SQLite write transaction holding the write lock from its start (see beginTransaction below). */
+export const BEGIN_WRITE = "begin immediate";
 
 /**
  * The store's Kysely drivers: Kysely's own for SQLite with what the store adds around it, and one of the
@@ -116,9 +119,14 @@ export class SqliteStoreDriver implements Driver {
     return this.connection;
   }
 
-  /** SQLite has no isolation levels or access modes to set: the settings are Kysely's to refuse. */
-  beginTransaction(connection: DatabaseConnection): Promise<void> {
-    return this.inner.beginTransaction(connection);
+  /**
+   * Every transaction takes the write lock at its begin (waiting out other connections' writes), so one
+   * that reads before it writes never finds its snapshot overtaken by another connection's commit, which
+   * SQLite answers with SQLITE_BUSY_SNAPSHOT at the write. SQLite has no isolation levels or access modes
+   * to set: the settings are Kysely's to refuse.
+   */
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw(BEGIN_WRITE));
   }
 
   commitTransaction(connection: DatabaseConnection): Promise<void> {

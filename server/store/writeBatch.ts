@@ -1,5 +1,5 @@
 import { type Kysely, sql } from "kysely";
-import { BEGIN_WRITE } from "./dialect.js";
+import { BEGIN_WRITE } from "./drivers.js";
 import type { Database, Db } from "./schema.js";
 
 /** Runs `work` in a write transaction of its own (or, on SQLite, in a savepoint of a shared one). */

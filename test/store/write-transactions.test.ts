@@ -1,3 +1,4 @@
+import SQLite from "better-sqlite3";
 import { sql } from "kysely";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { Store } from "../../server/store/database.js";
@@ -80,6 +81,36 @@ describe("write transactions (Store.transact)", () => {
         await sql<{ n: number }>`select n from grouped where id = ${"counter"}`.execute(other.db)
       ).rows;
       expect(Number(final[0].n)).toBe(5);
+    },
+  );
+  // A transaction that reads, then writes: if another connection could commit between the two, SQLite
+  // would refuse the write (SQLITE_BUSY_SNAPSHOT), and the route would answer 503. Every transaction of
+  // the store takes the write lock at its begin, so the other connection waits for it instead.
+  it.skipIf(dialect === "postgres")(
+    "SQLite: db.transaction() holds the write lock from its begin, so its write after a read is never overtaken",
+    async () => {
+      await insert("counter", 0);
+      const raw = new SQLite(database.url, { timeout: 0 });
+      let otherWrite: string | undefined;
+      try {
+        const n = await store.db.transaction().execute(async (trx) => {
+          const row = (await sql<{ n: number }>`select n from grouped where id = ${"counter"}`.execute(trx))
+            .rows[0];
+          try {
+            raw.prepare("insert into grouped (id, n) values ('raced', 1)").run();
+            otherWrite = "committed";
+          } catch (err) {
+            otherWrite = (err as { code?: string }).code;
+          }
+          await sql`update grouped set n = ${Number(row.n) + 1} where id = ${"counter"}`.execute(trx);
+          return Number(row.n) + 1;
+        });
+        expect(n).toBe(1);
+        expect(otherWrite).toBe("SQLITE_BUSY");
+      } finally {
+        raw.close();
+      }
+      expect(await ids(other)).toEqual(["counter"]);
     },
   );
 });
