@@ -22,6 +22,11 @@ export class ApiError extends Error {
     return new ApiError(400, VALIDATION_FAILED, details);
   }
 
+  /** A 429 whose Retry-After tells the client when its next try is counted. */
+  static tooMany(message: string, retryAfterSeconds: number): ApiError {
+    return new ApiError(429, message, undefined, { "Retry-After": String(retryAfterSeconds) });
+  }
+
   /** A refusal of the request's input, before anything happened: no Idempotency-Key keeps it. */
   get isValidation(): boolean {
     return this.status === 400 && this.message === VALIDATION_FAILED;

@@ -17,6 +17,7 @@ import { wireTime } from "../../shared/time.js";
 import { receiptPdf, statementPdf } from "../documents/givingDocuments.js";
 import { ApiError } from "../errors.js";
 import { chooseLanguage } from "../i18n.js";
+import { countAgainstLimit } from "../overLimit.js";
 import { portalUrl } from "../payments/portalUrl.js";
 import { createUpdateLink } from "../payments/updateLink.js";
 import {
@@ -39,7 +40,6 @@ import { getOrganization, type Organization } from "../store/organizations.js";
 import { presentPayment } from "../wire/payment.js";
 import { presentSubscription } from "../wire/subscription.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { countAgainstLimit } from "./overLimit.js";
 import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 import { applySubscriptionChange, changeableFrequencies } from "./subscriptions.js";

@@ -235,10 +235,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 function rateLimit(deps: AppDeps, then: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
   const admit = (c: Context<AppEnv>, next: Next, result: RateLimitResult) => {
     addRateLimitHeaders(headersOf(c), result);
-    if (!result.allowed)
-      throw new ApiError(429, "Rate limit exceeded", undefined, {
-        "Retry-After": String(result.retryAfterSeconds),
-      });
+    if (!result.allowed) throw ApiError.tooMany("Rate limit exceeded", result.retryAfterSeconds);
     return then(c, next);
   };
   return (c, next) => {

@@ -39,8 +39,7 @@ export function paymentReceiptRoutes(deps: AppDeps): RouteSpec[] {
           publicUrl: deps.config.publicUrl,
         }).catch((error: unknown) => {
           if (!(error instanceof ReceiptResendError)) throw error;
-          if (error.kind === "too-soon")
-            throw new ApiError(429, error.message, undefined, { "Retry-After": "60" });
+          if (error.kind === "too-soon") throw ApiError.tooMany(error.message, 60);
           throw new ApiError(409, error.message);
         });
         return c.json(

@@ -39,8 +39,7 @@ const tags = ["Staff sign-in"];
 /** A staff error as the API's answer (staffError.ts lists the kinds). */
 export function refusal(error: unknown): never {
   if (!(error instanceof StaffError)) throw error;
-  if (error.kind === "throttled")
-    throw new ApiError(429, error.message, undefined, { "Retry-After": String(error.retryAfterSeconds) });
+  if (error.kind === "throttled") throw ApiError.tooMany(error.message, error.retryAfterSeconds);
   if (error.kind === "member" || error.kind === "conflict") throw new ApiError(409, error.message);
   if (error.kind === "signInRequired")
     throw new ApiError(409, error.message, undefined, undefined, { signInRequired: true });

@@ -15,6 +15,7 @@ import {
   twoFactorStatusSchema,
 } from "../../shared/schemas/staff.js";
 import { ApiError } from "../errors.js";
+import { countAgainstLimit } from "../overLimit.js";
 import { countAttempt, failureKeys, findStaffSession, type StaffSession } from "../staff/accounts.js";
 import { completePasswordReset, RESET_LINK_MINUTES, requestPasswordReset } from "../staff/passwordReset.js";
 import { changePassword, listSessions, revokeSession } from "../staff/sessions.js";
@@ -30,7 +31,6 @@ import {
   twoFactorState,
 } from "../staff/twoFactor.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { countAgainstLimit } from "./overLimit.js";
 import { checkOwnOrigin, checkSubmissionOrigin, clientIp, REQUEST_FROM_ELSEWHERE } from "./requestSource.js";
 import { defineRoute, errorSchema, pathId, type RouteSpec } from "./route.js";
 import { meAnswer, noKey, refusal, signInErrorSchema } from "./staff.js";

@@ -9,11 +9,11 @@ import {
   teamRoleBodySchema,
 } from "../../shared/schemas/staffTeam.js";
 import { ApiError } from "../errors.js";
+import { countAgainstLimit } from "../overLimit.js";
 import { StaffError, type StaffSession } from "../staff/accounts.js";
 import { changeRole, inviteMember, listTeam, removeMember, TeamError } from "../staff/team.js";
 import type { AuditActor } from "../store/auditLog.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { countAgainstLimit } from "./overLimit.js";
 import { checkOwnOrigin } from "./requestSource.js";
 import { defineRoute, errorSchema, type RouteSpec } from "./route.js";
 import { noKey } from "./staff.js";

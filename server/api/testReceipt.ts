@@ -2,6 +2,7 @@ import { z } from "zod";
 import { emailKey } from "../../shared/email.js";
 import { emailAddress } from "../../shared/schemas/common.js";
 import { ApiError } from "../errors.js";
+import { countAgainstLimit } from "../overLimit.js";
 import { queueTestReceipt } from "../payments/testReceipt.js";
 import type { AppDeps } from "./env.js";
 import { loadCallerOrganization } from "./organization.js";
@@ -68,18 +69,12 @@ export function testReceiptRoutes(deps: AppDeps): RouteSpec[] {
             "to is required with an API key: the address to send the test receipt to",
           ]);
         const org = await loadCallerOrganization(deps, organizationId);
-        const limit = await deps.store.rateLimits.hit(
+        await countAgainstLimit(
+          deps,
           `test-receipt:${organizationId}`,
           TEST_RECEIPTS_PER_HOUR,
-          deps.now(),
+          `At most ${TEST_RECEIPTS_PER_HOUR} test receipts an hour: try again later`,
         );
-        if (!limit.allowed)
-          throw new ApiError(
-            429,
-            `At most ${TEST_RECEIPTS_PER_HOUR} test receipts an hour: try again later`,
-            undefined,
-            { "Retry-After": String(limit.retryAfterSeconds) },
-          );
         const emailId = await queueTestReceipt(deps.store.db, org, to, {
           nowMs: deps.now(),
           publicUrl: deps.config.publicUrl,

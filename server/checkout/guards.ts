@@ -1,6 +1,7 @@
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { countAgainstLimit } from "../overLimit.js";
 import type { DeclineCap } from "../store/payments.js";
 import { countEvent, countInWindow } from "../store/rateLimits.js";
 
@@ -15,13 +16,10 @@ export function checkHoneypot(value: string | undefined): void {
     throw new ApiError(400, "This submission looks automated and was not accepted");
 }
 
+/** A limit of 0 is no limit (the setting's documented way to turn one off). */
 async function limit(deps: AppDeps, key: string, max: number, what: string): Promise<void> {
   if (max === 0) return;
-  const r = await deps.store.rateLimits.hit(key, max, deps.now());
-  if (!r.allowed)
-    throw new ApiError(429, `Too many checkout attempts ${what}; try again in a few minutes`, undefined, {
-      "Retry-After": String(r.retryAfterSeconds),
-    });
+  await countAgainstLimit(deps, key, max, `Too many checkout attempts ${what}; try again in a few minutes`);
 }
 
 const declineKey = (ip: string, formId: string) => `checkout-decline:${formId}:${ip}`;
@@ -41,11 +39,9 @@ export async function checkAttemptLimits(deps: AppDeps, ip: string, formId: stri
   if (form.allowed) return;
   const declined = await countInWindow(db, declineKey(ip, formId), deps.now());
   if (declined.count > 0)
-    throw new ApiError(
-      429,
+    throw ApiError.tooMany(
       "Too many checkout attempts on this form, and one from this address was declined; try again later",
-      undefined,
-      { "Retry-After": String(declined.retryAfterSeconds) },
+      declined.retryAfterSeconds,
     );
 }
 
@@ -76,9 +72,7 @@ export async function checkPromoGuesses(
   if (!promoCode?.trim() || max === 0) return;
   const tried = await countInWindow(deps.store.db, promoKey(ip, formId), deps.now());
   if (tried.count >= max)
-    throw new ApiError(429, "Too many promo codes were tried; try again later", undefined, {
-      "Retry-After": String(tried.retryAfterSeconds),
-    });
+    throw ApiError.tooMany("Too many promo codes were tried; try again later", tried.retryAfterSeconds);
 }
 
 export async function countPromoFailure(deps: AppDeps, ip: string, formId: string): Promise<void> {
@@ -98,10 +92,8 @@ export function declineCap(deps: AppDeps, fingerprint: string): DeclineCap | nul
 
 /** The answer to a card over its cap of declines. */
 export function cardDeclinedTooOften(): ApiError {
-  return new ApiError(
-    429,
+  return ApiError.tooMany(
     "This card has been declined too many times today; use another payment method or try again tomorrow",
-    undefined,
-    { "Retry-After": "3600" },
+    3600,
   );
 }
