@@ -14,7 +14,7 @@ import { isoAt } from "../../shared/time.js";
 import { ApiError } from "../errors.js";
 import { ulid } from "../ids.js";
 import { type AuditActor, type AuditEntry, recordAudit, recordChange } from "../store/auditLog.js";
-import { refuseUrl } from "../webhooks/guard.js";
+import { isLocalName, refuseUrl } from "../webhooks/guard.js";
 import { newWebhookSecret } from "../webhooks/signature.js";
 import {
   deleteWebhook,
@@ -105,9 +105,7 @@ export function webhookRoutes(deps: AppDeps): RouteSpec[] {
     const guard = deps.config.webhookTargetGuard;
     const problem =
       refuseUrl(target, { guard }) ??
-      (guard && /(^|\.)localhost\.?$/i.test(target.hostname)
-        ? `${target.hostname} is not a public address`
-        : undefined);
+      (guard && isLocalName(target.hostname) ? `${target.hostname} is not a public address` : undefined);
     if (problem) throw ApiError.validation([`url ${problem}`]);
   };
 

@@ -67,16 +67,83 @@ type LookupCallback = (
   family?: number,
 ) => void;
 
-/** A `lookup` for http(s).request that fails the connection when any resolved address is forbidden. */
-export function guardedLookup(hostname: string, options: dns.LookupOptions, callback: LookupCallback): void {
-  dns.lookup(hostname, { ...options, all: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    const bad = addresses.find((a) => isForbiddenAddress(a.address));
-    // The address itself is left out: the message is in the organization's delivery log, which must not
-    // tell a tenant what the instance's internal names resolve to.
-    if (bad || addresses.length === 0)
-      return callback(new BlockedTargetError(`${hostname} does not resolve to a public address`), []);
-    if (options.all) return callback(null, addresses);
-    callback(null, addresses[0].address, addresses[0].family);
-  });
+/**
+ * Special-use names that never name a public host (RFC 6761 `localhost`, mDNS `.local`, `home.arpa`,
+ * ICANN's private-use `.internal`): refused without a lookup.
+ */
+export function isLocalName(hostname: string): boolean {
+  return /(^|\.)(localhost|local|internal|home\.arpa)\.?$/i.test(hostname);
 }
+
+/** The two queries a guarded lookup makes; `dns.promises.Resolver` in production. */
+export type AddressResolver = Pick<dns.promises.Resolver, "resolve4" | "resolve6">;
+
+/**
+ * The name server is asked directly (c-ares, on the event loop), never through the system's getaddrinfo,
+ * which runs on libuv's four-thread pool: a tenant's name whose server never answers would otherwise hold
+ * those threads, which sign-in hashing and file reads share, for the resolver's whole retry schedule.
+ * Each query gives up after LOOKUP_TIMEOUT_MS per try, LOOKUP_TRIES tries.
+ */
+const LOOKUP_TIMEOUT_MS = 2000;
+const LOOKUP_TRIES = 2;
+const systemResolver = new dns.promises.Resolver({ timeout: LOOKUP_TIMEOUT_MS, tries: LOOKUP_TRIES });
+
+/** Answers that mean the name has no address of that family, not that the name server failed. */
+const NO_ADDRESS = new Set<string>([dns.NOTFOUND, dns.NODATA]);
+
+/**
+ * A name's addresses when every one of them is public (of `family` only, when given); else a
+ * BlockedTargetError, or the name server's failure. The address itself is left out of every message: it
+ * is in the organization's delivery log, which must not tell a tenant what the instance's internal names
+ * resolve to.
+ */
+async function publicAddresses(
+  resolver: AddressResolver,
+  hostname: string,
+  family: number | undefined,
+): Promise<dns.LookupAddress[]> {
+  const blocked = () => new BlockedTargetError(`${hostname} does not resolve to a public address`);
+  const literal = net.isIP(hostname);
+  if (literal) {
+    if (isForbiddenAddress(hostname)) throw blocked();
+    return [{ address: hostname, family: literal }];
+  }
+  if (isLocalName(hostname)) throw blocked();
+  const [v4, v6] = await Promise.allSettled([
+    family === 6 ? Promise.resolve([]) : resolver.resolve4(hostname),
+    family === 4 ? Promise.resolve([]) : resolver.resolve6(hostname),
+  ]);
+  const addresses: dns.LookupAddress[] = [
+    ...(v4.status === "fulfilled" ? v4.value.map((address) => ({ address, family: 4 })) : []),
+    ...(v6.status === "fulfilled" ? v6.value.map((address) => ({ address, family: 6 })) : []),
+  ];
+  if (addresses.some((a) => isForbiddenAddress(a.address))) throw blocked();
+  if (addresses.length > 0) return addresses;
+  const failure = [v4, v6]
+    .map((r) => (r.status === "rejected" ? (r.reason as NodeJS.ErrnoException) : undefined))
+    .find((e) => e?.code && !NO_ADDRESS.has(e.code));
+  if (!failure) throw blocked();
+  const err: NodeJS.ErrnoException = new Error(`the name server did not answer for ${hostname}`);
+  err.code = failure.code;
+  throw err;
+}
+
+/**
+ * A `lookup` for http(s).request that resolves a name's IPv4 and IPv6 addresses with `resolver` and fails
+ * the connection when any of them is forbidden, or when there are none.
+ */
+export function guardedLookupWith(resolver: AddressResolver) {
+  return (hostname: string, options: dns.LookupOptions, callback: LookupCallback): void => {
+    const family = options.family === "IPv4" ? 4 : options.family === "IPv6" ? 6 : options.family;
+    publicAddresses(resolver, hostname, family).then(
+      (addresses) => {
+        if (options.all) callback(null, addresses);
+        else callback(null, addresses[0].address, addresses[0].family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
+  };
+}
+
+/** The guarded lookup of webhook deliveries, asking the system's name servers. */
+export const guardedLookup = guardedLookupWith(systemResolver);

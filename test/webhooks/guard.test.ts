@@ -1,6 +1,15 @@
+import crypto from "node:crypto";
+import dgram from "node:dgram";
+import dns from "node:dns";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../server/config.js";
-import { guardedLookup, isForbiddenAddress, refuseUrl } from "../../server/webhooks/guard.js";
+import {
+  type AddressResolver,
+  guardedLookup,
+  guardedLookupWith,
+  isForbiddenAddress,
+  refuseUrl,
+} from "../../server/webhooks/guard.js";
 import { signWebhook, verifyWebhookSignature } from "../../server/webhooks/signature.js";
 import { createForm } from "../support/checkout.js";
 import { dialect, validForms } from "../support/testApp.js";
@@ -67,6 +76,91 @@ describe("webhook target guard: addresses", () => {
     expect(err?.message).toBe("localhost does not resolve to a public address");
   });
 
+  /** A resolver answering from a table: a list of addresses, or an error code per name and family. */
+  const tableResolver = (table: Record<string, { v4?: string[] | string; v6?: string[] | string }>) => {
+    const asked: string[] = [];
+    const answer = (name: string, family: "v4" | "v6") => {
+      asked.push(name);
+      const a = table[name]?.[family] ?? "ENOTFOUND";
+      if (typeof a !== "string") return Promise.resolve(a);
+      return Promise.reject(Object.assign(new Error(`query ${a} ${name}`), { code: a }));
+    };
+    const resolver = {
+      resolve4: (name: string) => answer(name, "v4"),
+      resolve6: (name: string) => answer(name, "v6"),
+    } as AddressResolver;
+    return { resolver, asked };
+  };
+  type Answer = { err: NodeJS.ErrnoException | null; addresses: unknown };
+  const lookUp = (resolver: AddressResolver, name: string, options: dns.LookupOptions = { all: true }) =>
+    new Promise<Answer>((resolve) =>
+      guardedLookupWith(resolver)(name, options, (err, addresses) => resolve({ err, addresses })),
+    );
+
+  it("connects only to a name's resolved addresses, and refuses it when any of them is not public", async () => {
+    const { resolver } = tableResolver({
+      "hooks.example.org": { v4: ["93.184.216.34"], v6: ["2606:2800:220:1::1"] },
+      "mixed.example.org": { v4: ["93.184.216.34"], v6: ["fd00::5"] },
+      "inside.example.org": { v4: ["10.1.2.3"], v6: "ENODATA" },
+    });
+    expect((await lookUp(resolver, "hooks.example.org")).addresses).toEqual([
+      { address: "93.184.216.34", family: 4 },
+      { address: "2606:2800:220:1::1", family: 6 },
+    ]);
+    expect((await lookUp(resolver, "hooks.example.org", {})).addresses).toBe("93.184.216.34");
+    for (const name of ["mixed.example.org", "inside.example.org"]) {
+      const { err } = await lookUp(resolver, name);
+      expect(err?.message, name).toBe(`${name} does not resolve to a public address`);
+      expect(err?.message, name).not.toMatch(/10\.1\.2\.3|fd00/);
+    }
+  });
+
+  it("refuses a name with no address, and tells a name server that failed from a name that does not exist", async () => {
+    const { resolver } = tableResolver({ "slow.example.org": { v4: "ETIMEOUT", v6: "ETIMEOUT" } });
+    expect((await lookUp(resolver, "nowhere.example.org")).err?.message).toBe(
+      "nowhere.example.org does not resolve to a public address",
+    );
+    const { err } = await lookUp(resolver, "slow.example.org");
+    expect(err?.code).toBe("ETIMEOUT");
+    expect(err?.message).toBe("the name server did not answer for slow.example.org");
+  });
+
+  it("refuses special-use local names (localhost, .local, .internal, home.arpa) without asking a name server", async () => {
+    const { resolver, asked } = tableResolver({});
+    for (const name of ["localhost", "api.localhost", "printer.local", "db.internal", "nas.home.arpa"]) {
+      const { err } = await lookUp(resolver, name);
+      expect(err?.message, name).toBe(`${name} does not resolve to a public address`);
+    }
+    expect(asked).toEqual([]);
+  });
+
+  it("asks the name server on the event loop: a server that never answers times out and holds no thread of the pool", async () => {
+    const silent = dgram.createSocket("udp4");
+    await new Promise<void>((resolve) => silent.bind(0, "127.0.0.1", resolve));
+    try {
+      const resolver = new dns.promises.Resolver({ timeout: 400, tries: 1 });
+      resolver.setServers([`127.0.0.1:${silent.address().port}`]);
+      let settledLookups = 0;
+      const lookups = Array.from({ length: 8 }, (_, i) =>
+        lookUp(resolver, `tenant${i}.example.org`).finally(() => settledLookups++),
+      );
+      // Eight lookups are waiting on the silent server; work of the thread pool (4 threads) still runs.
+      await Promise.all(
+        Array.from(
+          { length: 8 },
+          () =>
+            new Promise((resolve, reject) =>
+              crypto.pbkdf2("pw", "salt", 1, 32, "sha256", (e, k) => (e ? reject(e) : resolve(k))),
+            ),
+        ),
+      );
+      expect(settledLookups).toBe(0);
+      for (const { err } of await Promise.all(lookups)) expect(err?.code).toBe("ETIMEOUT");
+    } finally {
+      silent.close();
+    }
+  });
+
   it("is on by default in production and off in development; WEBHOOK_TARGET_GUARD decides either way", () => {
     expect(loadConfig({ NODE_ENV: "production" }).webhookTargetGuard).toBe(true);
     expect(loadConfig({}).webhookTargetGuard).toBe(false);
@@ -127,6 +221,8 @@ describe(`webhook target guard: registration and delivery (${dialect})`, () => {
       "https://127.0.0.1/hooks",
       "https://169.254.169.254/latest",
       "https://localhost/x",
+      "https://printer.local/x",
+      "https://db.internal/x",
     ]) {
       const res = await w.t.request<{ details: string[] }>("POST", "/v1/webhooks", {
         body: { url, events: ["form.created"] },
