@@ -269,7 +269,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Donor checkout (public)"],
       summary: "Price an order on the server",
       description:
-        "The same body as a checkout's order fields. Returns every line, the discount, the covered fee and the total the checkout would charge now; nothing is held.",
+        "The same body as a checkout's order fields. Returns every line, the discount, the covered fee and the total the checkout would charge now; nothing is held. A total above zero but below the processor's smallest charge in the currency (Stripe: ¥50, SEK 3, $0.50, …) is a 400, as the checkout would answer.",
       params: formIdParams,
       body: quoteRequestSchema,
       rules: ORDER_RULES,

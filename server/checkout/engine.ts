@@ -14,6 +14,7 @@ import { chargeOrigin, checkoutChargeKey } from "../payments/chargeKey.js";
 import { outcomeOfCharge, outcomeOfLookup, PROCESSOR_DOWN_MESSAGE } from "../payments/outcome.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import {
+  amountTooSmall,
   type ChargeInput,
   type ChargeResult,
   type PaymentMethod,
@@ -151,7 +152,24 @@ export async function quoteOrder(deps: AppDeps, formId: string, req: QuoteReques
       result.errors.every((e) => isStockError(e.code)),
       refusesPromo(result.errors),
     );
+  // Below the processor's smallest charge: said now, as the checkout would say it, not at the payment.
+  const minimum = processorMinimum(deps, org);
+  if (minimum !== undefined && result.quote.totalCents > 0 && result.quote.totalCents < minimum)
+    throw ApiError.validation([amountTooSmall(minimum, org.currency).message]);
   return presentQuote(result.quote, org.currency);
+}
+
+/**
+ * The smallest charge of the organization's processor in its currency, if it states one. A processor that
+ * cannot be opened (its keys unreadable) states none here: the quote still prices, the checkout says why.
+ */
+function processorMinimum(deps: AppDeps, org: Organization): number | undefined {
+  try {
+    return deps.processors.forOrganization(org)?.minimumCharge?.(org.currency);
+  } catch (err) {
+    if (err instanceof ProcessorError) return undefined;
+    throw err;
+  }
 }
 
 /** The stock an order takes, with each item's limit from the form. */

@@ -1,3 +1,5 @@
+import { formatMoney } from "../../shared/currency.js";
+
 /**
  * The payment processor port: every charge, saved payment method, bank settlement and refund goes through
  * it, so the checkout, recurring billing and the hosted "replace payment method" page never know which
@@ -343,6 +345,11 @@ export interface PaymentProcessor {
   failedRefunds?(processorPaymentId: string): Promise<number>;
   /** Webhooks: verifies one delivery (throws `ProcessorEventError`) and says what it is about. */
   verifyEvent?(rawBody: string, signature: string | undefined): IncomingEvent;
+  /**
+   * The smallest amount the processor charges in `currency` (lowercase or not), in cents of the currency as
+   * Almoner counts them; undefined where it states none. A quote below it is refused before any checkout.
+   */
+  minimumCharge?(currency: string): number | undefined;
   /** The current state behind a verified event. */
   resolveEvent?(event: IncomingEvent): Promise<ProcessorEvent>;
 }
@@ -354,6 +361,18 @@ export type ProcessorErrorCode =
   | "idempotency_key_reused"
   | "misconfigured"
   | "unavailable";
+
+/**
+ * The refusal of an amount below a processor's minimum in `currency`, in words a donor can act on, naming
+ * the minimum when it is known.
+ */
+export function amountTooSmall(minimum: number | undefined, currency: string | undefined): ProcessorError {
+  const message =
+    minimum !== undefined && currency
+      ? `amount must be at least ${formatMoney(minimum, currency)} for this payment method`
+      : `amount is below the smallest payment this payment method takes${currency ? ` in ${currency.toUpperCase()}` : ""}`;
+  return new ProcessorError("amount_too_small", message, minimum);
+}
 
 /** A caller's mistake or an outage: never a decline (declines are results). Never carries card data. */
 export class ProcessorError extends Error {

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { createForm, donor } from "../support/checkout.js";
 import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
-import { validForms } from "../support/testApp.js";
+import { setupTestApp, validForms } from "../support/testApp.js";
 
 /**
  * Stripe in the organization's currency: each payment is charged in its own currency, amounts sent in the
@@ -307,6 +307,42 @@ describe("a gift below Stripe's minimum charge for its currency", () => {
     await setCurrency(app, "JPY");
     const formId = await createForm(app.t, validForms.standard());
     expect(await give(app, formId, 50)).toMatchObject({ status: "COMPLETED", total: 50 });
+  });
+});
+
+describe("a quote below Stripe's minimum charge for its currency", () => {
+  it("is refused as the checkout would refuse it, before the donor submits; at the minimum it prices", async () => {
+    const app = await start();
+    await setCurrency(app, "JPY");
+    const formId = await createForm(app.t, validForms.standard());
+    const quote = (amount: number) =>
+      app.t.request<{ total: number; details?: string[] }>("POST", `/api/forms/${formId}/quote`, {
+        key: null,
+        body: { amount },
+      });
+    const below = await quote(10);
+    expect(below.status, below.text).toBe(400);
+    expect(below.body.details).toEqual(["amount must be at least ¥50 for this payment method"]);
+    const at = await quote(50);
+    expect(at.status, at.text).toBe(200);
+    expect(at.body.total).toBe(50);
+  });
+
+  it("a sandbox organization's quote is not held to Stripe's minimum", async () => {
+    const t = await setupTestApp();
+    try {
+      const set = await t.request("PUT", "/v1/organization", { body: { currency: "JPY" } });
+      expect(set.status, set.text).toBe(200);
+      const formId = await createForm(t, validForms.standard());
+      const res = await t.request<{ total: number }>("POST", `/api/forms/${formId}/quote`, {
+        key: null,
+        body: { amount: 10 },
+      });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.total).toBe(10);
+    } finally {
+      await t.close();
+    }
   });
 });
 

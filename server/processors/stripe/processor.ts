@@ -1,5 +1,5 @@
 import type Stripe from "stripe";
-import { formatMoney, fromMinorUnits, isExpressible, toMinorUnits } from "../../../shared/currency.js";
+import { fromMinorUnits, isExpressible, toMinorUnits } from "../../../shared/currency.js";
 import { isoAt } from "../../../shared/time.js";
 import type { StripeConnection } from "../../store/organizations.js";
 import type {
@@ -23,7 +23,7 @@ import type {
   SetupResult,
   Wallet,
 } from "../port.js";
-import { ProcessorError } from "../port.js";
+import { amountTooSmall, ProcessorError } from "../port.js";
 import { statementSuffix, stripeClient, withoutCallSite } from "./client.js";
 import type { StripeSecrets } from "./connection.js";
 import { eventSubject, verifyStripeEvent } from "./events.js";
@@ -188,15 +188,9 @@ export const STRIPE_MINIMUM_CENTS: Readonly<Record<string, number>> = {
   thb: 1000,
 };
 
-/** Stripe's `amount_too_small`, in words a donor can act on (the API's English), naming the minimum when known. */
-function amountTooSmall(currency: string | undefined): ProcessorError {
-  const minimum = currency ? STRIPE_MINIMUM_CENTS[currency.toLowerCase()] : undefined;
-  const message =
-    minimum !== undefined && currency
-      ? `amount must be at least ${formatMoney(minimum, currency)} for this payment method`
-      : `amount is below the smallest payment this payment method takes${currency ? ` in ${currency.toUpperCase()}` : ""}`;
-  return new ProcessorError("amount_too_small", message, minimum);
-}
+/** Stripe's smallest charge in `currency`, when listed (STRIPE_MINIMUM_CENTS). */
+const stripeMinimum = (currency: string | undefined) =>
+  currency ? STRIPE_MINIMUM_CENTS[currency.toLowerCase()] : undefined;
 
 /** An error that is not a decline: a caller's mistake or an outage. Never carries card data. */
 function processorError(err: unknown, currency?: string): ProcessorError {
@@ -213,7 +207,7 @@ function processorError(err: unknown, currency?: string): ProcessorError {
       );
     case "StripeInvalidRequestError":
       // Below the currency's minimum: the amount is the payer's to change, not an outage.
-      if (err.code === "amount_too_small") return amountTooSmall(currency);
+      if (err.code === "amount_too_small") return amountTooSmall(stripeMinimum(currency), currency);
       return new ProcessorError("invalid_request", err.message);
     default:
       return new ProcessorError("unavailable", `Stripe could not be reached: ${err.message}`);
@@ -227,6 +221,10 @@ function notFound(err: unknown): boolean {
 export class StripeProcessor implements PaymentProcessor {
   readonly name = "stripe" as const;
   readonly collection = "browser" as const;
+
+  minimumCharge(currency: string): number | undefined {
+    return stripeMinimum(currency);
+  }
   readonly livemode: boolean;
   readonly account: string;
   private readonly client: Stripe;
