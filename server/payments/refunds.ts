@@ -4,7 +4,7 @@ import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
 import type { PaymentProcessor } from "../processors/port.js";
-import { type AuditActor, recordAudit } from "../store/auditLog.js";
+import { type AuditActor, recordAudit, refundAudited } from "../store/auditLog.js";
 import type { Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -99,8 +99,12 @@ export async function refundPayment(
   const total = result.refundedTotalCents ?? refunded + result.amountCents;
   const nowMs = deps.now();
   const recorded = await deps.store.transact(async (trx) => {
+    // Locks the payment (PostgreSQL; SQLite writes one at a time), so the check below sees every other
+    // request's entry for this refund.
     const done = await recordRefund(trx, nowMs, row.id, total);
-    // The refund was made, whether this records it or the processor's own news did a moment before.
+    // The refund was made, whether this records it or the processor's own news did a moment before; an
+    // identical request answered with the same refund is not audited again.
+    if (await refundAudited(trx, org.id, row.id, result.refundId)) return done;
     await recordAudit(
       trx,
       {

@@ -63,6 +63,22 @@ export async function recordAudit(trx: Db, entry: AuditEntry, nowMs: number): Pr
     .execute();
 }
 
+/**
+ * True when the payment's audit trail already records the processor's refund `refundId`: the same refund
+ * answered to several identical requests (its key derived from the payment) is audited once.
+ */
+export async function refundAudited(trx: Db, organizationId: string, paymentId: string, refundId: string) {
+  const rows = await trx
+    .selectFrom("audit_log")
+    .select("new_values")
+    .where("organization_id", "=", organizationId)
+    .where("subject_type", "=", "payment")
+    .where("subject_id", "=", paymentId)
+    .where("action", "=", "payment.refunded")
+    .execute();
+  return rows.some((r) => (JSON.parse(r.new_values) as { refundId?: unknown }).refundId === refundId);
+}
+
 const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b);
 
 /**

@@ -86,6 +86,28 @@ describe("refunding a payment", () => {
     }
   });
 
+  it("identical refunds asked at once make one refund, audited once", async () => {
+    const id = await gift(50);
+    const answers = await Promise.all(Array.from({ length: 6 }, () => refund(id, { amount: 20 })));
+    const made = answers.filter((a) => a.status === 200);
+    expect(made.length).toBeGreaterThan(0);
+    const refundIds = new Set(made.map((a) => (a.body.refund as { id: string }).id));
+    expect(refundIds.size).toBe(1);
+    const row = await t.store.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("id", "=", id)
+      .executeTakeFirstOrThrow();
+    expect(Number(row.refunded_cents)).toBe(2000);
+    const audited = await t.store.db
+      .selectFrom("audit_log")
+      .select("new_values")
+      .where("subject_id", "=", id)
+      .where("action", "=", "payment.refunded")
+      .execute();
+    expect(audited.map((a) => JSON.parse(a.new_values).refundId)).toEqual([...refundIds]);
+  });
+
   it("refuses more than is left with a 400 that says how much is left", async () => {
     const id = await gift(50);
     await refund(id, { amount: 40 });
