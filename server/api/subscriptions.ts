@@ -233,6 +233,8 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
       path: "/v1/subscriptions/{id}/payment-method-update-link",
       operationId: "createPaymentMethodUpdateLink",
       permission: "subscriptions:write",
+      // The link's token is in the answer: an Idempotency-Key keeps it sealed, never in the clear.
+      answerHoldsSecret: true,
       tags,
       summary: "Create a link for the donor to update the payment method",
       description: `A hosted page (\`${UPDATE_PAGE_PATH}/…\`) where the donor enters a new card or bank account for this subscription. It shows only the organization, amount, frequency and the current method's brand and last 4. The link is unguessable, single-use and expires after \`expiresInMinutes\` (30–1440, default 60); an expired or used link shows a 410 page. \`returnUrl\` (https, http on localhost; no user name or password; a fragment is kept) is offered to the donor afterwards. Only for ACTIVE subscriptions (else 409). Success emits \`subscription.payment_method_updated\` and \`subscription.updated\`.`,
@@ -277,6 +279,8 @@ export function subscriptionRoutes(deps: AppDeps): RouteSpec[] {
             },
           },
           201,
+          // The link is a bearer secret for the donor's payment method: no cache on the way keeps it.
+          { "Cache-Control": "no-store" },
         );
       },
     }),

@@ -235,6 +235,21 @@ describe(`an Idempotency-Key on a request whose answer holds a secret (${dialect
     expect(row.previous_secret).toBe(hook.body.secret);
     for (const kept of await keptAnswers(org.id)) expect(kept).not.toContain(String(first.body.secret));
   });
+
+  it("replays a payment-method update link without keeping its token in the clear", async () => {
+    const sub = await subscribe(t, await recurringForm(t));
+    const path = `/v1/subscriptions/${sub.id}/payment-method-update-link`;
+    const headers = { "Idempotency-Key": "update-link-1" };
+    const first = await t.request<Json>("POST", path, { headers, body: { expiresInMinutes: 1440 } });
+    expect(first.status, first.text).toBe(201);
+    expect(first.headers.get("Cache-Control")).toBe("no-store");
+    const again = await t.request<Json>("POST", path, { headers, body: { expiresInMinutes: 1440 } });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.body.url).toBe(first.body.url);
+    const token = String(first.body.url).split("/").pop() ?? "";
+    expect(token.length).toBeGreaterThan(20);
+    for (const kept of await keptAnswers(t.org.id)) expect(kept).not.toContain(token);
+  });
 });
 
 describe(`request body size limit (${dialect})`, () => {
