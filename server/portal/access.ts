@@ -20,14 +20,18 @@ import { byDonor } from "./gifts.js";
 export const LINK_MINUTES = 30;
 export const SESSION_HOURS = 24;
 
-/** Whether the organization has any gift (or recurring gift) from this address. */
+/**
+ * Whether the organization has any gift (or recurring gift) from this address: a payment that is made,
+ * on its way (a bank debit PENDING) or refunded. A declined or abandoned attempt is no gift: anyone can
+ * make one with another person's address, which must not bring that person mail.
+ */
 async function knownDonor(store: Store, organizationId: string, key: string): Promise<boolean> {
   const db = store.db;
   const payment = await db
     .selectFrom("payments")
     .select("id")
     .where(byDonor(db, organizationId, key))
-    .where("status", "!=", "PROCESSING")
+    .where("status", "in", ["COMPLETED", "PENDING", "REFUNDED"])
     .limit(1)
     .executeTakeFirst();
   return payment !== undefined;

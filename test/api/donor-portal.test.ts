@@ -516,6 +516,19 @@ describe(`donor portal (${dialect})`, () => {
     expect((await t.request("GET", `${base()}/gifts`, asDonor(cookie))).status).toBe(401);
   });
 
+  it("mails no sign-in link to an address whose only attempt was declined: a decline is not a gift", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const declined = await checkout(t, formId, {
+      amount: 25,
+      frequency: "ONE_TIME",
+      donor: person("someone-else@example.org"),
+      paymentMethod: card("4000000000000002"),
+    });
+    expect(declined.status).toBe(402);
+    expect((await linkRequest("someone-else@example.org")).status).toBe(202);
+    expect(await mailedToken("someone-else@example.org")).toBeUndefined();
+  });
+
   it("has no receipt for a declined attempt (404)", async () => {
     const formId = await createForm(t, validForms.standard());
     await give(formId, "ada@example.org");
