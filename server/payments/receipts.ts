@@ -5,6 +5,7 @@ import { mailDueMs, outboxRow, queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import { renderTributeNotice } from "../mail/tribute.js";
 import type { Db } from "../store/database.js";
+import { isPostgres } from "../store/dialect.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
 import { paymentDetails, paymentWithGift, type Tribute } from "../store/payments.js";
@@ -160,19 +161,25 @@ export async function resendReceipt(
         ? "This payment was refunded in full: it has no receipt to send"
         : "This payment did not go through: it has no receipt to send",
     );
-  const since = isoAt(at.nowMs - RECEIPT_RESEND_INTERVAL_MS);
-  const recent = await db
-    .selectFrom("email_outbox")
-    .select("id")
-    .where("payment_id", "=", row.id)
-    .where("to_address", "=", row.email)
-    .where("created_at", ">", since)
-    .executeTakeFirst();
-  if (recent) throw new ReceiptResendError("too-soon", "The receipt was sent less than a minute ago");
   const { sub } = await paymentWithGift(db, row);
   const mail = await receiptOutboxRow(db, row, sub, at);
   if (!mail)
     throw new ReceiptResendError("gone", "The payment's form no longer exists: its receipt cannot be made");
-  await db.insertInto("email_outbox").values(mail).execute();
+  const since = isoAt(at.nowMs - RECEIPT_RESEND_INTERVAL_MS);
+  // The check and the insert in one write transaction, the payment's row locked (PostgreSQL; SQLite's
+  // write transactions run one at a time): requests at the same moment (a double click) queue one mail.
+  await db.transaction().execute(async (trx: Db) => {
+    if (isPostgres(trx))
+      await trx.selectFrom("payments").select("id").where("id", "=", row.id).forUpdate().execute();
+    const recent = await trx
+      .selectFrom("email_outbox")
+      .select("id")
+      .where("payment_id", "=", row.id)
+      .where("to_address", "=", row.email)
+      .where("created_at", ">", since)
+      .executeTakeFirst();
+    if (recent) throw new ReceiptResendError("too-soon", "The receipt was sent less than a minute ago");
+    await trx.insertInto("email_outbox").values(mail).execute();
+  });
   return { emailId: mail.id };
 }

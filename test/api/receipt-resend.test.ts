@@ -58,6 +58,14 @@ describe(`sending a receipt again (${dialect})`, () => {
     expect(await receipts(id)).toHaveLength(3);
   });
 
+  it("queues one receipt for requests made at the same moment (a double click), the others 429", async () => {
+    const id = await gift(CARDS.visa, "double-click@example.org");
+    clock += 61_000;
+    const answers = await Promise.all(Array.from({ length: 4 }, () => resend(id)));
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 429, 429, 429]);
+    expect(await receipts(id)).toHaveLength(2);
+  });
+
   it("replays its answer to a retry with the same Idempotency-Key, and queues the receipt once", async () => {
     const id = await gift(CARDS.visa, "retry-me@example.org");
     clock += 61_000;
