@@ -45,7 +45,7 @@ function promoApplies(promo: PromoCode, ticketName: string): boolean {
 /**
  * The promo code of an event order (`rawCode`, the untrusted `promoCode` input): blank is none; otherwise it
  * must be one of the form's codes (matched case-insensitively), not used up, and apply to at least one of the
- * `chosen` tickets, whose subtotal it discounts. `chosen` is empty when the tickets could not all be read:
+ * `chosen` tickets, whose subtotal it discounts; when that takes nothing off, the code is not applied. `chosen` is empty when the tickets could not all be read:
  * the code is then checked only for existing and being left. Every refusal has the same message, so that
  * guessing codes learns nothing from it.
  */
@@ -74,8 +74,13 @@ export function ticketPromo(
           if (applicable.length === 0) fail("promoCode", "promo_not_applicable", refused);
           else {
             const applicableSubtotal = applicable.reduce((s, c) => s + c.ticket.price * c.quantity, 0);
-            discountCents = promoDiscountCents(promo, applicableSubtotal);
-            promoCode = promo.code;
+            const discount = promoDiscountCents(promo, applicableSubtotal);
+            // A code that takes nothing off (its tickets are free) is not applied: the order does not use
+            // up one of its limited redemptions.
+            if (discount > 0) {
+              discountCents = discount;
+              promoCode = promo.code;
+            }
           }
         }
       }

@@ -435,6 +435,32 @@ describe("checkout", () => {
     expect(form.body.promoCodes[0].timesRedeemed).toBe(1);
   });
 
+  it("does not use up a limited promo code on an order it takes nothing off (free tickets only)", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [
+        { name: "Free", price: 0 },
+        { name: "Gala", price: 100 },
+      ],
+      promoCodes: [{ code: "VIP", discountType: "percentage", discountValue: 50, quantity: 1 }],
+    });
+    const free = await checkout(t, formId, {
+      tickets: [{ name: "Free", quantity: 1 }],
+      promoCode: "VIP",
+      donor: donor(),
+    });
+    expect(free.status, free.text).toBe(201);
+    expect((free.body as Body).payment).toMatchObject({ total: 0, discount: 0, promoCode: null });
+    const gala = await checkout(t, formId, {
+      tickets: [{ name: "Gala", quantity: 1 }],
+      promoCode: "VIP",
+      donor: donor(),
+      paymentMethod: card(),
+    });
+    expect(gala.status, gala.text).toBe(201);
+    expect((gala.body as Body).payment).toMatchObject({ total: 50, discount: 50, promoCode: "VIP" });
+  });
+
   it("gives stock back when the card is declined", async () => {
     const formId = await createForm(t, {
       ...validForms.event(),
