@@ -38,7 +38,8 @@ export interface ReceiptInput {
   lines: { label: string; quantity: number; amountCents: number; kind?: QuoteLine["kind"] }[];
   discountCents: number;
   promoCode: string | null;
-  paymentMethod: { type: "card" | "bank"; brand?: string; last4: string };
+  /** How it was paid; null when nothing was charged (a free order), and the receipt names no method. */
+  paymentMethod: { type: "card" | "bank"; brand?: string; last4: string } | null;
   /** Recurring gifts: when the next charge is due (ISO), or null. */
   nextBillingDate: string | null;
   /** A later charge of a subscription rather than the checkout that started it. */
@@ -101,7 +102,7 @@ export function formatDate(iso: string, language: Language, timeZone = "UTC"): s
 }
 
 /** Brand and last four digits only: whatever the processor stored, no more digits than four get out. */
-function paymentMethodLabel(pm: ReceiptInput["paymentMethod"], tr: Translate): string {
+function paymentMethodLabel(pm: NonNullable<ReceiptInput["paymentMethod"]>, tr: Translate): string {
   const last4 = pm.last4.replace(/\D/g, "").slice(-4);
   let name = tr("mail.receipt.bank");
   if (pm.type === "card") {
@@ -152,7 +153,7 @@ function compose(input: ReceiptInput) {
   const notes: string[] = [];
   if (input.status === "PENDING")
     notes.push(
-      input.paymentMethod.type === "bank" ? tr("mail.receipt.pending.bank") : tr("mail.receipt.pending"),
+      input.paymentMethod?.type === "bank" ? tr("mail.receipt.pending.bank") : tr("mail.receipt.pending"),
     );
 
   const summary: [string, string][] = [
@@ -165,7 +166,8 @@ function compose(input: ReceiptInput) {
     [tr("mail.receipt.fund"), data(input.fund)],
     [isEvent ? tr("mail.receipt.event") : tr("mail.receipt.form"), data(input.formTitle)],
   );
-  summary.push([tr("mail.receipt.method"), paymentMethodLabel(input.paymentMethod, tr)]);
+  if (input.paymentMethod)
+    summary.push([tr("mail.receipt.method"), paymentMethodLabel(input.paymentMethod, tr)]);
   if (input.status === "PENDING") summary.push([tr("mail.receipt.status"), tr("mail.receipt.processing")]);
   if (recurring && input.nextBillingDate)
     summary.push([tr("mail.receipt.next"), formatDate(input.nextBillingDate, language, input.timeZone)]);

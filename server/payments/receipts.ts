@@ -60,11 +60,15 @@ export async function receiptOutboxRow(
     })),
     discountCents: d.discountCents,
     promoCode: d.promoCode,
-    paymentMethod: {
-      type: row.payment_method_type === "bank" ? "bank" : "card",
-      brand: row.card_brand ?? undefined,
-      last4: row.last4 ?? "",
-    },
+    // A free order ("none") was charged nothing: its receipt names no payment method.
+    paymentMethod:
+      row.payment_method_type === "none"
+        ? null
+        : {
+            type: row.payment_method_type === "bank" ? "bank" : "card",
+            brand: row.card_brand ?? undefined,
+            last4: row.last4 ?? "",
+          },
     nextBillingDate: sub ? nextChargeAt(sub) : null,
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
     // The receipt's own language (English when the gift named none), not the organization's default.

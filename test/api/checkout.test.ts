@@ -461,6 +461,21 @@ describe("checkout", () => {
     expect((gala.body as Body).payment).toMatchObject({ total: 50, discount: 50, promoCode: "VIP" });
   });
 
+  it("a free registration's receipt names no payment method: nothing was charged", async () => {
+    const formId = await createForm(t, { ...validForms.event(), tickets: [{ name: "Free", price: 0 }] });
+    const res = await checkout(t, formId, { tickets: [{ name: "Free", quantity: 1 }], donor: donor() });
+    expect(res.status, res.text).toBe(201);
+    const paymentId = (res.body as Body).payment.paymentID as string;
+    const mail = await t.store.db
+      .selectFrom("email_outbox")
+      .select(["text_body", "html_body"])
+      .where("payment_id", "=", paymentId)
+      .executeTakeFirstOrThrow();
+    expect(mail.text_body).toMatch(/Amount\s+\$0/);
+    expect(mail.text_body).not.toMatch(/Payment method/);
+    expect(mail.html_body).not.toMatch(/Payment method/);
+  });
+
   it("gives stock back when the card is declined", async () => {
     const formId = await createForm(t, {
       ...validForms.event(),
