@@ -48,7 +48,8 @@ export function remainingTickets(
   form: FormConfig,
   availability: Availability,
 ): Record<string, number | null> {
-  const out: Record<string, number | null> = {};
+  // Without a prototype: a ticket may be named "__proto__" or "toString" like any other.
+  const out: Record<string, number | null> = Object.create(null);
   for (const t of form.tickets) out[t.name] = left(t.quantity, sold(availability.ticketsSold, t.name));
   return out;
 }
@@ -61,9 +62,9 @@ export function remainingProducts(
   form: FormConfig,
   availability: Availability,
 ): Record<string, Record<string, number | null>> {
-  const out: Record<string, Record<string, number | null>> = {};
+  const out: Record<string, Record<string, number | null>> = Object.create(null);
   for (const g of form.sponsorshipGroups) {
-    const options: Record<string, number | null> = {};
+    const options: Record<string, number | null> = Object.create(null);
     for (const o of g.options)
       options[o.optionTitle] = left(
         o.quantity,

@@ -476,6 +476,47 @@ describe("checkout", () => {
     expect(mail.html_body).not.toMatch(/Payment method/);
   });
 
+  it("counts down a ticket or product named like an object's own property (__proto__, constructor) on the public form", async () => {
+    const event = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "__proto__", price: 5, quantity: 1 }],
+    });
+    const sponsor = await createForm(t, {
+      ...validForms.sponsorship(),
+      sponsorshipGroups: [
+        {
+          groupTitle: "__proto__",
+          description: "",
+          options: [{ optionTitle: "constructor", amount: 10, quantity: 1 }],
+        },
+      ],
+    });
+    type View = {
+      tickets: { remaining: unknown; soldOut: boolean }[];
+      productGroups: { products: { remaining: unknown; soldOut: boolean }[] }[];
+    };
+    const view = async (id: string) => (await t.request<View>("GET", `/api/forms/${id}`, { key: null })).body;
+    expect((await view(event)).tickets[0]).toMatchObject({ remaining: 1, soldOut: false });
+    expect((await view(sponsor)).productGroups[0].products[0]).toMatchObject({
+      remaining: 1,
+      soldOut: false,
+    });
+    const bought = await checkout(t, event, {
+      tickets: [{ name: "__proto__", quantity: 1 }],
+      donor: donor(),
+      paymentMethod: card(),
+    });
+    expect(bought.status, bought.text).toBe(201);
+    const sold = await checkout(t, sponsor, {
+      product: { group: "__proto__", name: "constructor" },
+      donor: donor(),
+      paymentMethod: card(),
+    });
+    expect(sold.status, sold.text).toBe(201);
+    expect((await view(event)).tickets[0]).toMatchObject({ remaining: 0, soldOut: true });
+    expect((await view(sponsor)).productGroups[0].products[0]).toMatchObject({ remaining: 0, soldOut: true });
+  });
+
   it("gives stock back when the card is declined", async () => {
     const formId = await createForm(t, {
       ...validForms.event(),
