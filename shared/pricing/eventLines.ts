@@ -54,6 +54,8 @@ export function eventLines(
         ticketsParsed = false;
         allQuantitiesValid = false;
       }
+      // Counted whatever the name: an unknown ticket asked for is not "every quantity is 0".
+      if (qOk) total += q as number;
       const name = entry.name;
       const ticket = typeof name === "string" ? form.tickets.find((t) => t.name === name) : undefined;
       if (!ticket) {
@@ -73,7 +75,6 @@ export function eventLines(
       seen.add(ticket.name);
       if (!qOk) return;
       const quantity = q as number;
-      total += quantity;
       if (quantity === 0) return;
       if (ticket.maxPerOrder !== null && ticket.maxPerOrder !== undefined && quantity > ticket.maxPerOrder) {
         fail(

@@ -517,6 +517,20 @@ describe("checkout", () => {
     expect((await view(sponsor)).productGroups[0].products[0]).toMatchObject({ remaining: 0, soldOut: true });
   });
 
+  it("refuses an unknown ticket name with that one reason, not also 'every quantity is 0'", async () => {
+    const formId = await createForm(t, validForms.event());
+    for (const name of ["Child", "toString"]) {
+      const res = await t.request<{ details: string[] }>("POST", `/api/forms/${formId}/quote`, {
+        key: null,
+        body: { tickets: [{ name, quantity: 1 }] },
+      });
+      expect(res.status, name).toBe(400);
+      expect(res.body.details, name).toEqual([
+        "tickets[0].name must be one of this event's tickets: Adult, Table",
+      ]);
+    }
+  });
+
   it("gives stock back when the card is declined", async () => {
     const formId = await createForm(t, {
       ...validForms.event(),
