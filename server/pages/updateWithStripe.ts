@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { formatMoney } from "../../shared/currency.js";
 import { escapeHtml } from "../../shared/html.js";
+import type { UpdateLinkMethod } from "../../shared/schemas/subscription.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { checkSubmissionOrigin } from "../api/requestSource.js";
 import { declineText } from "../checkout/finalize.js";
@@ -221,6 +222,10 @@ async function finishSetup(
       status: 200,
       body: { status: "requires_action", clientSecret: setup.clientSecret, setupIntent: setup.setupId },
     };
+  // The link's own rule (allowedPaymentMethods): a kind of method it does not take is never saved.
+  const allowed = JSON.parse(loaded.link.allowed_methods) as UpdateLinkMethod[];
+  if (!allowed.includes(setup.method.type === "bank" ? "PAY_BY_BANK" : "CARD"))
+    return { status: 400, body: { status: "error", error: loaded.lang.tr("update.error.methodNotAllowed") } };
   const problem = await saveMethod(deps, loaded, setup.method);
   if (problem)
     return { status: 410, body: { status: "error", error: loaded.lang.tr("update.ended.usedOrExpired") } };

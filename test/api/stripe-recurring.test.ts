@@ -114,6 +114,30 @@ describe("the update page of a gift at Stripe", () => {
     await expectDonorCardSwap(s.t, sub.id, sub.email, [after.payment_method_token, sub.payment_method_token]);
   });
 
+  it("refuses a card on a link that takes bank accounts only, keeps the gift's method and the link", async () => {
+    const sub = await subscribe();
+    const res = await s.t.request<{ url: string }>(
+      "POST",
+      `/v1/subscriptions/${sub.id}/payment-method-update-link`,
+      { body: { allowedPaymentMethods: ["PAY_BY_BANK"] } },
+    );
+    expect(res.status, res.text).toBe(201);
+    const path = new URL(res.body.url).pathname;
+    const card = await action(path, {
+      action: "save",
+      confirmationToken: await s.cardToken("5555555555554444"),
+    });
+    expect(card.status, card.text).toBe(400);
+    expect(card.body.error).toBe("This link does not take this kind of payment method. Please use another.");
+    const kept = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect([kept.payment_method_token, kept.last4]).toEqual([sub.payment_method_token, sub.last4]);
+    const bank = await action(path, { action: "save", confirmationToken: await s.bankToken() });
+    expect(bank.status, bank.text).toBe(200);
+    expect(bank.body).toMatchObject({ status: "saved" });
+    const after = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect(after.payment_method_type).toBe("bank");
+  });
+
   it("saves a card that asks for 3-D Secure once the bank confirms it", async () => {
     const sub = await subscribe();
     const path = await linkFor(sub.id);

@@ -303,6 +303,7 @@ export const ar: Catalog = {
   "update.error.cvc": "أدخل رمز الأمان المكوّن من 3 أو 4 أرقام.",
   "update.error.bank": "أدخل صاحب الحساب ورقم التوجيه ورقم الحساب.",
   "update.error.method": "اختر طريقة دفع.",
+  "update.error.methodNotAllowed": "لا يقبل هذا الرابط هذا النوع من طرق الدفع. يُرجى استخدام طريقة أخرى.",
   "update.error.processor": "تعذّر الوصول إلى معالج الدفع. حاول مرة أخرى بعد لحظة.",
   "update.error.bankConfirmation":
     "يطلب مصرفك تأكيد طريقة الدفع هذه، وهذه الصفحة لا تستطيع ذلك بعد. جرّب طريقة أخرى.",

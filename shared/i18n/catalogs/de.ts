@@ -321,6 +321,8 @@ export const de: Catalog = {
   "update.error.cvc": "Bitte geben Sie die 3- oder 4-stellige Prüfnummer ein.",
   "update.error.bank": "Bitte geben Sie Kontoinhaber, Bankleitzahl und Kontonummer ein.",
   "update.error.method": "Bitte wählen Sie eine Zahlungsmethode.",
+  "update.error.methodNotAllowed":
+    "Über diesen Link kann diese Art von Zahlungsmethode nicht hinterlegt werden. Bitte verwenden Sie eine andere.",
   "update.error.processor":
     "Der Zahlungsdienst war nicht erreichbar. Bitte versuchen Sie es gleich noch einmal.",
   "update.error.bankConfirmation":

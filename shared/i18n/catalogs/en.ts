@@ -314,6 +314,7 @@ export const en = {
   "update.error.cvc": "Enter the 3 or 4 digit security code.",
   "update.error.bank": "Enter the account holder, routing number and account number.",
   "update.error.method": "Choose a payment method.",
+  "update.error.methodNotAllowed": "This link does not take this kind of payment method. Please use another.",
   "update.error.processor": "We could not reach the payment processor. Please try again in a moment.",
   "update.error.bankConfirmation":
     "Your bank asks to confirm this payment method, which this page cannot do yet. Try another one.",

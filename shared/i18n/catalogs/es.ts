@@ -316,6 +316,7 @@ export const es: Catalog = {
   "update.error.cvc": "Escribe el código de seguridad de 3 o 4 dígitos.",
   "update.error.bank": "Escribe el titular, el número de ruta y el número de cuenta.",
   "update.error.method": "Elige un método de pago.",
+  "update.error.methodNotAllowed": "Este enlace no acepta este tipo de método de pago. Usa otro, por favor.",
   "update.error.processor":
     "No pudimos conectar con el procesador de pagos. Inténtalo de nuevo en un momento.",
   "update.error.bankConfirmation":

@@ -315,6 +315,8 @@ export const fr: Catalog = {
   "update.error.cvc": "Indiquez le code de sécurité à 3 ou 4 chiffres.",
   "update.error.bank": "Indiquez le titulaire, le numéro de routage et le numéro de compte.",
   "update.error.method": "Choisissez un moyen de paiement.",
+  "update.error.methodNotAllowed":
+    "Ce lien n'accepte pas ce type de moyen de paiement. Veuillez en utiliser un autre.",
   "update.error.processor": "Impossible de joindre le prestataire de paiement. Réessayez dans un instant.",
   "update.error.bankConfirmation":
     "Votre banque demande de confirmer ce moyen de paiement, ce que cette page ne sait pas encore faire. Essayez-en un autre.",

@@ -310,6 +310,8 @@ export const ptBR: Catalog = {
   "update.error.cvc": "Informe o código de segurança de 3 ou 4 dígitos.",
   "update.error.bank": "Informe o titular, o número de roteamento e o número da conta.",
   "update.error.method": "Escolha uma forma de pagamento.",
+  "update.error.methodNotAllowed":
+    "Este link não aceita este tipo de forma de pagamento. Use outra, por favor.",
   "update.error.processor":
     "Não conseguimos falar com o processador de pagamentos. Tente de novo em instantes.",
   "update.error.bankConfirmation":
