@@ -61,6 +61,11 @@ const SESSIONS_PER_IP_PER_HOUR = 30;
  */
 const UPDATE_LINKS_PER_DONOR_PER_HOUR = 5;
 /**
+ * Changes to recurring gifts a signed-in donor may make an hour (each writes an audit entry and sends the
+ * organization webhooks): plenty for a person, a bound on a script.
+ */
+const CHANGES_PER_DONOR_PER_HOUR = 30;
+/**
  * The least time a link request is answered in, whether or not the address has given: mailing a link takes
  * a transaction that an unknown address does not, and the answer's timing must not tell which it was.
  */
@@ -291,7 +296,8 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Change, skip or cancel one of the donor's recurring gifts",
       description:
-        "Any of `amount` (dollars), `frequency`, `skipNext: true` (the next billing date moves one period on) and `status: \"CANCELLED\"`. A new `amount` or `frequency` must leave a gift the checkout of the form it was given on would take: a frequency the form offers, one of its amounts for that frequency (or giving levels) when it takes no custom amount, else within the custom range, in the currency's decimals; else a 400 naming each problem as the checkout does. When that form is gone or deleted, any amount from 1 to 1,000,000 and any frequency. Fires the same `subscription.*` webhooks as the API and is written to the audit log with the donor's address. Another donor's recurring gift: 404; a cancelled one: 409; a schedule change while a charge is being made: 409.",
+        "Any of `amount` (dollars), `frequency`, `skipNext: true` (the next billing date moves one period on) and `status: \"CANCELLED\"`. A new `amount` or `frequency` must leave a gift the checkout of the form it was given on would take: a frequency the form offers, one of its amounts for that frequency (or giving levels) when it takes no custom amount, else within the custom range, in the currency's decimals; else a 400 naming each problem as the checkout does. When that form is gone or deleted, any amount from 1 to 1,000,000 and any frequency. Fires the same `subscription.*` webhooks as the API and is written to the audit log with the donor's address. Another donor's recurring gift: 404; a cancelled one: 409; a schedule change while a charge is being made: 409; more than " +
+        `${CHANGES_PER_DONOR_PER_HOUR} changes by the donor in an hour: 429.`,
       params: subscriptionParams,
       body: portalSubscriptionChangeSchema,
       rules: [
@@ -317,6 +323,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
         checkOwnOrigin(c, deps.config);
         const org = await organization(params.organizationId);
         const key = await donor(c, org.id);
+        await limit(`portal-change:${org.id}:${key}`, CHANGES_PER_DONOR_PER_HOUR, "to your recurring gifts");
         const sub = await donorSubscription(store.db, org.id, key, params.id);
         if (!sub) throw new ApiError(404, "Recurring gift not found");
         const row = await applySubscriptionChange(

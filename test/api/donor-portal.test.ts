@@ -529,6 +529,23 @@ describe(`donor portal (${dialect})`, () => {
     expect(await mailedToken("someone-else@example.org")).toBeUndefined();
   });
 
+  it("takes 30 changes to a donor's recurring gifts an hour, then answers 429 with Retry-After", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "busy@example.org", { frequency: "MONTHLY" });
+    const cookie = await signIn("busy@example.org");
+    const put = (amount: number) =>
+      t.request("PUT", `${base()}/subscriptions/${gift.subscription?.id}`, {
+        ...asDonor(cookie),
+        body: { amount },
+      });
+    for (let i = 0; i < 30; i++) expect((await put(26 + (i % 2))).status).toBe(200);
+    const refused = await put(40);
+    expect(refused.status).toBe(429);
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+    const row = await t.store.db.selectFrom("subscriptions").select("amount_cents").executeTakeFirstOrThrow();
+    expect(Number(row.amount_cents)).toBe(2700);
+  });
+
   it("has no receipt for a declined attempt (404)", async () => {
     const formId = await createForm(t, validForms.standard());
     await give(formId, "ada@example.org");
