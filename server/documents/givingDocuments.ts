@@ -11,15 +11,25 @@ import { type Doc, gap, isolate, renderPdf, row, rule, text } from "./pdf.js";
 /**
  * The documents a donor downloads from the portal: the receipt of one payment and the year-end statement
  * of their gifts. Each names the organization by its legal name, address and tax id, and states what is
- * deductible: what was kept (the amount less refunds) less the fair-market value of the tickets bought
+ * deductible: what was kept (the amount less refunds and disputes lost) less the fair-market value of the tickets bought
  * (what the buyer received in return; the ticket's `fairMarketValue`).
  */
 
 type Translate = ReturnType<typeof translator>;
 
-/** What the payment kept: the amount less what was refunded. */
+/** The amount a dispute (or bank return) has taken back from the organization and not given back. */
+function withdrawnCents(p: PaymentsTable): number {
+  if (!p.dispute) return 0;
+  const dispute = JSON.parse(p.dispute) as { fundsWithdrawn?: boolean; amountCents?: number };
+  return dispute.fundsWithdrawn ? Math.max(0, Number(dispute.amountCents ?? 0)) : 0;
+}
+
+/**
+ * What the payment kept: the amount less what was refunded and less what a dispute took back (a lost
+ * chargeback, a returned bank debit): money the donor has back is no gift on their statement.
+ */
 export const keptCents = (p: PaymentsTable): number =>
-  Math.max(0, Number(p.amount_cents) - Number(p.refunded_cents));
+  Math.max(0, Number(p.amount_cents) - Number(p.refunded_cents) - withdrawnCents(p));
 
 /** The fair-market value of what the payment bought (its tickets'), in cents. */
 export function fairMarketCents(p: PaymentsTable): number {

@@ -720,6 +720,40 @@ describe(`donor portal (${dialect})`, () => {
     }
   });
 
+  it("counts on the statement only what a gift kept: a chargeback lost takes its amount off", async () => {
+    const formId = await createForm(t, validForms.standard());
+    clock = Date.parse("2026-03-01T12:00:00Z");
+    const lost = await give(formId, "ada@example.org", { amount: 100 });
+    const kept = await give(formId, "ada@example.org", { amount: 30 });
+    const dispute = (status: string, fundsWithdrawn: boolean) =>
+      JSON.stringify({
+        id: "dp_1",
+        status,
+        reason: "fraudulent",
+        amountCents: 10000,
+        fundsWithdrawn,
+        createdAt: "2026-03-05T12:00:00Z",
+        updatedAt: "2026-03-05T12:00:00Z",
+      });
+    await t.store.db
+      .updateTable("payments")
+      .set({ dispute: dispute("lost", true) })
+      .where("id", "=", lost.paymentID)
+      .execute();
+    const cookie = await signIn("ada@example.org");
+    const text = (await statement(cookie, "?year=2026")).text;
+    expect(text).not.toContain(lost.paymentID);
+    expect(text).toContain(kept.paymentID);
+    expect(text).toMatch(/Total deductible\n\$30/);
+    // A dispute the organization won gave the money back: the gift counts in full again.
+    await t.store.db
+      .updateTable("payments")
+      .set({ dispute: dispute("won", false) })
+      .where("id", "=", lost.paymentID)
+      .execute();
+    expect((await statement(cookie, "?year=2026")).text).toMatch(/Total deductible\n\$130/);
+  });
+
   it("offers no statement of a year whose only gift was refunded in full (its statement lists nothing)", async () => {
     const formId = await createForm(t, validForms.standard());
     clock = Date.parse("2024-06-01T12:00:00Z");
