@@ -111,6 +111,39 @@ describe("a recurring charge Stripe refuses", () => {
     expect(await events("donation.created")).toBe(2);
   });
 
+  it("for a reason that is not the donor's method (a parameter of ours, the account): no gift is failed; charged once Stripe takes it", async () => {
+    const sub = await subscribe();
+    // What would refuse every gift alike: failing (and in the end cancelling) each for it would end them all.
+    s.emulator.faults.refuse("POST", "/v1/payment_intents", {
+      message: "Invalid statement_descriptor_suffix: the value contains characters Stripe does not take.",
+      param: "statement_descriptor_suffix",
+      code: "parameter_invalid",
+    });
+    const due = Date.parse(sub.next_billing_at) + 1000;
+    const run = await runBillingAt(s.t.store, s.t.config, due);
+    expect(run.errors.length).toBeGreaterThan(0);
+    expect(run.billing).toMatchObject({ failed: 0 });
+    expect((await charges()).map((c) => c.status)).toEqual(["PROCESSING"]);
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 0, cycle: 0 });
+    // Stripe takes it again (the cause mended): the same charge goes through, once.
+    const next = await runBillingAt(s.t.store, s.t.config, due + 60_000);
+    expect(next.errors).toEqual([]);
+    expect((await charges()).map((c) => c.status)).toEqual(["COMPLETED"]);
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 0, cycle: 1 });
+  });
+
+  it("for the donor's method, named by Stripe's param: a failed charge, the gift retrying", async () => {
+    const sub = await subscribe();
+    s.emulator.faults.refuse("POST", "/v1/payment_intents", {
+      message: "The PaymentMethod cannot be used: it was detached from its customer.",
+      param: "payment_method",
+    });
+    await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    const [row] = await charges();
+    expect(row).toMatchObject({ status: "FAILED", failure_code: "invalid_request" });
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 1 });
+  });
+
   it("out of reach (a 500) is left PROCESSING for the next pass, the gift untouched", async () => {
     const sub = await subscribe();
     s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents", kind: "500", times: 10 });

@@ -192,6 +192,14 @@ export const STRIPE_MINIMUM_CENTS: Readonly<Record<string, number>> = {
 const stripeMinimum = (currency: string | undefined) =>
   currency ? STRIPE_MINIMUM_CENTS[currency.toLowerCase()] : undefined;
 
+/** The request parameters that name the donor's saved payment method or Stripe customer. */
+const DONORS_METHOD_PARAM = /^(payment_method|customer|mandate|source|confirmation_token)(\b|\[|$)/;
+
+/** A refusal of the donor's own payment method or customer, by the parameter Stripe names. */
+function refusesTheDonorsMethod(err: Stripe.errors.StripeError): boolean {
+  return DONORS_METHOD_PARAM.test(err.param ?? "");
+}
+
 /** An error that is not a decline: a caller's mistake or an outage. Never carries card data. */
 function processorError(err: unknown, currency?: string): ProcessorError {
   if (err instanceof ProcessorError) return err;
@@ -208,7 +216,11 @@ function processorError(err: unknown, currency?: string): ProcessorError {
     case "StripeInvalidRequestError":
       // Below the currency's minimum: the amount is the payer's to change, not an outage.
       if (err.code === "amount_too_small") return amountTooSmall(stripeMinimum(currency), currency);
-      return new ProcessorError("invalid_request", err.message);
+      // The donor's own method or customer refused (detached, deleted, of another account): theirs to
+      // replace, a failed charge. Anything else Stripe refuses (a parameter of ours, the account itself)
+      // would refuse every gift alike: no gift is failed, and in the end cancelled, for it.
+      if (refusesTheDonorsMethod(err)) return new ProcessorError("invalid_request", err.message);
+      return new ProcessorError("misconfigured", `Stripe refused the request: ${err.message}`);
     default:
       return new ProcessorError("unavailable", `Stripe could not be reached: ${err.message}`);
   }

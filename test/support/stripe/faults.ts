@@ -11,10 +11,12 @@ export class Faults {
 
   add(spec: FaultSpec): void {
     if (!spec.path) throw new Error("fault: path (a path prefix such as /v1/payment_intents) is required");
-    if (!["delay", "500", "drop"].includes(spec.kind))
+    if (!["delay", "500", "drop", "refuse"].includes(spec.kind))
       throw new Error(`fault: unknown kind ${String(spec.kind)}`);
     if (spec.kind === "delay" && !(typeof spec.ms === "number" && spec.ms >= 0))
       throw new Error("fault: delay needs ms");
+    if (spec.kind === "refuse" && !spec.refusal?.message)
+      throw new Error("fault: refuse needs refusal.message");
     this.active.push({ ...spec, method: spec.method?.toUpperCase(), remaining: spec.times ?? 1 });
   }
 
@@ -28,6 +30,16 @@ export class Faults {
 
   drop(method: string, path: string, times = 1): void {
     this.add({ method, path, kind: "drop", times });
+  }
+
+  /** Stripe refuses the request as invalid (a 400 with this param and code), applying nothing. */
+  refuse(
+    method: string,
+    path: string,
+    refusal: { message: string; param?: string; code?: string },
+    times = 1,
+  ): void {
+    this.add({ method, path, kind: "refuse", refusal, times });
   }
 
   /** The faults still armed. */

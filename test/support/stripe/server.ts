@@ -337,6 +337,11 @@ export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, r
       answer(500, errorJson(apiError()));
       return;
     }
+    if (fault?.kind === "refuse" && fault.refusal) {
+      const { message, ...opts } = fault.refusal;
+      answer(400, errorJson(invalidRequest(message, opts)));
+      return;
+    }
     if (fault?.kind === "delay" && !fault.after) await sleep(fault.ms ?? 0);
 
     const scope = `${account.id}:${keyInfo.livemode}:${idempotencyKey}`;

@@ -348,10 +348,12 @@ export interface FaultSpec {
   path: string;
   /**
    * `delay`: wait `ms` before handling (or after, with `after: true`); `500`: answer api_error without
-   * doing anything; `drop`: handle the request, then destroy the socket without answering.
+   * doing anything; `drop`: handle the request, then destroy the socket without answering; `refuse`:
+   * answer a 400 invalid_request_error with `refusal`'s message, param and code, without doing anything.
    */
-  kind: "delay" | "500" | "drop";
+  kind: "delay" | "500" | "drop" | "refuse";
   ms?: number;
+  refusal?: { message: string; param?: string; code?: string };
   after?: boolean;
   /** How many matching requests this fault applies to (default 1). */
   times?: number;
