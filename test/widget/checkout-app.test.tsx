@@ -88,6 +88,34 @@ describe("standard form", () => {
     expect(api.checkouts()).toHaveLength(0);
   });
 
+  it("holds Escape while the payment is on its way (an overlay would close and lose the answer), not before or after", async () => {
+    const api = fakeApi();
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (String(input).endsWith("/checkout")) await held;
+      return api.fetch(input, init);
+    }) as typeof globalThis.fetch;
+    renderCheckout(formView(), { api, env: { fetch: slow } });
+    const escape = () => {
+      const event = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
+      document.body.dispatchEvent(event);
+      return event.defaultPrevented;
+    };
+    expect(escape()).toBe(false);
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(screen.getByRole("button", { name: /Processing/ })).toBeTruthy());
+    expect(escape()).toBe(true);
+    release();
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
+    expect(escape()).toBe(false);
+  });
+
   it("completes a one-time card gift: body, idempotency key, success screen", async () => {
     const { api } = renderCheckout(formView(), {
       env: { utm: { source: "newsletter", campaign: "spring" }, elementId: "link-1" },

@@ -140,9 +140,27 @@ export function setCollector(c: Checkout, next: PaymentCollector | null): void {
   }
 }
 
+/**
+ * Escape while a payment is on its way is held (its default prevented), so an overlay is not closed by it
+ * (iframe-side.ts forwards only an Escape nothing handled): closing would lose the answer, and a donor who
+ * opened the form again would start a new checkout and could pay twice.
+ */
+const holdEscape = (event: KeyboardEvent) => {
+  if (event.key === "Escape") event.preventDefault();
+};
+
 async function send(c: Checkout): Promise<void> {
+  if (c.status.value === "submitting") return;
+  document.addEventListener("keydown", holdEscape, true);
+  try {
+    await sendOnce(c);
+  } finally {
+    document.removeEventListener("keydown", holdEscape, true);
+  }
+}
+
+async function sendOnce(c: Checkout): Promise<void> {
   const { status, errors, formError, sending } = c;
-  if (status.value === "submitting") return;
   const found = validate(c);
   errors.value = found;
   formError.value = null;
