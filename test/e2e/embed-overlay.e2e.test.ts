@@ -621,6 +621,30 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
       }
     });
 
+    it("shows its close button black on white whatever the site's own button style", async () => {
+      site.page(
+        "/give-styled",
+        hostPage(
+          `<style>button{color:#fff;background:#0a6;font-size:10px}</style><h1>Give</h1>` +
+            `<script async src="${served.baseUrl}/overlay.js"></script>`,
+        ),
+      );
+      const { page, errors } = await openPage();
+      try {
+        await page.goto(`${site.origin}/give-styled?donate&formid=${formId}`, { waitUntil: "load" });
+        const close = page.getByRole("button", { name: "Close" });
+        await close.waitFor();
+        const style = await close.evaluate((el) => {
+          const s = getComputedStyle(el);
+          return { color: s.color, background: s.backgroundColor, size: s.fontSize };
+        });
+        expect(style).toEqual({ color: "rgb(0, 0, 0)", background: "rgb(255, 255, 255)", size: "28px" });
+        expect(errors).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+
     it("is full-screen on a phone", async () => {
       const { page, errors } = await openPage();
       try {

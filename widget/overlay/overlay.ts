@@ -59,7 +59,7 @@ const OVERLAY_PARAMS = ["donate", "attend", "formid", "elementid"];
 const CSS =
   ".almoner-overlay{position:fixed;inset:0;z-index:2147483647;display:flex;background:#0009}" +
   ".almoner-overlay>div{margin:auto;display:flex;flex-direction:column;width:100%;max-width:640px;max-height:calc(100% - 32px);background:#fff;border-radius:12px}" +
-  ".almoner-overlay button{align-self:flex-end;width:44px;height:44px;border:0;background:0;font:28px sans-serif}" +
+  ".almoner-overlay button{align-self:flex-end;width:44px;height:44px;border:0;background:#fff;color:#000;font:28px a}" +
   ".almoner-overlay div div{overflow:auto}" +
   ".almoner-overlay iframe{display:block;width:100%;height:720px;border:0}" +
   "@media(max-width:640px){.almoner-overlay>div{min-height:100%;border-radius:0}}";
