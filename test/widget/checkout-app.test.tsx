@@ -116,6 +116,21 @@ describe("standard form", () => {
     expect(escape()).toBe(false);
   });
 
+  it("at a frequency without preset amounts, says 'choose an amount' at the amount field the donor types in", async () => {
+    const { api } = renderCheckout(
+      formView({ frequencies: ["ONE_TIME", "ANNUALLY"], amounts: { ONE_TIME: [25, 50], ANNUALLY: [] } }),
+    );
+    fireEvent.click(screen.getByRole("radio", { name: "Yearly" }));
+    fillDonor();
+    fillCard();
+    submit();
+    const field = byLabel("Other amount");
+    await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
+    const described = document.getElementById(field.getAttribute("aria-describedby") ?? "");
+    expect(described?.textContent).toBe("Choose an amount.");
+    expect(api.checkouts()).toHaveLength(0);
+  });
+
   it("completes a one-time card gift: body, idempotency key, success screen", async () => {
     const { api } = renderCheckout(formView(), {
       env: { utm: { source: "newsletter", campaign: "spring" }, elementId: "link-1" },

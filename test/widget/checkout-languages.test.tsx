@@ -132,6 +132,21 @@ describe("a checkout page not in English", () => {
     await waitFor(() => expect(document.querySelector(".alm-summary dt")?.textContent).toBe("Gold patron"));
   });
 
+  it("says a required question left unanswered in the page's language", async () => {
+    useLocale("es");
+    const { c, api } = renderCheckout(
+      formView({
+        defaultAmount: 25,
+        customInputs: [
+          { id: "size", title: "Talla de camiseta", inputType: "text", required: true, options: [] },
+        ],
+      }),
+    );
+    fillAndSend(c);
+    await waitFor(() => expect(screen.getByText("«Talla de camiseta» es obligatorio.")).toBeTruthy());
+    expect(api.checkouts()).toHaveLength(0);
+  });
+
   it("puts its own message at a field the server refused, and its own words in the alert", async () => {
     const say = translator("es");
     const { c } = renderIn("es", {

@@ -45,8 +45,12 @@ function orderProblems(c: Checkout): Record<string, string> {
           min: money(view.minAmount),
           max: money(view.maxAmount),
         });
-    } else if (!c.order.value)
-      e.amount = kind === "EMBED_FORM" ? tr("checkout.error.amount") : tr("checkout.error.level");
+    } else if (!c.order.value) {
+      const problem = kind === "EMBED_FORM" ? tr("checkout.error.amount") : tr("checkout.error.level");
+      // Without presets at this frequency the amount is typed: the field that shows the error is that one.
+      if (c.presets.value.length === 0 && kind === "EMBED_FORM") e.customAmount = problem;
+      else e.amount = problem;
+    }
   }
   if (kind === "PRODUCT" && !c.product.value) e.product = tr("checkout.error.product");
   if (kind === "EVENT") {
@@ -67,7 +71,7 @@ function donorProblems(c: Checkout): Record<string, string> {
   for (const input of view.customInputs) {
     const v = c.answers.value[input.id];
     if (input.required && (v === undefined || (Array.isArray(v) ? v.length === 0 : v.trim() === "")))
-      e[`ci-${input.id}`] = `${input.title} is required.`;
+      e[`ci-${input.id}`] = tr("checkout.error.required", { title: input.title });
   }
   if (!t("firstName")) e.firstName = tr("checkout.error.firstName");
   if (!t("lastName")) e.lastName = tr("checkout.error.lastName");

@@ -141,6 +141,8 @@ export const ar: Catalog = {
   "checkout.routingNumber": "رقم التوجيه",
   "checkout.accountNumber": "رقم الحساب",
 
+  "checkout.error.required": "«{title}» مطلوب.",
+
   "checkout.error.firstName": "أدخل اسمك الأول.",
   "checkout.error.lastName": "أدخل اسم عائلتك.",
   "checkout.error.phone": "أدخل رقم هاتف صالحًا.",

@@ -146,6 +146,8 @@ export const de: Catalog = {
   "checkout.routingNumber": "Bankleitzahl",
   "checkout.accountNumber": "Kontonummer",
 
+  "checkout.error.required": "„{title}“ ist erforderlich.",
+
   "checkout.error.firstName": "Bitte geben Sie Ihren Vornamen ein.",
   "checkout.error.lastName": "Bitte geben Sie Ihren Nachnamen ein.",
   "checkout.error.phone": "Bitte geben Sie eine gültige Telefonnummer ein.",

@@ -145,6 +145,8 @@ export const en = {
   "checkout.routingNumber": "Routing number",
   "checkout.accountNumber": "Account number",
 
+  "checkout.error.required": "{title} is required.",
+
   "checkout.error.firstName": "Enter your first name.",
   "checkout.error.lastName": "Enter your last name.",
   "checkout.error.phone": "Enter a valid phone number.",

@@ -145,6 +145,8 @@ export const es: Catalog = {
   "checkout.routingNumber": "Número de ruta",
   "checkout.accountNumber": "Número de cuenta",
 
+  "checkout.error.required": "«{title}» es obligatorio.",
+
   "checkout.error.firstName": "Escribe tu nombre.",
   "checkout.error.lastName": "Escribe tus apellidos.",
   "checkout.error.phone": "Escribe un número de teléfono válido.",

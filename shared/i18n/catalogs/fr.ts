@@ -145,6 +145,8 @@ export const fr: Catalog = {
   "checkout.routingNumber": "Numéro de routage",
   "checkout.accountNumber": "Numéro de compte",
 
+  "checkout.error.required": "« {title} » est obligatoire.",
+
   "checkout.error.firstName": "Indiquez votre prénom.",
   "checkout.error.lastName": "Indiquez votre nom.",
   "checkout.error.phone": "Indiquez un numéro de téléphone valide.",

@@ -144,6 +144,8 @@ export const ptBR: Catalog = {
   "checkout.routingNumber": "Número de roteamento",
   "checkout.accountNumber": "Número da conta",
 
+  "checkout.error.required": "“{title}” é obrigatório.",
+
   "checkout.error.firstName": "Informe seu nome.",
   "checkout.error.lastName": "Informe seu sobrenome.",
   "checkout.error.phone": "Informe um número de telefone válido.",
