@@ -118,7 +118,10 @@ describe("standard form", () => {
 
   it("at a frequency without preset amounts, says 'choose an amount' at the amount field the donor types in", async () => {
     const { api } = renderCheckout(
-      formView({ frequencies: ["ONE_TIME", "ANNUALLY"], amounts: { ONE_TIME: [25, 50], ANNUALLY: [] } }),
+      formView({
+        frequencies: ["ONE_TIME", "ANNUALLY"],
+        amounts: { ONE_TIME: [25, 50], DAILY: [], WEEKLY: [], MONTHLY: [], ANNUALLY: [] },
+      }),
     );
     fireEvent.click(screen.getByRole("radio", { name: "Yearly" }));
     fillDonor();

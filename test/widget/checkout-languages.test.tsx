@@ -138,7 +138,7 @@ describe("a checkout page not in English", () => {
       formView({
         defaultAmount: 25,
         customInputs: [
-          { id: "size", title: "Talla de camiseta", inputType: "text", required: true, options: [] },
+          { id: "size", title: "Talla de camiseta", inputType: "short_text", required: true, options: [] },
         ],
       }),
     );
