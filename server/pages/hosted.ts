@@ -28,6 +28,18 @@ import { languageSwitcher } from "./languageLinks.js";
 import { page } from "./layout.js";
 
 /**
+ * Page rules that cost the checkout's first-paint bundle nothing: the live regions of the total's error
+ * and the promo code's result stay in the page while empty (a region that appears and fills in one change
+ * is not announced), taking no room.
+ */
+const PAGE_STYLE = ".alm [aria-live]:empty{display:block;margin:0;padding:0}";
+/**
+ * In an iframe the page is transparent over the host's own background: the language links, outside the
+ * white card, get a white ground of their own, readable on a dark site.
+ */
+const EMBED_STYLE = ".alm-langs{background:#fff;border-radius:6px;padding:0.25rem 1rem}";
+
+/**
  * The hosted checkout pages, /donate/<formID> and /attend/<formID>. The checkout app's components are rendered
  * to HTML here, so the form arrives in the first response; the data they were rendered from is embedded as
  * JSON (a data block, never executed) and app.js hydrates the same tree without fetching it again.
@@ -161,7 +173,7 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 <link rel="icon" href="data:,">
 <link rel="canonical" href="${escapeHtml(p.url)}">
 <link rel="stylesheet" href="${checkoutAssetUrl("app.css")}">
-<style nonce="${p.nonce}">body{margin:0;background:${p.embed ? "transparent" : "#f6f7f9"}}.alm{--alm-brand:${p.brand};--alm-accent:${accent}}</style>
+<style nonce="${p.nonce}">body{margin:0;background:${p.embed ? "transparent" : "#f6f7f9"}}.alm{--alm-brand:${p.brand};--alm-accent:${accent}}${PAGE_STYLE}${p.embed ? EMBED_STYLE : ""}</style>
 <script type="module" src="${checkoutAssetUrl("app.js")}"></script>
 </head>
 <body>

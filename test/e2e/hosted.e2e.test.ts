@@ -458,6 +458,37 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
     }
   });
 
+  it("keeps its empty live regions in the page (so a message filled in later is announced), taking no room", async () => {
+    const { page } = await open(ids.event.formUrl);
+    try {
+      const regions = await page
+        .locator("[aria-live]")
+        .evaluateAll((els) =>
+          els.map((el) => ({
+            display: getComputedStyle(el).display,
+            height: el.getBoundingClientRect().height,
+          })),
+        );
+      expect(regions.length).toBeGreaterThanOrEqual(2);
+      for (const region of regions) expect(region).toEqual({ display: "block", height: 0 });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("in an iframe (transparent over the host's page) gives its language links a white ground of their own", async () => {
+    const { page } = await open(`${ids.standard.formUrl}?embed=1`);
+    try {
+      const ground = await page.locator(".alm-langs").evaluate((el) => getComputedStyle(el).backgroundColor);
+      expect(ground).toBe("rgb(255, 255, 255)");
+      expect(await page.evaluate(() => getComputedStyle(document.body).backgroundColor)).toBe(
+        "rgba(0, 0, 0, 0)",
+      );
+    } finally {
+      await page.close();
+    }
+  });
+
   it("a checkout link's prefill is shown on the hosted page", async () => {
     const { formID, formUrl } = ids.standard;
     const linkID = await createLink(served, formID, {
