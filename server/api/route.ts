@@ -269,6 +269,18 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   }
   const text = kept ? await response.clone().text() : undefined;
   const stored = text !== undefined && route.answerHoldsSecret ? sealed(deps, text, sealedAs) : text;
+  if (text !== undefined && stored === undefined && response.status < 300) {
+    // The answer holds a secret and this instance cannot seal it (production without SECRETS_KEY): it is
+    // not kept, but the key still is, so that a retry never makes a second key, webhook or link.
+    await completeIdempotencyKey(
+      deps.store.db,
+      orgId,
+      idemKey,
+      409,
+      JSON.stringify({ error: UNSEALED_REPLAY }),
+    );
+    return response;
+  }
   if (stored === undefined || Buffer.byteLength(stored) > MAX_KEPT_ANSWER_BYTES) {
     await releaseIdempotencyKey(deps.store.db, orgId, idemKey);
     return response;
@@ -276,6 +288,10 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   await completeIdempotencyKey(deps.store.db, orgId, idemKey, response.status, stored);
   return response;
 }
+
+/** The replay of an answer that held a secret this instance could not keep sealed. */
+const UNSEALED_REPLAY =
+  "A request with this Idempotency-Key already ran; its answer held a secret, which this instance keeps for a replay only with SECRETS_KEY set. Look the result up (GET the list it was made in) instead of sending it again";
 
 function opened(deps: AppDeps, body: string, context: string): string {
   try {

@@ -252,6 +252,29 @@ describe(`an Idempotency-Key on a request whose answer holds a secret (${dialect
   });
 });
 
+describe(`an Idempotency-Key on a request whose answer holds a secret, without SECRETS_KEY in production (${dialect})`, () => {
+  it("runs a retry never again: a second webhook is not made; the replay says the answer is not kept", async () => {
+    const prod = await setupTestApp({
+      env: { NODE_ENV: "production", SECRETS_KEY: undefined as unknown as string },
+    });
+    try {
+      const headers = { "Idempotency-Key": "register-hook-1" };
+      const body = { url: "https://example.org/hook", events: ["donation.created"] };
+      const first = await prod.request<Json>("POST", "/v1/webhooks", { headers, body });
+      expect(first.status, first.text).toBe(201);
+      expect(String(first.body.secret)).toMatch(/^whsec_/);
+      const again = await prod.request<Json>("POST", "/v1/webhooks", { headers, body });
+      expect(again.status).toBe(409);
+      expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(String(again.body.error)).toMatch(/already ran/);
+      const list = await prod.request<{ count: number }>("GET", "/v1/webhooks");
+      expect(list.body.count).toBe(1);
+    } finally {
+      await prod.close();
+    }
+  });
+});
+
 describe(`request body size limit (${dialect})`, () => {
   const huge = JSON.stringify({ title: "x".repeat(400_000), funds: ["General"] });
 
