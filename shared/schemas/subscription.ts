@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_CUSTOM_AMOUNT, MIN_CUSTOM_AMOUNT } from "../pricing/limits.js";
+import { MAX_CUSTOM_AMOUNT } from "../pricing/limits.js";
 import { hasCredentials, money, NO_CREDENTIALS } from "./common.js";
 import { CARD_BRANDS } from "./payment.js";
 import { currency, majorUnits, time, ulidId, uuid } from "./wire.js";
@@ -16,12 +16,12 @@ export const subscriptionUpdateSchema = z
       .literal("CANCELLED", { error: "must be CANCELLED (the only status change accepted)" })
       .optional()
       .meta({ description: "Cancels the subscription for good" }),
-    // The checkout's custom range (1 to 1,000,000 in the gift's currency), with at most 2 decimals: a
-    // recurring gift is never changed to an amount no donor could have given.
-    amount: money({ min: MIN_CUSTOM_AMOUNT, max: MAX_CUSTOM_AMOUNT })
+    // Above 0 and at most the checkout's 1,000,000 in the gift's currency, with at most 2 decimals (as the
+    // API's clients are promised). The donor portal keeps the form's own rules (portal.ts).
+    amount: money({ min: 0, max: MAX_CUSTOM_AMOUNT, minExclusive: true })
       .optional()
       .meta({
-        description: `New recurring amount in the gift's currency: the checkout's range, ${MIN_CUSTOM_AMOUNT} to ${MAX_CUSTOM_AMOUNT.toLocaleString("en-US")}, 2 decimals`,
+        description: `New recurring amount in the gift's currency: greater than 0, at most ${MAX_CUSTOM_AMOUNT.toLocaleString("en-US")}, 2 decimals`,
       }),
   })
   .meta({ minProperties: 1, description: "status, amount or both" })

@@ -411,12 +411,12 @@ describe(`the OpenAPI document's money and donor settings (${dialect})`, () => {
       )
     ).id;
 
-  it("states a recurring amount's range as the checkout's, as the server takes it", async () => {
+  it("states a recurring amount's range (above 0, at most 1,000,000) as the server takes it", async () => {
     expect(field("/v1/subscriptions/{id}", "put", "amount")).toMatchObject({
-      minimum: 1,
+      exclusiveMinimum: 0,
       maximum: 1_000_000,
     });
-    await agree("/v1/subscriptions/{id}", "put", "amount", [0.01, 0.5, 0.99, 1, 1.01, 25], {
+    await agree("/v1/subscriptions/{id}", "put", "amount", [0, -1, 0.01, 0.5, 0.99, 1, 1.01, 25], {
       id: await aSubscription(),
     });
   });

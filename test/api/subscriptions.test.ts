@@ -229,10 +229,10 @@ describe("PUT /v1/subscriptions/{id}", () => {
       [{}, 'body needs status ("CANCELLED") or amount'],
       [{ status: "ACTIVE" }, "status must be one of: CANCELLED"],
       [{ status: "cancelled" }, "status must be one of: CANCELLED"],
-      [{ amount: 0 }, "amount must be between 1 and 1,000,000"],
-      [{ amount: -5 }, "amount must be between 1 and 1,000,000"],
-      [{ amount: 0.99 }, "amount must be between 1 and 1,000,000"],
-      [{ amount: 1_000_000.01 }, "amount must be between 1 and 1,000,000"],
+      [{ amount: 0 }, "amount must be greater than 0 and at most 1,000,000"],
+      [{ amount: -5 }, "amount must be greater than 0 and at most 1,000,000"],
+      [{ amount: -0.01 }, "amount must be greater than 0 and at most 1,000,000"],
+      [{ amount: 1_000_000.01 }, "amount must be greater than 0 and at most 1,000,000"],
       [{ amount: 10.001 }, "amount must have at most 2 decimal places"],
       [{ amount: "10" }, "amount must be a number, not a string"],
       [{ amount: null }, "amount must be a number, not null"],
@@ -248,6 +248,10 @@ describe("PUT /v1/subscriptions/{id}", () => {
     });
     expect((await subscription(t.store.db, sub.id)).amount_cents).toBe(2500);
     expect((await put(sub.id, { amount: 1_000_000 })).status).toBe(200);
+    // Any amount above 0 (2 decimals), as the API promises, even below the checkout's own minimum.
+    const small = await put(sub.id, { amount: 0.5 });
+    expect(small.status, JSON.stringify(small.body)).toBe(200);
+    expect((await subscription(t.store.db, sub.id)).amount_cents).toBe(50);
   });
 });
 
