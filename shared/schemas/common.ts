@@ -234,6 +234,8 @@ export const requiredSingleLine = (max: number) =>
  * more, such as http in development, never less).
  */
 export const HTTPS_URL = { format: "uri", pattern: "^https://[^/?#@\\s]+([/?][^#\\s]*)?$" };
+/** As HTTPS_URL, http too: the addresses a development server takes. */
+export const HTTP_OR_HTTPS_URL = { format: "uri", pattern: "^https?://[^/?#@\\s]+([/?][^#\\s]*)?$" };
 
 /** What a URL field is told, after its name, when the address carries a user name or password. */
 export const NO_CREDENTIALS = "must not contain a user name or password";

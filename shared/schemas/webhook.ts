@@ -1,6 +1,13 @@
 import { z } from "zod";
 import { EVENT_TYPES } from "../enums.js";
-import { HTTPS_URL, hasCredentials, NO_CREDENTIALS, readOnlyFields, urlTextProblem } from "./common.js";
+import {
+  HTTP_OR_HTTPS_URL,
+  HTTPS_URL,
+  hasCredentials,
+  NO_CREDENTIALS,
+  readOnlyFields,
+  urlTextProblem,
+} from "./common.js";
 
 /** Webhook registrations, their event types and their delivery log. */
 
@@ -16,35 +23,38 @@ const URL_MAX = 2048;
  * also refuses plain http; where the address may point is checked again on every delivery.
  */
 export function webhookUrl(opts: { httpsOnly: boolean }) {
-  return z
-    .string()
-    .trim()
-    .min(1)
-    .max(URL_MAX)
-    .meta(HTTPS_URL)
-    .check(
-      z.superRefine((value, ctx) => {
-        let url: URL;
-        try {
-          url = new URL(value);
-        } catch {
-          ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
-          return;
-        }
-        if (url.protocol !== "https:" && url.protocol !== "http:")
-          ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
-        else if (opts.httpsOnly && url.protocol !== "https:")
-          ctx.addIssue({
-            code: "custom",
-            message: "must be an https URL (http is allowed only in development)",
-          });
-        else if (hasCredentials(url)) ctx.addIssue({ code: "custom", message: NO_CREDENTIALS });
-        else {
-          const problem = urlTextProblem(value);
-          if (problem) ctx.addIssue({ code: "custom", message: problem });
-        }
-      }),
-    );
+  return (
+    z
+      .string()
+      .trim()
+      .min(1)
+      .max(URL_MAX)
+      // The document states what this server takes: http too in development.
+      .meta(opts.httpsOnly ? HTTPS_URL : HTTP_OR_HTTPS_URL)
+      .check(
+        z.superRefine((value, ctx) => {
+          let url: URL;
+          try {
+            url = new URL(value);
+          } catch {
+            ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+            return;
+          }
+          if (url.protocol !== "https:" && url.protocol !== "http:")
+            ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+          else if (opts.httpsOnly && url.protocol !== "https:")
+            ctx.addIssue({
+              code: "custom",
+              message: "must be an https URL (http is allowed only in development)",
+            });
+          else if (hasCredentials(url)) ctx.addIssue({ code: "custom", message: NO_CREDENTIALS });
+          else {
+            const problem = urlTextProblem(value);
+            if (problem) ctx.addIssue({ code: "custom", message: problem });
+          }
+        }),
+      )
+  );
 }
 
 const eventList = z

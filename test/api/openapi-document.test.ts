@@ -78,6 +78,34 @@ describe(`the OpenAPI document (${dialect})`, () => {
     expect(hook.url).toMatchObject({ format: "uri", pattern: expect.stringContaining("https") });
   });
 
+  it("states a webhook URL as this server takes it: http too in development, https only in production", async () => {
+    const pattern = (doc: Json) =>
+      new RegExp(
+        (
+          ((doc.paths as Json)["/v1/webhooks"] as Json).post as {
+            requestBody: {
+              content: { "application/json": { schema: { properties: { url: { pattern: string } } } } };
+            };
+          }
+        ).requestBody.content["application/json"].schema.properties.url.pattern,
+      );
+    const dev = pattern((await t.request<Json>("GET", "/v1/openapi.json", { key: null })).body);
+    expect(dev.test("http://localhost:4000/hooks")).toBe(true);
+    expect(dev.test("https://example.org/hooks")).toBe(true);
+    const res = await t.request("POST", "/v1/webhooks", {
+      body: { url: "http://localhost:4000/hooks", events: ["form.created"] },
+    });
+    expect(res.status, res.text).toBe(201);
+    const prod = await setupTestApp({ env: { NODE_ENV: "production" } });
+    try {
+      const strict = pattern((await prod.request<Json>("GET", "/v1/openapi.json", { key: null })).body);
+      expect(strict.test("http://localhost:4000/hooks")).toBe(false);
+      expect(strict.test("https://example.org/hooks")).toBe(true);
+    } finally {
+      await prod.close();
+    }
+  });
+
   it("documents the pipeline's answers and headers on every operation", () => {
     for (const [path, methods] of Object.entries(paths))
       for (const [method, o] of Object.entries(methods)) {
