@@ -7,7 +7,7 @@ import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/langu
 import { PARENT_ORIGIN_PARAM } from "../../shared/messages.js";
 import { quoteRequestSchema } from "../../shared/schemas/checkout.js";
 import { App } from "../../widget/app/App.js";
-import { setLocale } from "../../widget/app/locale.js";
+import { currencySymbol, setLocale } from "../../widget/app/locale.js";
 import { createCheckout } from "../../widget/app/store.js";
 import type { Boot, Quote } from "../../widget/app/view.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
@@ -139,6 +139,12 @@ function checkoutHtml(p: CheckoutPage): string {
   setLocale({ language: p.language, currency: view.currency, messages });
   const c = createCheckout({ view, quote: p.quote });
   const body = renderToString(h(App, { c, embedded: p.embed }));
+  // The typed amount starts after the currency's symbol: wider symbols ("US$", "CHF") push it further.
+  const symbolChars = [...currencySymbol()].length;
+  const symbolStyle =
+    symbolChars > 1
+      ? `.alm .alm-custom input:not([type="radio"]):not([type="checkbox"]){padding-inline-start:calc(0.95rem + ${symbolChars}ch)}`
+      : "";
   // Without a description of its own, the page is described in its language ("Donate to …", "Spenden: …").
   const fallback = translator(p.language)(
     view.formType === "EVENT" ? "page.meta.register" : "page.meta.donate",
@@ -173,7 +179,7 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 <link rel="icon" href="data:,">
 <link rel="canonical" href="${escapeHtml(p.url)}">
 <link rel="stylesheet" href="${checkoutAssetUrl("app.css")}">
-<style nonce="${p.nonce}">body{margin:0;background:${p.embed ? "transparent" : "#f6f7f9"}}.alm{--alm-brand:${p.brand};--alm-accent:${accent}}${PAGE_STYLE}${p.embed ? EMBED_STYLE : ""}</style>
+<style nonce="${p.nonce}">body{margin:0;background:${p.embed ? "transparent" : "#f6f7f9"}}.alm{--alm-brand:${p.brand};--alm-accent:${accent}}${PAGE_STYLE}${p.embed ? EMBED_STYLE : ""}${symbolStyle}</style>
 <script type="module" src="${checkoutAssetUrl("app.js")}"></script>
 </head>
 <body>

@@ -461,14 +461,12 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
   it("keeps its empty live regions in the page (so a message filled in later is announced), taking no room", async () => {
     const { page } = await open(ids.event.formUrl);
     try {
-      const regions = await page
-        .locator("[aria-live]")
-        .evaluateAll((els) =>
-          els.map((el) => ({
-            display: getComputedStyle(el).display,
-            height: el.getBoundingClientRect().height,
-          })),
-        );
+      const regions = await page.locator("[aria-live]").evaluateAll((els) =>
+        els.map((el) => ({
+          display: getComputedStyle(el).display,
+          height: el.getBoundingClientRect().height,
+        })),
+      );
       expect(regions.length).toBeGreaterThanOrEqual(2);
       for (const region of regions) expect(region).toEqual({ display: "block", height: 0 });
     } finally {
@@ -486,6 +484,24 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
       );
     } finally {
       await page.close();
+    }
+  });
+
+  it("starts a typed amount after the currency's symbol, however wide the page's language writes it", async () => {
+    for (const language of ["en", "es", "fr"]) {
+      const { page } = await open(`${ids.standard.formUrl}?lang=${language}`);
+      try {
+        const room = await page.locator(".alm-custom").evaluate((custom) => {
+          const symbol = custom.querySelector(".alm-dollar") as HTMLElement;
+          const input = custom.querySelector("input:not([type=radio]):not([type=checkbox])") as HTMLElement;
+          const box = input.getBoundingClientRect();
+          const textStarts = box.left + Number.parseFloat(getComputedStyle(input).paddingLeft);
+          return { symbol: symbol.textContent, gap: textStarts - symbol.getBoundingClientRect().right };
+        });
+        expect(room.gap, `${language}: ${room.symbol}`).toBeGreaterThanOrEqual(0);
+      } finally {
+        await page.close();
+      }
     }
   });
 
