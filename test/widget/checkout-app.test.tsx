@@ -99,21 +99,21 @@ describe("standard form", () => {
       return api.fetch(input, init);
     }) as typeof globalThis.fetch;
     renderCheckout(formView(), { api, env: { fetch: slow } });
-    const escape = () => {
+    const pressEscape = () => {
       const event = new KeyboardEvent("keydown", { key: "Escape", bubbles: true, cancelable: true });
       document.body.dispatchEvent(event);
       return event.defaultPrevented;
     };
-    expect(escape()).toBe(false);
+    expect(pressEscape()).toBe(false);
     fireEvent.click(screen.getByRole("radio", { name: "$25" }));
     fillDonor();
     fillCard();
     submit();
     await waitFor(() => expect(screen.getByRole("button", { name: /Processing/ })).toBeTruthy());
-    expect(escape()).toBe(true);
+    expect(pressEscape()).toBe(true);
     release();
     await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
-    expect(escape()).toBe(false);
+    expect(pressEscape()).toBe(false);
   });
 
   it("at a frequency without preset amounts, says 'choose an amount' at the amount field the donor types in", async () => {
