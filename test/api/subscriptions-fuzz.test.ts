@@ -56,11 +56,7 @@ function isValid(json: unknown): boolean {
   if (b.status !== undefined && b.status !== "CANCELLED") return false;
   if (b.amount !== undefined) {
     const a = b.amount;
-    if (
-      typeof a !== "number" ||
-      !(a > 0 && a <= 1_000_000) ||
-      Math.abs(Math.round(a * 100) - a * 100) > 1e-6
-    )
+    if (typeof a !== "number" || !(a > 0 && a <= 1_000_000) || Math.abs(Math.round(a * 100) - a * 100) > 1e-6)
       return false;
   }
   return b.status !== undefined || b.amount !== undefined;
