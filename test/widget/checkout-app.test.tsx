@@ -33,6 +33,13 @@ function fillCard(number = "4242 4242 4242 4242") {
   type("CVC", "123");
 }
 
+/** The error a field is marked with (aria-invalid) and described by, once it is marked. */
+async function fieldError(label: string): Promise<string | null | undefined> {
+  const field = byLabel(label);
+  await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
+  return document.getElementById(field.getAttribute("aria-describedby") ?? "")?.textContent;
+}
+
 const submit = () =>
   fireEvent.submit(
     screen.getByRole("button", { name: /^(Donate|Pay|Sponsor|Register)/ }).closest("form") as HTMLFormElement,
@@ -81,10 +88,7 @@ describe("standard form", () => {
     fillDonor();
     fillCard();
     submit();
-    const field = byLabel("Other amount");
-    await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
-    const described = document.getElementById(field.getAttribute("aria-describedby") ?? "");
-    expect(described?.textContent).toMatch(/from \$1 to \$1,000,000/);
+    expect(await fieldError("Other amount")).toMatch(/from \$1 to \$1,000,000/);
     expect(api.checkouts()).toHaveLength(0);
   });
 
@@ -127,10 +131,7 @@ describe("standard form", () => {
     fillDonor();
     fillCard();
     submit();
-    const field = byLabel("Other amount");
-    await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
-    const described = document.getElementById(field.getAttribute("aria-describedby") ?? "");
-    expect(described?.textContent).toBe("Choose an amount.");
+    expect(await fieldError("Other amount")).toBe("Choose an amount.");
     expect(api.checkouts()).toHaveLength(0);
   });
 
