@@ -1,5 +1,6 @@
 import fs from "node:fs";
 import { serve } from "@hono/node-server";
+import Database from "better-sqlite3";
 import { Hono } from "hono";
 
 /**
@@ -19,12 +20,36 @@ const body = {
 
 const form: unknown = JSON.parse(fs.readFileSync(new URL("./form-response.json", import.meta.url), "utf8"));
 
-/** Serves the bare routes on `host` (port 0: the OS picks) and calls `listening` with the port. */
-export function serveBare(host: string, port: number, listening: (port: number) => void) {
+/**
+ * Serves the bare routes on `host` (port 0: the OS picks) and calls `listening` with the port. Given a
+ * SQLite file, also `GET /row/:id`: a plain Hono route reading one row of its `forms` table (a prepared
+ * statement on a read-only connection) and answering it as JSON, the yardstick issue 20 gives for the
+ * single-form GET (no key, rate limit, metrics or presentation: what reading one row and answering costs).
+ */
+export function serveBare(
+  host: string,
+  port: number,
+  listening: (port: number) => void,
+  opts: { sqliteFile?: string } = {},
+) {
   const app = new Hono();
   app.get("/json", (c) => c.json(body));
   app.get("/form", (c) => c.json(form));
+  if (opts.sqliteFile) {
+    const db = new Database(opts.sqliteFile, { readonly: true, fileMustExist: true });
+    const row = db.prepare<[string], Record<string, unknown>>("SELECT * FROM forms WHERE id = ?");
+    app.get("/row/:id", (c) => {
+      const found = row.get(c.req.param("id"));
+      return found ? c.json(found) : c.json({ error: "Form not found" }, 404);
+    });
+  }
   return serve({ fetch: app.fetch, port, hostname: host }, (info) => listening(info.port));
+}
+
+/** The SQLite file of a DATABASE_URL (`sqlite:<file>` or a bare path), or undefined for PostgreSQL. */
+export function sqliteFileOf(databaseUrl: string | undefined): string | undefined {
+  if (!databaseUrl || /^postgres(ql)?:/i.test(databaseUrl)) return undefined;
+  return databaseUrl.replace(/^sqlite:/i, "");
 }
 
 /** The line a process serving the bare routes beside Almoner prints; the bench reads the port from it. */

@@ -73,6 +73,9 @@ interface PairedRound {
   bare: number;
   form: number;
   ratio: number;
+  /** The plain one-row route's rate and its share of the bare route's (SQLite only; else null). */
+  row: number | null;
+  rowRatio: number | null;
   /** Each server's CPU time per request in the round, in microseconds (null where /proc is missing). */
   bareCpuUs: number | null;
   formCpuUs: number | null;
@@ -233,7 +236,10 @@ async function apiScenarios(database: DbName, server: ServerProcess, seeded: See
  * measured, for information. Each round also reports each server's CPU time per request, which the
  * machine's swings move less than its rates. The bare route is served by the same process as the app
  * (almoner-and-bare.ts), on a port of its own: one heap, one event loop, one set of background timers, so
- * the two differ only by the app's pipeline.
+ * the two differ only by the app's pipeline. On SQLite each round also measures, right after, the yardstick
+ * issue 20 names: a plain Hono route reading one row of the same database (bareApp.ts `/row/:id`, same
+ * process, same form ids), then the bare route again, that pair's ratio reported beside the target so a
+ * reader sees what this machine gives the simplest route that reads a row.
  */
 async function pairedRounds(
   database: DbName,
@@ -249,22 +255,43 @@ async function pairedRounds(
   };
   const rounds: PairedRound[] = [];
   await getJson(`${bareUrl}/json`, {});
+  const rowPaths = database === "sqlite" ? paths.map((p) => p.replace(/^\/v1\/forms\//, "/row/")) : null;
+  if (rowPaths) {
+    const first = await getJson(`${bareUrl}${rowPaths[0]}`, {});
+    if (typeof first.id !== "string")
+      throw new Error(`the plain one-row route answered no row for ${rowPaths[0]}`);
+  }
   for (let r = 1; r <= PAIRED_ROUNDS; r++) {
     const bareCpu = cpuPerRequest(server);
     const b = await measure([{ url: bareUrl, paths: ["/json"] }], round, bareCpu.hooks);
     const formCpu = cpuPerRequest(server);
     const f = await measure([{ url: server.url, paths, headers }], round, formCpu.hooks);
+    // The yardstick's own pair, right after: the one-row route, then the bare route again.
+    const row = rowPaths ? await measure([{ url: bareUrl, paths: rowPaths }], round) : null;
+    const bareAgain = row ? await measure([{ url: bareUrl, paths: ["/json"] }], round) : null;
     if (interrupted) await new Promise<never>(() => {});
-    const problems = b.non2xx + b.errors + f.non2xx + f.errors;
+    const problems = [b, f, row, bareAgain].reduce((n, m) => n + (m ? m.non2xx + m.errors : 0), 0);
     const bareCpuUs = bareCpu.perRequestUs(b.requests);
     const formCpuUs = formCpu.perRequestUs(f.requests);
-    rounds.push({ bare: b.rps, form: f.rps, ratio: f.rps / b.rps, bareCpuUs, formCpuUs, problems });
+    rounds.push({
+      bare: b.rps,
+      form: f.rps,
+      ratio: f.rps / b.rps,
+      row: row ? row.rps : null,
+      rowRatio: row && bareAgain ? row.rps / bareAgain.rps : null,
+      bareCpuUs,
+      formCpuUs,
+      problems,
+    });
     const cpu =
       bareCpuUs !== null && formCpuUs !== null
         ? ` (server CPU per request: bare ${fmt(bareCpuUs, 0)} µs, GET ${fmt(formCpuUs, 0)} µs)`
         : "";
     console.log(
       `  paired round ${r}/${PAIRED_ROUNDS}: bare ${fmt(b.rps, 0)} req/s, GET /v1/forms/{id} ${fmt(f.rps, 0)} req/s: ${fmt((f.rps / b.rps) * 100, 1)}%${cpu}` +
+        (row && bareAgain
+          ? `; plain one-row route ${fmt(row.rps, 0)} req/s against bare ${fmt(bareAgain.rps, 0)}: ${fmt((row.rps / bareAgain.rps) * 100, 1)}%`
+          : "") +
         (problems ? `  (!) ${problems} non-2xx or errors` : ""),
     );
   }
@@ -302,6 +329,13 @@ function cpuPerRequest(server: ServerProcess) {
     perRequestUs: (requests: number): number | null =>
       before === null || after === null || requests === 0 ? null : ((after - before) / requests) * 1e6,
   };
+}
+
+/** The plain one-row route's share of the bare route over the rounds that measured it, for the notes. */
+function rowRatios(rounds: PairedRound[] | undefined): string | null {
+  const measured = (rounds ?? []).flatMap((r) => (r.rowRatio === null ? [] : [r.rowRatio]));
+  if (!measured.length) return null;
+  return `issue 20's yardstick on this machine, a plain Hono route reading one SQLite row: median ${fmt(median(measured) * 100, 1)}% of bare (${measured.map((v) => `${fmt(v * 100, 1)}%`).join(", ")})`;
 }
 
 function median(values: number[]): number {
@@ -527,6 +561,7 @@ function computeRatios(): Ratio[] {
         ? `server CPU per request, medians: bare ${fmt(median(cpu.map((r) => r.bareCpuUs as number)), 0)} µs, GET ${fmt(median(cpu.map((r) => r.formCpuUs as number)), 0)} µs`
         : null,
       unpaired !== null ? `the run's single figures: ${fmt(unpaired * 100, 1)}%` : null,
+      rowRatios(rounds),
     ].filter((n): n is string => n !== null);
     ratios.push({
       id: `${db}-form-vs-bare`,
