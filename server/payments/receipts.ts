@@ -5,10 +5,9 @@ import { mailDueMs, outboxRow, queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import { renderTributeNotice } from "../mail/tribute.js";
 import type { Db } from "../store/database.js";
-import { isPostgres } from "../store/dialect.js";
 import { type FormRecord, findForm } from "../store/forms.js";
 import { getOrganization, type Organization } from "../store/organizations.js";
-import { paymentDetails, paymentWithGift, type Tribute } from "../store/payments.js";
+import { lockedPayment, paymentDetails, paymentWithGift, type Tribute } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable, TicketsTable } from "../store/schema.js";
 import { ticketsOfPayment } from "../store/tickets.js";
 import { nextChargeAt } from "../wire/subscription.js";
@@ -165,17 +164,9 @@ export async function resendReceipt(
         ? "This payment was refunded in full: it has no receipt to send"
         : "This payment did not go through: it has no receipt to send",
     );
-  const { sub } = await paymentWithGift(db, row);
-  const mail = await receiptOutboxRow(db, row, sub, at);
-  if (!mail)
-    throw new ReceiptResendError("gone", "The payment's form no longer exists: its receipt cannot be made");
   const since = isoAt(at.nowMs - RECEIPT_RESEND_INTERVAL_MS);
-  // The check and the insert in one write transaction, the payment's row locked (PostgreSQL; SQLite's
-  // write transactions run one at a time): requests at the same moment (a double click) queue one mail.
-  await db.transaction().execute(async (trx: Db) => {
-    if (isPostgres(trx))
-      await trx.selectFrom("payments").select("id").where("id", "=", row.id).forUpdate().execute();
-    const recent = await trx
+  const refuseIfSentLately = async (q: Db) => {
+    const recent = await q
       .selectFrom("email_outbox")
       .select("id")
       .where("payment_id", "=", row.id)
@@ -183,6 +174,18 @@ export async function resendReceipt(
       .where("created_at", ">", since)
       .executeTakeFirst();
     if (recent) throw new ReceiptResendError("too-soon", "The receipt was sent less than a minute ago");
+  };
+  // A repeat within the minute is refused before the receipt is made; the check that counts is the one
+  // below, in the insert's write transaction with the payment's row locked, so that requests at the same
+  // moment (a double click) queue one mail.
+  await refuseIfSentLately(db);
+  const { sub } = await paymentWithGift(db, row);
+  const mail = await receiptOutboxRow(db, row, sub, at);
+  if (!mail)
+    throw new ReceiptResendError("gone", "The payment's form no longer exists: its receipt cannot be made");
+  await db.transaction().execute(async (trx: Db) => {
+    await lockedPayment(trx, row.id);
+    await refuseIfSentLately(trx);
     await trx.insertInto("email_outbox").values(mail).execute();
   });
   return { emailId: mail.id };

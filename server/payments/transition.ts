@@ -2,11 +2,10 @@ import { isoAt } from "../../shared/time.js";
 import type { DisputeState, PaymentMethod } from "../processors/port.js";
 import { contactIdByEmailKey, emailKey, findContactIdByEmail } from "../store/contacts.js";
 import type { Db } from "../store/database.js";
-import { isPostgres } from "../store/dialect.js";
 import type { FormRecord } from "../store/forms.js";
 import { releaseItems, retakeItems } from "../store/inventory.js";
 import type { Organization } from "../store/organizations.js";
-import { insertPayment, paymentDetails, paymentWithGift } from "../store/payments.js";
+import { insertPayment, lockedPayment, paymentDetails, paymentWithGift } from "../store/payments.js";
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { restoreTicketsOfPayment } from "../store/tickets.js";
 import { issueTickets, voidTickets } from "../tickets/issue.js";
@@ -275,11 +274,9 @@ export async function recordRefund(
   opts: { exact?: boolean } = {},
 ): Promise<{ row: PaymentsTable; changed: boolean }> {
   const nowIso = isoAt(nowMs);
-  // Locked (PostgreSQL; SQLite's write transactions run one at a time): two refunds recorded at once are
-  // counted one after the other, the second against the total the first left, never lost to it.
-  let read = trx.selectFrom("payments").selectAll().where("id", "=", paymentId);
-  if (isPostgres(trx)) read = read.forUpdate();
-  const current = await read.executeTakeFirst();
+  // Locked: two refunds recorded at once are counted one after the other, the second against the total the
+  // first left, never lost to it.
+  const current = await lockedPayment(trx, paymentId);
   if (!current) throw new Error(`No payment ${paymentId}`);
   const amount = Number(current.amount_cents);
   const before = Number(current.refunded_cents);

@@ -3,6 +3,7 @@ import type { TributeKind } from "../../shared/enums.js";
 import type { Language } from "../../shared/languages.js";
 import type { QuoteLine } from "../../shared/pricing/quote.js";
 import type { Db } from "./database.js";
+import { isPostgres } from "./dialect.js";
 import { fixedQuery, insertRow } from "./fixedQuery.js";
 import type { HeldItem } from "./inventory.js";
 import { afterPosition } from "./keyset.js";
@@ -172,6 +173,16 @@ export async function insertPaymentUnlessDeclined(
 
 export async function findPayment(db: Db, id: string): Promise<PaymentsTable | undefined> {
   return db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+/**
+ * The payment's row, read inside a write transaction and held until it ends (PostgreSQL's FOR UPDATE;
+ * SQLite's write transactions run one at a time already): two requests deciding from it at the same moment
+ * go one after the other, the second seeing what the first wrote.
+ */
+export async function lockedPayment(trx: Db, id: string): Promise<PaymentsTable | undefined> {
+  const read = trx.selectFrom("payments").selectAll().where("id", "=", id);
+  return (isPostgres(trx) ? read.forUpdate() : read).executeTakeFirst();
 }
 
 /** The payment made at a processor by its id there (webhooks), if it is this organization's. */
