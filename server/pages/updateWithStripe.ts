@@ -53,6 +53,11 @@ export function stripePageCsp(jsUrl: string | undefined): string {
   ].join("; ");
 }
 
+/** The Stripe payment method types of the kinds an update link takes. */
+function stripeMethodTypes(allowed: UpdateLinkMethod[]): string[] {
+  return allowed.flatMap((kind) => (kind === "CARD" ? ["card", "link"] : ["us_bank_account"]));
+}
+
 export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): string {
   const { tr, language } = loaded.lang;
   const stripe = loaded.org.processor;
@@ -67,6 +72,10 @@ export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): st
     held: loaded.held
       ? { amount: formatMoney(Number(loaded.held.amount_cents), loaded.held.currency, language) }
       : null,
+    // Stripe's fields offer the methods this gift can be paid with: its currency's, of the kinds the link
+    // takes (card includes Link, which pays with a card), none that would leave the page for a bank.
+    currency: loaded.sub.currency.toLowerCase(),
+    methodTypes: stripeMethodTypes(JSON.parse(loaded.link.allowed_methods) as UpdateLinkMethod[]),
   };
   const amount = loaded.held
     ? formatMoney(Number(loaded.held.amount_cents), loaded.held.currency, language)

@@ -138,6 +138,31 @@ describe("the update page of a gift at Stripe", () => {
     expect(after.payment_method_type).toBe("bank");
   });
 
+  it("gives Stripe's fields the gift's currency and only the kinds of method its link takes", async () => {
+    const sub = await subscribe();
+    // A gift in euros (made so here: the page must read the gift's currency, not assume dollars).
+    await s.t.store.db
+      .updateTable("subscriptions")
+      .set({ currency: "EUR" })
+      .where("id", "=", sub.id)
+      .execute();
+    const bootOf = async (allowedPaymentMethods?: string[]) => {
+      const res = await s.t.request<{ url: string }>(
+        "POST",
+        `/v1/subscriptions/${sub.id}/payment-method-update-link`,
+        { body: allowedPaymentMethods ? { allowedPaymentMethods } : {} },
+      );
+      expect(res.status, res.text).toBe(201);
+      const html = await (await s.t.app.request(new URL(res.body.url).pathname)).text();
+      return JSON.parse(
+        html.match(/<script type="application\/json" id="almoner-update-boot">(.*?)<\/script>/s)?.[1] ?? "{}",
+      ) as { currency?: string; methodTypes?: string[] };
+    };
+    expect(await bootOf(["CARD"])).toMatchObject({ currency: "eur", methodTypes: ["card", "link"] });
+    expect(await bootOf(["PAY_BY_BANK"])).toMatchObject({ methodTypes: ["us_bank_account"] });
+    expect((await bootOf())?.methodTypes?.sort()).toEqual(["card", "link", "us_bank_account"]);
+  });
+
   it("saves a card that asks for 3-D Secure once the bank confirms it", async () => {
     const sub = await subscribe();
     const path = await linkFor(sub.id);

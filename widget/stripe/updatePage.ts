@@ -13,6 +13,9 @@ interface UpdateBoot {
   jsUrl?: string;
   actionUrl: string;
   held: { amount: string } | null;
+  /** The gift's currency, lower case (`usd`), and the Stripe method types its link takes. */
+  currency: string;
+  methodTypes: string[];
 }
 
 interface ActionAnswer {
@@ -61,7 +64,8 @@ export async function mountUpdatePage(bootElement: HTMLElement): Promise<void> {
   if (!stripe) return;
   const elements = stripe.elements({
     mode: "setup",
-    currency: "usd",
+    currency: boot.currency,
+    allowedPaymentMethodTypes: boot.methodTypes,
     setupFutureUsage: "off_session",
     // Stripe's own fields speak the page's language.
     locale: (document.documentElement.lang || "auto") as StripeElementLocale,
