@@ -344,6 +344,28 @@ describe("recurring gifts on Stripe", () => {
   });
 });
 
+describe("a donor's saved method at Stripe", () => {
+  it("cannot be charged by a checkout that names it with the donor's e-mail: refused, nothing charged", async () => {
+    const formId = await createForm(s.t, standard());
+    const first = await give(
+      formId,
+      await s.cardToken("4242424242424242", { setupFutureUsage: "off_session" }),
+      { frequency: "MONTHLY" },
+    );
+    expect(first.status, first.text).toBe(201);
+    const sub = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect(sub.payment_method_token).toMatch(/^pm_/);
+
+    // Someone else, with no key, sends the saved method's id and the donor's address.
+    const res = await give(formId, sub.payment_method_token, { amount: 900 });
+    expect(res.status, res.text).toBe(400);
+    expect(res.text).toContain("paymentMethod.token is not a valid payment method");
+    expect((await payments()).map((p) => Number(p.amount_cents))).toEqual([5000]);
+    const intents = await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" });
+    expect(intents.data.map((pi) => pi.amount)).toEqual([5000]);
+  });
+});
+
 describe("bank payments on Stripe", () => {
   it("are PENDING while processing, and COMPLETED by Stripe's signed webhook days later", async () => {
     const formId = await createForm(s.t, standard());

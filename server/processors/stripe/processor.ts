@@ -273,7 +273,11 @@ export class StripeProcessor implements PaymentProcessor {
       }
       if (token.startsWith("pm_")) {
         const pm = await this.client.paymentMethods.retrieve(token);
-        return describeMethod(token, pm, pm.customer !== null);
+        // A method saved to a customer is that donor's, charged only for their own gifts (billing): a
+        // checkout that names it (with the donor's e-mail, which finds the customer) is refused like an
+        // unknown token. A fresh, unattached method is the one its maker just entered.
+        if (pm.customer !== null) return null;
+        return describeMethod(token, pm, false);
       }
       return null;
     } catch (err) {
