@@ -17,6 +17,7 @@ import {
   amountTooSmall,
   type ChargeInput,
   type ChargeResult,
+  CustomerMissing,
   type PaymentMethod,
   type PaymentProcessor,
   ProcessorError,
@@ -34,7 +35,11 @@ import {
   paymentDetails as paymentDetailsOf,
   paymentWithGift,
 } from "../store/payments.js";
-import { findProcessorCustomer, saveProcessorCustomer } from "../store/processorCustomers.js";
+import {
+  findProcessorCustomer,
+  forgetProcessorCustomer,
+  saveProcessorCustomer,
+} from "../store/processorCustomers.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { writeOne } from "../store/writeOne.js";
 import { checkAnswers } from "./answers.js";
@@ -304,15 +309,20 @@ async function customerFor(
   processor: PaymentProcessor,
   org: Organization,
   donor: { email: string; firstName: string; lastName: string },
+  /** The donor's customer the processor no longer has: forgotten, and a new one made in its place. */
+  gone?: string,
 ): Promise<string | null> {
   if (!processor.createCustomer) return null;
   const db = deps.store.db;
+  if (gone) await forgetProcessorCustomer(db, org.id, processor.account, donor.email, gone);
   const known = await findProcessorCustomer(db, org.id, processor.account, donor.email);
   if (known) return known;
+  const key = `customer:${org.id}:${donor.email.trim().toLowerCase()}`;
   const made = await processor.createCustomer({
     email: donor.email,
     name: `${donor.firstName} ${donor.lastName}`.trim(),
-    idempotencyKey: `customer:${org.id}:${donor.email.trim().toLowerCase()}`.slice(0, 200),
+    // The same key makes the same customer once; after one was deleted, a key of its own makes another.
+    idempotencyKey: gone ? `${key.slice(0, 160)}:after:${gone.slice(0, 39)}` : key.slice(0, 200),
     metadata: { almoner_organization: org.id },
   });
   return saveProcessorCustomer(db, org.id, processor.account, donor.email, made, isoAt(deps.now()));
@@ -329,6 +339,8 @@ export async function runCheckout(
     /** The page the donor is on: where a payment method that needs a redirect brings them back. */
     returnUrl?: string | undefined;
   } = {},
+  /** The donor's customer that a first attempt found gone at the processor (nothing else was done). */
+  goneCustomer?: string,
 ): Promise<FinalizedCheckout> {
   const db = deps.store.db;
   const { form, org } = await loadSubmittableForm(deps.store, formId);
@@ -350,7 +362,7 @@ export async function runCheckout(
   const tokenized = charged ? await paymentMethodOf(processor, req) : null;
   const method = tokenized?.ok ? tokenized.method : null;
   const refused = tokenized?.ok === false ? tokenized : null;
-  const customer = method ? await customerFor(deps, processor, org, req.donor) : null;
+  const customer = method ? await customerFor(deps, processor, org, req.donor, goneCustomer) : null;
 
   const now = deps.now();
   const nowIso = isoAt(now);
@@ -488,6 +500,9 @@ export async function runCheckout(
         "We could not hear back from the payment processor. Please do not pay again: if the payment went through, a receipt will reach you by email within a few minutes.",
       );
     // Nothing reached the processor's money-moving step, and nothing was recorded.
+    // The donor's customer deleted at the processor (an erasure request): once, with a new customer.
+    if (error instanceof CustomerMissing && customer && !goneCustomer)
+      return runCheckout(deps, formId, req, donorSide, customer);
     if (error instanceof ProcessorError && error.code === "unavailable")
       throw new ApiError(503, PROCESSOR_DOWN_MESSAGE, undefined, { "Retry-After": "30" });
     throw error;

@@ -386,3 +386,15 @@ export class ProcessorError extends Error {
     this.name = "ProcessorError";
   }
 }
+
+/**
+ * The customer a charge named is gone at the processor (deleted there, as a donor's erasure request
+ * does): a refused request like any `invalid_request`, which a checkout answers by making the donor a new
+ * customer and charging again.
+ */
+export class CustomerMissing extends ProcessorError {
+  constructor(message: string) {
+    super("invalid_request", message);
+    this.name = "CustomerMissing";
+  }
+}

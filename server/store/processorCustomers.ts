@@ -41,3 +41,23 @@ export async function saveProcessorCustomer(
     .execute();
   return (await findProcessorCustomer(db, organizationId, account, email)) ?? customerId;
 }
+
+/**
+ * Forgets the donor's customer `customerId` (deleted at the processor), so that the next checkout makes a
+ * new one; a customer another checkout has kept in its place since is left alone.
+ */
+export async function forgetProcessorCustomer(
+  db: Db,
+  organizationId: string,
+  account: string,
+  email: string,
+  customerId: string,
+): Promise<void> {
+  await db
+    .deleteFrom("processor_customers")
+    .where("organization_id", "=", organizationId)
+    .where("account", "=", account)
+    .where("email_key", "=", emailKey(email))
+    .where("customer_id", "=", customerId)
+    .execute();
+}

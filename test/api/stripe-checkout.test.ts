@@ -366,6 +366,30 @@ describe("a donor's saved method at Stripe", () => {
   });
 });
 
+describe("a donor whose Stripe customer was deleted", () => {
+  it("gives again: a new customer is made and charged, the gift COMPLETED", async () => {
+    const formId = await createForm(s.t, standard());
+    expect((await give(formId, await s.cardToken())).status).toBe(201);
+    const [kept] = await s.t.store.db.selectFrom("processor_customers").selectAll().execute();
+    // Deleted at Stripe (the dashboard, an erasure request): the customer we kept is gone.
+    await s.stripe.customers.del(kept.customer_id);
+
+    const again = await give(formId, await s.cardToken());
+    expect(again.status, again.text).toBe(201);
+    expect(again.body).toMatchObject({ payment: { status: "COMPLETED" } });
+    const customers = await s.t.store.db.selectFrom("processor_customers").selectAll().execute();
+    expect(customers).toHaveLength(1);
+    expect(customers[0].customer_id).not.toBe(kept.customer_id);
+    const [, second] = await payments();
+    const pi = await s.stripe.paymentIntents.retrieve(second.processor_payment_id ?? "");
+    expect([pi.status, pi.customer]).toEqual(["succeeded", customers[0].customer_id]);
+    expect((await payments()).map((p) => p.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    // The next gift uses the new customer as it is.
+    expect((await give(formId, await s.cardToken())).status).toBe(201);
+    expect(await s.t.store.db.selectFrom("processor_customers").selectAll().execute()).toEqual(customers);
+  });
+});
+
 describe("bank payments on Stripe", () => {
   it("are PENDING while processing, and COMPLETED by Stripe's signed webhook days later", async () => {
     const formId = await createForm(s.t, standard());

@@ -23,7 +23,7 @@ import type {
   SetupResult,
   Wallet,
 } from "../port.js";
-import { amountTooSmall, ProcessorError } from "../port.js";
+import { amountTooSmall, CustomerMissing, ProcessorError } from "../port.js";
 import { statementSuffix, stripeClient, withoutCallSite } from "./client.js";
 import type { StripeSecrets } from "./connection.js";
 import { eventSubject, verifyStripeEvent } from "./events.js";
@@ -216,6 +216,8 @@ function processorError(err: unknown, currency?: string): ProcessorError {
     case "StripeInvalidRequestError":
       // Below the currency's minimum: the amount is the payer's to change, not an outage.
       if (err.code === "amount_too_small") return amountTooSmall(stripeMinimum(currency), currency);
+      if (err.code === "resource_missing" && /^customer\b/.test(err.param ?? ""))
+        return new CustomerMissing(err.message);
       // The donor's own method or customer refused (detached, deleted, of another account): theirs to
       // replace, a failed charge. Anything else Stripe refuses (a parameter of ours, the account itself)
       // would refuse every gift alike: no gift is failed, and in the end cancelled, for it.
