@@ -2,36 +2,46 @@ import path from "node:path";
 import { z } from "zod";
 import { StartupError } from "./errors.js";
 
-const port = z.coerce.number().int().min(0).max(65535);
+/** A whole number written in decimal digits (not `0x50`, `1e3` or a blank) from `min` to `max`. */
+const whole = (min: number, max: number) =>
+  z.string().trim().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(min).max(max));
+
+const port = whole(0, 65535);
 
 const envSchema = z.object({
   PORT: port.default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
   DATA_DIR: z.string().min(1).default("./data"),
   DATABASE_URL: z.string().min(1).optional(),
-  PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  NODE_ENV: z.string().default("development"),
-  RATE_LIMIT_PER_HOUR: z.coerce.number().int().min(1).max(10_000_000).default(1000),
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(50_000_000).default(262_144),
+  // The base of every link the server makes: no query or fragment to end up in the middle of them.
+  PUBLIC_URL: z
+    .url({ protocol: /^https?$/ })
+    .refine((url) => !/[?#]/.test(url))
+    .optional(),
+  // Anything else (a typo such as `prod`) would silently run the development rules.
+  NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
+  RATE_LIMIT_PER_HOUR: whole(1, 10_000_000).default(1000),
+  MAX_BODY_BYTES: whole(1024, 50_000_000).default(262_144),
   LEGACY_DONATIONS_API: z.enum(["on", "off"]).optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   TRUST_PROXY: z
     .string()
     .regex(/^(on|off|[1-9])$/)
     .default("off"),
-  CHECKOUT_LIMIT_PER_IP: z.coerce.number().int().min(0).max(10_000_000).default(30),
-  CHECKOUT_LIMIT_PER_FORM: z.coerce.number().int().min(0).max(10_000_000).default(3000),
-  CARD_FAILURE_LIMIT: z.coerce.number().int().min(0).max(1000).default(5),
-  QUOTE_LIMIT_PER_IP: z.coerce.number().int().min(0).max(10_000_000).default(600),
-  PROMO_FAILURE_LIMIT: z.coerce.number().int().min(0).max(10_000).default(20),
-  QUOTE_LIMIT_PER_FORM: z.coerce.number().int().min(0).max(10_000_000).default(60_000),
-  WORKER_INTERVAL_SECONDS: z.coerce.number().min(0.05).max(3600).default(15),
-  SANDBOX_BANK_SETTLE_SECONDS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(30 * 86400)
-    .default(120),
+  CHECKOUT_LIMIT_PER_IP: whole(0, 10_000_000).default(30),
+  CHECKOUT_LIMIT_PER_FORM: whole(0, 10_000_000).default(3000),
+  CARD_FAILURE_LIMIT: whole(0, 1000).default(5),
+  QUOTE_LIMIT_PER_IP: whole(0, 10_000_000).default(600),
+  PROMO_FAILURE_LIMIT: whole(0, 10_000).default(20),
+  QUOTE_LIMIT_PER_FORM: whole(0, 10_000_000).default(60_000),
+  WORKER_INTERVAL_SECONDS: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/)
+    .transform(Number)
+    .pipe(z.number().min(0.05).max(3600))
+    .default(15),
+  SANDBOX_BANK_SETTLE_SECONDS: whole(0, 30 * 86400).default(120),
   WEBHOOK_RETRY_SCHEDULE: z
     .string()
     .regex(/^\s*\d+(\.\d+)?\s*(,\s*\d+(\.\d+)?\s*){0,19}$/)
@@ -105,11 +115,11 @@ export interface Config {
 
 /** Every setting, parsed once from the environment. A bad one throws a StartupError naming it. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  const parsed = envSchema.safeParse(withoutBlanks(env));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const name = String(issue.path[0]);
-    throw new StartupError(`Invalid setting ${name}=${JSON.stringify(env[name] ?? "")}: ${describe(name)}`);
+    throw new StartupError(`Invalid setting ${name}${shownValue(name, env[name] ?? "")}: ${describe(name)}`);
   }
   const e = parsed.data;
   if (e.STRIPE_API_URL && e.NODE_ENV === "production")
@@ -154,6 +164,31 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
+/**
+ * The environment with blank settings left out: `CHECKOUT_LIMIT_PER_IP=` (a blank line of an .env file or
+ * a compose template) means the default, never 0, which would turn a limit off.
+ */
+function withoutBlanks(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const kept: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(env))
+    if (value === undefined || value.trim() !== "") kept[name] = value;
+  return kept;
+}
+
+/** Settings whose value is never written to the log, even when it is refused. */
+const SECRET_SETTINGS = new Set(["SECRETS_KEY"]);
+
+/** The refused value as the start-up error shows it: secrets left out, a URL's password masked. */
+function shownValue(name: string, value: string): string {
+  if (SECRET_SETTINGS.has(name)) return " (its value is not shown)";
+  return `=${JSON.stringify(maskPassword(value))}`;
+}
+
+/** A URL-like text with the password of its `user:password@` part replaced by `***`. */
+export function maskPassword(text: string): string {
+  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/i, "$1:***@");
+}
+
 /** SECRETS_KEY as hex (64 digits) or base64 / base64url (43 characters, optional `=`): 32 bytes. */
 function parseSecretsKey(text: string): Buffer {
   return /^[0-9a-fA-F]{64}$/.test(text) ? Buffer.from(text, "hex") : Buffer.from(text, "base64url");
@@ -164,7 +199,9 @@ function describe(name: string): string {
     case "PORT":
       return "must be a port number from 0 to 65535";
     case "PUBLIC_URL":
-      return "must be an absolute http(s) URL such as https://give.example.org";
+      return "must be an absolute http(s) URL without a query or fragment, such as https://give.example.org";
+    case "NODE_ENV":
+      return "must be production, development or test";
     case "RATE_LIMIT_PER_HOUR":
       return "must be a whole number of requests per hour, 1 to 10000000";
     case "MAX_BODY_BYTES":

@@ -60,14 +60,15 @@ export function parseDatabaseUrl(url: string): { name: DialectName; target: stri
 export function openDialect(url: string, opts: { pgSchema?: string } = {}): DialectHandle {
   const { name, target } = parseDatabaseUrl(url);
   if (name === "sqlite") {
-    if (target !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
     let db: SQLite.Database;
     try {
+      if (target !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
       db = new SQLite(target);
+      // The first read of the file: one that is not a SQLite database is refused here.
+      db.pragma("journal_mode = WAL");
     } catch (err) {
       throw new StartupError(`Cannot open the SQLite database at ${target}: ${(err as Error).message}`);
     }
-    db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");
     // Savepoint journals (each job of a group commit runs in a savepoint: writeBatch.ts) and temporary
     // b-trees in memory: on disk, a large savepoint journal spills to a temporary file and multiplies the
@@ -103,7 +104,15 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     return { name, dialect, describe: `SQLite ${target}`, changes, writes, background };
   }
   // `?schema=name` picks the PostgreSQL schema (search_path) the tables live in.
-  const parsedUrl = new URL(target);
+  let parsedUrl: URL;
+  try {
+    parsedUrl = new URL(target);
+  } catch {
+    // Never the text itself: it holds the database's password.
+    throw new StartupError(
+      "Invalid setting DATABASE_URL: not a valid postgres:// URL (characters such as / # ? @ % in the password must be percent-encoded)",
+    );
+  }
   const schema = opts.pgSchema ?? parsedUrl.searchParams.get("schema") ?? undefined;
   parsedUrl.searchParams.delete("schema");
   if (schema !== undefined && !/^[A-Za-z_][A-Za-z0-9_]{0,62}$/.test(schema))

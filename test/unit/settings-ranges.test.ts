@@ -36,3 +36,68 @@ describe("numeric settings", () => {
       }
     });
 });
+
+/** The message loadConfig refuses `env` with, or "" when it takes it. */
+function refusal(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+    return "";
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+describe("how settings are read", () => {
+  it("a blank setting (an empty line of an .env file) means its default, never 0 that turns a limit off", () => {
+    const config = loadConfig({
+      CHECKOUT_LIMIT_PER_IP: "",
+      CARD_FAILURE_LIMIT: " ",
+      PORT: "",
+      SANDBOX_BANK_SETTLE_SECONDS: "",
+      WORKER_INTERVAL_SECONDS: "  ",
+    });
+    expect(config.checkoutLimitPerIp).toBe(30);
+    expect(config.cardFailureLimit).toBe(5);
+    expect(config.port).toBe(3000);
+    expect(config.sandboxBankSettleMs).toBe(120_000);
+    expect(config.workerIntervalMs).toBe(15_000);
+  });
+
+  it("numbers are written in decimal digits: hexadecimal and exponents are refused", () => {
+    for (const value of ["0x50", "1e3", "12abc", "+5"])
+      expect(refusal({ CHECKOUT_LIMIT_PER_IP: value }), value).toContain(
+        "Invalid setting CHECKOUT_LIMIT_PER_IP",
+      );
+    expect(refusal({ WORKER_INTERVAL_SECONDS: "1e1" })).toContain("Invalid setting WORKER_INTERVAL_SECONDS");
+    expect(loadConfig({ WORKER_INTERVAL_SECONDS: "0.5", CHECKOUT_LIMIT_PER_IP: " 12 " })).toMatchObject({
+      workerIntervalMs: 500,
+      checkoutLimitPerIp: 12,
+    });
+  });
+
+  it("NODE_ENV other than production, development or test is refused, not run as development", () => {
+    for (const value of ["prod", "Production", "staging"])
+      expect(refusal({ NODE_ENV: value }), value).toContain("must be production, development or test");
+    expect(loadConfig({ NODE_ENV: "production", SECRETS_KEY: "a".repeat(64) }).production).toBe(true);
+  });
+
+  it("PUBLIC_URL with a query or fragment is refused: every link is built on it", () => {
+    expect(refusal({ PUBLIC_URL: "https://give.example.org/path?q=1#f" })).toContain(
+      "without a query or fragment",
+    );
+    expect(loadConfig({ PUBLIC_URL: "https://give.example.org/path/" }).publicUrl).toBe(
+      "https://give.example.org/path",
+    );
+  });
+
+  it("a refused SECRETS_KEY is not written out, and a refused URL's password is masked", () => {
+    const key = "0123456789abcdef".repeat(4).slice(0, 63);
+    const message = refusal({ SECRETS_KEY: key });
+    expect(message).toContain("Invalid setting SECRETS_KEY");
+    expect(message).not.toContain(key);
+    const smtp = refusal({ SMTP_URL: "http://mailer:s3cret-pass@mail.example.org:587" });
+    expect(smtp).toContain("Invalid setting SMTP_URL");
+    expect(smtp).toContain("mailer:***@mail.example.org");
+    expect(smtp).not.toContain("s3cret-pass");
+  });
+});
