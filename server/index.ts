@@ -112,18 +112,42 @@ async function main(): Promise<void> {
   const upkeep = setInterval(() => void pruneExpired(store.db, deps.now()).catch(() => {}), 10 * 60 * 1000);
   upkeep.unref();
 
+  let stopping = false;
   const shutdown = () => {
+    // A second signal changes nothing: the first one's shutdown is under way.
+    if (stopping) return;
+    stopping = true;
     clearInterval(upkeep);
-    server.close(async () => {
-      await workers?.stop();
-      // What it still held is free for the other processes at once.
-      await heartbeat.stop().catch(() => {});
-      await metrics.close();
-      await store.rateLimits.release().catch(() => {});
-      await store.close();
-      process.exit(0);
-    });
-    setTimeout(() => process.exit(0), 5000).unref();
+    // No new work is claimed from now on; what the workers are doing finishes.
+    const workersStopped = workers?.stop();
+    let finishing = false;
+    const finish = () => {
+      if (finishing) return;
+      finishing = true;
+      void (async () => {
+        await workersStopped?.catch((err: unknown) => console.error("stopping the workers failed:", err));
+        // What it still held is free for the other processes at once.
+        await heartbeat.stop().catch(() => {});
+        await metrics.close();
+        await store.rateLimits.release().catch(() => {});
+        await store.close();
+        process.exit(0);
+      })().catch((err: unknown) => {
+        console.error("Almoner could not stop cleanly:", err);
+        process.exit(1);
+      });
+    };
+    // Requests under way are answered; then, or after 5 s for a client that never finishes its request,
+    // the connections are closed and the process lets go of what it held.
+    server.close(finish);
+    setTimeout(() => {
+      server.closeAllConnections();
+      finish();
+    }, 5000).unref();
+    setTimeout(() => {
+      console.error("Almoner did not finish stopping within 15 s; exiting");
+      process.exit(1);
+    }, 15_000).unref();
   };
   process.on("SIGINT", shutdown);
   process.on("SIGTERM", shutdown);
