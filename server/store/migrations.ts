@@ -1,5 +1,6 @@
-import type { Kysely } from "kysely";
+import { type Kysely, sql } from "kysely";
 import { StartupError } from "../errors.js";
+import { isPostgres } from "./dialect.js";
 import { initialSchema } from "./migrations/001-initial-schema.js";
 import { checkoutLinks } from "./migrations/002-checkout-links.js";
 import { checkoutEngine } from "./migrations/003-checkout-engine.js";
@@ -70,6 +71,19 @@ export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** Brings the database to the latest schema; refuses one that is newer than this code knows. */
 export async function migrate(db: Kysely<Database>): Promise<{ applied: number[] }> {
+  if (isPostgres(db))
+    // PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against itself: processes starting at once on a
+    // fresh database would collide in its catalog. They take turns on a lock of the schema's own first.
+    await db.transaction().execute(async (trx) => {
+      await sql`select pg_advisory_xact_lock(hashtext('almoner_migrate:' || current_schema()))`.execute(trx);
+      await createLockTables(trx);
+    });
+  else await createLockTables(db);
+  return applyPending(db);
+}
+
+/** The lock row's table and the applied migrations' table, made once. */
+async function createLockTables(db: Kysely<Database>): Promise<void> {
   await db.schema
     .createTable("almoner_schema_lock")
     .ifNotExists()
@@ -88,7 +102,10 @@ export async function migrate(db: Kysely<Database>): Promise<{ applied: number[]
     .values({ id: 1, holder: null })
     .onConflict((oc) => oc.column("id").doNothing())
     .execute();
+}
 
+/** Applies every migration not yet applied, in one transaction holding the lock row. */
+function applyPending(db: Kysely<Database>): Promise<{ applied: number[] }> {
   return db.transaction().execute(async (trx) => {
     // Taking the lock row's write lock first makes concurrent migrators wait for each other.
     await trx

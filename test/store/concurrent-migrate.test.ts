@@ -1,0 +1,37 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { Store } from "../../server/store/database.js";
+import { LATEST_VERSION } from "../../server/store/migrations.js";
+import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
+
+/**
+ * Several instances started at once on a fresh PostgreSQL database (docs/operations.md): each one starts.
+ * (SQLite's stores are synchronous: several in one thread would wait on each other's lock; across
+ * processes its write lock already takes them in turn.)
+ */
+
+let db: TestDatabase | undefined;
+afterEach(async () => {
+  await db?.drop();
+  db = undefined;
+});
+
+describe.skipIf(dialect !== "postgres")("first start of several instances at once on PostgreSQL", () => {
+  it("six stores opened together on a fresh database all open, and the schema is made once", async () => {
+    db = await freshDatabase();
+    const opened = await Promise.allSettled(Array.from({ length: 6 }, () => (db as TestDatabase).open()));
+    const stores = opened.flatMap((o) => (o.status === "fulfilled" ? [o.value] : []));
+    try {
+      expect(
+        opened.filter((o) => o.status === "rejected").map((o) => String((o as PromiseRejectedResult).reason)),
+      ).toEqual([]);
+      const versions = await (stores[0] as Store).db
+        .selectFrom("almoner_migrations")
+        .select("version")
+        .execute();
+      expect(versions).toHaveLength(new Set(versions.map((v) => Number(v.version))).size);
+      expect(Math.max(...versions.map((v) => Number(v.version)))).toBe(LATEST_VERSION);
+    } finally {
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+});
