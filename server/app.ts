@@ -239,9 +239,10 @@ export function createApp(deps: AppDeps) {
 
 function renderError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof ApiError) return renderApiError(c, err);
-  // An amount below the processor's minimum for its currency: the payer's to change, a 400 naming the
-  // minimum ("amount must be at least ¥50 for this payment method"); nothing was charged or recorded.
-  if (err instanceof ProcessorError && err.code === "amount_too_small")
+  // An amount below the processor's minimum for its currency (or above its maximum): the payer's to change,
+  // a 400 naming the minimum ("amount must be at least ¥50 for this payment method"); nothing was charged
+  // or recorded.
+  if (err instanceof ProcessorError && (err.code === "amount_too_small" || err.code === "amount_too_large"))
     return renderApiError(c, ApiError.validation([err.message]));
   // A processor that cannot be used now (unreachable, or its keys refused): the answer names no detail.
   if (err instanceof ProcessorError) {

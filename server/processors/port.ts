@@ -358,6 +358,8 @@ export type ProcessorErrorCode =
   | "invalid_request"
   /** The amount is below the smallest payment the processor takes in its currency: the payer's to change. */
   | "amount_too_small"
+  /** The amount is above the largest payment the processor takes in its currency: the payer's to change. */
+  | "amount_too_large"
   | "idempotency_key_reused"
   | "misconfigured"
   | "unavailable";

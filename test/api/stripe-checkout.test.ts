@@ -293,6 +293,27 @@ describe("a card gift on Stripe", () => {
   });
 });
 
+describe("a checkout Stripe refuses outright", () => {
+  it("a confirmation Stripe refuses (a token not made to be saved, for a monthly gift) fails at once: 402, nothing held", async () => {
+    const formId = await createForm(s.t, standard());
+    const res = await give(formId, await s.cardToken(), { frequency: "MONTHLY" });
+    expect(res.status, res.text).toBe(402);
+    const [row] = await payments();
+    expect(row).toMatchObject({ status: "FAILED", failure_code: "invalid_payment_method" });
+    const pi = await s.stripe.paymentIntents.retrieve(row.processor_payment_id ?? "");
+    expect(pi.status).toBe("canceled");
+    expect(await s.t.store.db.selectFrom("subscriptions").selectAll().execute()).toEqual([]);
+  });
+
+  it("an amount above Stripe's largest charge is the donor's to change: 400, nothing recorded", async () => {
+    const formId = await createForm(s.t, standard());
+    const res = await give(formId, await s.cardToken(), { amount: 1_000_000 });
+    expect(res.status, res.text).toBe(400);
+    expect(res.text).toContain("above the largest payment");
+    expect(await payments()).toEqual([]);
+  });
+});
+
 describe("an organization whose Stripe key no longer works", () => {
   it("answers 503 with no detail, charging and recording nothing", async () => {
     const formId = await createForm(s.t, standard());

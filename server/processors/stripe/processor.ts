@@ -216,6 +216,11 @@ function processorError(err: unknown, currency?: string): ProcessorError {
     case "StripeInvalidRequestError":
       // Below the currency's minimum: the amount is the payer's to change, not an outage.
       if (err.code === "amount_too_small") return amountTooSmall(stripeMinimum(currency), currency);
+      if (err.code === "amount_too_large")
+        return new ProcessorError(
+          "amount_too_large",
+          `amount is above the largest payment this payment method takes${currency ? ` in ${currency.toUpperCase()}` : ""}`,
+        );
       if (err.code === "resource_missing" && /^customer\b/.test(err.param ?? ""))
         return new CustomerMissing(err.message);
       // The donor's own method or customer refused (detached, deleted, of another account): theirs to
@@ -226,6 +231,20 @@ function processorError(err: unknown, currency?: string): ProcessorError {
     default:
       return new ProcessorError("unavailable", `Stripe could not be reached: ${err.message}`);
   }
+}
+
+/**
+ * A confirmation Stripe refused outright (400): nothing was confirmed. Not when the PaymentIntent had
+ * moved on already (`payment_intent_unexpected_state`: it may have succeeded), which stays in doubt.
+ */
+function refusedConfirmation(err: unknown): err is Stripe.errors.StripeError {
+  return (
+    isStripeError(err) &&
+    err.type === "StripeInvalidRequestError" &&
+    err.code !== "payment_intent_unexpected_state" &&
+    err.code !== "amount_too_small" &&
+    err.code !== "amount_too_large"
+  );
 }
 
 function notFound(err: unknown): boolean {
@@ -418,6 +437,19 @@ export class StripeProcessor implements PaymentProcessor {
       );
     } catch (err) {
       if (isStripeError(err) && err.type === "StripeCardError") return this.declined(err, id);
+      if (refusedConfirmation(err)) {
+        // Stripe refused to confirm (a token already used, or made for another kind of payment): no money
+        // moved. The payment fails now, its PaymentIntent cancelled, instead of waiting in doubt.
+        await this.client.paymentIntents.cancel(id).catch(() => {});
+        return {
+          status: "failed",
+          processorPaymentId: id,
+          method: null,
+          // Off-session, the saved method or customer is gone (a gift's charge); on-session, the token.
+          failureCode: input.offSession ? "invalid_request" : "invalid_payment_method",
+          failureMessage: err.message || DEFAULT_FAILURE,
+        };
+      }
       throw processorError(err);
     }
     return this.chargeResult(intent);
