@@ -775,16 +775,19 @@ function heldMethodId(intent: Stripe.PaymentIntent): string | null {
   return pm === null ? null : typeof pm === "string" ? pm : pm.id;
 }
 
-/** Funds are out of the balance while a dispute is open or lost (Stripe withdraws them when it opens). */
-function disputeState(d: Stripe.Dispute): DisputeState {
-  const reinstated = d.status === "won" || d.status === "warning_closed";
-  const warning = d.status.startsWith("warning_");
+/**
+ * Funds are out of the balance while a dispute is open, lost or under appeal (Stripe withdraws them when it
+ * opens); not once it is won, nor for an inquiry (`warning_…`), nor for a dispute the card network
+ * `prevented` (settled with a refund instead, which is recorded as a refund).
+ */
+export function disputeState(d: Stripe.Dispute): DisputeState {
+  const withdrawn = !(d.status === "won" || d.status === "prevented" || d.status.startsWith("warning_"));
   return {
     id: d.id,
     status: d.status,
     reason: d.reason,
     amountCents: fromMinorUnits(d.amount, d.currency),
-    fundsWithdrawn: !reinstated && !warning,
+    fundsWithdrawn: withdrawn,
     createdAt: isoAt(d.created * 1000),
   };
 }
