@@ -5,6 +5,7 @@ import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
 import type { PaymentProcessor } from "../processors/port.js";
 import { type AuditActor, recordAudit, refundAudited } from "../store/auditLog.js";
+import { isLockConflict } from "../store/dialect.js";
 import type { Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -98,35 +99,54 @@ export async function refundPayment(
   }
   const total = result.refundedTotalCents ?? refunded + result.amountCents;
   const nowMs = deps.now();
-  const recorded = await deps.store.transact(async (trx) => {
-    // Locks the payment (PostgreSQL; SQLite writes one at a time), so the check below sees every other
-    // request's entry for this refund.
-    const done = await recordRefund(trx, nowMs, row.id, total);
-    // The refund was made, whether this records it or the processor's own news did a moment before; an
-    // identical request answered with the same refund is not audited again.
-    if (await refundAudited(trx, org.id, row.id, result.refundId)) return done;
-    await recordAudit(
-      trx,
-      {
-        organizationId: org.id,
-        actor,
-        action: "payment.refunded",
-        subjectType: "payment",
-        subjectId: row.id,
-        before: { status: row.status, refundedAmount: centsToDollars(refunded) },
-        after: {
-          status: done.row.status,
-          refundedAmount: centsToDollars(Number(done.row.refunded_cents)),
-          refundId: result.refundId,
-          amount: centsToDollars(result.amountCents),
-          currency: row.currency,
-          reason: request.reason ?? null,
+  const record = () =>
+    deps.store.transact(async (trx) => {
+      // Locks the payment (PostgreSQL; SQLite writes one at a time), so the check below sees every other
+      // request's entry for this refund.
+      const done = await recordRefund(trx, nowMs, row.id, total);
+      // The refund was made, whether this records it or the processor's own news did a moment before; an
+      // identical request answered with the same refund is not audited again.
+      if (await refundAudited(trx, org.id, row.id, result.refundId)) return done;
+      await recordAudit(
+        trx,
+        {
+          organizationId: org.id,
+          actor,
+          action: "payment.refunded",
+          subjectType: "payment",
+          subjectId: row.id,
+          before: { status: row.status, refundedAmount: centsToDollars(refunded) },
+          after: {
+            status: done.row.status,
+            refundedAmount: centsToDollars(Number(done.row.refunded_cents)),
+            refundId: result.refundId,
+            amount: centsToDollars(result.amountCents),
+            currency: row.currency,
+            reason: request.reason ?? null,
+          },
         },
-      },
-      nowMs,
-    );
-    return done;
-  });
+        nowMs,
+      );
+      return done;
+    });
+  // The money has moved: a conflict with another writer is waited out rather than answered with "nothing
+  // was changed", which would invite a second refund.
+  let recorded: Awaited<ReturnType<typeof record>> | undefined;
+  for (let attempt = 1; !recorded; attempt++) {
+    try {
+      recorded = await record();
+    } catch (err) {
+      if (!isLockConflict(err)) throw err;
+      if (attempt >= 5)
+        throw new ApiError(
+          503,
+          `The refund ${result.refundId} was made at the payment processor but could not be recorded yet; it shows on the payment once recorded. Do not ask for it again.`,
+          undefined,
+          { "Retry-After": "30" },
+        );
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
+    }
+  }
   return {
     payment: recorded.row,
     refund: { id: result.refundId, amountCents: result.amountCents, status: result.status },

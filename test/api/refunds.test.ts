@@ -88,7 +88,27 @@ describe("refunding a payment", () => {
 
   it("identical refunds asked at once make one refund, audited once", async () => {
     const id = await gift(50);
-    const answers = await Promise.all(Array.from({ length: 6 }, () => refund(id, { amount: 20 })));
+    // "At once": every request has read the payment before any reaches the processor (as a double click's
+    // do while the first waits on Stripe). Without this the sandbox, which answers at once, could finish
+    // and record the first before a later one reads it: a new state, and rightly a second refund.
+    const sandbox = t.deps.processors.sandbox;
+    const sandboxRefund = sandbox.refund;
+    let arrived = 0;
+    let allArrived = () => {};
+    const together = new Promise<void>((resolve) => {
+      allArrived = resolve;
+    });
+    sandbox.refund = async (input) => {
+      if (++arrived === 6) allArrived();
+      await Promise.race([together, new Promise((resolve) => setTimeout(resolve, 3000))]);
+      return sandboxRefund.call(sandbox, input);
+    };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => refund(id, { amount: 20 }))).finally(
+      () => {
+        sandbox.refund = sandboxRefund;
+      },
+    );
+    expect(arrived).toBe(6);
     const made = answers.filter((a) => a.status === 200);
     expect(made.length).toBeGreaterThan(0);
     const refundIds = new Set(made.map((a) => (a.body.refund as { id: string }).id));
@@ -106,6 +126,52 @@ describe("refunding a payment", () => {
       .where("action", "=", "payment.refunded")
       .execute();
     expect(audited.map((a) => JSON.parse(a.new_values).refundId)).toEqual([...refundIds]);
+  });
+
+  it("a refund made at the processor is recorded through passing write conflicts, never answered 'nothing changed'", async () => {
+    const id = await gift(50);
+    // Write conflicts armed once the processor has made the refund: they meet its recording.
+    const transact = t.store.transact;
+    const sandbox = t.deps.processors.sandbox;
+    const sandboxRefund = sandbox.refund;
+    const conflicts = (times: number) => {
+      sandbox.refund = async (input) => {
+        const made = await sandboxRefund.call(sandbox, input);
+        let left = times;
+        t.store.transact = (work) => {
+          if (left-- > 0)
+            return Promise.reject(Object.assign(new Error("could not serialize"), { code: "40001" }));
+          return transact(work);
+        };
+        return made;
+      };
+    };
+    const processorRefunded = async () => {
+      const row = await t.store.db
+        .selectFrom("payments")
+        .selectAll()
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow();
+      return (await t.deps.processors.sandbox.retrievePayment(row.processor_payment_id ?? ""))?.refundedCents;
+    };
+    try {
+      conflicts(2);
+      const res = await refund(id, { amount: 20 });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ payment: { refundedAmount: 20 } });
+      expect(await processorRefunded()).toBe(2000);
+
+      // Conflicts that do not pass: the answer says the refund was made, and not to ask again.
+      conflicts(100);
+      const stuck = await refund(id, { amount: 10 });
+      expect(stuck.status, stuck.text).toBe(503);
+      expect(String(stuck.body.error)).toContain("was made at the payment processor");
+      expect(String(stuck.body.error)).toContain("Do not ask for it again");
+      expect(await processorRefunded()).toBe(3000);
+    } finally {
+      t.store.transact = transact;
+      sandbox.refund = sandboxRefund;
+    }
   });
 
   it("refuses more than is left with a 400 that says how much is left", async () => {
