@@ -1,3 +1,4 @@
+import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { StartupError } from "./errors.js";
@@ -131,6 +132,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new StartupError(
       "STRIPE_JS_URL gives pages a stand-in Stripe.js: it is for tests and development, and refused in production",
     );
+  // Read when Apple Pay asks for it, which may be long after the start: a file that cannot be read stops
+  // the start instead.
+  if (e.APPLE_PAY_DOMAIN_ASSOCIATION !== undefined && !readableFile(e.APPLE_PAY_DOMAIN_ASSOCIATION))
+    throw new StartupError(
+      `Invalid setting APPLE_PAY_DOMAIN_ASSOCIATION=${JSON.stringify(e.APPLE_PAY_DOMAIN_ASSOCIATION)}: no file that can be read there (the domain association file downloaded from Stripe)`,
+    );
   const dataDir = path.resolve(e.DATA_DIR);
   const publicUrl = (e.PUBLIC_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   return {
@@ -162,6 +169,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     stripeJsUrl: e.STRIPE_JS_URL,
     applePayDomainAssociation: e.APPLE_PAY_DOMAIN_ASSOCIATION,
   };
+}
+
+function readableFile(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /**

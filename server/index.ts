@@ -5,7 +5,7 @@ import { createApp } from "./app.js";
 import { composeDeps } from "./compose.js";
 import { loadConfig } from "./config.js";
 import { type DemoOwner, demoOwner, seedDemoIfEmpty } from "./demo.js";
-import { StartupError } from "./errors.js";
+import { errorMessage, StartupError } from "./errors.js";
 import { countTwoFactorSecrets } from "./staff/twoFactor.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
@@ -109,7 +109,14 @@ async function main(): Promise<void> {
     process.exit(1);
   });
 
-  const upkeep = setInterval(() => void pruneExpired(store.db, deps.now()).catch(() => {}), 10 * 60 * 1000);
+  const upkeep = setInterval(
+    () =>
+      void pruneExpired(store.db, deps.now()).catch((err: unknown) =>
+        // Tried again at the next pass; said so that a failure that lasts is seen.
+        console.error(`Almoner upkeep: removing expired records failed: ${errorMessage(err)}`),
+      ),
+    10 * 60 * 1000,
+  );
   upkeep.unref();
 
   let stopping = false;

@@ -1,3 +1,4 @@
+import os from "node:os";
 import { describe, expect, it } from "vitest";
 import { loadConfig } from "../../server/config.js";
 
@@ -99,5 +100,14 @@ describe("how settings are read", () => {
     expect(smtp).toContain("Invalid setting SMTP_URL");
     expect(smtp).toContain("mailer:***@mail.example.org");
     expect(smtp).not.toContain("s3cret-pass");
+  });
+});
+
+describe("APPLE_PAY_DOMAIN_ASSOCIATION", () => {
+  it("a file that cannot be read stops the start, not the first request Apple makes", () => {
+    expect(refusal({ APPLE_PAY_DOMAIN_ASSOCIATION: "/nonexistent/apple-pay-association" })).toContain(
+      "Invalid setting APPLE_PAY_DOMAIN_ASSOCIATION",
+    );
+    expect(refusal({ APPLE_PAY_DOMAIN_ASSOCIATION: os.tmpdir() })).toContain("no file that can be read");
   });
 });
