@@ -6,10 +6,12 @@ import { composeDeps } from "./compose.js";
 import { loadConfig } from "./config.js";
 import { type DemoOwner, demoOwner, seedDemoIfEmpty } from "./demo.js";
 import { errorMessage, StartupError } from "./errors.js";
+import { openStripeSecrets } from "./processors/stripe/connection.js";
+import { SecretsError } from "./secrets.js";
 import { countTwoFactorSecrets } from "./staff/twoFactor.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
-import { countOrganizationsWithSecrets } from "./store/organizations.js";
+import { countOrganizationsWithSecrets, oneSealedProcessorSecret } from "./store/organizations.js";
 import { ProcessHeartbeat } from "./store/processes.js";
 import { startWorkers } from "./workers.js";
 
@@ -34,6 +36,21 @@ async function main(): Promise<void> {
   const heartbeat = new ProcessHeartbeat(store);
   await heartbeat.start();
   const deps = { ...(await composeDeps(store, config)), processId: heartbeat.id };
+  // A SECRETS_KEY other than the one the processor keys were sealed with would fail every payment as
+  // "misconfigured": one sealed secret is opened now, so a wrong key stops the start instead.
+  const sealed = await oneSealedProcessorSecret(store.db);
+  if (sealed) {
+    try {
+      openStripeSecrets(deps.secrets, sealed.organizationId, sealed.secrets);
+    } catch (err) {
+      if (!(err instanceof SecretsError)) throw err;
+      await heartbeat.stop().catch(() => {});
+      await store.close();
+      throw new StartupError(
+        `SECRETS_KEY does not open the payment processor keys stored in the database (organization ${sealed.organizationId}): set the key they were sealed with`,
+      );
+    }
+  }
   const { metrics } = deps;
   const app = createApp(deps);
   let workers: { stop(): Promise<void> } | undefined;

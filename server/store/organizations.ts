@@ -254,6 +254,20 @@ export async function setProcessorConnection(
 }
 
 /** How many organizations keep processor secrets (production refuses to start without SECRETS_KEY then). */
+/** One organization's sealed processor secrets, if any organization has some (to test the key at start). */
+export async function oneSealedProcessorSecret(
+  db: Db,
+): Promise<{ organizationId: string; secrets: string } | null> {
+  const row = await db
+    .selectFrom("organizations")
+    .select(["id", "processor_secrets"])
+    .where("processor_secrets", "is not", null)
+    .orderBy("id")
+    .limit(1)
+    .executeTakeFirst();
+  return row?.processor_secrets ? { organizationId: row.id, secrets: row.processor_secrets } : null;
+}
+
 export async function countOrganizationsWithSecrets(db: Db): Promise<number> {
   const row = await db
     .selectFrom("organizations")

@@ -249,7 +249,7 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     expect(prod).toContain("STRIPE_API_URL");
   });
 
-  it("in production without SECRETS_KEY refuses to store keys, and the server refuses to start once keys are stored", async () => {
+  it("in production without SECRETS_KEY refuses to store keys; once keys are stored the server refuses to start without that key", async () => {
     const prodEnv = { ...env, STRIPE_API_URL: undefined, SECRETS_KEY: undefined, NODE_ENV: "production" };
     const noKey = refused(
       await runCli(
@@ -274,6 +274,12 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     const server = await runServerToExit({ ...prodEnv, SECRETS_KEY: undefined });
     expect(server.code).not.toBe(0);
     expect(server.stderr).toContain("SECRETS_KEY");
+    // Started with another key than the one they were sealed with: stopped at start, not at every payment.
+    const otherKey = "cd".repeat(32);
+    const wrongKey = await runServerToExit({ ...prodEnv, SECRETS_KEY: otherKey });
+    expect(wrongKey.code).not.toBe(0);
+    expect(wrongKey.stderr).toContain("SECRETS_KEY does not open the payment processor keys");
+    expect(wrongKey.stderr).not.toContain(otherKey);
   });
 
   it("payment refund refunds part of a payment, then the rest, and refuses a third time with one line", async () => {
