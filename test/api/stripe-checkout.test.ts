@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { recoverInterruptedCheckouts } from "../../server/checkout/recovery.js";
 import { sealStripeSecrets } from "../../server/processors/stripe/connection.js";
+import { connectOrganizationStripe } from "../../server/processors/stripe/organizationStripe.js";
 import { StripeProcessor } from "../../server/processors/stripe/processor.js";
+import { getOrganization } from "../../server/store/organizations.js";
 import { createForm, donor } from "../support/checkout.js";
 import { type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 import { validForms } from "../support/testApp.js";
@@ -89,6 +91,25 @@ describe("an organization on Stripe", () => {
     expect(endpoints.data[0].enabled_events).toEqual(
       expect.arrayContaining(["payment_intent.succeeded", "charge.refunded", "charge.dispute.created"]),
     );
+  });
+
+  it("reconnected with a webhook secret of the operator's: the endpoint Almoner made is removed at Stripe", async () => {
+    const [made] = (await s.stripe.webhookEndpoints.list()).data;
+    const org = await getOrganization(s.t.store.db, s.t.org.id);
+    if (!org) throw new Error("no organization");
+    const deps = { db: s.t.store.db, secrets: s.t.deps.secrets, config: s.t.config, now: () => Date.now() };
+    const { warnings } = await connectOrganizationStripe(
+      deps,
+      org,
+      {
+        secretKey: s.emulator.account.secretKey,
+        publishableKey: s.emulator.account.publishableKey,
+        webhookSecret: "whsec_operators_own_endpoint",
+      },
+      { type: "system" },
+    );
+    expect(warnings).toEqual([]);
+    expect((await s.stripe.webhookEndpoints.list()).data.map((e) => e.id)).not.toContain(made.id);
   });
 
   it("offers the page Stripe's fields: publishable key, the module and the stand-in Stripe.js", async () => {

@@ -185,9 +185,20 @@ export async function connectOrganizationStripe(
     names,
   });
   await store(deps, org, connected, actor);
+  // The endpoint the connection it replaces had (another account's, or one given up for a webhook secret
+  // of the operator's) would go on posting events this instance now refuses: removed at Stripe.
+  const previous = org.processor;
+  const previousSecrets = secretsOf(deps.secrets, org);
+  const warnings = [...connected.warnings];
+  if (previous?.webhookEndpointId && previous.webhookEndpointId !== connected.settings.webhookEndpointId) {
+    const warning = previousSecrets
+      ? await removeWebhookEndpoint(previous, previousSecrets, deps.config.stripeApiUrl)
+      : `The webhook endpoint ${previous.webhookEndpointId} was left at Stripe: the old keys could not be opened to remove it`;
+    if (warning) warnings.push(warning);
+  }
   return {
     view: viewOf(connected.settings, connected.secrets, deps.config.publicUrl, org.id),
-    warnings: connected.warnings,
+    warnings,
   };
 }
 
