@@ -246,15 +246,41 @@ function cliSettingsOf(org: Organization): Record<string, unknown> {
   };
 }
 
+/** Every command, as `group action` (or one word). */
+const COMMANDS = [
+  "org create",
+  "org list",
+  "org set",
+  "key create",
+  "key list",
+  "key revoke",
+  "billing run",
+  "org stripe",
+  "payment refund",
+  "user create",
+  "user reset-two-factor",
+  "migrate",
+] as const;
+type Command = (typeof COMMANDS)[number];
+
+/** The command the positionals name; a UsageError (before any database is opened or migrated) if none. */
+function commandOf(positionals: string[]): Command {
+  const [group, action] = positionals;
+  const key = `${group ?? ""} ${action ?? ""}`.trim();
+  const known = COMMANDS.find((c) => c === key);
+  if (!known) throw new UsageError(group ? `Unknown command: ${key}\n\n${USAGE}` : USAGE);
+  return known;
+}
+
 async function run(
+  key: Command,
+  /** The positionals: `key revoke` takes the key's id as its third. */
   command: string[],
   values: Values,
   store: Store,
   config: Config,
   now: () => number,
 ): Promise<Output> {
-  const [group, action] = command;
-  const key = `${group ?? ""} ${action ?? ""}`.trim();
   switch (key) {
     case "org create": {
       // The name as `org set` and the API take one (cleaned, at most 200 characters).
@@ -461,8 +487,6 @@ async function run(
         json: { schemaVersion: LATEST_VERSION },
         text: `Database schema is at version ${LATEST_VERSION}`,
       };
-    default:
-      throw new UsageError(group ? `Unknown command: ${key}\n\n${USAGE}` : USAGE);
   }
 }
 
@@ -612,11 +636,12 @@ async function main(): Promise<number> {
   }
   let store: Store | undefined;
   try {
+    const command = commandOf(positionals);
     const config = loadConfig();
     store = await openStore(config.databaseUrl);
     // The command line's clock, from which every command dates what it writes: the wall clock (a process
     // entry, like composeDeps's default).
-    const out = await run(positionals, values, store, config, Date.now);
+    const out = await run(command, positionals, values, store, config, Date.now);
     console.log(values.json ? JSON.stringify(out.json) : out.text);
     return 0;
   } catch (err) {

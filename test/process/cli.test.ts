@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PERMISSIONS } from "../../shared/enums.js";
 import {
@@ -515,6 +517,16 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     it.concurrent("an unknown command", async ({ expect }) => {
       const message = failed(await cli("org", "destroy"));
       expect(message).toMatch(/unknown command/i);
+    });
+
+    it.concurrent("an unknown command touches no database: nothing is opened, made or migrated", async ({
+      expect,
+    }) => {
+      const untouched = path.join(temp.dir, "never-made");
+      const result = await runCli(["org", "destory"], { DATA_DIR: untouched });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(/unknown command: org destory/i);
+      expect(fs.existsSync(untouched)).toBe(false);
     });
 
     it.concurrent("an unknown option", async ({ expect }) => {
