@@ -200,9 +200,15 @@ function shownValue(name: string, value: string): string {
   return `=${JSON.stringify(maskPassword(value))}`;
 }
 
-/** A URL-like text with the password of its `user:password@` part replaced by `***`. */
+/**
+ * A URL-like text with its `user:password@` part replaced by `***@`: everything before the last `@`
+ * after the scheme, whatever the password holds (an `@`, no scheme given).
+ */
 export function maskPassword(text: string): string {
-  return text.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/@\s]*):[^@\s]*@/i, "$1:***@");
+  const at = text.lastIndexOf("@");
+  if (at < 0) return text;
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(text)?.[0] ?? "";
+  return `${scheme}***${text.slice(at)}`;
 }
 
 /** SECRETS_KEY as hex (64 digits) or base64 / base64url (43 characters, optional `=`): 32 bytes. */

@@ -11,7 +11,7 @@ import { SecretsError } from "./secrets.js";
 import { countTwoFactorSecrets } from "./staff/twoFactor.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
-import { countOrganizationsWithSecrets, oneSealedProcessorSecret } from "./store/organizations.js";
+import { countOrganizationsWithSecrets, sealedProcessorSecrets } from "./store/organizations.js";
 import { ProcessHeartbeat } from "./store/processes.js";
 import { startWorkers } from "./workers.js";
 
@@ -37,23 +37,34 @@ async function main(): Promise<void> {
   await heartbeat.start();
   const deps = { ...(await composeDeps(store, config)), processId: heartbeat.id };
   // A SECRETS_KEY other than the one the processor keys were sealed with would fail every payment as
-  // "misconfigured": one sealed secret is opened now, so a wrong key stops the start instead.
-  const sealed = await oneSealedProcessorSecret(store.db);
-  if (sealed) {
+  // "misconfigured": the sealed keys are opened now. None opening stops the start; some not opening (keys
+  // sealed before the key was changed, not reconnected since) is said, and those organizations named.
+  const sealed = await sealedProcessorSecrets(store.db);
+  const unopened = sealed.filter(({ organizationId, secrets }) => {
     try {
-      openStripeSecrets(deps.secrets, sealed.organizationId, sealed.secrets);
+      openStripeSecrets(deps.secrets, organizationId, secrets);
+      return false;
     } catch (err) {
-      if (!(err instanceof SecretsError)) throw err;
-      await heartbeat.stop().catch(() => {});
-      await store.close();
-      throw new StartupError(
-        `SECRETS_KEY does not open the payment processor keys stored in the database (organization ${sealed.organizationId}): set the key they were sealed with`,
-      );
+      if (err instanceof SecretsError) return true;
+      throw err;
     }
+  });
+  if (sealed.length > 0 && unopened.length === sealed.length) {
+    await heartbeat.stop().catch(() => {});
+    await store.close();
+    throw new StartupError(
+      "SECRETS_KEY does not open the payment processor keys stored in the database: set the key they were sealed with",
+    );
   }
+  if (unopened.length > 0)
+    console.error(
+      `SECRETS_KEY does not open the payment processor keys of ${unopened.length} organization(s) (${unopened.map((u) => u.organizationId).join(", ")}): they take no payments until reconnected (org stripe) or started with the key they were sealed with`,
+    );
   const { metrics } = deps;
   const app = createApp(deps);
   let workers: { stop(): Promise<void> } | undefined;
+  /** Set by the first SIGINT/SIGTERM: from then on nothing starts. */
+  let stopping = false;
 
   // Every request goes to the one app: its middleware, routes and errors.
   const server = createServer(getRequestListener(app.fetch, { hostname: config.host }));
@@ -61,6 +72,8 @@ async function main(): Promise<void> {
     const info = server.address() as AddressInfo;
     // With PORT=0 the OS picks the port; links must name the real one.
     if (config.port === 0 && !process.env.PUBLIC_URL) config.publicUrl = `http://localhost:${info.port}`;
+    // A signal that came while it was starting: it is stopping, and claims nothing.
+    if (stopping) return;
     workers = startWorkers(deps);
     announce(info.port).catch((err) => {
       console.error("Almoner failed to create the demo organization:", err);
@@ -136,7 +149,6 @@ async function main(): Promise<void> {
   );
   upkeep.unref();
 
-  let stopping = false;
   const shutdown = () => {
     // A second signal changes nothing: the first one's shutdown is under way.
     if (stopping) return;

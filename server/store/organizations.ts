@@ -254,18 +254,17 @@ export async function setProcessorConnection(
 }
 
 /** How many organizations keep processor secrets (production refuses to start without SECRETS_KEY then). */
-/** One organization's sealed processor secrets, if any organization has some (to test the key at start). */
-export async function oneSealedProcessorSecret(
-  db: Db,
-): Promise<{ organizationId: string; secrets: string } | null> {
-  const row = await db
+/** Every organization's sealed processor secrets (to test the instance's key at start). */
+export async function sealedProcessorSecrets(db: Db): Promise<{ organizationId: string; secrets: string }[]> {
+  const rows = await db
     .selectFrom("organizations")
     .select(["id", "processor_secrets"])
     .where("processor_secrets", "is not", null)
     .orderBy("id")
-    .limit(1)
-    .executeTakeFirst();
-  return row?.processor_secrets ? { organizationId: row.id, secrets: row.processor_secrets } : null;
+    .execute();
+  return rows.flatMap((r) =>
+    r.processor_secrets ? [{ organizationId: r.id, secrets: r.processor_secrets }] : [],
+  );
 }
 
 export async function countOrganizationsWithSecrets(db: Db): Promise<number> {

@@ -132,6 +132,20 @@ describe("a recurring charge Stripe refuses", () => {
     expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 0, cycle: 1 });
   });
 
+  it("a confirmation refused for a reason not the donor's (the account): no gift is failed", async () => {
+    const sub = await subscribe();
+    // The PaymentIntent is made; confirming it is refused for the account itself.
+    s.emulator.faults.refuse("POST", "/v1/payment_intents/", {
+      message: "Your account cannot currently make charges.",
+      code: "account_invalid",
+    });
+    const run = await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    expect(run.errors.length).toBeGreaterThan(0);
+    expect(run.billing).toMatchObject({ failed: 0 });
+    expect((await charges()).map((c) => c.status)).toEqual(["PROCESSING"]);
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 0 });
+  });
+
   it("for the donor's method, named by Stripe's param: a failed charge, the gift retrying", async () => {
     const sub = await subscribe();
     s.emulator.faults.refuse("POST", "/v1/payment_intents", {

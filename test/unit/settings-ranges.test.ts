@@ -96,10 +96,15 @@ describe("how settings are read", () => {
     const message = refusal({ SECRETS_KEY: key });
     expect(message).toContain("Invalid setting SECRETS_KEY");
     expect(message).not.toContain(key);
-    const smtp = refusal({ SMTP_URL: "http://mailer:s3cret-pass@mail.example.org:587" });
-    expect(smtp).toContain("Invalid setting SMTP_URL");
-    expect(smtp).toContain("mailer:***@mail.example.org");
-    expect(smtp).not.toContain("s3cret-pass");
+    for (const [value, shown] of [
+      ["http://mailer:s3cret-pass@mail.example.org:587", '"http://***@mail.example.org:587"'],
+      ["mailer:s3cret-pass@mail.example.org:587", '"***@mail.example.org:587"'],
+      ["http://mailer:s3cret@pass@mail.example.org:587", '"http://***@mail.example.org:587"'],
+    ]) {
+      const smtp = refusal({ SMTP_URL: value });
+      expect(smtp).toContain(`Invalid setting SMTP_URL=${shown}`);
+      expect(smtp).not.toContain("s3cret");
+    }
   });
 });
 

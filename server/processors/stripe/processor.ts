@@ -234,16 +234,19 @@ function processorError(err: unknown, currency?: string): ProcessorError {
 }
 
 /**
- * A confirmation Stripe refused outright (400): nothing was confirmed. Not when the PaymentIntent had
- * moved on already (`payment_intent_unexpected_state`: it may have succeeded), which stays in doubt.
+ * A confirmation Stripe refused for the donor's method itself (400): nothing was confirmed, and the donor
+ * is the one to change it: the parameter Stripe names is the method, the token or the customer (not a
+ * token used already, whose first use may have paid), or the token's own making (`setup_future_usage`:
+ * a token not made to be saved, for a recurring gift). A refusal of anything else (the account, a
+ * parameter of ours) would refuse every gift alike: it stays an error, failing no gift.
  */
 function refusedConfirmation(err: unknown): err is Stripe.errors.StripeError {
   return (
     isStripeError(err) &&
     err.type === "StripeInvalidRequestError" &&
     err.code !== "payment_intent_unexpected_state" &&
-    err.code !== "amount_too_small" &&
-    err.code !== "amount_too_large"
+    err.code !== "confirmation_token_already_used" &&
+    (refusesTheDonorsMethod(err) || err.param === "setup_future_usage")
   );
 }
 
