@@ -90,7 +90,8 @@ function parseFeeRate(values: Values, current: FeeRate): FeeRate | undefined {
   if (percent === undefined && fixed === undefined) return undefined;
   const exact = (raw: string, flag: string, max: number): number => {
     const n = Number(raw);
-    if (raw.trim() === "" || !Number.isFinite(n) || n < 0 || n > max)
+    // Written in decimal (2.9, 0.30): not `0x10`, `1e1` or a blank, which Number() would also read.
+    if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || n > max)
       throw new UsageError(`--${flag} must be a number from 0 to ${max}, got "${raw}"`);
     const hundredths = Math.round(n * 100);
     if (Math.abs(hundredths - n * 100) > 1e-6)

@@ -219,6 +219,11 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
 
     const bad = failed(await cli("org", "set", "--org", acme.organizationId, "--fee-percent", "2.915"));
     expect(bad).toContain("--fee-percent");
+    // Numbers in decimal only: 0x10 would otherwise be read as 16%.
+    for (const odd of ["0x10", "1e1"])
+      expect(failed(await cli("org", "set", "--org", acme.organizationId, "--fee-percent", odd))).toContain(
+        `--fee-percent must be a number from 0 to 20, got "${odd}"`,
+      );
     expect((await quote()).body).toMatchObject({ fee: 3.16 });
   });
 
