@@ -1,8 +1,10 @@
+import { sql } from "kysely";
 import { formSchema } from "../shared/schemas/form.js";
 import { isoAt } from "../shared/time.js";
 import type { Config } from "./config.js";
 import { issueSetupLink } from "./staff/team.js";
 import type { Db, Store } from "./store/database.js";
+import { isPostgres } from "./store/dialect.js";
 import { insertForm } from "./store/forms.js";
 import { createApiKey } from "./store/keys.js";
 import { countOrganizations, createOrganization } from "./store/organizations.js";
@@ -96,7 +98,11 @@ export async function seedDemoIfEmpty(
 ): Promise<DemoResult | undefined> {
   if ((await countOrganizations(db)) > 0) return undefined;
   const schema = formSchema({ allowHttpImages: !config.production });
-  return db.transaction().execute(async (trx) => {
+  return db.transaction().execute(async (trx: Db) => {
+    // Instances started at once on a fresh PostgreSQL database take turns here (SQLite's write transaction
+    // is alone already), so the second sees the first's demo and makes none.
+    if (isPostgres(trx))
+      await sql`select pg_advisory_xact_lock(hashtext('almoner_demo:' || current_schema()))`.execute(trx);
     if ((await countOrganizations(trx)) > 0) return undefined;
     const startMs = now();
     const org = await createOrganization(trx, { name: "Demo Organization", sandbox: true }, startMs);
