@@ -570,6 +570,8 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
       const { page, problems } = await open(link.body.url);
       try {
         await page.getByLabel("Card number").waitFor();
+        // This link takes cards and bank accounts: Stripe's fields offer both.
+        await page.getByRole("tab", { name: "US bank account" }).waitFor();
         expect(await seriousAxeIssues(page)).toEqual([]);
         await fillStripeCard(page, "5555 5555 5555 4444");
         await page.getByRole("button", { name: "Save payment method" }).click();
@@ -580,6 +582,24 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
           .where("id", "=", subscriptionId)
           .executeTakeFirstOrThrow();
         expect(sub.last4).toBe("4444");
+        expect(problems).toEqual([]);
+      } finally {
+        await page.close();
+      }
+    });
+
+    it("a link for cards only: Stripe's fields offer no bank account", async () => {
+      const subscriptionId = await monthlyGift("4242 4242 4242 4242");
+      const link = await api<{ url: string }>(
+        s.served,
+        "POST",
+        `/v1/subscriptions/${subscriptionId}/payment-method-update-link`,
+        { allowedPaymentMethods: ["CARD"] },
+      );
+      const { page, problems } = await open(link.body.url);
+      try {
+        await page.getByLabel("Card number").waitFor();
+        expect(await page.getByRole("tab", { name: "US bank account" }).count()).toBe(0);
         expect(problems).toEqual([]);
       } finally {
         await page.close();
