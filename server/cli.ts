@@ -83,6 +83,9 @@ Permissions: ${PERMISSIONS.join(", ")}`;
 
 class UsageError extends Error {}
 
+/** Where a refused command line is told to look. */
+const SEE_USAGE = "(the usage: npm run --silent cli -- --help)";
+
 /** `--fee-percent 2.9` (0–20, up to two decimals) and `--fee-fixed 0.30` (dollars, 0–10); undefined if neither. */
 function parseFeeRate(values: Values, current: FeeRate): FeeRate | undefined {
   const percent = values["fee-percent"];
@@ -269,7 +272,7 @@ function commandOf(positionals: string[]): Command {
   const [group, action] = positionals;
   const key = `${group ?? ""} ${action ?? ""}`.trim();
   const known = COMMANDS.find((c) => c === key);
-  if (!known) throw new UsageError(group ? `Unknown command: ${key}\n\n${USAGE}` : USAGE);
+  if (!known) throw new UsageError(group ? `Unknown command: ${key} ${SEE_USAGE}` : USAGE);
   return known;
 }
 
@@ -625,9 +628,9 @@ async function main(): Promise<number> {
   try {
     parsed = parseArgs({ options: OPTIONS, allowPositionals: true, strict: true });
   } catch (err) {
-    // With --json, the one line a script reads; else the mistake and the usage.
+    // One line: with --json the one a script reads; else the mistake and where the usage is.
     if (process.argv.includes("--json")) console.error(JSON.stringify({ error: (err as Error).message }));
-    else console.error(`${(err as Error).message}\n\n${USAGE}`);
+    else console.error(`${(err as Error).message} ${SEE_USAGE}`);
     return 2;
   }
   const { values, positionals } = parsed;
