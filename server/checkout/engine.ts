@@ -14,6 +14,7 @@ import { chargeOrigin, checkoutChargeKey } from "../payments/chargeKey.js";
 import { outcomeOfCharge, outcomeOfLookup, PROCESSOR_DOWN_MESSAGE } from "../payments/outcome.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import {
+  amountTooLarge,
   amountTooSmall,
   type ChargeInput,
   type ChargeResult,
@@ -158,21 +159,29 @@ export async function quoteOrder(deps: AppDeps, formId: string, req: QuoteReques
       refusesPromo(result.errors),
     );
   // Below the processor's smallest charge: said now, as the checkout would say it, not at the payment.
-  const minimum = processorMinimum(deps, org);
+  // Likewise above its largest.
+  const { minimum, maximum } = processorLimits(deps, org);
   if (minimum !== undefined && result.quote.totalCents > 0 && result.quote.totalCents < minimum)
     throw ApiError.validation([amountTooSmall(minimum, org.currency).message]);
+  if (maximum !== undefined && result.quote.totalCents > maximum)
+    throw ApiError.validation([amountTooLarge(org.currency).message]);
   return presentQuote(result.quote, org.currency);
 }
 
 /**
- * The smallest charge of the organization's processor in its currency, if it states one. A processor that
- * cannot be opened (its keys unreadable) states none here: the quote still prices, the checkout says why.
+ * The smallest and largest charge of the organization's processor in its currency, where it states them. A
+ * processor that cannot be opened (its keys unreadable) states none here: the quote still prices, the
+ * checkout says why.
  */
-function processorMinimum(deps: AppDeps, org: Organization): number | undefined {
+function processorLimits(deps: AppDeps, org: Organization): { minimum?: number; maximum?: number } {
   try {
-    return deps.processors.forOrganization(org)?.minimumCharge?.(org.currency);
+    const processor = deps.processors.forOrganization(org);
+    return {
+      minimum: processor?.minimumCharge?.(org.currency),
+      maximum: processor?.maximumCharge?.(org.currency),
+    };
   } catch (err) {
-    if (err instanceof ProcessorError) return undefined;
+    if (err instanceof ProcessorError) return {};
     throw err;
   }
 }

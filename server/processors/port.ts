@@ -350,6 +350,8 @@ export interface PaymentProcessor {
    * Almoner counts them; undefined where it states none. A quote below it is refused before any checkout.
    */
   minimumCharge?(currency: string): number | undefined;
+  /** The largest amount the processor charges in `currency`, likewise; a quote above it is refused too. */
+  maximumCharge?(currency: string): number | undefined;
   /** The current state behind a verified event. */
   resolveEvent?(event: IncomingEvent): Promise<ProcessorEvent>;
 }
@@ -374,6 +376,14 @@ export function amountTooSmall(minimum: number | undefined, currency: string | u
       ? `amount must be at least ${formatMoney(minimum, currency)} for this payment method`
       : `amount is below the smallest payment this payment method takes${currency ? ` in ${currency.toUpperCase()}` : ""}`;
   return new ProcessorError("amount_too_small", message, minimum);
+}
+
+/** The refusal of an amount above a processor's largest charge in `currency`, in words a donor can act on. */
+export function amountTooLarge(currency: string | undefined): ProcessorError {
+  return new ProcessorError(
+    "amount_too_large",
+    `amount is above the largest payment this payment method takes${currency ? ` in ${currency.toUpperCase()}` : ""}`,
+  );
 }
 
 /** A caller's mistake or an outage: never a decline (declines are results). Never carries card data. */

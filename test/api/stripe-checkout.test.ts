@@ -332,6 +332,16 @@ describe("a checkout Stripe refuses outright", () => {
     expect(res.status, res.text).toBe(400);
     expect(res.text).toContain("above the largest payment");
     expect(await payments()).toEqual([]);
+    // The quote says so before the donor submits; the largest charge itself is priced.
+    const quote = (amount: number) =>
+      s.t.request<Record<string, unknown>>("POST", `/api/forms/${formId}/quote`, {
+        key: null,
+        body: { amount },
+      });
+    const above = await quote(1_000_000);
+    expect(above.status, above.text).toBe(400);
+    expect(above.text).toContain("amount is above the largest payment this payment method takes in USD");
+    expect((await quote(999_999.99)).status).toBe(200);
   });
 });
 

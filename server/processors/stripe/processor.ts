@@ -23,7 +23,7 @@ import type {
   SetupResult,
   Wallet,
 } from "../port.js";
-import { amountTooSmall, CustomerMissing, ProcessorError } from "../port.js";
+import { amountTooLarge, amountTooSmall, CustomerMissing, ProcessorError } from "../port.js";
 import { statementSuffix, stripeClient, withoutCallSite } from "./client.js";
 import type { StripeSecrets } from "./connection.js";
 import { eventSubject, verifyStripeEvent } from "./events.js";
@@ -188,6 +188,9 @@ export const STRIPE_MINIMUM_CENTS: Readonly<Record<string, number>> = {
   thb: 1000,
 };
 
+/** Stripe's largest charge: eight digits of the currency's smallest unit (999,999.99 USD, ¥99,999,999). */
+const STRIPE_MAXIMUM_MINOR_UNITS = 99_999_999;
+
 /** Stripe's smallest charge in `currency`, when listed (STRIPE_MINIMUM_CENTS). */
 const stripeMinimum = (currency: string | undefined) =>
   currency ? STRIPE_MINIMUM_CENTS[currency.toLowerCase()] : undefined;
@@ -216,11 +219,7 @@ function processorError(err: unknown, currency?: string): ProcessorError {
     case "StripeInvalidRequestError":
       // Below the currency's minimum: the amount is the payer's to change, not an outage.
       if (err.code === "amount_too_small") return amountTooSmall(stripeMinimum(currency), currency);
-      if (err.code === "amount_too_large")
-        return new ProcessorError(
-          "amount_too_large",
-          `amount is above the largest payment this payment method takes${currency ? ` in ${currency.toUpperCase()}` : ""}`,
-        );
+      if (err.code === "amount_too_large") return amountTooLarge(currency);
       if (err.code === "resource_missing" && /^customer\b/.test(err.param ?? ""))
         return new CustomerMissing(err.message);
       // The donor's own method or customer refused (detached, deleted, of another account): theirs to
@@ -260,6 +259,10 @@ export class StripeProcessor implements PaymentProcessor {
 
   minimumCharge(currency: string): number | undefined {
     return stripeMinimum(currency);
+  }
+
+  maximumCharge(currency: string): number | undefined {
+    return fromMinorUnits(STRIPE_MAXIMUM_MINOR_UNITS, currency.toLowerCase());
   }
   readonly livemode: boolean;
   readonly account: string;
