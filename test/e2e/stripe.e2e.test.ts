@@ -7,7 +7,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { type Browser, browserAvailable, launchBrowser } from "./support/browser.js";
-import { createForm, fillDonor, paymentsOf, seriousAxeIssues, uniqueEmail } from "./support/checkout.js";
+import {
+  checkoutFrame,
+  createForm,
+  fillDonor,
+  paymentsOf,
+  seriousAxeIssues,
+  uniqueEmail,
+} from "./support/checkout.js";
 import { type HostSite, hostPage, startHostSite } from "./support/hostSite.js";
 import {
   api,
@@ -428,15 +435,6 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
   });
 
   describe("on the organization's own site", () => {
-    /** The checkout frame once the page is up in it. */
-    async function checkoutFrame(page: Page, selector: string): Promise<Frame> {
-      const handle = await page.waitForSelector(selector, { state: "attached" });
-      const frame = await handle.contentFrame();
-      if (!frame) throw new Error(`${selector} has no frame`);
-      await frame.waitForLoadState("load");
-      return frame;
-    }
-
     it("the iframe embed: Stripe's fields inside the frame, and a card gift completes", async () => {
       site.page("/embed", hostPage(`<h1>Support us</h1>${form.embedHTML}`));
       const { page, problems } = await open(`${site.origin}/embed`);

@@ -107,3 +107,40 @@ export async function seriousAxeIssues(
       }));
   }, mustPass);
 }
+/**
+ * The checkout frame of the iframe `selector` once the page is up in it: waited for, since the snippet's
+ * iframe loads lazily and the embed loader may set its src as it starts.
+ */
+export async function checkoutFrame(page: Page, selector: string): Promise<Frame> {
+  const iframe = page.locator(selector);
+  // The snippet's iframe loads lazily (loading="lazy"): Chromium starts it once the page, in front and
+  // rendering, shows it. So bring the page to the front and the iframe into view, as a donor scrolling
+  // would (again on each try: the iframes above it shrink to their content meanwhile); and the loader sets
+  // its src as it starts, so for a moment the element may have no frame yet.
+  await page.bringToFront();
+  let frame: Frame | null = null;
+  let seen = "";
+  const polled = expect
+    .poll(
+      async () => {
+        await iframe.scrollIntoViewIfNeeded();
+        frame = (await (await iframe.elementHandle())?.contentFrame()) ?? null;
+        if (!frame)
+          seen = await iframe.evaluate(
+            (el: HTMLIFrameElement) =>
+              `visibility ${document.visibilityState}, src ${el.src}, top ${Math.round(el.getBoundingClientRect().top)} of ${window.innerHeight}`,
+          );
+        return frame !== null;
+      },
+      { message: `${selector} has a frame`, timeout: 15_000 },
+    )
+    .toBe(true);
+  // What the page showed at the last try, for the failure's message.
+  await polled.catch((cause: unknown) => {
+    throw new Error(`${selector} has no frame after 15 s: ${seen}`, { cause });
+  });
+  if (!frame) throw new Error(`${selector} has no frame: ${seen}`);
+  const found: Frame = frame;
+  await found.waitForLoadState("load");
+  return found;
+}
