@@ -444,8 +444,8 @@ export class StripeProcessor implements PaymentProcessor {
     } catch (err) {
       if (isStripeError(err) && err.type === "StripeCardError") return this.declined(err, id);
       if (refusedConfirmation(err)) {
-        // Stripe refused to confirm (a token already used, or made for another kind of payment): no money
-        // moved. The payment fails now, its PaymentIntent cancelled, instead of waiting in doubt.
+        // Stripe refused to confirm with the donor's method (refusedConfirmation): no money moved. The
+        // payment fails now, its PaymentIntent cancelled, instead of waiting in doubt.
         await this.client.paymentIntents.cancel(id).catch(() => {});
         return {
           status: "failed",
