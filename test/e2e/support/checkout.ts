@@ -116,13 +116,14 @@ export async function checkoutFrame(page: Page, selector: string): Promise<Frame
   // The snippet's iframe loads lazily (loading="lazy"): Chromium starts it once the page, in front and
   // rendering, shows it. So bring the page to the front and the iframe into view, as a donor scrolling
   // would (again on each try: the iframes above it shrink to their content meanwhile); and the loader sets
-  // its src as it starts, so for a moment the element may have no frame yet.
-  await page.bringToFront();
+  // its src as it starts, so for a moment the element may have no frame yet. Tests running side by side
+  // each bring their own page to the front, so each try brings this one back.
   let frame: Frame | null = null;
   let seen = "";
   const polled = expect
     .poll(
       async () => {
+        await page.bringToFront();
         await iframe.scrollIntoViewIfNeeded();
         frame = (await (await iframe.elementHandle())?.contentFrame()) ?? null;
         if (!frame)
@@ -132,12 +133,12 @@ export async function checkoutFrame(page: Page, selector: string): Promise<Frame
           );
         return frame !== null;
       },
-      { message: `${selector} has a frame`, timeout: 15_000 },
+      { message: `${selector} has a frame`, timeout: 30_000 },
     )
     .toBe(true);
   // What the page showed at the last try, for the failure's message.
   await polled.catch((cause: unknown) => {
-    throw new Error(`${selector} has no frame after 15 s: ${seen}`, { cause });
+    throw new Error(`${selector} has no frame after 30 s: ${seen}`, { cause });
   });
   if (!frame) throw new Error(`${selector} has no frame: ${seen}`);
   const found: Frame = frame;
