@@ -1,10 +1,9 @@
-import { sql } from "kysely";
 import { formSchema } from "../shared/schemas/form.js";
 import { isoAt } from "../shared/time.js";
 import type { Config } from "./config.js";
 import { issueSetupLink } from "./staff/team.js";
 import type { Db, Store } from "./store/database.js";
-import { isPostgres } from "./store/dialect.js";
+import { holdSchemaLock } from "./store/dialect.js";
 import { insertForm } from "./store/forms.js";
 import { createApiKey } from "./store/keys.js";
 import { countOrganizations, createOrganization } from "./store/organizations.js";
@@ -101,8 +100,7 @@ export async function seedDemoIfEmpty(
   return db.transaction().execute(async (trx: Db) => {
     // Instances started at once on a fresh PostgreSQL database take turns here (SQLite's write transaction
     // is alone already), so the second sees the first's demo and makes none.
-    if (isPostgres(trx))
-      await sql`select pg_advisory_xact_lock(hashtext('almoner_demo:' || current_schema()))`.execute(trx);
+    await holdSchemaLock(trx, "almoner_demo");
     if ((await countOrganizations(trx)) > 0) return undefined;
     const startMs = now();
     const org = await createOrganization(trx, { name: "Demo Organization", sandbox: true }, startMs);

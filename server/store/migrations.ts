@@ -1,6 +1,6 @@
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { StartupError } from "../errors.js";
-import { isPostgres } from "./dialect.js";
+import { holdSchemaLock } from "./dialect.js";
 import { initialSchema } from "./migrations/001-initial-schema.js";
 import { checkoutLinks } from "./migrations/002-checkout-links.js";
 import { checkoutEngine } from "./migrations/003-checkout-engine.js";
@@ -71,14 +71,12 @@ export const LATEST_VERSION = Math.max(...MIGRATIONS.map((m) => m.version));
 
 /** Brings the database to the latest schema; refuses one that is newer than this code knows. */
 export async function migrate(db: Kysely<Database>): Promise<{ applied: number[] }> {
-  if (isPostgres(db))
-    // PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against itself: processes starting at once on a
-    // fresh database would collide in its catalog. They take turns on a lock of the schema's own first.
-    await db.transaction().execute(async (trx) => {
-      await sql`select pg_advisory_xact_lock(hashtext('almoner_migrate:' || current_schema()))`.execute(trx);
-      await createLockTables(trx);
-    });
-  else await createLockTables(db);
+  // PostgreSQL's CREATE TABLE IF NOT EXISTS is not safe against itself: processes starting at once on a
+  // fresh database would collide in its catalog. They take turns on a lock of the schema's own first.
+  await db.transaction().execute(async (trx: Kysely<Database>) => {
+    await holdSchemaLock(trx, "almoner_migrate");
+    await createLockTables(trx);
+  });
   return applyPending(db);
 }
 
