@@ -6,12 +6,9 @@ import { composeDeps } from "./compose.js";
 import { loadConfig } from "./config.js";
 import { type DemoOwner, demoOwner, seedDemoIfEmpty } from "./demo.js";
 import { errorMessage, StartupError } from "./errors.js";
-import { openStripeSecrets } from "./processors/stripe/connection.js";
-import { SecretsError } from "./secrets.js";
-import { countTwoFactorSecrets } from "./staff/twoFactor.js";
+import { checkSealedSecrets } from "./secretsCheck.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
-import { countOrganizationsWithSecrets, sealedProcessorSecrets } from "./store/organizations.js";
 import { ProcessHeartbeat } from "./store/processes.js";
 import { startWorkers } from "./workers.js";
 
@@ -19,47 +16,21 @@ import { startWorkers } from "./workers.js";
 async function main(): Promise<void> {
   const config = loadConfig();
   const store = await openStore(config.databaseUrl);
-  if (config.production && !config.secretsKey && (await countOrganizationsWithSecrets(store.db)) > 0) {
+  // A SECRETS_KEY missing or other than the one the stored secrets were sealed with stops the start here,
+  // not at every payment; organizations whose keys it does not open are named.
+  const { unopened } = await checkSealedSecrets(store.db, config).catch(async (err: unknown) => {
     await store.close();
-    throw new StartupError(
-      "SECRETS_KEY is not set, but organizations have payment processor keys sealed with it: set SECRETS_KEY (the key they were sealed with)",
+    throw err;
+  });
+  if (unopened.length > 0)
+    console.error(
+      `SECRETS_KEY does not open the payment processor keys of ${unopened.length} organization(s) (${unopened.join(", ")}): they take no payments until reconnected (org stripe) or started with the key they were sealed with`,
     );
-  }
-  if (config.production && !config.secretsKey && (await countTwoFactorSecrets(store.db)) > 0) {
-    await store.close();
-    throw new StartupError(
-      "SECRETS_KEY is not set, but staff members' two-factor secrets are sealed with it: set SECRETS_KEY (the key they were sealed with)",
-    );
-  }
   // This process's heartbeat, before it serves or claims anything: the checkouts it charges and the work
   // it claims name it, and the other processes take them over soon after it dies (store/processes.ts).
   const heartbeat = new ProcessHeartbeat(store);
   await heartbeat.start();
   const deps = { ...(await composeDeps(store, config)), processId: heartbeat.id };
-  // A SECRETS_KEY other than the one the processor keys were sealed with would fail every payment as
-  // "misconfigured": the sealed keys are opened now. None opening stops the start; some not opening (keys
-  // sealed before the key was changed, not reconnected since) is said, and those organizations named.
-  const sealed = await sealedProcessorSecrets(store.db);
-  const unopened = sealed.filter(({ organizationId, secrets }) => {
-    try {
-      openStripeSecrets(deps.secrets, organizationId, secrets);
-      return false;
-    } catch (err) {
-      if (err instanceof SecretsError) return true;
-      throw err;
-    }
-  });
-  if (sealed.length > 0 && unopened.length === sealed.length) {
-    await heartbeat.stop().catch(() => {});
-    await store.close();
-    throw new StartupError(
-      "SECRETS_KEY does not open the payment processor keys stored in the database: set the key they were sealed with",
-    );
-  }
-  if (unopened.length > 0)
-    console.error(
-      `SECRETS_KEY does not open the payment processor keys of ${unopened.length} organization(s) (${unopened.map((u) => u.organizationId).join(", ")}): they take no payments until reconnected (org stripe) or started with the key they were sealed with`,
-    );
   const { metrics } = deps;
   const app = createApp(deps);
   let workers: { stop(): Promise<void> } | undefined;

@@ -253,7 +253,6 @@ export async function setProcessorConnection(
   return Number(result.numUpdatedRows) > 0;
 }
 
-/** How many organizations keep processor secrets (production refuses to start without SECRETS_KEY then). */
 /** Every organization's sealed processor secrets (to test the instance's key at start). */
 export async function sealedProcessorSecrets(db: Db): Promise<{ organizationId: string; secrets: string }[]> {
   const rows = await db
@@ -265,13 +264,4 @@ export async function sealedProcessorSecrets(db: Db): Promise<{ organizationId: 
   return rows.flatMap((r) =>
     r.processor_secrets ? [{ organizationId: r.id, secrets: r.processor_secrets }] : [],
   );
-}
-
-export async function countOrganizationsWithSecrets(db: Db): Promise<number> {
-  const row = await db
-    .selectFrom("organizations")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("processor_secrets", "is not", null)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
 }

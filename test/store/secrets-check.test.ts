@@ -1,0 +1,78 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { StartupError } from "../../server/errors.js";
+import { sealStripeSecrets } from "../../server/processors/stripe/connection.js";
+import { secretBox } from "../../server/secrets.js";
+import { checkSealedSecrets } from "../../server/secretsCheck.js";
+import type { Store } from "../../server/store/database.js";
+import { createOrganization } from "../../server/store/organizations.js";
+import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
+
+/**
+ * The start's check of SECRETS_KEY against the processor keys stored with it: a key that opens them all
+ * starts quietly; one that opens only some starts, naming the organizations it does not open (they take
+ * no payments until reconnected); one that opens none, or none at all in production, stops the start.
+ */
+describe(`SECRETS_KEY checked against the stored processor keys at start (${dialect})`, () => {
+  let database: TestDatabase;
+  let store: Store;
+  const oldKey = Buffer.alloc(32, 1);
+  const newKey = Buffer.alloc(32, 2);
+  const otherKey = Buffer.alloc(32, 3);
+  let sealedWithOld: string;
+  let sealedWithNew: string;
+  const config = (secretsKey: Buffer | undefined) => ({
+    production: true,
+    secretsKey,
+    dataDir: "/nonexistent-almoner-data",
+  });
+
+  beforeAll(async () => {
+    database = await freshDatabase();
+    store = await database.open();
+    const now = Date.now();
+    const seal = async (name: string, key: Buffer) => {
+      const org = await createOrganization(store.db, { name }, now);
+      const sealed = sealStripeSecrets(secretBox(key), org.id, {
+        secretKey: "sk_test_abcdefghijkl1234",
+        webhookSecret: "whsec_abcdefghijkl",
+      });
+      await store.db
+        .updateTable("organizations")
+        .set({ processor_secrets: sealed })
+        .where("id", "=", org.id)
+        .execute();
+      return org.id;
+    };
+    sealedWithOld = await seal("Sealed before the key changed", oldKey);
+    sealedWithNew = await seal("Reconnected since", newKey);
+    // An organization with no processor keys is not checked.
+    await createOrganization(store.db, { name: "Sandbox only" }, now);
+  });
+  afterAll(async () => {
+    await store?.close();
+    await database?.drop();
+  });
+
+  it("starts with a key that opens some stored keys, naming only the organizations it does not open", async () => {
+    expect(await checkSealedSecrets(store.db, config(newKey))).toEqual({ unopened: [sealedWithOld] });
+    expect(await checkSealedSecrets(store.db, config(oldKey))).toEqual({ unopened: [sealedWithNew] });
+  });
+
+  it("stops the start with one message when the key opens none of them, or no key is set in production", async () => {
+    await expect(checkSealedSecrets(store.db, config(otherKey))).rejects.toThrow(
+      new StartupError(
+        "SECRETS_KEY does not open the payment processor keys stored in the database: set the key they were sealed with",
+      ),
+    );
+    await expect(checkSealedSecrets(store.db, config(undefined))).rejects.toThrow(/SECRETS_KEY is not set/);
+  });
+
+  it("starts quietly when every stored key opens", async () => {
+    await store.db
+      .updateTable("organizations")
+      .set({ processor_secrets: null })
+      .where("id", "=", sealedWithOld)
+      .execute();
+    expect(await checkSealedSecrets(store.db, config(newKey))).toEqual({ unopened: [] });
+  });
+});
