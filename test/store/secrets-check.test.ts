@@ -3,6 +3,7 @@ import { StartupError } from "../../server/errors.js";
 import { sealStripeSecrets } from "../../server/processors/stripe/connection.js";
 import { secretBox } from "../../server/secrets.js";
 import { checkSealedSecrets } from "../../server/secretsCheck.js";
+import { createStaffMember } from "../../server/staff/accounts.js";
 import type { Store } from "../../server/store/database.js";
 import { createOrganization } from "../../server/store/organizations.js";
 import { dialect, freshDatabase, type TestDatabase } from "../support/testApp.js";
@@ -74,5 +75,29 @@ describe(`SECRETS_KEY checked against the stored processor keys at start (${dial
       .where("id", "=", sealedWithOld)
       .execute();
     expect(await checkSealedSecrets(store.db, config(newKey))).toEqual({ unopened: [] });
+  });
+
+  it("stops a production start without SECRETS_KEY while a staff member's two-factor secret is sealed with it", async () => {
+    const { userId } = await createStaffMember(store, {
+      organizationId: sealedWithNew,
+      email: "owner@example.org",
+      role: "OWNER",
+      publicUrl: "https://give.example.org",
+      nowMs: Date.now(),
+    });
+    await store.db
+      .updateTable("organizations")
+      .set({ processor_secrets: null })
+      .where("id", "in", [sealedWithOld, sealedWithNew])
+      .execute();
+    expect(await checkSealedSecrets(store.db, config(undefined))).toEqual({ unopened: [] });
+    await store.db
+      .updateTable("staff_users")
+      .set({ totp_secret: "sealed" })
+      .where("id", "=", userId)
+      .execute();
+    await expect(checkSealedSecrets(store.db, config(undefined))).rejects.toThrow(
+      /two-factor secrets are sealed with it/,
+    );
   });
 });
