@@ -15,6 +15,7 @@ import { checkoutAssetUrl } from "./assets.js";
 import { jsonForScript } from "./json.js";
 import { page } from "./layout.js";
 import {
+  continueUrl,
   type Html,
   type Loaded,
   languageLinks,
@@ -76,7 +77,18 @@ export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): st
     // takes (card includes Link, which pays with a card), none that would leave the page for a bank.
     currency: loaded.sub.currency.toLowerCase(),
     methodTypes: stripeMethodTypes(JSON.parse(loaded.link.allowed_methods) as UpdateLinkMethod[]),
+    text: {
+      fieldsFailed: tr("checkout.error.fieldsFailed"),
+      details: tr("update.error.details"),
+      network: tr("update.error.network"),
+      notConfirmed: tr("update.error.notConfirmed"),
+    },
   };
+  // Where the donor goes on once it is done (the link's returnUrl), as the sandbox's page offers it.
+  const next = continueUrl(loaded, deps.config.publicUrl);
+  const continueLink = next
+    ? `<p id="almoner-update-continue" hidden><a href="${escapeHtml(next)}">${escapeHtml(tr("update.continue"))}</a></p>`
+    : "";
   const amount = loaded.held
     ? formatMoney(Number(loaded.held.amount_cents), loaded.held.currency, language)
     : "";
@@ -96,6 +108,7 @@ export function stripeFormPage(deps: AppDeps, loaded: Loaded, token: string): st
 <p id="almoner-update-error" class="error" role="alert" hidden></p>
 <button type="submit">${escapeHtml(tr("update.save"))}</button></form>
 <p id="almoner-update-done" role="status" hidden></p>
+${continueLink}
 <script type="application/json" id="almoner-update-boot">${jsonForScript(boot)}</script>
 <script type="module" src="${checkoutAssetUrl("stripe.js")}"></script>`,
   });

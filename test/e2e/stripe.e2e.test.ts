@@ -558,12 +558,13 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
       }
     }
 
-    it("the donor saves a new card in Stripe's fields; the gift keeps it, and the page passes axe", async () => {
+    it("the donor saves a new card in Stripe's fields; the gift keeps it, the link's returnUrl is offered, and the page passes axe", async () => {
       const subscriptionId = await monthlyGift("4242 4242 4242 4242");
       const link = await api<{ url: string }>(
         s.served,
         "POST",
         `/v1/subscriptions/${subscriptionId}/payment-method-update-link`,
+        { returnUrl: "https://charity.example/thanks" },
       );
       const { page, problems } = await open(link.body.url);
       try {
@@ -574,6 +575,9 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
         await fillStripeCard(page, "5555 5555 5555 4444");
         await page.getByRole("button", { name: "Save payment method" }).click();
         await page.getByText("ending 4444").waitFor({ timeout: 15_000 });
+        expect(await page.getByRole("link", { name: "Continue" }).getAttribute("href")).toBe(
+          "https://charity.example/thanks",
+        );
         const sub = await s.served.t.store.db
           .selectFrom("subscriptions")
           .selectAll()
@@ -598,7 +602,17 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
       try {
         await page.getByLabel("Card number").waitFor();
         expect(await page.getByRole("tab", { name: "US bank account" }).count()).toBe(0);
-        expect(problems).toEqual([]);
+        // No returnUrl: no way on is offered.
+        expect(await page.getByRole("link", { name: "Continue" }).count()).toBe(0);
+        // The server cannot be reached: the page says so, in its language, and the donor can try again.
+        await page.route("**/stripe?*", (route) => route.abort());
+        await fillStripeCard(page, "5555 5555 5555 4444");
+        await page.getByRole("button", { name: "Save payment method" }).click();
+        await page.getByText("The server could not be reached. Check your connection and try again.").waitFor();
+        await page.unroute("**/stripe?*");
+        await page.getByRole("button", { name: "Save payment method" }).click();
+        await page.getByText("ending 4444").waitFor({ timeout: 15_000 });
+        expect(problems.filter((p) => !p.includes("ERR_FAILED"))).toEqual([]);
       } finally {
         await page.close();
       }

@@ -42,8 +42,34 @@ function loadScript(src: string): Promise<void> {
   });
 }
 
-function message(error: { message?: string } | undefined, fallback: string): string {
-  return error?.message || fallback;
+/** The checkout's messages this module words itself (Stripe words the rest, in the page's language). */
+type TextKey =
+  | "checkout.error.fieldsLoading"
+  | "checkout.error.fieldsFailed"
+  | "checkout.error.notAccepted"
+  | "checkout.error.notConfirmed";
+
+let pageMessages: Record<string, unknown> | undefined;
+
+/**
+ * A message in the page's language, from the catalog the page was sent with (`#almoner-boot`): none of
+ * these has a placeholder, so each is a plain string there. The key itself if the page lacks it.
+ */
+function text(key: TextKey): string {
+  if (!pageMessages) {
+    try {
+      const boot = JSON.parse(document.getElementById("almoner-boot")?.textContent ?? "{}");
+      pageMessages = boot?.messages ?? {};
+    } catch {
+      pageMessages = {};
+    }
+  }
+  const found = pageMessages?.[key];
+  return typeof found === "string" ? found : key;
+}
+
+function message(error: { message?: string } | undefined, fallback: TextKey): string {
+  return error?.message || text(fallback);
 }
 
 export function mountStripe(host: PaymentHost): () => void {
@@ -115,22 +141,22 @@ export function mountStripe(host: PaymentHost): () => void {
 
     host.setCollector({
       async collect() {
-        if (!stripe || !elements) return { error: "The payment fields are still loading." };
+        if (!stripe || !elements) return { error: text("checkout.error.fieldsLoading") };
         const submitted = await elements.submit();
-        if (submitted.error) return { error: message(submitted.error, "Check your payment details.") };
+        if (submitted.error) return { error: message(submitted.error, "checkout.error.notAccepted") };
         const donor = host.donor();
         const made = await stripe.createConfirmationToken({
           elements,
           params: { payment_method_data: { billing_details: { name: donor.name, email: donor.email } } },
         });
         if (made.error || !made.confirmationToken)
-          return { error: message(made.error, "Your payment details could not be used. Try again.") };
+          return { error: message(made.error, "checkout.error.notAccepted") };
         return { token: made.confirmationToken.id };
       },
       async confirm(clientSecret) {
-        if (!stripe) return { error: "The payment fields are not ready." };
+        if (!stripe) return { error: text("checkout.error.fieldsLoading") };
         const result = await stripe.handleNextAction({ clientSecret });
-        return result.error ? { error: message(result.error, "The payment was not confirmed.") } : {};
+        return result.error ? { error: message(result.error, "checkout.error.notConfirmed") } : {};
       },
       focus() {
         if (paymentReady) payment?.focus();
@@ -139,9 +165,7 @@ export function mountStripe(host: PaymentHost): () => void {
     });
   }
 
-  start().catch(() =>
-    host.setError("The payment fields could not be loaded. Check your connection and reload the page."),
-  );
+  start().catch(() => host.setError(text("checkout.error.fieldsFailed")));
   return () => {
     stopped = true;
     stopWatching?.();

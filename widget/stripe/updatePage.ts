@@ -16,6 +16,19 @@ interface UpdateBoot {
   /** The gift's currency, lower case (`usd`), and the Stripe method types its link takes. */
   currency: string;
   methodTypes: string[];
+  /** What this page words itself, in the page's language (the server words its answers). */
+  text: UpdateText;
+}
+
+export interface UpdateText {
+  /** Stripe's fields could not be loaded. */
+  fieldsFailed: string;
+  /** The details entered could not be used, and Stripe said no more. */
+  details: string;
+  /** The server could not be reached, or did not answer as it does. */
+  network: string;
+  /** The bank's challenge was not completed, and Stripe said no more. */
+  notConfirmed: string;
 }
 
 interface ActionAnswer {
@@ -37,13 +50,20 @@ function loadScript(src: string): Promise<void> {
   });
 }
 
-async function post(url: string, body: Record<string, unknown>): Promise<ActionAnswer> {
-  const res = await fetch(url, {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return (await res.json()) as ActionAnswer;
+/** The server's answer; a network failure or an answer that is not the server's JSON is an error. */
+async function post(url: string, body: Record<string, unknown>, text: UpdateText): Promise<ActionAnswer> {
+  try {
+    const res = await fetch(url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    const answer = (await res.json()) as ActionAnswer;
+    if (answer && typeof answer.status === "string") return answer;
+  } catch {
+    // said below
+  }
+  return { status: "error", error: text.network };
 }
 
 function show(el: HTMLElement | null, text: string): void {
@@ -58,10 +78,19 @@ export async function mountUpdatePage(bootElement: HTMLElement): Promise<void> {
   const fields = document.getElementById("almoner-update-fields");
   const error = document.getElementById("almoner-update-error");
   const done = document.getElementById("almoner-update-done");
+  /** The link's way on (its returnUrl), shown once the method is saved or the payment made. */
+  const onward = document.getElementById("almoner-update-continue");
   if (!form || !fields) return;
-  if (boot.jsUrl) await loadScript(boot.jsUrl);
-  const stripe = await loadStripe(boot.publishableKey);
-  if (!stripe) return;
+  const { text } = boot;
+  const stripe = await (boot.jsUrl ? loadScript(boot.jsUrl) : Promise.resolve())
+    .then(() => loadStripe(boot.publishableKey))
+    .catch(() => null);
+  if (!stripe) {
+    // Without Stripe's fields nothing can be saved here: the form says so instead of sending itself.
+    form.addEventListener("submit", (event) => event.preventDefault());
+    show(error, text.fieldsFailed);
+    return;
+  }
   const elements = stripe.elements({
     mode: "setup",
     currency: boot.currency,
@@ -80,47 +109,48 @@ export async function mountUpdatePage(bootElement: HTMLElement): Promise<void> {
   async function settle(answer: ActionAnswer, completed: Record<string, unknown>): Promise<ActionAnswer> {
     if (answer.status !== "requires_action" || !answer.clientSecret) return answer;
     const result = await stripe?.handleNextAction({ clientSecret: answer.clientSecret });
-    if (result?.error)
-      return { status: "error", error: result.error.message ?? "The bank did not confirm it." };
-    return post(boot.actionUrl, {
-      ...completed,
-      ...(answer.setupIntent ? { setupIntent: answer.setupIntent } : {}),
-    });
+    if (result?.error) return { status: "error", error: result.error.message || text.notConfirmed };
+    return post(
+      boot.actionUrl,
+      { ...completed, ...(answer.setupIntent ? { setupIntent: answer.setupIntent } : {}) },
+      text,
+    );
   }
 
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (error) error.hidden = true;
     const submitted = await elements.submit();
-    if (submitted.error) return show(error, submitted.error.message ?? "Check the payment details.");
+    if (submitted.error) return show(error, submitted.error.message || text.details);
     const made = await stripe.createConfirmationToken({ elements });
-    if (made.error || !made.confirmationToken)
-      return show(error, made.error?.message ?? "These payment details could not be used.");
+    if (made.error || !made.confirmationToken) return show(error, made.error?.message || text.details);
     const answer = await settle(
-      await post(boot.actionUrl, { action: "save", confirmationToken: made.confirmationToken.id }),
+      await post(boot.actionUrl, { action: "save", confirmationToken: made.confirmationToken.id }, text),
       {
         action: "setup-completed",
       },
     );
     if (answer.status === "saved") {
       form.hidden = true;
-      show(done, answer.message ?? "Saved.");
-    } else show(error, answer.error ?? "The payment method could not be saved.");
+      show(done, answer.message ?? "");
+      if (onward) onward.hidden = false;
+    } else show(error, answer.error ?? text.network);
   });
 
   const confirm = document.getElementById("almoner-confirm-payment") as HTMLButtonElement | null;
   const status = document.getElementById("almoner-confirm-status");
   confirm?.addEventListener("click", async () => {
     confirm.disabled = true;
-    const answer = await settle(await post(boot.actionUrl, { action: "confirm-payment" }), {
+    const answer = await settle(await post(boot.actionUrl, { action: "confirm-payment" }, text), {
       action: "payment-completed",
     });
     if (answer.status === "paid") {
       confirm.hidden = true;
-      show(status, answer.message ?? "Thank you!");
+      show(status, answer.message ?? "");
+      if (onward) onward.hidden = false;
     } else {
       confirm.disabled = false;
-      show(status, answer.error ?? "The payment was not confirmed.");
+      show(status, answer.error ?? text.notConfirmed);
     }
   });
 }

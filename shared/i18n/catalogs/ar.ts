@@ -169,6 +169,7 @@ export const ar: Catalog = {
   "checkout.error.fieldsLoading": "ما زالت حقول الدفع قيد التحميل. حاول مرة أخرى بعد لحظة.",
   "checkout.error.fieldsFailed": "تعذّر تحميل حقول الدفع. تحقّق من اتصالك وأعد تحميل الصفحة.",
   "checkout.error.network": "تعذّر الوصول إلى الخادم. لم يُخصم أي مبلغ؛ تحقّق من اتصالك وحاول مجددًا.",
+  "checkout.error.notConfirmed": "لم تُؤكَّد الدفعة. حاول مرة أخرى، أو استخدم طريقة دفع أخرى.",
   "checkout.error.quote": "لا يمكن تسعير هذا الطلب.",
   "checkout.error.quoteNetwork": "تعذّر تحديث الإجمالي. تحقّق من اتصالك.",
   "checkout.error.declined": "رُفضت عملية الدفع.",
@@ -318,6 +319,8 @@ export const ar: Catalog = {
   "update.paid": "شكرًا! تمّت دفعتك البالغة {amount}، وسيصلك الإيصال قريبًا.",
   "update.processing": "شكرًا! دفعتك قيد المعالجة.",
   "update.error.notConfirmed": "لم تُؤكَّد الدفعة. حاول مرة أخرى، أو استخدم طريقة دفع أخرى أدناه.",
+  "update.error.details": "تعذّر استخدام بيانات الدفع هذه. تحقّق منها وحاول مجددًا.",
+  "update.error.network": "تعذّر الوصول إلى الخادم. تحقّق من اتصالك وحاول مجددًا.",
   "update.error.noHeld": "لا توجد دفعة بانتظار التأكيد.",
   "update.ended.usedOrExpired": "استُخدم هذا الرابط من قبل أو انتهت صلاحيته.",
 

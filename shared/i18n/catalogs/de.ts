@@ -178,6 +178,8 @@ export const de: Catalog = {
     "Die Zahlungsfelder konnten nicht geladen werden. Prüfen Sie Ihre Verbindung und laden Sie die Seite neu.",
   "checkout.error.network":
     "Der Server war nicht erreichbar. Es wurde nichts abgebucht; prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
+  "checkout.error.notConfirmed":
+    "Die Zahlung wurde nicht bestätigt. Versuchen Sie es erneut oder nutzen Sie eine andere Zahlungsmethode.",
   "checkout.error.quote": "Für diese Bestellung kann kein Preis berechnet werden.",
   "checkout.error.quoteNetwork":
     "Der Gesamtbetrag konnte nicht aktualisiert werden. Prüfen Sie Ihre Verbindung.",
@@ -340,6 +342,10 @@ export const de: Catalog = {
   "update.processing": "Danke! Ihre Zahlung wird bearbeitet.",
   "update.error.notConfirmed":
     "Die Zahlung wurde nicht bestätigt. Versuchen Sie es erneut oder nutzen Sie unten eine andere Zahlungsmethode.",
+  "update.error.details":
+    "Diese Zahlungsdaten konnten nicht verwendet werden. Prüfen Sie sie und versuchen Sie es erneut.",
+  "update.error.network":
+    "Der Server war nicht erreichbar. Prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
   "update.error.noHeld": "Es wartet keine Zahlung auf Bestätigung.",
   "update.ended.usedOrExpired": "Dieser Link wurde bereits verwendet oder ist abgelaufen.",
 

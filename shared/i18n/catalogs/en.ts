@@ -175,6 +175,7 @@ export const en = {
     "The payment fields could not be loaded. Check your connection and reload the page.",
   "checkout.error.network":
     "We could not reach the server. Nothing was charged; check your connection and try again.",
+  "checkout.error.notConfirmed": "The payment was not confirmed. Try again, or use another payment method.",
   "checkout.error.quote": "This order cannot be priced.",
   "checkout.error.quoteNetwork": "The total could not be updated. Check your connection.",
   "checkout.error.declined": "Your payment was declined.",
@@ -330,6 +331,8 @@ export const en = {
   "update.processing": "Thank you! Your payment is processing.",
   "update.error.notConfirmed":
     "The payment was not confirmed. Try again, or use another payment method below.",
+  "update.error.details": "These payment details could not be used. Check them and try again.",
+  "update.error.network": "The server could not be reached. Check your connection and try again.",
   "update.error.noHeld": "There is no payment waiting for confirmation.",
   "update.ended.usedOrExpired": "This link has already been used or has expired.",
 

@@ -175,6 +175,7 @@ export const es: Catalog = {
     "No se pudieron cargar los campos de pago. Revisa tu conexión y recarga la página.",
   "checkout.error.network":
     "No pudimos conectar con el servidor. No se cobró nada; revisa tu conexión e inténtalo de nuevo.",
+  "checkout.error.notConfirmed": "El pago no se confirmó. Inténtalo de nuevo o usa otro método de pago.",
   "checkout.error.quote": "No se puede calcular el precio de este pedido.",
   "checkout.error.quoteNetwork": "No se pudo actualizar el total. Revisa tu conexión.",
   "checkout.error.declined": "Tu pago fue rechazado.",
@@ -332,6 +333,8 @@ export const es: Catalog = {
   "update.paid": "¡Gracias! Tu pago de {amount} se realizó; te enviamos el recibo.",
   "update.processing": "¡Gracias! Tu pago se está procesando.",
   "update.error.notConfirmed": "El pago no se confirmó. Inténtalo de nuevo o usa otro método de pago abajo.",
+  "update.error.details": "No se pudieron usar estos datos de pago. Revísalos e inténtalo de nuevo.",
+  "update.error.network": "No pudimos conectar con el servidor. Revisa tu conexión e inténtalo de nuevo.",
   "update.error.noHeld": "No hay ningún pago pendiente de confirmación.",
   "update.ended.usedOrExpired": "Este enlace ya se usó o ha caducado.",
 

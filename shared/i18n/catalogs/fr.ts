@@ -175,6 +175,8 @@ export const fr: Catalog = {
     "Les champs de paiement n’ont pas pu être chargés. Vérifiez votre connexion et rechargez la page.",
   "checkout.error.network":
     "Impossible de joindre le serveur. Rien n’a été débité ; vérifiez votre connexion et réessayez.",
+  "checkout.error.notConfirmed":
+    "Le paiement n’a pas été confirmé. Réessayez, ou utilisez un autre moyen de paiement.",
   "checkout.error.quote": "Cette commande ne peut pas être chiffrée.",
   "checkout.error.quoteNetwork": "Le total n’a pas pu être mis à jour. Vérifiez votre connexion.",
   "checkout.error.declined": "Votre paiement a été refusé.",
@@ -334,6 +336,9 @@ export const fr: Catalog = {
   "update.processing": "Merci ! Votre paiement est en cours de traitement.",
   "update.error.notConfirmed":
     "Le paiement n’a pas été confirmé. Réessayez, ou utilisez un autre moyen de paiement ci-dessous.",
+  "update.error.details":
+    "Ces informations de paiement n’ont pas pu être utilisées. Vérifiez-les et réessayez.",
+  "update.error.network": "Impossible de joindre le serveur. Vérifiez votre connexion et réessayez.",
   "update.error.noHeld": "Aucun paiement n’attend de confirmation.",
   "update.ended.usedOrExpired": "Ce lien a déjà été utilisé ou a expiré.",
 

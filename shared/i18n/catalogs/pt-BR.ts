@@ -174,6 +174,8 @@ export const ptBR: Catalog = {
     "Não foi possível carregar os campos de pagamento. Verifique sua conexão e recarregue a página.",
   "checkout.error.network":
     "Não conseguimos falar com o servidor. Nada foi cobrado; verifique sua conexão e tente de novo.",
+  "checkout.error.notConfirmed":
+    "O pagamento não foi confirmado. Tente de novo ou use outra forma de pagamento.",
   "checkout.error.quote": "Não é possível calcular o preço deste pedido.",
   "checkout.error.quoteNetwork": "Não foi possível atualizar o total. Verifique sua conexão.",
   "checkout.error.declined": "Seu pagamento foi recusado.",
@@ -328,6 +330,8 @@ export const ptBR: Catalog = {
   "update.processing": "Obrigado! Seu pagamento está em processamento.",
   "update.error.notConfirmed":
     "O pagamento não foi confirmado. Tente de novo ou use outra forma de pagamento abaixo.",
+  "update.error.details": "Não foi possível usar estes dados de pagamento. Verifique-os e tente de novo.",
+  "update.error.network": "Não conseguimos falar com o servidor. Verifique sua conexão e tente de novo.",
   "update.error.noHeld": "Não há pagamento aguardando confirmação.",
   "update.ended.usedOrExpired": "Este link já foi usado ou expirou.",
 
