@@ -241,6 +241,70 @@ describe("signing in", () => {
     ]);
     expect(window.location.search).toBe("");
   });
+  it("asks for the authenticator's code when a reset link's person has two-step sign-in on, says a refused code at its field, and takes a recovery code", async () => {
+    const codes: (string | undefined)[] = [];
+    on("POST", /^\/api\/staff\/password-reset\/complete$/, (call) => {
+      const { code } = call.body as { code?: string };
+      codes.push(code);
+      // As server/staff/passwordReset.ts answers: no code, or a wrong one, is a 401 and the link still works.
+      if (code === undefined)
+        return {
+          status: 401,
+          body: {
+            error: "Enter the 6-digit code from your authenticator app, or a recovery code",
+            twoFactorRequired: true,
+          },
+        };
+      if (code !== "abcde-fghij")
+        return {
+          status: 401,
+          body: { error: "The code is wrong or has already been used", twoFactorRequired: true },
+        };
+      return {
+        body: {
+          userId: "u",
+          email: "o@x.org",
+          organizationId: "o",
+          organizationName: "Tree Trust",
+          role: "OWNER",
+          permissions: [],
+        },
+      };
+    });
+    on("GET", /^\/api\/staff\/me$/, () => ({ status: 401, body: { error: "Not signed in" } }));
+    open("/dashboard/reset?token=tok_reset");
+    const password = await screen.findByLabelText("Password");
+    fireEvent.input(password, { target: { value: "a long passphrase here" } });
+    fireEvent.input(screen.getByLabelText("The same password again"), {
+      target: { value: "a long passphrase here" },
+    });
+    fireEvent.submit(password.closest("form") as HTMLFormElement);
+
+    // Asked for a code: its field appears, with focus, and no error yet.
+    const code = (await screen.findByLabelText("Code from your authenticator app")) as HTMLInputElement;
+    await waitFor(() => expect(document.activeElement).toBe(code));
+    expect(screen.queryByRole("alert")).toBeNull();
+    expect(code.getAttribute("aria-describedby")).toBe(screen.getByText("Or one of your recovery codes.").id);
+
+    fireEvent.input(code, { target: { value: "111 111" } });
+    fireEvent.submit(code.closest("form") as HTMLFormElement);
+    const refused = await screen.findByRole("alert");
+    expect(refused.textContent).toBe("The code is wrong or has already been used");
+    expect(code.getAttribute("aria-invalid")).toBe("true");
+    expect(code.getAttribute("aria-describedby")?.split(" ")).toContain(refused.id);
+    expect(window.location.pathname).toBe("/dashboard/reset");
+
+    fireEvent.input(code, { target: { value: "abcde-fghij" } });
+    fireEvent.submit(code.closest("form") as HTMLFormElement);
+    await waitFor(() => expect(window.location.pathname).toBe("/dashboard"));
+    expect(window.location.search).toBe("");
+    expect(codes).toEqual([undefined, "111111", "abcde-fghij"]);
+    expect(calls.filter((c) => c.path === "/api/staff/password-reset/complete").map((c) => c.body)).toEqual([
+      { token: "tok_reset", password: "a long passphrase here" },
+      { token: "tok_reset", password: "a long passphrase here", code: "111111" },
+      { token: "tok_reset", password: "a long passphrase here", code: "abcde-fghij" },
+    ]);
+  });
 });
 
 describe("what a role is offered", () => {
@@ -285,6 +349,143 @@ describe("what a role is offered", () => {
     const nav = await screen.findByRole("navigation", { name: "Dashboard" });
     expect(within(nav).getByRole("link", { name: "Team" })).toBeTruthy();
     expect(within(nav).getByRole("link", { name: "Audit log" })).toBeTruthy();
+  });
+});
+
+/**
+ * The refund endpoint as server/api/route.ts keeps answers by Idempotency-Key: an answer below 500 but 429
+ * is kept and replayed to the same request, and another request with the key is a 422; a 5xx, a 429 or no
+ * answer at all is not kept, nor the key store's own "still in progress" (`inProgress`). `run` is the
+ * processor, called only when the request runs.
+ */
+type KeptAnswer = { status?: number; body?: unknown; inProgress?: true };
+function keptByKey(run: (call: Call) => KeptAnswer): Handler {
+  const kept = new Map<string, { request: string; answer: KeptAnswer }>();
+  return (call) => {
+    const key = call.headers["Idempotency-Key"] ?? "";
+    const request = JSON.stringify(call.body);
+    const prior = kept.get(key);
+    if (prior)
+      return prior.request === request
+        ? prior.answer
+        : { status: 422, body: { error: "Idempotency-Key reused with a different request" } };
+    const answer = run(call);
+    const status = answer.status ?? 200;
+    if (status < 500 && status !== 429 && !answer.inProgress) kept.set(key, { request, answer });
+    return answer;
+  };
+}
+
+const REFUSED = { status: 409, body: { error: "The processor refused the refund: insufficient funds" } };
+const refunded = (amount: number) => ({
+  body: { message: "Payment refunded in part", payment: payment({ refundedAmount: amount }) },
+});
+
+async function askRefund(amount: string) {
+  fireEvent.input(screen.getByLabelText("Amount (USD)"), { target: { value: amount } });
+  fireEvent.submit(screen.getByRole("button", { name: "Refund…" }).closest("form") as HTMLFormElement);
+  fireEvent.click(await screen.findByRole("button", { name: /Yes, refund/ }));
+}
+
+const refundKeys = () =>
+  calls.filter((c) => c.path.endsWith("/refund")).map((c) => c.headers["Idempotency-Key"]);
+
+describe("refunds", () => {
+  it("asks again for a refund the processor refused with a new Idempotency-Key, so the retry runs instead of replaying the refusal", async () => {
+    signedIn("FINANCE", FINANCE);
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment() }));
+    let runs = 0;
+    on(
+      "POST",
+      /^\/v1\/payments\/pay_01\/refund$/,
+      keptByKey(() => (++runs === 1 ? REFUSED : refunded(20))),
+    );
+    open("/dashboard/payments/pay_01");
+    await screen.findByRole("heading", { name: /\$50\.00 from Ada Donor/ });
+    await askRefund("20");
+    expect((await screen.findByRole("alert")).textContent).toMatch(/processor refused the refund/);
+
+    fireEvent.click(screen.getByRole("button", { name: "Yes, refund $20.00" }));
+    await screen.findByText(/Payment refunded in part: \$20\.00/);
+    expect(runs).toBe(2);
+    const keys = refundKeys();
+    expect(keys).toHaveLength(2);
+    expect(keys[1]).not.toBe(keys[0]);
+  });
+
+  it("refunds another amount or with another reason after a refusal, each with its own Idempotency-Key", async () => {
+    signedIn("FINANCE", FINANCE);
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment() }));
+    on(
+      "POST",
+      /^\/v1\/payments\/pay_01\/refund$/,
+      keptByKey((call) => ((call.body as { reason?: string }).reason ? refunded(15) : REFUSED)),
+    );
+    open("/dashboard/payments/pay_01");
+    await screen.findByRole("heading", { name: /\$50\.00 from Ada Donor/ });
+    await askRefund("20");
+    expect((await screen.findByRole("alert")).textContent).toMatch(/processor refused the refund/);
+
+    // Another amount: refused by the processor again, not "Idempotency-Key reused".
+    await askRefund("15");
+    await waitFor(() => expect(refundKeys()).toHaveLength(2));
+    expect((await screen.findByRole("alert")).textContent).toMatch(/processor refused the refund/);
+
+    // Another reason: it runs, and is refunded.
+    fireEvent.input(screen.getByLabelText("Reason (optional)"), { target: { value: "Asked by the donor" } });
+    fireEvent.click(screen.getByRole("button", { name: "Yes, refund $15.00" }));
+    await screen.findByText(/Payment refunded in part: \$15\.00/);
+    expect(screen.queryByText(/Idempotency-Key/)).toBeNull();
+    expect(calls.filter((c) => c.path.endsWith("/refund")).map((c) => c.body)).toEqual([
+      { amount: 20 },
+      { amount: 15 },
+      { amount: 15, reason: "Asked by the donor" },
+    ]);
+    expect(new Set(refundKeys()).size).toBe(3);
+  });
+
+  it("retries a refund whose outcome is open (no answer, a 5xx, a 429, still in progress) with the same Idempotency-Key, so it is made once", async () => {
+    signedIn("FINANCE", FINANCE);
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment() }));
+    const unsettled: KeptAnswer[] = [
+      { status: 503, body: { error: "The processor could not be reached" } },
+      { status: 429, body: { error: "Too many requests" } },
+      {
+        status: 409,
+        body: { error: "A request with this Idempotency-Key is still in progress; retry shortly" },
+        inProgress: true,
+      },
+    ];
+    let made = 0;
+    let attempt = 0;
+    on(
+      "POST",
+      /^\/v1\/payments\/pay_01\/refund$/,
+      keptByKey(() => {
+        attempt++;
+        if (attempt === 1) throw new TypeError("Failed to fetch");
+        const answer = unsettled.shift();
+        if (answer) return answer;
+        made++;
+        return refunded(20);
+      }),
+    );
+    open("/dashboard/payments/pay_01");
+    await screen.findByRole("heading", { name: /\$50\.00 from Ada Donor/ });
+    await askRefund("20");
+    for (let i = 1; i <= 4; i++) {
+      await waitFor(() => expect(refundKeys()).toHaveLength(i));
+      await screen.findByRole("alert");
+      // The amount changed and back is the same refund: still the same key.
+      if (i === 2) {
+        fireEvent.input(screen.getByLabelText("Amount (USD)"), { target: { value: "15" } });
+        await askRefund("20");
+      } else fireEvent.click(screen.getByRole("button", { name: "Yes, refund $20.00" }));
+    }
+    await screen.findByText(/Payment refunded in part: \$20\.00/);
+    expect(made).toBe(1);
+    expect(new Set(refundKeys()).size).toBe(1);
+    expect(refundKeys()).toHaveLength(5);
   });
 });
 

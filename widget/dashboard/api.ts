@@ -107,6 +107,19 @@ export async function downloadCsv(path: string, name: string): Promise<void> {
 /** A fresh Idempotency-Key for one action the person confirms. */
 export const newIdempotencyKey = (): string => crypto.randomUUID();
 
+/**
+ * Whether a failure is the final answer to a request sent with an Idempotency-Key: the server keeps every
+ * answer below 500 but 429 against the key (server/api/route.ts), and the same key would only replay it, so
+ * asking again needs a new one. No answer (the network), a 5xx, a 429 or "still in progress" leaves the
+ * outcome open: a retry sends the same key, and the action is made once however often it is asked.
+ */
+export function isFinalAnswer(err: unknown): boolean {
+  if (!(err instanceof ApiFailure)) return false;
+  if (err.status === 0 || err.status === 429 || err.status >= 500) return false;
+  // Another request with the key is still running: it may yet succeed.
+  return !(err.status === 409 && /still in progress/i.test(String(err.body.error ?? "")));
+}
+
 export interface Page<Item> {
   items: Item[];
   next: string | undefined;

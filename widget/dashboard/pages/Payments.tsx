@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { decimalsOf } from "../../../shared/currency.js";
-import { call, downloadCsv, get, newIdempotencyKey, query } from "../api.js";
+import { call, downloadCsv, get, isFinalAnswer, newIdempotencyKey, query } from "../api.js";
 import { money, when, words } from "../format.js";
 import { formNames, loadFormNames } from "../forms.js";
 import { ListFooter, useDraft, usePagedList } from "../list.js";
@@ -391,7 +391,11 @@ function Refund(props: {
   const [amount, setAmount] = useState(String(props.left));
   const [reason, setReason] = useState("");
   const [confirming, setConfirming] = useState(false);
-  const [key, setKey] = useState(newIdempotencyKey);
+  // The Idempotency-Keys of the refunds asked for whose outcome is still open (no answer, or one the server
+  // did not keep), by request: asking again for the same refund sends the same key, so it is never made
+  // twice. Another amount or reason is another request, with a key of its own; once a refund has its final
+  // answer (made, or refused), asking for it again is a new request too.
+  const openKeys = useRef(new Map<string, string>());
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   // A currency without decimals (JPY) is refunded in whole units.
@@ -410,17 +414,22 @@ function Refund(props: {
   const refund = async () => {
     setBusy(true);
     setError(null);
+    const body = { amount: Number(amount), ...(reason.trim() ? { reason: reason.trim() } : {}) };
+    const request = JSON.stringify(body);
+    const key = openKeys.current.get(request) ?? newIdempotencyKey();
+    openKeys.current.set(request, key);
     try {
       const answer = await call<{ message: string; payment: Payment }>(
         "POST",
         `/v1/payments/${encodeURIComponent(p.paymentID)}/refund`,
-        { amount: Number(amount), ...(reason.trim() ? { reason: reason.trim() } : {}) },
+        body,
         { idempotencyKey: key },
       );
+      openKeys.current.delete(request);
       setConfirming(false);
-      setKey(newIdempotencyKey());
-      props.onDone(answer.payment, `${answer.message}: ${money(Number(amount), p.currency)}.`);
+      props.onDone(answer.payment, `${answer.message}: ${money(body.amount, p.currency)}.`);
     } catch (err) {
+      if (isFinalAnswer(err)) openKeys.current.delete(request);
       setError(messageOf(err));
     } finally {
       setBusy(false);

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, call } from "../api.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
@@ -12,6 +12,8 @@ export const MIN_PASSWORD_LENGTH = 12;
  * A set-up link (`/dashboard/setup?token=…`, from the command line or an invitation) or a reset link
  * (`/dashboard/reset?token=…`, mailed): the person chooses a password and is signed in. A set-up link of
  * a person who already has a password sets none: they sign in with theirs, which accepts the invitation.
+ * A reset of a person with two-step sign-in on also takes the code of their authenticator app (or a
+ * recovery code), asked for once the server says so, as signing in does.
  */
 export default function Setup(props: PageProps) {
   const reset = window.location.pathname.endsWith("/reset");
@@ -21,6 +23,15 @@ export default function Setup(props: PageProps) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const [signInInstead, setSignInInstead] = useState(false);
+  const [code, setCode] = useState("");
+  const [needsCode, setNeedsCode] = useState(false);
+  // A code the server refused (wrong or used): said at the code's field.
+  const [codeError, setCodeError] = useState<string | null>(null);
+  const codeInput = useRef<HTMLInputElement>(null);
+  // The code's field appears because the person was asked for it: it takes focus.
+  useEffect(() => {
+    if (needsCode) codeInput.current?.focus();
+  }, [needsCode]);
   const title = reset ? "Choose a new password" : "Set up your account";
 
   const submit = async (event: Event) => {
@@ -35,16 +46,22 @@ export default function Setup(props: PageProps) {
     }
     setBusy(true);
     setError(null);
+    setCodeError(null);
     try {
       me.value = await call<Me>("POST", reset ? "/api/staff/password-reset/complete" : "/api/staff/setup", {
         token,
         password,
+        ...(reset && needsCode && code.trim() ? { code: code.replace(/\s+/g, "") } : {}),
       });
       // The token leaves the address (and the history) once it is used.
       navigate(to(""), { replace: true });
     } catch (err) {
       if (!reset && err instanceof ApiFailure && err.body.signInRequired === true) setSignInInstead(true);
-      else setError(messageOf(err));
+      else if (reset && err instanceof ApiFailure && err.body.twoFactorRequired === true) {
+        // Asked for a code (the link still works): the field appears. Asked again: the code was refused.
+        setNeedsCode(true);
+        setCodeError(needsCode ? messageOf(err) : null);
+      } else setError(messageOf(err));
     } finally {
       setBusy(false);
     }
@@ -96,6 +113,31 @@ export default function Setup(props: PageProps) {
             />
           )}
         </Field>
+        {needsCode && (
+          <Field label="Code from your authenticator app" hint="Or one of your recovery codes.">
+            {(id, hint) => (
+              <>
+                <input
+                  id={id}
+                  ref={codeInput}
+                  aria-describedby={[hint, codeError ? `${id}-error` : undefined].filter(Boolean).join(" ")}
+                  aria-invalid={codeError ? true : undefined}
+                  autoComplete="one-time-code"
+                  autoCapitalize="off"
+                  spellcheck={false}
+                  required
+                  value={code}
+                  onInput={(e) => setCode(e.currentTarget.value)}
+                />
+                {codeError && (
+                  <p id={`${id}-error`} class="error" role="alert">
+                    {codeError}
+                  </p>
+                )}
+              </>
+            )}
+          </Field>
+        )}
         <ErrorNote message={error} />
         <button type="submit" disabled={busy}>
           {reset ? "Save and sign in" : "Set password and sign in"}
