@@ -71,7 +71,8 @@ export async function revokeSession(store: Store, userId: string, id: string, no
 
 /**
  * Changes the signed-in person's password: the current one is checked (a wrong one counts as a failed
- * sign-in, and the same limit applies), the new one must not be common; every other session ends.
+ * sign-in, and the same limit applies), the new one must not be common; every other session ends, and
+ * every unused password-reset link.
  */
 export async function changePassword(
   store: Store,
@@ -122,6 +123,14 @@ export async function changePassword(
       .where("user_id", "=", input.userId)
       .where("token_hash", "!=", sha256Hex(input.currentToken))
       .where("revoked_at", "is", null)
+      .execute();
+    // A reset link asked for before the change would undo it: it is used up, as a reset uses up the others.
+    await trx
+      .updateTable("staff_tokens")
+      .set({ used_at: now })
+      .where("user_id", "=", input.userId)
+      .where("kind", "=", "reset")
+      .where("used_at", "is", null)
       .execute();
   });
 }

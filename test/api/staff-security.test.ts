@@ -417,9 +417,11 @@ describe(`staff passwords (${dialect})`, () => {
     ).toBe(200);
   });
 
-  it("changes the password with the current one: the other sessions end, this one goes on", async () => {
+  it("changes the password with the current one: the other sessions end, this one goes on, and a reset link asked for before stops working", async () => {
     const mine = await member("STAFF", "change@example.org");
     const other = cookieOf(await login("change@example.org"));
+    expect((await post("/api/staff/password-reset", { email: "change@example.org" })).status).toBe(202);
+    const earlierReset = await mailedResetToken("change@example.org");
     const wrong = await post(
       "/api/staff/password",
       { currentPassword: "not the password", newPassword: "another long passphrase" },
@@ -444,6 +446,11 @@ describe(`staff passwords (${dialect})`, () => {
     expect((await get("/api/staff/me", other)).status).toBe(401);
     expect((await login("change@example.org")).status).toBe(401);
     expect((await login("change@example.org", undefined, "another long passphrase")).status).toBe(200);
+    const undo = await post("/api/staff/password-reset/complete", {
+      token: earlierReset,
+      password: "the attacker passphrase",
+    });
+    expect(undo.status).toBe(401);
   });
 });
 
