@@ -113,9 +113,11 @@ export function contentSecurityPolicy(
   ].join("; ");
 }
 
-function describe(text: string): string {
+/** The form's description for link previews: one line, at most 200 characters, never cut inside one. */
+export function describe(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > 200 ? `${flat.slice(0, 197)}…` : flat;
+  const characters = [...flat];
+  return characters.length > 200 ? `${characters.slice(0, 199).join("").trimEnd()}…` : flat;
 }
 
 interface CheckoutPage {

@@ -35,6 +35,18 @@ function boot(html: string): Boot {
 }
 
 describe("hosted checkout page", () => {
+  it("shortens a long description for link previews to 200 characters without cutting an emoji in half", async () => {
+    const id = await createForm({
+      ...validForms.standard(),
+      title: "Emoji",
+      description: `${"a".repeat(198)}🌳🌳🌳 and more`,
+    });
+    const { html } = await get(`/donate/${id}`);
+    const content = /<meta name="description" content="([^"]*)">/.exec(html)?.[1] ?? "";
+    expect(content).toBe(`${"a".repeat(198)}🌳…`);
+    expect(content).not.toContain("\uFFFD");
+  });
+
   it("arrives server-rendered with title, description, social tags, the quote's total and the boot data", async () => {
     const id = await createForm({
       ...validForms.standard(),
