@@ -389,6 +389,7 @@ function chargeRow(
     cover_fees: sub.cover_fees,
     anonymous: sub.anonymous,
     email: sub.email,
+    email_key: sub.email_key,
     first_name: sub.first_name,
     last_name: sub.last_name,
     payment_method_type: sub.payment_method_type,

@@ -1,3 +1,4 @@
+import { emailKey } from "../../shared/email.js";
 import { DEFAULT_LANGUAGE } from "../../shared/languages.js";
 import { centsToDollars } from "../../shared/money.js";
 import { type Availability, productKey, promoKey } from "../../shared/pricing/availability.js";
@@ -413,6 +414,7 @@ export async function runCheckout(
     cover_fees: quote.coverFees ? 1 : 0,
     anonymous: req.anonymous ? 1 : 0,
     email: req.donor.email,
+    email_key: emailKey(req.donor.email),
     first_name: req.donor.firstName,
     last_name: req.donor.lastName,
     payment_method_type: method?.type ?? refused?.type ?? "none",

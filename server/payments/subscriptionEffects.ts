@@ -73,6 +73,7 @@ function newSubscription(
     fund: row.fund,
     anonymous: row.anonymous,
     email: row.email,
+    email_key: row.email_key,
     first_name: row.first_name,
     last_name: row.last_name,
     processor: row.processor,

@@ -30,7 +30,7 @@ async function knownDonor(store: Store, organizationId: string, key: string): Pr
   const payment = await db
     .selectFrom("payments")
     .select("id")
-    .where(byDonor(db, organizationId, key))
+    .where(byDonor(organizationId, key))
     .where("status", "in", ["COMPLETED", "PENDING", "REFUNDED"])
     .limit(1)
     .executeTakeFirst();

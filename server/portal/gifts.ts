@@ -2,7 +2,6 @@ import type { ExpressionBuilder } from "kysely";
 import { localYear, startOfLocalDay } from "../../shared/localDays.js";
 import { isoAt } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
-import { foldFor } from "../store/listFilters.js";
 import { PAYMENT_ID } from "../store/payments.js";
 import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
@@ -16,17 +15,14 @@ export const MAX_LISTED = 500;
 const SUBSCRIPTION_ID = /^sub_[0-9a-z]{26}$/;
 
 /**
- * This donor's rows at this organization: given with their address, in any case. An ASCII address is
- * compared with lower(), which the (organization_id, lower(email)) index serves; any other with the
- * store's Unicode fold, since SQLite's lower() knows only ASCII ("Ünal@…" would never find "ünal@…").
+ * This donor's rows at this organization: given with their address, in any case, compared by the key the
+ * application made of it when the row was written (never SQL's lower(), whose rules follow PostgreSQL's
+ * locale). The (organization_id, email_key) index serves it.
  */
 export const byDonor =
-  (db: Db, organizationId: string, emailKey: string) =>
-  (eb: ExpressionBuilder<Database, "payments" | "subscriptions">) => {
-    const email = eb.ref("email");
-    const folded = /^[ -~]*$/.test(emailKey) ? eb.fn<string>("lower", [email]) : foldFor(db)(email);
-    return eb.and([eb("organization_id", "=", organizationId), eb(folded, "=", emailKey)]);
-  };
+  (organizationId: string, emailKey: string) =>
+  (eb: ExpressionBuilder<Database, "payments" | "subscriptions">) =>
+    eb.and([eb("organization_id", "=", organizationId), eb("email_key", "=", emailKey)]);
 
 export async function donorPayments(
   db: Db,
@@ -36,7 +32,7 @@ export async function donorPayments(
   return db
     .selectFrom("payments")
     .selectAll()
-    .where(byDonor(db, organizationId, emailKey))
+    .where(byDonor(organizationId, emailKey))
     .where("status", "!=", "PROCESSING")
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
@@ -52,7 +48,7 @@ export async function donorSubscriptions(
   return db
     .selectFrom("subscriptions")
     .selectAll()
-    .where(byDonor(db, organizationId, emailKey))
+    .where(byDonor(organizationId, emailKey))
     .orderBy("created_at", "desc")
     .orderBy("id", "desc")
     .limit(MAX_LISTED)
@@ -71,7 +67,7 @@ export async function donorPayment(
     .selectFrom("payments")
     .selectAll()
     .where("id", "=", id)
-    .where(byDonor(db, organizationId, emailKey))
+    .where(byDonor(organizationId, emailKey))
     .where("status", "!=", "PROCESSING")
     .executeTakeFirst();
 }
@@ -88,7 +84,7 @@ export async function donorSubscription(
     .selectFrom("subscriptions")
     .selectAll()
     .where("id", "=", id)
-    .where(byDonor(db, organizationId, emailKey))
+    .where(byDonor(organizationId, emailKey))
     .executeTakeFirst();
 }
 
@@ -118,7 +114,7 @@ export async function donorPaymentsOfYear(
   return db
     .selectFrom("payments")
     .selectAll()
-    .where(byDonor(db, organizationId, emailKey))
+    .where(byDonor(organizationId, emailKey))
     .where(onStatement)
     .where("created_at", ">=", startOfYear(year, timeZone))
     .where("created_at", "<", startOfYear(year + 1, timeZone))
@@ -140,7 +136,7 @@ export async function donorStatementYears(
   const rows = await db
     .selectFrom("payments")
     .select("created_at")
-    .where(byDonor(db, organizationId, emailKey))
+    .where(byDonor(organizationId, emailKey))
     .where(onStatement)
     .execute();
   const years = new Set(rows.map((r) => localYear(Date.parse(r.created_at), timeZone)));

@@ -28,6 +28,7 @@ import { paymentsPartialIndexes } from "./migrations/024-payments-partial-indexe
 import { phoneDigitKeys } from "./migrations/025-phone-digit-keys.js";
 import { apiMetricsByKey } from "./migrations/026-api-metrics-by-key.js";
 import { phoneKeysByNumber } from "./migrations/027-phone-keys-by-number.js";
+import { donorEmailKeys } from "./migrations/028-donor-email-keys.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -64,6 +65,7 @@ export const MIGRATIONS: Migration[] = [
   phoneDigitKeys,
   apiMetricsByKey,
   phoneKeysByNumber,
+  donorEmailKeys,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

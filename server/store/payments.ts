@@ -97,6 +97,7 @@ const PAYMENT_COLUMNS = [
   "cover_fees",
   "anonymous",
   "email",
+  "email_key",
   "first_name",
   "last_name",
   "payment_method_type",

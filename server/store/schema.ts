@@ -165,6 +165,8 @@ export interface SubscriptionsTable {
   fund: string;
   anonymous: number;
   email: string;
+  /** The address as donors are found by (shared/email.ts emailKey), made by the application, never by SQL. */
+  email_key: string;
   first_name: string;
   last_name: string;
   /** The processor holding the saved method. */
@@ -241,6 +243,8 @@ export interface PaymentsTable {
   cover_fees: number;
   anonymous: number;
   email: string;
+  /** The address as donors are found by (shared/email.ts emailKey), made by the application, never by SQL. */
+  email_key: string;
   first_name: string;
   last_name: string;
   payment_method_type: string;

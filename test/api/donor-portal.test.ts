@@ -222,6 +222,30 @@ describe(`donor portal (${dialect})`, () => {
     expect(receipt.status).toBe(200);
   });
 
+  it("matches addresses as the application folds them, whatever the database's locale: İpek@… is not ipek@…, and ΝΙΚΟΣ@… finds its gifts", async () => {
+    const formId = await recurringForm(t);
+    const ipek = await give(formId, "İpek@example.org", { frequency: "MONTHLY" });
+    const nikos = await give(formId, "ΝΙΚΟΣ@example.gr");
+    // Another mailbox, which PostgreSQL's lower() of "İpek" can equal: it has given nothing, so it gets no link.
+    expect((await linkRequest("ipek@example.org")).status).toBe(202);
+    expect(await mailedToken("ipek@example.org")).toBeUndefined();
+    const ipekCookie = await signIn("İpek@example.org");
+    const ipekGifts = await t.request<{ subscriptions: { id: string }[] }>(
+      "GET",
+      `${base()}/gifts`,
+      asDonor(ipekCookie),
+    );
+    expect(ipekGifts.body.subscriptions.map((s) => s.id)).toEqual([ipek.subscription?.id]);
+    // JavaScript lower-cases a final Σ to ς, PostgreSQL to σ: the donor still gets their link.
+    const nikosCookie = await signIn("ΝΙΚΟΣ@example.gr");
+    const nikosGifts = await t.request<{ payments: { paymentID: string }[] }>(
+      "GET",
+      `${base()}/gifts`,
+      asDonor(nikosCookie),
+    );
+    expect(nikosGifts.body.payments.map((p) => p.paymentID)).toEqual([nikos.paymentID]);
+  });
+
   it("changes the amount, skips the next charge, changes the frequency and cancels, with webhooks and the audit log", async () => {
     const formId = await recurringForm(t);
     const gift = await give(formId, "ada@example.org", { frequency: "MONTHLY" });

@@ -3,6 +3,7 @@ import { EXPORT_BATCH } from "../../server/api/csvExport.js";
 import { prefixedId } from "../../server/ids.js";
 import { insertPayment } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
+import { emailKey } from "../../shared/email.js";
 import { card, checkout, createForm } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
@@ -58,6 +59,7 @@ function payment(formId: string, fields: Partial<PaymentsTable> = {}): PaymentsT
     cover_fees: 0,
     anonymous: 0,
     email: `donor${sequence}@example.org`,
+    email_key: emailKey(fields.email ?? `donor${sequence}@example.org`),
     first_name: "Pat",
     last_name: `Donor${sequence}`,
     payment_method_type: "card",

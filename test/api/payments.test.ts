@@ -53,6 +53,7 @@ function storedPayment(organizationId: string, formId: string, createdAt: string
     cover_fees: 0,
     anonymous: 0,
     email: "bulk@example.org",
+    email_key: "bulk@example.org",
     first_name: "Bulk",
     last_name: "Donor",
     payment_method_type: "card",

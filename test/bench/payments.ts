@@ -199,6 +199,7 @@ async function seed(databaseUrl: string): Promise<Seeded> {
           cover_fees: 0,
           anonymous: 0,
           email: `donor${i}@example.org`,
+          email_key: `donor${i}@example.org`,
           first_name: "Bench",
           last_name: `Donor ${i}`,
           payment_method_type: "card",
