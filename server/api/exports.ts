@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import { type CsvColumn, csvMoney } from "../../shared/csv.js";
+import { keptCents } from "../documents/givingDocuments.js";
 import { type AuditLogFilter, listAuditLog } from "../store/auditLog.js";
 import { contactTotals, listContacts } from "../store/contacts.js";
 import type { ContactFilters, PaymentFilters, SubscriptionFilters } from "../store/listFilters.js";
@@ -28,14 +29,13 @@ function paymentColumns(timeZone: string): CsvColumn<Payment>[] {
     { header: "Status", value: (p) => p.view.status },
     { header: "Amount", value: (p) => money(p.row.amount_cents, p) },
     { header: "Refunded", value: (p) => money(p.row.refunded_cents, p) },
-    // What the organization keeps of it: only a payment that collected money has any (a declined card, a
-    // bank debit still clearing, one in flight: empty), so that the column sums to what was raised.
+    // What the organization keeps of it, less refunds and what a dispute took back: only a payment that
+    // collected money has any (a declined card, a bank debit still clearing, one in flight: empty), so that
+    // the column sums to what was raised, as the dashboard and the donor's statement count it.
     {
       header: "Net",
       value: (p) =>
-        p.row.status === "COMPLETED" || p.row.status === "REFUNDED"
-          ? money(Number(p.row.amount_cents) - Number(p.row.refunded_cents), p)
-          : "",
+        p.row.status === "COMPLETED" || p.row.status === "REFUNDED" ? money(keptCents(p.row), p) : "",
     },
     { header: "Covered fee", value: (p) => money(p.row.fee_cents, p) },
     { header: "Currency", value: (p) => p.view.currency },

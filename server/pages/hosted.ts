@@ -114,7 +114,7 @@ export function contentSecurityPolicy(
 }
 
 /** The form's description for link previews: one line, at most 200 characters, never cut inside one. */
-export function describe(text: string): string {
+function describe(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   const characters = [...flat];
   return characters.length > 200 ? `${characters.slice(0, 199).join("").trimEnd()}…` : flat;

@@ -1,20 +1,13 @@
-import { type ExpressionBuilder, sql } from "kysely";
+import { sql } from "kysely";
 import type { Db } from "./database.js";
-import type { Database, PaymentsTable } from "./schema.js";
+import { isKeptSql, keptCentsSql } from "./keptSql.js";
+import type { PaymentsTable } from "./schema.js";
 
 /**
  * The sums behind the dashboard's summary: what an organization raised in a span of time, per UTC hour
  * (or minute), its active recurring gifts, and the payments that need someone's attention. Times are the
  * stored ISO 8601 UTC strings, compared as text, so a span is `[startIso, endIso)`.
  */
-
-/** A payment that counts as raised: completed, or refunded in part only (a gift refunded in full is none). */
-function kept(eb: ExpressionBuilder<Database, "payments">) {
-  return eb.or([
-    eb("status", "=", "COMPLETED"),
-    eb.and([eb("status", "=", "REFUNDED"), eb("refunded_cents", "<", eb.ref("amount_cents"))]),
-  ]);
-}
 
 function keptPayments(db: Db, organizationId: string, currency: string, startIso: string, endIso: string) {
   return db
@@ -23,7 +16,7 @@ function keptPayments(db: Db, organizationId: string, currency: string, startIso
     .where("created_at", ">=", startIso)
     .where("created_at", "<", endIso)
     .where("currency", "=", currency)
-    .where(kept);
+    .where(isKeptSql(db));
 }
 
 export interface RaisedTotals {
@@ -44,7 +37,7 @@ export async function raisedBetween(
   const row = await keptPayments(db, organizationId, currency, startIso, endIso)
     .select((eb) => [
       eb.fn.countAll<number>().as("n"),
-      eb.fn.sum<number>(eb("amount_cents", "-", eb.ref("refunded_cents"))).as("net"),
+      eb.fn.sum<number>(keptCentsSql(db)).as("net"),
       // A donor is their contact, else (a payment not linked to one) their address in any case.
       sql<number>`count(distinct coalesce(contact_id, lower(email)))`.as("donors"),
     ])
@@ -70,7 +63,7 @@ export async function raisedByBucket(
     .select((eb) => [
       key.as("bucket"),
       eb.fn.countAll<number>().as("n"),
-      eb.fn.sum<number>(eb("amount_cents", "-", eb.ref("refunded_cents"))).as("net"),
+      eb.fn.sum<number>(keptCentsSql(db)).as("net"),
     ])
     .groupBy(key)
     .execute();
@@ -178,12 +171,12 @@ export async function raisedByForm(
     .selectFrom("payments")
     .where("organization_id", "=", organizationId)
     .where("form_id", "in", formIds)
-    .where(kept)
+    .where(isKeptSql(db))
     .select((eb) => [
       "form_id",
       "currency",
       eb.fn.countAll<number>().as("n"),
-      eb.fn.sum<number>(eb("amount_cents", "-", eb.ref("refunded_cents"))).as("net"),
+      eb.fn.sum<number>(keptCentsSql(db)).as("net"),
     ])
     .groupBy(["form_id", "currency"])
     .orderBy("form_id")

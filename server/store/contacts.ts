@@ -3,6 +3,7 @@ import { DEFAULT_COUNTRY, phoneCountry, phoneMatchKeys, toE164 } from "../../sha
 import { uuid } from "../ids.js";
 import type { Db } from "./database.js";
 import { fixedQuery } from "./fixedQuery.js";
+import { isKeptSql, keptCentsSql } from "./keptSql.js";
 import { afterPosition } from "./keyset.js";
 import { type ContactFilters, filterConditions } from "./listFilters.js";
 import type { ConsentValue, ContactsTable } from "./schema.js";
@@ -398,19 +399,15 @@ export async function contactTotals(db: Db, ids: string[]): Promise<Map<string, 
     .select((eb) => [
       "p.contact_id",
       eb.fn.countAll<number>().as("n"),
-      eb.fn.sum<number>(eb("p.amount_cents", "-", eb.ref("p.refunded_cents"))).as("net"),
+      eb.fn.sum<number>(keptCentsSql(db, "p.")).as("net"),
       eb.fn.min("p.created_at").as("first"),
       eb.fn.max("p.created_at").as("last"),
     ])
     .where("p.contact_id", "in", ids)
     .whereRef("p.currency", "=", "o.currency")
-    // Completed payments, and refunded ones only for what was kept: a fully refunded gift is no gift.
-    .where((eb) =>
-      eb.or([
-        eb("p.status", "=", "COMPLETED"),
-        eb.and([eb("p.status", "=", "REFUNDED"), eb("p.refunded_cents", "<", eb.ref("p.amount_cents"))]),
-      ]),
-    )
+    // Completed payments, and refunded or disputed ones only for what was kept: one refunded or taken back
+    // in full is no gift.
+    .where(isKeptSql(db, "p."))
     .groupBy("p.contact_id")
     .execute();
   for (const r of rows) {

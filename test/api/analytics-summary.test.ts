@@ -1,10 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { prefixedId } from "../../server/ids.js";
+import { recordDispute } from "../../server/payments/transition.js";
 import { createApiKey } from "../../server/store/keys.js";
 import { insertPayment } from "../../server/store/payments.js";
 import type { PaymentsTable } from "../../server/store/schema.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
-import { setupTestApp, type TestApp, type TestOrg, validForms } from "../support/testApp.js";
+import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from "../support/testApp.js";
 
 /** GET /v1/analytics/summary: sums in the organization's days and currency, net of refunds, its own only. */
 
@@ -189,6 +190,7 @@ describe("GET /v1/analytics/summary", () => {
       cover_fees: 0,
       anonymous: 0,
       email: "d@example.org",
+      email_key: "d@example.org",
       first_name: "D",
       last_name: "Onor",
       payment_method_type: "card",
@@ -330,5 +332,49 @@ describe("GET /v1/analytics/summary", () => {
     const res = await t.request("PUT", "/v1/organization", { body: { timeZone: "Mars/Olympus_Mons" } });
     expect(res.status).toBe(400);
     expect(res.text).toContain("IANA");
+  });
+});
+
+describe(`money a dispute took back (${dialect})`, () => {
+  it("is not raised: the summary, the forms, a contact's value and the export's Net count only what was kept", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const lost = await giftAt("2026-03-10T09:00:00Z", 100, { formId, email: "lost@example.org" });
+    const partial = await giftAt("2026-03-10T09:10:00Z", 50, { formId, email: "part@example.org" });
+    await giftAt("2026-03-10T09:20:00Z", 25, { formId, email: "kept@example.org" });
+    const dispute = (amountCents: number, status: string, fundsWithdrawn: boolean) => ({
+      id: `dp_${amountCents}`,
+      status,
+      reason: "fraudulent",
+      amountCents,
+      fundsWithdrawn,
+      createdAt: "2026-03-10T10:00:00Z",
+    });
+    await t.store.transact((trx) => recordDispute(trx, clock, lost, dispute(10_000, "lost", true)));
+    await t.store.transact((trx) => recordDispute(trx, clock, partial, dispute(2000, "lost", true)));
+
+    const res = await summary("?from=2026-03-10&to=2026-03-10");
+    expect(res.status, res.text).toBe(200);
+    // 100 taken back in full: no gift; 50 less 20 taken back: 30; 25 kept.
+    expect(res.body.range).toEqual({ raised: 55, gifts: 2, donors: 2 });
+    expect(res.body.raised.today).toBe(55);
+
+    const forms = await t.request<{ forms: { raised: number; gifts: number }[] }>(
+      "GET",
+      `/v1/analytics/forms?formIDs=${formId}`,
+    );
+    expect(forms.body.forms[0]).toMatchObject({ raised: 55, gifts: 2 });
+
+    const contacts = await t.request<{ contacts: { totalTransactionValue: number }[] }>(
+      "GET",
+      "/v1/contacts?email=part@example.org",
+    );
+    expect(contacts.body.contacts[0].totalTransactionValue).toBe(30);
+
+    const csv = await t.app.request(`/v1/payments?formId=${formId}`, {
+      headers: { Authorization: `Bearer ${t.org.key}`, Accept: "text/csv" },
+    });
+    const [header, ...lines] = (await csv.text()).trim().split("\r\n");
+    const net = header.split(",").indexOf("Net");
+    expect(lines.map((line) => line.split(",")[net]).sort()).toEqual(["0.00", "25.00", "30.00"]);
   });
 });
