@@ -2,6 +2,7 @@ import type { ExpressionBuilder } from "kysely";
 import { localYear, startOfLocalDay } from "../../shared/localDays.js";
 import { isoAt } from "../../shared/time.js";
 import type { Db } from "../store/database.js";
+import { keptCentsSql } from "../store/keptSql.js";
 import { PAYMENT_ID } from "../store/payments.js";
 import type { Database, PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 
@@ -90,10 +91,10 @@ export async function donorSubscription(
 
 /**
  * The payments a year-end statement lists (`statementPdf`): completed or refunded ones that kept some money
- * (`keptCents` > 0: refunded less than their amount). A fully refunded payment is in none.
+ * (`keptCents` > 0). One refunded, or taken back by a dispute, in full is in none.
  */
-const onStatement = (eb: ExpressionBuilder<Database, "payments">) =>
-  eb.and([eb("status", "in", ["COMPLETED", "REFUNDED"]), eb("refunded_cents", "<", eb.ref("amount_cents"))]);
+const onStatement = (db: Db) => (eb: ExpressionBuilder<Database, "payments">) =>
+  eb.and([eb("status", "in", ["COMPLETED", "REFUNDED"]), eb(keptCentsSql(db), ">", 0)]);
 
 /** The first instant of January 1 of `year` in a zone, written as `created_at` is (ISO 8601 UTC). */
 const startOfYear = (year: number, timeZone: string): string =>
@@ -115,7 +116,7 @@ export async function donorPaymentsOfYear(
     .selectFrom("payments")
     .selectAll()
     .where(byDonor(organizationId, emailKey))
-    .where(onStatement)
+    .where(onStatement(db))
     .where("created_at", ">=", startOfYear(year, timeZone))
     .where("created_at", "<", startOfYear(year + 1, timeZone))
     .orderBy("created_at")
@@ -137,7 +138,7 @@ export async function donorStatementYears(
     .selectFrom("payments")
     .select("created_at")
     .where(byDonor(organizationId, emailKey))
-    .where(onStatement)
+    .where(onStatement(db))
     .execute();
   const years = new Set(rows.map((r) => localYear(Date.parse(r.created_at), timeZone)));
   return [...years].sort((a, b) => b - a);

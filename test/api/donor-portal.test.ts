@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LINK_ANSWER_FLOOR_MS } from "../../server/api/manage.js";
 import { translator } from "../../server/i18n.js";
+import { recordDispute } from "../../server/payments/transition.js";
 import { auditTrail } from "../../server/store/auditLog.js";
 import { escapeHtml } from "../../shared/html.js";
 import { eventsOf, JAN_31, paymentsOf, recurringForm, subscription, worker } from "../billing/support.js";
@@ -171,6 +172,25 @@ describe(`donor portal (${dialect})`, () => {
       // Both wait out the same floor, far longer than mailing a link takes.
       expect(performance.now() - started).toBeGreaterThanOrEqual(LINK_ANSWER_FLOOR_MS - 1);
     }
+  });
+
+  it("puts no year on offer for a statement whose only gift a lost dispute took back in full", async () => {
+    const formId = await recurringForm(t);
+    const gift = await give(formId, "disputed@example.org");
+    await t.store.transact((trx) =>
+      recordDispute(trx, clock, gift.paymentID as string, {
+        id: "dp_lost",
+        status: "lost",
+        reason: "fraudulent",
+        amountCents: 2500,
+        fundsWithdrawn: true,
+        createdAt: new Date(clock).toISOString(),
+      }),
+    );
+    const cookie = await signIn("disputed@example.org");
+    const gifts = await t.request<{ statementYears: number[] }>("GET", `${base()}/gifts`, asDonor(cookie));
+    expect(gifts.status, gifts.text).toBe(200);
+    expect(gifts.body.statementYears).toEqual([]);
   });
 
   it("lists the donor's own gifts and recurring gifts only, in the /v1 shapes", async () => {
