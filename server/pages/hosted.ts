@@ -135,7 +135,15 @@ interface CheckoutPage {
 }
 
 function checkoutHtml(p: CheckoutPage): string {
-  const { view } = p;
+  // The donor list names anonymous supporters in the page's language (the public API says "Anonymous", with
+  // `anonymous: true` for a client to word).
+  const anonymous = translator(p.language)("page.donors.anonymous");
+  const view = p.view.donorList
+    ? {
+        ...p.view,
+        donorList: p.view.donorList.map((d) => (d.anonymous ? { ...d, name: anonymous } : d)),
+      }
+    : p.view;
   const messages = messagesFor(p.language, "checkout.");
   // The render is synchronous: the page's locale holds for exactly this page.
   setLocale({ language: p.language, currency: view.currency, messages });

@@ -199,6 +199,10 @@ describe("public form view", () => {
     const list = res.body.donorList as { name: string; amount: number }[];
     expect(list.map((d) => d.name)).toEqual(["Anonymous", "Ada D."]);
     expect(res.text).not.toContain("@example.org");
+    // The hosted page names the anonymous supporter in its own language.
+    const german = await (await t.app.request(`/donate/${formId}?lang=de`)).text();
+    expect(german).toContain(`<span class="alm-anon">Anonym</span>`);
+    expect(german).not.toContain("Anonymous");
     // A last name beginning beyond the BMP keeps its whole first letter (not half a surrogate pair).
     await checkout(t, formId, {
       amount: 5,

@@ -11,6 +11,7 @@ export const ar: Catalog = {
   "page.notFound.body": "لا يوجد نموذج على هذا العنوان. تحقّق من الرابط الذي اتبعته.",
   "page.portalNotFound.title": "الصفحة غير موجودة",
   "page.portalNotFound.body": "لا توجد بوابة متبرعين على هذا العنوان. تحقّق من الرابط الذي اتبعته.",
+  "page.donors.anonymous": "مجهول الهوية",
   "page.gone.tab": "النموذج لم يعد متاحًا",
   "page.gone.title": "هذا النموذج لم يعد متاحًا",
   "page.gone.body": "أزالت المنظمة هذا النموذج. تواصل معها لمعرفة طرق أخرى للتبرع.",

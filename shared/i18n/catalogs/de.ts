@@ -12,6 +12,7 @@ export const de: Catalog = {
   "page.portalNotFound.title": "Seite nicht gefunden",
   "page.portalNotFound.body":
     "Unter dieser Adresse gibt es kein Spenderportal. Prüfen Sie den Link, dem Sie gefolgt sind.",
+  "page.donors.anonymous": "Anonym",
   "page.gone.tab": "Formular nicht mehr verfügbar",
   "page.gone.title": "Dieses Formular ist nicht mehr verfügbar",
   "page.gone.body":

@@ -14,6 +14,7 @@ export const en = {
   "page.notFound.body": "There is no form at this address. Check the link you followed.",
   "page.portalNotFound.title": "Page not found",
   "page.portalNotFound.body": "There is no donor portal at this address. Check the link you followed.",
+  "page.donors.anonymous": "Anonymous",
   "page.gone.tab": "Form no longer available",
   "page.gone.title": "This form is no longer available",
   "page.gone.body": "The organization has removed this form. Contact them for other ways to give.",

@@ -12,6 +12,7 @@ export const es: Catalog = {
   "page.portalNotFound.title": "Página no encontrada",
   "page.portalNotFound.body":
     "No hay ningún portal de donantes en esta dirección. Revisa el enlace que seguiste.",
+  "page.donors.anonymous": "Anónimo",
   "page.gone.tab": "Formulario no disponible",
   "page.gone.title": "Este formulario ya no está disponible",
   "page.gone.body": "La organización retiró este formulario. Contáctala para conocer otras formas de donar.",

@@ -12,6 +12,7 @@ export const fr: Catalog = {
   "page.portalNotFound.title": "Page introuvable",
   "page.portalNotFound.body":
     "Il n’y a pas d’espace donateur à cette adresse. Vérifiez le lien que vous avez suivi.",
+  "page.donors.anonymous": "Anonyme",
   "page.gone.tab": "Formulaire indisponible",
   "page.gone.title": "Ce formulaire n’est plus disponible",
   "page.gone.body": "L’organisation a retiré ce formulaire. Contactez-la pour d’autres façons de donner.",

@@ -11,6 +11,7 @@ export const ptBR: Catalog = {
   "page.notFound.body": "Não há formulário neste endereço. Confira o link que você seguiu.",
   "page.portalNotFound.title": "Página não encontrada",
   "page.portalNotFound.body": "Não há portal de doadores neste endereço. Verifique o link que você seguiu.",
+  "page.donors.anonymous": "Anônimo",
   "page.gone.tab": "Formulário indisponível",
   "page.gone.title": "Este formulário não está mais disponível",
   "page.gone.body": "A organização removeu este formulário. Fale com ela sobre outras formas de doar.",
