@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Context } from "hono";
 import { escapeHtml } from "../../shared/html.js";
-import { DEFAULT_LANGUAGE, directionOf } from "../../shared/languages.js";
+import type { CompiledCatalog } from "../../shared/i18n/format.js";
+import { DEFAULT_LANGUAGE, directionOf, type Language } from "../../shared/languages.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { chooseLanguage, messagesFor, translator } from "../i18n.js";
 import { getOrganization } from "../store/organizations.js";
@@ -38,6 +39,15 @@ table{width:100%;border-collapse:collapse;font-size:.95rem}th,td{text-align:star
 :focus-visible{outline:3px solid #2563eb;outline-offset:2px}
 `;
 
+/** The messages the portal's page is sent with: its own, and the checkout's frequencies and kinds of method. */
+export function portalMessages(language: Language): CompiledCatalog {
+  return {
+    ...messagesFor(language, "portal."),
+    ...messagesFor(language, "checkout.frequency."),
+    ...messagesFor(language, "checkout.method."),
+  };
+}
+
 export async function portalPage(
   c: Context<AppEnv>,
   deps: AppDeps,
@@ -72,11 +82,7 @@ export async function portalPage(
     const body = `<p>${escapeHtml(tr("page.portalNotFound.body"))}</p>`;
     return c.html(page({ title: heading, heading, body, nonce, language }), 404, headers);
   }
-  const messages = {
-    ...messagesFor(language, "portal."),
-    ...messagesFor(language, "checkout.frequency."),
-    ...messagesFor(language, "checkout.method.card"),
-  };
+  const messages = portalMessages(language);
   // The language links never carry a sign-in token.
   const params = new URL(c.req.url).searchParams;
   params.delete("token");

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { cardBrandName } from "../../shared/cardBrands.js";
 import { formatMoney } from "../../shared/currency.js";
 import { emailKey } from "../../shared/email.js";
 import { escapeHtml } from "../../shared/html.js";
@@ -82,13 +83,6 @@ const FREQUENCY_WORDS: Record<string, string> = {
   WEEKLY: "every week",
   MONTHLY: "every month",
   ANNUALLY: "every year",
-};
-
-const BRAND_NAMES: Record<string, string> = {
-  visa: "Visa",
-  mastercard: "Mastercard",
-  amex: "American Express",
-  discover: "Discover",
 };
 
 export const SECURITY_HEADERS = {
@@ -179,7 +173,7 @@ function describeMethod(
   const method =
     sub.payment_method_type === "bank"
       ? tr("update.bank")
-      : (BRAND_NAMES[sub.card_brand ?? ""] ?? tr("update.card"));
+      : (cardBrandName(sub.card_brand) ?? tr("update.card"));
   return tr("update.ending", { method, last4: sub.last4 ?? "" });
 }
 

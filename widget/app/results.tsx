@@ -1,4 +1,5 @@
 import { useEffect, useRef } from "preact/hooks";
+import { cardBrandName } from "../../shared/cardBrands.js";
 import { t } from "./locale.js";
 import type { Checkout } from "./store.js";
 import { acceptUpsell, keepOneTime, retry } from "./submissionModel.js";
@@ -85,13 +86,7 @@ export function Success({ c }: { c: Checkout }) {
 }
 
 function brandName(brand: string | null): string {
-  const names: Record<string, string> = {
-    visa: "Visa",
-    mastercard: "Mastercard",
-    amex: "American Express",
-    discover: "Discover",
-  };
-  return (brand && names[brand]) || t("checkout.success.card");
+  return cardBrandName(brand) ?? t("checkout.success.card");
 }
 
 export function Declined({ c }: { c: Checkout }) {

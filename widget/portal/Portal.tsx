@@ -1,4 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
+import { cardBrandName } from "../../shared/cardBrands.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import { type Gifts, PortalError, portalApi, type Subscription } from "./api.js";
 import { portalLanguage, t } from "./i18n.js";
@@ -258,7 +259,10 @@ function RecurringGift(props: {
               t("portal.nextGift", { date: day(sub.nextBillingDate, props.timeZone) }),
               sub.paymentMethod.last4
                 ? t("portal.cardEnding", {
-                    brand: sub.paymentMethod.brand ?? t("checkout.method.card"),
+                    brand:
+                      sub.paymentMethod.type === "bank"
+                        ? t("checkout.method.bank")
+                        : (cardBrandName(sub.paymentMethod.brand) ?? t("checkout.method.card")),
                     last4: sub.paymentMethod.last4,
                   })
                 : "",
