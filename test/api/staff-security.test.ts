@@ -248,6 +248,21 @@ describe(`compulsory two-factor sign-in for Owners and Finance (${dialect})`, ()
     expect((await t.request("PUT", "/v1/organization", { body: { requireTwoFactor: "yes" } })).status).toBe(
       400,
     );
+    // Turning it off weakens every staff sign-in: an API key may not; an Owner signed in may.
+    const keyOff = await t.request("PUT", "/v1/organization", { body: { requireTwoFactor: false } });
+    expect(keyOff.status).toBe(403);
+    expect(keyOff.body.error).toMatch(/Only an Owner/);
+    const owner = await member("OWNER", "setting-owner@example.org");
+    await enrol(owner);
+    const ownerOff = await send("PUT", "/v1/organization", {
+      body: { requireTwoFactor: false },
+      cookie: owner,
+    });
+    expect(ownerOff.status, JSON.stringify(ownerOff.body)).toBe(200);
+    expect(ownerOff.body.requireTwoFactor).toBe(false);
+    expect((await t.request("PUT", "/v1/organization", { body: { requireTwoFactor: true } })).status).toBe(
+      200,
+    );
     const doc = await t.request<{ paths: Record<string, Record<string, unknown>> }>(
       "GET",
       "/v1/openapi.json",
