@@ -110,6 +110,9 @@ export const AUDIT_ACTIONS = [
   "staff.removed",
   "staff.signed_in",
   "staff.sign_in_failed",
+  "staff.password_changed",
+  "staff.two_factor_enabled",
+  "staff.two_factor_disabled",
   "ticket.checked_in",
   "ticket.check_in_undone",
 ] as const;

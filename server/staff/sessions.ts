@@ -9,7 +9,7 @@ import {
   sessionIdOf,
 } from "./accounts.js";
 import { hashPassword, verifyPassword } from "./passwords.js";
-import { recordFailedSignIn } from "./signInAudit.js";
+import { recordAccountChange, recordFailedSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 
 /**
@@ -132,5 +132,6 @@ export async function changePassword(
       .where("kind", "=", "reset")
       .where("used_at", "is", null)
       .execute();
+    await recordAccountChange(trx, input.userId, "staff.password_changed", input.nowMs);
   });
 }

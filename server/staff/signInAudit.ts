@@ -103,3 +103,44 @@ export async function recordFailedSignIn(
       );
   });
 }
+
+/** A change of how a person signs in: their password, or their second factor turned on or off. */
+export type AccountChange =
+  | "staff.password_changed"
+  | "staff.two_factor_enabled"
+  | "staff.two_factor_disabled";
+
+/**
+ * A change of a person's sign-in, in the caller's transaction, written under every organization the person
+ * has joined (as a failed sign-in is: each Owner sees what happens to the accounts of their people). The
+ * actor is the person, or the system for the operator's command line.
+ */
+export async function recordAccountChange(
+  trx: Db,
+  userId: string,
+  action: AccountChange,
+  nowMs: number,
+  by: "self" | "system" = "self",
+): Promise<void> {
+  const memberships = await trx
+    .selectFrom("staff_memberships")
+    .innerJoin("staff_users", "staff_users.id", "staff_memberships.user_id")
+    .select(["staff_memberships.organization_id", "staff_users.email"])
+    .where("staff_memberships.user_id", "=", userId)
+    .where((eb) => joinedHere(eb))
+    .execute();
+  for (const { organization_id, email } of memberships)
+    await recordAudit(
+      trx,
+      {
+        organizationId: organization_id,
+        actor: by === "system" ? { type: "system" } : { type: "staff", userId, email },
+        action,
+        subjectType: "staff_user",
+        subjectId: userId,
+        before: {},
+        after: {},
+      },
+      nowMs,
+    );
+}

@@ -7,6 +7,7 @@ import { sha256Hex } from "../ids.js";
 import { type SecretBox, SecretsError } from "../secrets.js";
 import type { Db, Store } from "../store/database.js";
 import { verifyPassword } from "./passwords.js";
+import { recordAccountChange } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 
 /**
@@ -194,6 +195,7 @@ export async function confirmEnrolment(
       .executeTakeFirst();
     if (Number(on.numUpdatedRows) !== 1) throw new StaffError("conflict", "Two-factor sign-in is already on");
     await replaceRecoveryCodes(trx, userId, recoveryCodes, nowMs);
+    await recordAccountChange(trx, userId, "staff.two_factor_enabled", nowMs);
   });
   return { recoveryCodes };
 }
@@ -304,6 +306,8 @@ export async function resetTwoFactor(store: Store, email: string, nowMs: number)
       .executeTakeFirst();
     if (!user) throw new StaffError("notFound", `No staff member has the address ${email.trim()}`);
     await turnOff(trx, user.id, nowMs);
+    if (user.totp_secret != null)
+      await recordAccountChange(trx, user.id, "staff.two_factor_disabled", nowMs, "system");
     return user.totp_secret != null;
   });
 }
@@ -352,5 +356,8 @@ export async function disableTwoFactor(
     .executeTakeFirst();
   if (!user?.totp_secret) throw new StaffError("conflict", "Two-factor sign-in is not on");
   await prove(store, box, userId, user.password_hash, proof, nowMs);
-  await store.db.transaction().execute((trx) => turnOff(trx, userId, nowMs));
+  await store.db.transaction().execute(async (trx) => {
+    await turnOff(trx, userId, nowMs);
+    await recordAccountChange(trx, userId, "staff.two_factor_disabled", nowMs);
+  });
 }

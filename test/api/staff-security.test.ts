@@ -186,6 +186,20 @@ describe(`staff two-factor sign-in (${dialect})`, () => {
       enabled: false,
       recoveryCodesLeft: 0,
     });
+    // Each turn on and off is in the organization's audit log, by the person.
+    const changes = await t.store.db
+      .selectFrom("audit_log")
+      .select(["action", "actor_type"])
+      .where("subject_id", "=", (await get("/api/staff/me", cookie)).body.userId as string)
+      .where("action", "in", ["staff.two_factor_enabled", "staff.two_factor_disabled"])
+      .execute();
+    // (Made at the same test clock time: compared as a set.)
+    expect(changes.map((c) => `${c.action} by ${c.actor_type}`).sort()).toEqual([
+      "staff.two_factor_disabled by staff",
+      "staff.two_factor_disabled by staff",
+      "staff.two_factor_enabled by staff",
+      "staff.two_factor_enabled by staff",
+    ]);
   });
 
   it("renews the recovery codes with the password: the old ones stop working, the new ones work once", async () => {
@@ -461,6 +475,12 @@ describe(`staff passwords (${dialect})`, () => {
     expect((await get("/api/staff/me", other)).status).toBe(401);
     expect((await login("change@example.org")).status).toBe(401);
     expect((await login("change@example.org", undefined, "another long passphrase")).status).toBe(200);
+    const audited = await t.store.db
+      .selectFrom("audit_log")
+      .select("actor_label")
+      .where("action", "=", "staff.password_changed")
+      .execute();
+    expect(audited.map((c) => c.actor_label)).toEqual(["change@example.org"]);
     const undo = await post("/api/staff/password-reset/complete", {
       token: earlierReset,
       password: "the attacker passphrase",
