@@ -6,10 +6,17 @@ import { errorMessage } from "../errors.js";
 import { ulid } from "../ids.js";
 import { leaseColumns, newLease, RELEASED, unclaimed } from "../store/claim.js";
 import type { Db } from "../store/database.js";
+import { isLockConflict } from "../store/dialect.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import type { WebhookBody, WebhookHeaders } from "./eventSchemas.js";
 import type { TargetPolicy } from "./guard.js";
-import { ATTEMPT_TIMEOUT_MS, type AttemptResult, postWebhook } from "./post.js";
+import {
+  ATTEMPT_TIMEOUT_MS,
+  type AttemptResult,
+  type DeliveryAgents,
+  deliveryAgents,
+  postWebhook,
+} from "./post.js";
 import { signatureHeader } from "./signature.js";
 import { closeInterruptedAttempts, pruneWebhookHistory } from "./store.js";
 import { onDeliveriesQueued } from "./wake.js";
@@ -58,6 +65,10 @@ export interface DispatcherOptions {
   maxPerOrganization?: number;
   /** Longest time between polls. */
   pollMs?: number;
+  /** How long a kept-alive connection to a receiver stays open unused; default IDLE_SOCKET_MS (15 s). */
+  idleSocketMs?: number;
+  /** How often the delivery log is pruned (and attempts abandoned under cancelled deliveries closed); default hourly. */
+  pruneMs?: number;
   policy?: TargetPolicy;
   /** Clock of leases, due times and records; default Date.now. */
   wallClock?: () => number;
@@ -119,8 +130,10 @@ const HOT_WINDOW_MS = 300;
 /** After a delivery ends, claim again this soon: completions close together share one claim. */
 const REFILL_DELAY_MS = 2;
 const MAX_ERROR_LENGTH = 500;
-/** How often the delivery log is pruned (records older than 90 days). */
+/** How often the delivery log is pruned (records older than 90 days; pruneWebhookHistory). */
 const PRUNE_INTERVAL_MS = 3_600_000;
+/** How many times a batch of outcomes is written again after losing a race for a lock. */
+const WRITE_RETRIES = 3;
 /** Outcomes gather this long before they are written (one transaction for all of them). */
 const WRITE_DELAY_MS = 10;
 
@@ -143,7 +156,10 @@ export class WebhookDispatcher {
   private readonly leaseMs: number;
   private readonly caps: Caps;
   private readonly pollMs: number;
+  private readonly pruneMs: number;
   private readonly policy: TargetPolicy;
+  /** This dispatcher's connections to receivers (at most `maxInFlight` busy plus a few idle). */
+  private readonly agents: DeliveryAgents;
   private readonly wallClock: () => number;
   private readonly onError: (err: unknown, context: string) => void;
 
@@ -178,6 +194,7 @@ export class WebhookDispatcher {
       maxInFlight: opts.maxInFlight ?? DEFAULT_CAPS.maxInFlight,
     };
     this.pollMs = opts.pollMs ?? 1000;
+    this.pruneMs = opts.pruneMs ?? PRUNE_INTERVAL_MS;
     this.policy = opts.policy ?? { guard: opts.deps.config.webhookTargetGuard };
     this.wallClock = opts.wallClock ?? Date.now;
     if (this.leaseMs <= this.timeoutMs) throw new RangeError("leaseMs must be longer than timeoutMs");
@@ -190,6 +207,7 @@ export class WebhookDispatcher {
       throw new RangeError(
         "maxInFlight and maxPerOrganization must be at least concurrency and perOrganization",
       );
+    this.agents = deliveryAgents({ maxInFlight: this.caps.maxInFlight, idleMs: opts.idleSocketMs });
     this.onError =
       opts.onError ??
       ((err, context) => console.error(`Almoner webhook dispatcher: ${context}: ${errorMessage(err)}`));
@@ -210,10 +228,13 @@ export class WebhookDispatcher {
       void pruneWebhookHistory(this.deps.store.db, this.wallClock()).catch((err) =>
         this.onError(err, "pruning the delivery log"),
       );
-    this.pruner = setInterval(prune, PRUNE_INTERVAL_MS).unref();
+    this.pruner = setInterval(prune, this.pruneMs).unref();
   }
 
-  /** Stops claiming, cuts attempts in flight short (they are due again at once), and waits for every write. */
+  /**
+   * Stops claiming, cuts attempts in flight short (they are due again at once), waits for every write, and
+   * closes the idle connections to receivers.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
@@ -225,6 +246,8 @@ export class WebhookDispatcher {
     for (const { controller } of this.inFlight.values()) controller.abort();
     await Promise.allSettled([...this.inFlight.values()].map((f) => f.done));
     while (this.writing) await this.writing;
+    this.agents["http:"].destroy();
+    this.agents["https:"].destroy();
   }
 
   /** Schedules a claim in `delayMs` unless one is already due sooner (or running: then it runs again after). */
@@ -299,6 +322,7 @@ export class WebhookDispatcher {
       timeoutMs: this.timeoutMs,
       policy: this.policy,
       signal,
+      agents: this.agents,
     });
   }
 
@@ -510,7 +534,7 @@ export class WebhookDispatcher {
       const batch = this.outcomes;
       this.outcomes = [];
       try {
-        await this.write(batch);
+        await this.writeRetrying(batch);
       } catch (err) {
         if (batch.length === 1) {
           // The row keeps its claim and is attempted again once the lease ends.
@@ -520,13 +544,31 @@ export class WebhookDispatcher {
         // One outcome the database refuses must not hold the others back (other webhooks', other
         // organizations'): each is written on its own.
         for (const outcome of batch)
-          await this.write([outcome]).catch((one) => this.onError(one, "recording a delivery outcome"));
+          await this.writeRetrying([outcome]).catch((one) =>
+            this.onError(one, "recording a delivery outcome"),
+          );
       }
     }
     this.writing = undefined;
   }
 
-  /** One transaction per batch, a few statements whatever its size: logs, successes, then each failure. */
+  /** `write`, again when it loses a race for a lock (rolled back whole: nothing of it was written). */
+  private async writeRetrying(batch: Outcome[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.write(batch);
+      } catch (err) {
+        if (!isLockConflict(err) || attempt >= WRITE_RETRIES) throw err;
+        await new Promise((resolve) => setTimeout(resolve, WRITE_DELAY_MS * attempt));
+      }
+    }
+  }
+
+  /**
+   * One transaction per batch, a few statements whatever its size: logs, successes, then each failure. On
+   * PostgreSQL in the webhook tables' lock order (store.ts): the batch's delivery rows first, in id order,
+   * then their logs, then the webhooks' rows in id order.
+   */
   private async write(batch: Outcome[]): Promise<void> {
     const perHook = new Map<string, { ok: number; failed: number; last: number }>();
     for (const { claimed, result, at } of batch) {
@@ -536,9 +578,22 @@ export class WebhookDispatcher {
       tally.last = Math.max(tally.last, at);
       perHook.set(claimed.delivery.webhook_id, tally);
     }
+    const byDelivery = (a: Outcome, b: Outcome) => a.claimed.delivery.id.localeCompare(b.claimed.delivery.id);
     const succeeded = batch.filter((o) => o.result.ok);
-    const failed = batch.filter((o) => !o.result.ok);
+    const failed = batch.filter((o) => !o.result.ok).sort(byDelivery);
+    const postgres = this.deps.store.dialect === "postgres";
     await this.deps.store.db.transaction().execute(async (trx) => {
+      // Each statement below would otherwise lock its rows in an order of its own (the successes' in the
+      // order the update finds them), so a change of the API locking them in id order could wait for one
+      // of them while holding another this waits for.
+      if (postgres)
+        await trx
+          .selectFrom("webhook_deliveries")
+          .select("id")
+          .where("id", "in", [...new Set(batch.map((o) => o.claimed.delivery.id))])
+          .orderBy("id")
+          .forUpdate()
+          .execute();
       // The attempts' PENDING log rows, completed (written whole: an upsert is one statement on both databases).
       await trx
         .insertInto("webhook_logs")
@@ -607,7 +662,7 @@ export class WebhookDispatcher {
           .execute();
       }
       // The last attempt stays the latest recorded: another process may have recorded a later one first.
-      for (const [webhookId, tally] of perHook) {
+      for (const [webhookId, tally] of [...perHook].sort(([a], [b]) => a.localeCompare(b))) {
         const last = isoAt(tally.last);
         await trx
           .updateTable("webhooks")

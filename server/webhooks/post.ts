@@ -4,7 +4,8 @@ import { BlockedTargetError, guardedLookup, refuseUrl, type TargetPolicy } from 
 
 /**
  * One delivery attempt over HTTP(S): POST the body, succeed on any 2xx within the time limit. Redirects
- * are not followed. Connections are kept alive and shared, so steady traffic to a receiver reuses sockets.
+ * are not followed. Connections are kept alive and shared (`deliveryAgents`), so steady traffic to a
+ * receiver reuses sockets.
  */
 
 export interface AttemptResult {
@@ -23,14 +24,85 @@ export const ATTEMPT_TIMEOUT_MS = 10_000;
 
 export const WEBHOOK_USER_AGENT = "Almoner-Webhooks/1";
 
+/** How long a kept-alive connection stays open unused: receivers that never close one do not keep it for good. */
+export const IDLE_SOCKET_MS = 15_000;
+/** Idle connections kept open per receiver host, and in all (per pair of agents). */
+const MAX_IDLE_PER_HOST = 32;
+const MAX_IDLE = 256;
+
+/** The connections of delivery attempts, by URL protocol. */
+export interface DeliveryAgents {
+  "http:": http.Agent;
+  "https:": https.Agent;
+}
+
+/** The idle connections an agent keeps, all hosts together. */
+function idleCount(agent: http.Agent): number {
+  let n = 0;
+  for (const sockets of Object.values(agent.freeSockets)) n += sockets?.length ?? 0;
+  return n;
+}
+
+type AgentSocket = Parameters<http.Agent["keepSocketAlive"]>[0];
+
+/** Keeps a connection that has become idle only while fewer than `maxIdle` of the agent's are (any host). */
+class HttpAgent extends http.Agent {
+  constructor(
+    options: http.AgentOptions,
+    private readonly maxIdle: number,
+  ) {
+    super(options);
+  }
+  // Node's Agent returns whether the connection may be kept (its typings say void).
+  override keepSocketAlive(socket: AgentSocket): boolean {
+    return idleCount(this) < this.maxIdle && (super.keepSocketAlive(socket) as unknown as boolean);
+  }
+}
+
+class HttpsAgent extends https.Agent {
+  constructor(
+    options: https.AgentOptions,
+    private readonly maxIdle: number,
+  ) {
+    super(options);
+  }
+  override keepSocketAlive(socket: AgentSocket): boolean {
+    return idleCount(this) < this.maxIdle && (super.keepSocketAlive(socket) as unknown as boolean);
+  }
+}
+
 /**
- * No limit of sockets per host: the dispatcher bounds the attempts in flight, and a limit here would queue a
- * receiver's attempts behind other webhooks' unanswered ones on the same host (a shared integration service).
+ * The agents of one dispatcher. Connections are kept alive and shared, so steady traffic to a receiver
+ * reuses them; one unused for `idleMs` is closed, and only `maxIdle` idle ones are kept (32 per host). No
+ * limit of connections per host: the dispatcher bounds the attempts in flight (`maxInFlight`), and a limit
+ * here would queue a receiver's attempts behind other webhooks' unanswered ones on the same host (a shared
+ * integration service). In all, at most `maxInFlight` plus the idle ones: so many file descriptors at most,
+ * and idle connections never hold up a new attempt.
  */
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, maxFreeSockets: 256 }),
-  "https:": new https.Agent({ keepAlive: true, maxFreeSockets: 256 }),
-};
+export function deliveryAgents(opts: {
+  maxInFlight: number;
+  idleMs?: number;
+  maxIdle?: number;
+}): DeliveryAgents {
+  const maxIdle = opts.maxIdle ?? MAX_IDLE;
+  const options = {
+    keepAlive: true,
+    timeout: opts.idleMs ?? IDLE_SOCKET_MS,
+    maxFreeSockets: Math.min(MAX_IDLE_PER_HOST, maxIdle),
+    maxTotalSockets: opts.maxInFlight + maxIdle,
+  };
+  return {
+    "http:": new HttpAgent(options, maxIdle),
+    "https:": new HttpsAgent(options, maxIdle),
+  };
+}
+
+/** For attempts made without a dispatcher's agents: sized to the dispatcher's default cap (DEFAULT_CAPS). */
+let shared: DeliveryAgents | undefined;
+function sharedAgents(): DeliveryAgents {
+  shared ??= deliveryAgents({ maxInFlight: 1024 });
+  return shared;
+}
 
 const ERROR_BODY_BYTES = 200;
 /** How much of a receiver's answer is kept for the delivery log. */
@@ -46,7 +118,7 @@ export function postWebhook(
   target: string,
   headers: Record<string, string>,
   body: string,
-  opts: { timeoutMs: number; policy: TargetPolicy; signal: AbortSignal },
+  opts: { timeoutMs: number; policy: TargetPolicy; signal: AbortSignal; agents?: DeliveryAgents },
 ): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
@@ -79,6 +151,7 @@ export function postWebhook(
       resolve(result);
     };
     const transport = url.protocol === "https:" ? https : http;
+    const agents = opts.agents ?? sharedAgents();
     const req = transport.request(url, {
       method: "POST",
       agent: agents[url.protocol as "http:" | "https:"],

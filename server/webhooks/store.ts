@@ -1,12 +1,23 @@
-import type { ExpressionBuilder } from "kysely";
+import { type Expression, type ExpressionBuilder, type SqlBool, sql } from "kysely";
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
-import { unclaimed } from "../store/claim.js";
+import { RELEASED, unclaimed } from "../store/claim.js";
 import type { Db } from "../store/database.js";
+import { isLockConflict, isPostgres } from "../store/dialect.js";
 import { afterPosition } from "../store/keyset.js";
 import type { Database, WebhookDeliveriesTable, WebhookLogsTable, WebhooksTable } from "../store/schema.js";
 
-/** Webhook records, and the delivery log as the analytics API reads it. */
+/**
+ * Webhook records, and the delivery log as the analytics API reads it.
+ *
+ * Lock order (PostgreSQL). Every transaction that writes to several of the webhook tables takes its row
+ * locks in one order: delivery rows first, in id order; then log rows; then webhooks rows, in id order. The
+ * dispatcher's claim (delivery rows, then the interrupted attempts' logs and their webhooks' counts) and
+ * its outcome writes (dispatcher.ts) do, and so do the API's changes here, which lock the deliveries they
+ * cancel before they touch the webhook: two of them can then never each hold a row the other waits for.
+ * The API's changes also retry on a lock conflict (`retryingLockConflicts`), so a writer that took its
+ * locks in another order still costs a wait, never an error.
+ */
 
 export interface WebhookRecord {
   id: string;
@@ -83,37 +94,90 @@ export async function updateWebhook(
   changes: WebhookChanges,
   nowIso: string,
 ): Promise<WebhookRecord | undefined> {
-  const row = await trx
-    .updateTable("webhooks")
-    .set({
-      ...(changes.url !== undefined && { url: changes.url }),
-      ...(changes.events !== undefined && { events: JSON.stringify(changes.events) }),
-      ...(changes.status !== undefined && { status: changes.status }),
-      ...(changes.description !== undefined && { description: changes.description }),
-      updated_at: nowIso,
-    })
-    .where("id", "=", id)
-    .where("status", "!=", "DELETED")
-    .returningAll()
-    .executeTakeFirst();
-  if (!row) return undefined;
   const events = changes.events;
-  if (events !== undefined) await cancelDeliveries(trx, id, nowIso, events);
-  return fromRow(row);
+  return retryingLockConflicts(trx, async () => {
+    // The deliveries to cancel are locked before the webhook (the lock order above).
+    if (events !== undefined) await lockQueued(trx, queuedOf(id, events));
+    const row = await trx
+      .updateTable("webhooks")
+      .set({
+        ...(changes.url !== undefined && { url: changes.url }),
+        ...(events !== undefined && { events: JSON.stringify(events) }),
+        ...(changes.status !== undefined && { status: changes.status }),
+        ...(changes.description !== undefined && { description: changes.description }),
+        updated_at: nowIso,
+      })
+      .where("id", "=", id)
+      .where("status", "!=", "DELETED")
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return undefined;
+    if (events !== undefined) await cancelDeliveries(trx, queuedOf(id, events), nowIso);
+    return fromRow(row);
+  });
 }
 
+/** How many times a change of the API's is tried again after losing a race for a lock, and the wait before. */
+const LOCK_RETRIES = 5;
+const LOCK_RETRY_WAIT_MS = 20;
+
 /**
- * Cancels a webhook's queued deliveries (with `keptEvents`, those of other event types only). An attempt
- * of one whose process stopped before recording its answer, which no live process holds, is closed as an
- * interrupted failure now: cancelled, it is never claimed again, where that would happen.
+ * Runs `work` (statements of `trx`, the caller's transaction) and, on PostgreSQL, runs it again when it
+ * loses a race for a lock (a deadlock, a serialization failure): it runs in a savepoint, and rolling back
+ * to it undoes its writes and gives up its locks, whatever came before in the transaction stays. Nothing
+ * is written twice, nothing half. SQLite's writers take turns, so there it simply runs.
  */
-async function cancelDeliveries(trx: Db, webhookId: string, nowIso: string, keptEvents?: string[]) {
-  const queued = (eb: ExpressionBuilder<Database, "webhook_deliveries">) =>
+async function retryingLockConflicts<T>(trx: Db, work: () => Promise<T>): Promise<T> {
+  if (!isPostgres(trx)) return work();
+  for (let attempt = 1; ; attempt++) {
+    await sql`savepoint almoner_webhook_change`.execute(trx);
+    try {
+      const result = await work();
+      await sql`release savepoint almoner_webhook_change`.execute(trx);
+      return result;
+    } catch (err) {
+      if (!isLockConflict(err) || attempt >= LOCK_RETRIES) throw err;
+      await sql`rollback to savepoint almoner_webhook_change`.execute(trx);
+      await sql`release savepoint almoner_webhook_change`.execute(trx);
+      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_WAIT_MS * attempt));
+    }
+  }
+}
+
+type DeliveryFilter = (eb: ExpressionBuilder<Database, "webhook_deliveries">) => Expression<SqlBool>;
+
+/** A webhook's queued deliveries (with `keptEvents`, those of other event types only). */
+function queuedOf(webhookId: string, keptEvents?: string[]): DeliveryFilter {
+  return (eb) =>
     eb.and([
       eb("webhook_id", "=", webhookId),
       eb("status", "=", "PENDING"),
       ...(keptEvents ? [eb("event_type", "not in", keptEvents)] : []),
     ]);
+}
+
+/**
+ * PostgreSQL: locks the deliveries `queued` selects, in id order (waiting for a dispatcher recording
+ * their outcomes), before anything else of the webhook is locked. SQLite's writers take turns: nothing to do.
+ */
+async function lockQueued(trx: Db, queued: DeliveryFilter): Promise<void> {
+  if (!isPostgres(trx)) return;
+  // Counted rather than returned: a backlog's ids need not come over the wire.
+  await trx
+    .selectFrom((eb) =>
+      eb.selectFrom("webhook_deliveries").select("id").where(queued).orderBy("id").forUpdate().as("locked"),
+    )
+    .select((eb) => eb.fn.countAll().as("n"))
+    .execute();
+}
+
+/**
+ * Cancels the queued deliveries `queued` selects (locked first: `lockQueued`). An attempt of one whose
+ * process stopped before recording its answer, which no live process holds, is closed as an interrupted
+ * failure now: cancelled, it is never claimed again, where that would happen. One a live claim still holds
+ * is left to its process; if that process stops too, `closeAbandonedAttempts` closes it once the claim lapses.
+ */
+async function cancelDeliveries(trx: Db, queued: DeliveryFilter, nowIso: string) {
   const interrupted = await trx
     .selectFrom("webhook_deliveries")
     .select("id")
@@ -155,7 +219,8 @@ export async function closeInterruptedAttempts(
     .execute();
   const counts = new Map<string, number>();
   for (const s of stale) counts.set(s.webhook_id, (counts.get(s.webhook_id) ?? 0) + 1);
-  for (const [webhookId, n] of counts)
+  // In id order, as every writer of webhooks rows (the lock order above).
+  for (const [webhookId, n] of [...counts].sort(([a], [b]) => a.localeCompare(b)))
     await trx
       .updateTable("webhooks")
       .set((eb) => ({ failure_count: eb("failure_count", "+", n), updated_at: nowIso }))
@@ -168,15 +233,19 @@ export async function closeInterruptedAttempts(
  * transaction `trx`; false if already deleted.
  */
 export async function deleteWebhook(trx: Db, id: string, nowIso: string): Promise<boolean> {
-  const result = await trx
-    .updateTable("webhooks")
-    .set({ status: "DELETED", deleted_at: nowIso, updated_at: nowIso })
-    .where("id", "=", id)
-    .where("status", "!=", "DELETED")
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) return false;
-  await cancelDeliveries(trx, id, nowIso);
-  return true;
+  return retryingLockConflicts(trx, async () => {
+    // The deliveries to cancel are locked before the webhook (the lock order above).
+    await lockQueued(trx, queuedOf(id));
+    const result = await trx
+      .updateTable("webhooks")
+      .set({ status: "DELETED", deleted_at: nowIso, updated_at: nowIso })
+      .where("id", "=", id)
+      .where("status", "!=", "DELETED")
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) === 0) return false;
+    await cancelDeliveries(trx, queuedOf(id), nowIso);
+    return true;
+  });
 }
 
 /** How long a rotated-out secret keeps signing deliveries beside the new one. */
@@ -288,11 +357,55 @@ export async function listWebhookLogs(
 /** How long delivery attempts stay in the log (and finished deliveries in the queue), as API metrics do. */
 export const WEBHOOK_HISTORY_RETENTION_MS = 90 * 86_400_000;
 
+/** Deliveries looked at per transaction by `closeAbandonedAttempts`. */
+const ABANDONED_BATCH = 500;
+
 /**
- * Drops log records and finished deliveries older than the retention, then the events older than it that
- * no delivery needs any more (an event still queued for a receiver stays, however old).
+ * Attempts cut off by a stopped process whose delivery was cancelled while that process still held it
+ * (its webhook deleted, or no longer listing its kind, within the claim): nobody claims the delivery
+ * again, so nobody else would close them. Once the claim has lapsed (`unclaimed`), their log records still
+ * PENDING are closed FAILED as interrupted and counted, as a later claim does for a delivery still queued,
+ * and the claim is released (the delivery is not looked at again). Part of the hourly prune.
+ */
+export async function closeAbandonedAttempts(db: Db, nowMs: number): Promise<void> {
+  const nowIso = isoAt(nowMs);
+  const postgres = isPostgres(db);
+  for (;;) {
+    const done = await db.transaction().execute(async (trx) => {
+      // Finished deliveries are released when settled: one still claimed was cancelled under its claim.
+      let query = trx
+        .selectFrom("webhook_deliveries")
+        .select("id")
+        .where("status", "!=", "PENDING")
+        .where("claim_token", "is not", null)
+        .where((eb) => unclaimed(eb, nowIso))
+        .orderBy("id")
+        .limit(ABANDONED_BATCH);
+      // Delivery rows first, in id order (the lock order above); those a late outcome write holds are
+      // left for the next prune.
+      if (postgres) query = query.forUpdate().skipLocked();
+      const ids = (await query.execute()).map((r) => r.id);
+      if (ids.length === 0) return true;
+      await closeInterruptedAttempts(trx, ids, nowIso);
+      await trx
+        .updateTable("webhook_deliveries")
+        .set(RELEASED)
+        .where("id", "in", ids)
+        .where("status", "!=", "PENDING")
+        .execute();
+      return ids.length < ABANDONED_BATCH;
+    });
+    if (done) return;
+  }
+}
+
+/**
+ * Closes the attempts abandoned under a cancelled delivery (`closeAbandonedAttempts`), then drops log
+ * records and finished deliveries older than the retention, then the events older than it that no
+ * delivery needs any more (an event still queued for a receiver stays, however old).
  */
 export async function pruneWebhookHistory(db: Db, nowMs: number): Promise<void> {
+  await closeAbandonedAttempts(db, nowMs);
   const before = isoAt(nowMs - WEBHOOK_HISTORY_RETENTION_MS);
   await db.deleteFrom("webhook_logs").where("created_at", "<", before).execute();
   await db

@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { emitEvent } from "../../server/webhooks/events.js";
 import { verifyWebhookSignature } from "../../server/webhooks/signature.js";
+import { pruneWebhookHistory } from "../../server/webhooks/store.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, validForms } from "../support/testApp.js";
 import { type Receiver, sleep, startReceiver } from "./receiver.js";
@@ -454,7 +455,7 @@ describe(`webhook delivery (${dialect})`, () => {
 });
 
 describe(`an attempt cut off by a crash, whose delivery is cancelled before it is taken up (${dialect})`, () => {
-  it("is closed FAILED as interrupted and counted when its webhook is deleted or stops taking its event; one a live process holds is left to it", async () => {
+  it("is closed FAILED as interrupted and counted when its webhook is deleted or stops taking its event; one a live process holds is left to it, and closed by the prune once that claim lapses", async () => {
     const own = await setupWebhookTest({ start: false });
     try {
       const r = await startReceiver();
@@ -539,6 +540,38 @@ describe(`an attempt cut off by a crash, whose delivery is cancelled before it i
         expect((await own.t.request("DELETE", `/v1/webhooks/${held.webhookId}`)).status).toBe(200);
         expect((await logOf(inFlight)).status).toBe("PENDING");
         expect(await failures(held.webhookId)).toBe(0);
+
+        // That process stops before recording the answer, and its claim lapses: the delivery is cancelled, so
+        // no claim takes it up again; the dispatcher's periodic prune closes the attempt and counts it.
+        await db
+          .updateTable("webhook_deliveries")
+          .set({ claimed_until: past })
+          .where("id", "=", inFlight)
+          .execute();
+        const pruning = new WebhookDispatcher({ deps: own.t.deps, pollMs: 20, pruneMs: 20 });
+        pruning.start(20);
+        try {
+          const deadline = Date.now() + 5000;
+          while ((await logOf(inFlight)).status === "PENDING" && Date.now() < deadline) await sleep(20);
+        } finally {
+          await pruning.stop();
+        }
+        expect(await logOf(inFlight)).toMatchObject({
+          status: "FAILED",
+          error: expect.stringMatching(/interrupted/),
+        });
+        expect(await failures(held.webhookId)).toBe(1);
+        expect(
+          await db
+            .selectFrom("webhook_deliveries")
+            .select(["status", "claim_token", "claimed_until"])
+            .where("id", "=", inFlight)
+            .executeTakeFirstOrThrow(),
+        ).toEqual({ status: "CANCELLED", claim_token: null, claimed_until: null });
+        // Counted once: a later prune has nothing more to close.
+        await pruneWebhookHistory(db, Date.now());
+        expect(await failures(held.webhookId)).toBe(1);
+        expect(await failures(deleted.webhookId)).toBe(1);
       } finally {
         await r.close();
       }
