@@ -608,7 +608,9 @@ describe.skipIf(!browserAvailable)("Stripe checkout in Chromium", () => {
         await page.route("**/stripe?*", (route) => route.abort());
         await fillStripeCard(page, "5555 5555 5555 4444");
         await page.getByRole("button", { name: "Save payment method" }).click();
-        await page.getByText("The server could not be reached. Check your connection and try again.").waitFor();
+        await page
+          .getByText("The server could not be reached. Check your connection and try again.")
+          .waitFor();
         await page.unroute("**/stripe?*");
         await page.getByRole("button", { name: "Save payment method" }).click();
         await page.getByText("ending 4444").waitFor({ timeout: 15_000 });
