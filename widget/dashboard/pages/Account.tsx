@@ -1,4 +1,5 @@
-import { useEffect, useState } from "preact/hooks";
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { call, get } from "../api.js";
 import { when } from "../format.js";
 import { loadMe, me } from "../session.js";
@@ -110,17 +111,10 @@ function TwoFactor() {
     <section aria-labelledby="tfa-title">
       <h2 id="tfa-title">Two-step sign-in</h2>
       {recoveryCodes && (
-        <div class="confirm">
-          <p>
-            <strong>Two-step sign-in is on.</strong> Keep these recovery codes somewhere safe: each signs you
-            in once if you lose your authenticator app. They are not shown again.
-          </p>
-          <ul class="codes" aria-label="Recovery codes">
-            {recoveryCodes.map((c) => (
-              <li key={c}>{c}</li>
-            ))}
-          </ul>
-        </div>
+        <RecoveryCodeList codes={recoveryCodes} label="Recovery codes">
+          <strong>Two-step sign-in is on.</strong> Keep these recovery codes somewhere safe: each signs you in
+          once if you lose your authenticator app. They are not shown again.
+        </RecoveryCodeList>
       )}
       {on && !recoveryCodes && (
         <form
@@ -214,6 +208,144 @@ function TwoFactor() {
         </form>
       )}
       <ErrorNote message={error} />
+      {on && !recoveryCodes && <RecoveryCodes />}
+    </section>
+  );
+}
+
+/**
+ * Recovery codes as they are shown the once the server answers them (on turning two-step sign-in on, and on
+ * asking for new ones): what to do with them (`children`), then the list, named by `label`.
+ */
+function RecoveryCodeList(props: {
+  codes: string[];
+  label: string;
+  children: ComponentChildren;
+  /** The box takes focus when it appears (the form that asked for it is gone). */
+  focus?: boolean;
+}) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    if (props.focus) box.current?.focus();
+  }, [props.focus]);
+  return (
+    <div class="confirm" ref={box} tabIndex={props.focus ? -1 : undefined}>
+      <p>{props.children}</p>
+      <ul class="codes" aria-label={props.label}>
+        {props.codes.map((c) => (
+          <li key={c}>{c}</li>
+        ))}
+      </ul>
+    </div>
+  );
+}
+
+/** At or below this many recovery codes left, the page says to get new ones. */
+const FEW_RECOVERY_CODES = 3;
+
+/**
+ * With two-step sign-in on: how many recovery codes are left (`GET /api/staff/two-factor`), and ten new
+ * ones in place of them all, proven with the password (`POST /api/staff/two-factor/recovery-codes`).
+ */
+function RecoveryCodes() {
+  const [left, setLeft] = useState<number | null>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+  const [password, setPassword] = useState("");
+  // A refusal (a wrong password: the server's words): said at the password's field.
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const pending = useRef(false);
+  const [codes, setCodes] = useState<string[] | null>(null);
+  const load = () =>
+    get<{ recoveryCodesLeft: number }>("/api/staff/two-factor")
+      .then((body) => setLeft(body.recoveryCodesLeft))
+      .catch((err: unknown) => setLoadError(messageOf(err)));
+  useEffect(() => {
+    void load();
+  }, []);
+
+  const renew = async (event: Event) => {
+    event.preventDefault();
+    if (pending.current) return;
+    pending.current = true;
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await call<{ recoveryCodes: string[] }>("POST", "/api/staff/two-factor/recovery-codes", {
+        password,
+      });
+      setPassword("");
+      setCodes(answer.recoveryCodes);
+      setLeft(answer.recoveryCodes.length);
+      void load();
+    } catch (err) {
+      setError(messageOf(err));
+    } finally {
+      pending.current = false;
+      setBusy(false);
+    }
+  };
+
+  return (
+    <section aria-labelledby="recovery-title">
+      <h3 id="recovery-title">Recovery codes</h3>
+      <ErrorNote message={loadError} />
+      {left !== null && (
+        <p>
+          {left === 1 ? "1 recovery code left." : `${left} recovery codes left.`}{" "}
+          {left === 0 ? (
+            <strong class="warning">
+              You have none left: if you lose your authenticator app you cannot sign in. Get new ones now.
+            </strong>
+          ) : (
+            left <= FEW_RECOVERY_CODES && (
+              <strong class="warning">Few are left: get new ones before they run out.</strong>
+            )
+          )}
+        </p>
+      )}
+      {codes ? (
+        <>
+          <RecoveryCodeList codes={codes} label="New recovery codes" focus>
+            <strong>These are your new recovery codes; the old ones no longer work.</strong> Keep them
+            somewhere safe: each signs you in once if you lose your authenticator app. They are not shown
+            again.
+          </RecoveryCodeList>
+          <button type="button" class="secondary" onClick={() => setCodes(null)}>
+            I have kept them
+          </button>
+        </>
+      ) : (
+        <form onSubmit={renew} aria-busy={busy || undefined}>
+          <Field
+            label="Your password, to get new recovery codes"
+            hint="Ten new codes replace all of your current ones, used or not: those stop working."
+          >
+            {(id, hint) => (
+              <>
+                <input
+                  id={id}
+                  type="password"
+                  autoComplete="current-password"
+                  aria-describedby={[hint, error ? `${id}-error` : undefined].filter(Boolean).join(" ")}
+                  aria-invalid={error ? true : undefined}
+                  required
+                  value={password}
+                  onInput={(e) => setPassword(e.currentTarget.value)}
+                />
+                {error && (
+                  <p id={`${id}-error`} class="error" role="alert">
+                    {error}
+                  </p>
+                )}
+              </>
+            )}
+          </Field>
+          <button type="submit" disabled={busy}>
+            New recovery codes
+          </button>
+        </form>
+      )}
     </section>
   );
 }
