@@ -1,5 +1,5 @@
 /** Card brands as people write them (the processors' ids are lower case); an unknown brand has none. */
-export const CARD_BRAND_NAMES: Readonly<Record<string, string>> = {
+const CARD_BRAND_NAMES: Readonly<Record<string, string>> = {
   visa: "Visa",
   mastercard: "Mastercard",
   amex: "American Express",

@@ -137,7 +137,8 @@ interface CheckoutPage {
 function checkoutHtml(p: CheckoutPage): string {
   // The donor list names anonymous supporters in the page's language (the public API says "Anonymous", with
   // `anonymous: true` for a client to word).
-  const anonymous = translator(p.language)("page.donors.anonymous");
+  const tr = translator(p.language);
+  const anonymous = tr("page.donors.anonymous");
   const view = p.view.donorList
     ? {
         ...p.view,
@@ -156,13 +157,10 @@ function checkoutHtml(p: CheckoutPage): string {
       ? `.alm .alm-custom input:not([type="radio"]):not([type="checkbox"]){padding-inline-start:calc(0.95rem + ${symbolChars}ch)}`
       : "";
   // Without a description of its own, the page is described in its language ("Donate to …", "Spenden: …").
-  const fallback = translator(p.language)(
-    view.formType === "EVENT" ? "page.meta.register" : "page.meta.donate",
-    {
-      title: view.title,
-      organization: view.organization.name,
-    },
-  );
+  const fallback = tr(view.formType === "EVENT" ? "page.meta.register" : "page.meta.donate", {
+    title: view.title,
+    organization: view.organization.name,
+  });
   const description = describe(view.description || fallback);
   const image = view.headerImage;
   const meta: [string, string, string][] = [
@@ -193,7 +191,7 @@ ${meta.map(([attr, key, value]) => `<meta ${attr}="${key}" content="${escapeHtml
 <script type="module" src="${checkoutAssetUrl("app.js")}"></script>
 </head>
 <body>
-<noscript><p class="alm-noscript">${escapeHtml(translator(p.language)("page.noscript.checkout"))}</p></noscript>
+<noscript><p class="alm-noscript">${escapeHtml(tr("page.noscript.checkout"))}</p></noscript>
 ${languageSwitcher(p.language, p.query)}
 <main id="almoner-app">${body}</main>
 <script type="application/json" id="almoner-boot">${jsonForScript({ view, quote: p.quote, language: p.language, messages, ...(p.parentOrigin ? { parentOrigin: p.parentOrigin } : {}) } satisfies Boot)}</script>

@@ -6,6 +6,7 @@ import { sha256Hex } from "../ids.js";
 import type { PaymentProcessor } from "../processors/port.js";
 import { type AuditActor, recordAudit, refundAudited } from "../store/auditLog.js";
 import { isLockConflict } from "../store/dialect.js";
+import { retryingLockConflicts } from "../store/lockRetry.js";
 import type { Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
@@ -131,22 +132,15 @@ export async function refundPayment(
     });
   // The money has moved: a conflict with another writer is waited out rather than answered with "nothing
   // was changed", which would invite a second refund.
-  let recorded: Awaited<ReturnType<typeof record>> | undefined;
-  for (let attempt = 1; !recorded; attempt++) {
-    try {
-      recorded = await record();
-    } catch (err) {
-      if (!isLockConflict(err)) throw err;
-      if (attempt >= 5)
-        throw new ApiError(
-          503,
-          `The refund ${result.refundId} was made at the payment processor but could not be recorded yet; it shows on the payment once recorded. Do not ask for it again.`,
-          undefined,
-          { "Retry-After": "30" },
-        );
-      await new Promise((resolve) => setTimeout(resolve, 50 * attempt));
-    }
-  }
+  const recorded = await retryingLockConflicts(record, 5, 50).catch((err: unknown) => {
+    if (!isLockConflict(err)) throw err;
+    throw new ApiError(
+      503,
+      `The refund ${result.refundId} was made at the payment processor but could not be recorded yet; it shows on the payment once recorded. Do not ask for it again.`,
+      undefined,
+      { "Retry-After": "30" },
+    );
+  });
   return {
     payment: recorded.row,
     refund: { id: result.refundId, amountCents: result.amountCents, status: result.status },

@@ -237,14 +237,7 @@ export function redeemPasswordLink(
     if (input.kind === "setup") setPassword = setPassword.where("password_hash", "is", null);
     const set = await setPassword.executeTakeFirst();
     if (Number(set.numUpdatedRows) !== 1) throw input.kind === "setup" ? signInInstead() : refused;
-    if (input.kind === "reset")
-      await trx
-        .updateTable("staff_tokens")
-        .set({ used_at: now })
-        .where("user_id", "=", used.user_id)
-        .where("kind", "=", "reset")
-        .where("used_at", "is", null)
-        .execute();
+    if (input.kind === "reset") await useUpResetLinks(trx, used.user_id, now);
     await trx
       .updateTable("staff_sessions")
       .set({ revoked_at: now })
@@ -567,6 +560,20 @@ export async function findStaffSession(
     twoFactorEnabled,
     twoFactorEnrolmentRequired: restricted,
   };
+}
+
+/**
+ * Uses up every unused password-reset link of the person (in the caller's transaction): once the password is
+ * set, by a reset or a change, a link asked for before would undo it.
+ */
+export async function useUpResetLinks(trx: Db, userId: string, now: string): Promise<void> {
+  await trx
+    .updateTable("staff_tokens")
+    .set({ used_at: now })
+    .where("user_id", "=", userId)
+    .where("kind", "=", "reset")
+    .where("used_at", "is", null)
+    .execute();
 }
 
 /** Ends a session (sign-out); nothing happens for an unknown token. */

@@ -7,6 +7,7 @@ import {
   refuseCommonPassword,
   SESSION_IDLE_HOURS,
   sessionIdOf,
+  useUpResetLinks,
 } from "./accounts.js";
 import { hashPassword, verifyPassword } from "./passwords.js";
 import { recordAccountChange, recordFailedSignIn } from "./signInAudit.js";
@@ -124,14 +125,7 @@ export async function changePassword(
       .where("token_hash", "!=", sha256Hex(input.currentToken))
       .where("revoked_at", "is", null)
       .execute();
-    // A reset link asked for before the change would undo it: it is used up, as a reset uses up the others.
-    await trx
-      .updateTable("staff_tokens")
-      .set({ used_at: now })
-      .where("user_id", "=", input.userId)
-      .where("kind", "=", "reset")
-      .where("used_at", "is", null)
-      .execute();
+    await useUpResetLinks(trx, input.userId, now);
     await recordAccountChange(trx, input.userId, "staff.password_changed", input.nowMs);
   });
 }

@@ -6,7 +6,7 @@ import { errorMessage } from "../errors.js";
 import { ulid } from "../ids.js";
 import { leaseColumns, newLease, RELEASED, unclaimed } from "../store/claim.js";
 import type { Db } from "../store/database.js";
-import { isLockConflict } from "../store/dialect.js";
+import { retryingLockConflicts } from "../store/lockRetry.js";
 import type { Database, WebhookDeliveriesTable } from "../store/schema.js";
 import type { WebhookBody, WebhookHeaders } from "./eventSchemas.js";
 import type { TargetPolicy } from "./guard.js";
@@ -534,7 +534,7 @@ export class WebhookDispatcher {
       const batch = this.outcomes;
       this.outcomes = [];
       try {
-        await this.writeRetrying(batch);
+        await retryingLockConflicts(() => this.write(batch), WRITE_RETRIES, WRITE_DELAY_MS);
       } catch (err) {
         if (batch.length === 1) {
           // The row keeps its claim and is attempted again once the lease ends.
@@ -544,24 +544,12 @@ export class WebhookDispatcher {
         // One outcome the database refuses must not hold the others back (other webhooks', other
         // organizations'): each is written on its own.
         for (const outcome of batch)
-          await this.writeRetrying([outcome]).catch((one) =>
-            this.onError(one, "recording a delivery outcome"),
+          await retryingLockConflicts(() => this.write([outcome]), WRITE_RETRIES, WRITE_DELAY_MS).catch(
+            (one) => this.onError(one, "recording a delivery outcome"),
           );
       }
     }
     this.writing = undefined;
-  }
-
-  /** `write`, again when it loses a race for a lock (rolled back whole: nothing of it was written). */
-  private async writeRetrying(batch: Outcome[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.write(batch);
-      } catch (err) {
-        if (!isLockConflict(err) || attempt >= WRITE_RETRIES) throw err;
-        await new Promise((resolve) => setTimeout(resolve, WRITE_DELAY_MS * attempt));
-      }
-    }
   }
 
   /**

@@ -43,32 +43,12 @@ function idleCount(agent: http.Agent): number {
   return n;
 }
 
-type AgentSocket = Parameters<http.Agent["keepSocketAlive"]>[0];
-
-/** Keeps a connection that has become idle only while fewer than `maxIdle` of the agent's are (any host). */
-class HttpAgent extends http.Agent {
-  constructor(
-    options: http.AgentOptions,
-    private readonly maxIdle: number,
-  ) {
-    super(options);
-  }
+/** Makes `agent` keep a connection that has become idle only while fewer than `maxIdle` of its are (any host). */
+function capIdle<A extends http.Agent>(agent: A, maxIdle: number): A {
+  const keep = agent.keepSocketAlive.bind(agent);
   // Node's Agent returns whether the connection may be kept (its typings say void).
-  override keepSocketAlive(socket: AgentSocket): boolean {
-    return idleCount(this) < this.maxIdle && (super.keepSocketAlive(socket) as unknown as boolean);
-  }
-}
-
-class HttpsAgent extends https.Agent {
-  constructor(
-    options: https.AgentOptions,
-    private readonly maxIdle: number,
-  ) {
-    super(options);
-  }
-  override keepSocketAlive(socket: AgentSocket): boolean {
-    return idleCount(this) < this.maxIdle && (super.keepSocketAlive(socket) as unknown as boolean);
-  }
+  agent.keepSocketAlive = (socket) => idleCount(agent) < maxIdle && (keep(socket) as unknown as boolean);
+  return agent;
 }
 
 /**
@@ -92,8 +72,8 @@ export function deliveryAgents(opts: {
     maxTotalSockets: opts.maxInFlight + maxIdle,
   };
   return {
-    "http:": new HttpAgent(options, maxIdle),
-    "https:": new HttpsAgent(options, maxIdle),
+    "http:": capIdle(new http.Agent(options), maxIdle),
+    "https:": capIdle(new https.Agent(options), maxIdle),
   };
 }
 

@@ -1,10 +1,11 @@
-import { type Expression, type ExpressionBuilder, type SqlBool, sql } from "kysely";
+import type { Expression, ExpressionBuilder, SqlBool } from "kysely";
 import type { EventType } from "../../shared/schemas/webhook.js";
 import { isoAt } from "../../shared/time.js";
 import { RELEASED, unclaimed } from "../store/claim.js";
 import type { Db } from "../store/database.js";
-import { isLockConflict, isPostgres } from "../store/dialect.js";
+import { isPostgres } from "../store/dialect.js";
 import { afterPosition } from "../store/keyset.js";
+import { inSavepoint, retryingLockConflicts } from "../store/lockRetry.js";
 import type { Database, WebhookDeliveriesTable, WebhookLogsTable, WebhooksTable } from "../store/schema.js";
 
 /**
@@ -15,7 +16,7 @@ import type { Database, WebhookDeliveriesTable, WebhookLogsTable, WebhooksTable 
  * dispatcher's claim (delivery rows, then the interrupted attempts' logs and their webhooks' counts) and
  * its outcome writes (dispatcher.ts) do, and so do the API's changes here, which lock the deliveries they
  * cancel before they touch the webhook: two of them can then never each hold a row the other waits for.
- * The API's changes also retry on a lock conflict (`retryingLockConflicts`), so a writer that took its
+ * The API's changes also retry on a lock conflict (`changeRetryingLockConflicts`), so a writer that took its
  * locks in another order still costs a wait, never an error.
  */
 
@@ -95,7 +96,7 @@ export async function updateWebhook(
   nowIso: string,
 ): Promise<WebhookRecord | undefined> {
   const events = changes.events;
-  return retryingLockConflicts(trx, async () => {
+  return changeRetryingLockConflicts(trx, async () => {
     // The deliveries to cancel are locked before the webhook (the lock order above).
     if (events !== undefined) await lockQueued(trx, queuedOf(id, events));
     const row = await trx
@@ -122,26 +123,17 @@ const LOCK_RETRIES = 5;
 const LOCK_RETRY_WAIT_MS = 20;
 
 /**
- * Runs `work` (statements of `trx`, the caller's transaction) and, on PostgreSQL, runs it again when it
- * loses a race for a lock (a deadlock, a serialization failure): it runs in a savepoint, and rolling back
- * to it undoes its writes and gives up its locks, whatever came before in the transaction stays. Nothing
- * is written twice, nothing half. SQLite's writers take turns, so there it simply runs.
+ * Runs `work` (statements of `trx`, the caller's transaction) and, on PostgreSQL, runs it again in a fresh
+ * savepoint when it loses a race for a lock: nothing is written twice, nothing half. SQLite's writers take
+ * turns, so there it simply runs.
  */
-async function retryingLockConflicts<T>(trx: Db, work: () => Promise<T>): Promise<T> {
+function changeRetryingLockConflicts<T>(trx: Db, work: () => Promise<T>): Promise<T> {
   if (!isPostgres(trx)) return work();
-  for (let attempt = 1; ; attempt++) {
-    await sql`savepoint almoner_webhook_change`.execute(trx);
-    try {
-      const result = await work();
-      await sql`release savepoint almoner_webhook_change`.execute(trx);
-      return result;
-    } catch (err) {
-      if (!isLockConflict(err) || attempt >= LOCK_RETRIES) throw err;
-      await sql`rollback to savepoint almoner_webhook_change`.execute(trx);
-      await sql`release savepoint almoner_webhook_change`.execute(trx);
-      await new Promise((resolve) => setTimeout(resolve, LOCK_RETRY_WAIT_MS * attempt));
-    }
-  }
+  return retryingLockConflicts(
+    () => inSavepoint(trx, "almoner_webhook_change", work),
+    LOCK_RETRIES,
+    LOCK_RETRY_WAIT_MS,
+  );
 }
 
 type DeliveryFilter = (eb: ExpressionBuilder<Database, "webhook_deliveries">) => Expression<SqlBool>;
@@ -233,7 +225,7 @@ export async function closeInterruptedAttempts(
  * transaction `trx`; false if already deleted.
  */
 export async function deleteWebhook(trx: Db, id: string, nowIso: string): Promise<boolean> {
-  return retryingLockConflicts(trx, async () => {
+  return changeRetryingLockConflicts(trx, async () => {
     // The deliveries to cancel are locked before the webhook (the lock order above).
     await lockQueued(trx, queuedOf(id));
     const result = await trx
