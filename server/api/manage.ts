@@ -25,6 +25,7 @@ import {
   endDonorSession,
   exchangeLinkToken,
   findDonorSession,
+  peekLinkToken,
   requestSignInLink,
   SESSION_HOURS,
 } from "../portal/access.js";
@@ -152,6 +153,47 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
           },
           202,
         );
+      },
+    }),
+
+    defineRoute({
+      method: "post",
+      path: "/api/manage/{organizationId}/link/preview",
+      operationId: "portalPreviewSignInLink",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Whose a mailed link's token is, without using it",
+      description: `The address (lower-cased, as gifts are found by) a mailed link's token signs in as, and when the link expires; the token stays unused. The portal shows the address and signs in only when the donor confirms it, so a link someone sent (to their own address) cannot sign a visitor in to the sender's session unnoticed. A used, expired or unknown token: 401. At most ${SESSIONS_PER_IP_PER_HOUR} per client address an hour.`,
+      params: orgParams,
+      body: portalSessionBodySchema,
+      before: (c) => checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE),
+      responses: {
+        200: {
+          description: "The link's address",
+          schema: z.object({
+            email: z.string().meta({ description: "The address the link was mailed to, lower-cased" }),
+            expiresAt: z.string().meta({ description: "When the link stops working" }),
+          }),
+        },
+        400: invalid,
+        401: e("The token is unknown, used or expired"),
+        403: notOwnOrigin,
+        404: noOrg,
+        429: tooMany,
+      },
+      handler: async (c, { params, body }) => {
+        const org = await organization(params.organizationId);
+        await limit(
+          `portal-preview-ip:${clientIp(c, deps.config.trustProxyHops)}`,
+          SESSIONS_PER_IP_PER_HOUR,
+          "from this address",
+        );
+        const link = await peekLinkToken(store, org.id, body.token, deps.now());
+        if (!link) throw new ApiError(401, "This link has been used or has expired: ask for a new one");
+        return c.json({ email: link.emailKey, expiresAt: wireTime(link.expiresAt) as string }, 200, {
+          "Cache-Control": "no-store",
+        });
       },
     }),
 

@@ -88,6 +88,29 @@ export async function requestSignInLink(
   return true;
 }
 
+/**
+ * The address a mailed link signs in as, without using it up: undefined when the token is unknown, of
+ * another organization, used or expired. The portal shows it and asks before it signs in, so a link
+ * someone else sent (their own) cannot quietly sign a visitor in to their session.
+ */
+export async function peekLinkToken(
+  store: Store,
+  organizationId: string,
+  token: string,
+  nowMs: number,
+): Promise<{ emailKey: string; expiresAt: string } | undefined> {
+  if (!isSecretToken(token)) return undefined;
+  const row = await store.db
+    .selectFrom("donor_links")
+    .select(["email_key", "expires_at"])
+    .where("token_hash", "=", sha256Hex(token))
+    .where("organization_id", "=", organizationId)
+    .where("used_at", "is", null)
+    .where("expires_at", ">", isoAt(nowMs))
+    .executeTakeFirst();
+  return row && { emailKey: row.email_key, expiresAt: row.expires_at };
+}
+
 export interface DonorSession {
   token: string;
   organizationId: string;

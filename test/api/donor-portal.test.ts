@@ -144,6 +144,50 @@ describe(`donor portal (${dialect})`, () => {
     expect((await t.request("GET", `${base()}/gifts`, asDonor(cookie))).status).toBe(401);
   });
 
+  it("previews whose a link is without using it up: the address, then the sign-in still works once", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await give(formId, "Grace@Example.org");
+    await linkRequest("grace@example.org");
+    const token = await mailedToken("grace@example.org");
+    const preview = () =>
+      t.request<{ email: string; expiresAt: string }>("POST", `${base()}/link/preview`, {
+        key: null,
+        body: { token },
+      });
+    const first = await preview();
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.email).toBe("grace@example.org");
+    expect(Date.parse(first.body.expiresAt)).toBe(clock + 30 * 60_000);
+    expect(first.headers.get("Cache-Control")).toBe("no-store");
+    expect(first.headers.get("Set-Cookie")).toBeNull();
+    // Looking twice uses nothing up: the link still signs in, once.
+    expect((await preview()).status).toBe(200);
+    const session = await t.request("POST", `${base()}/session`, { key: null, body: { token } });
+    expect(session.status, session.text).toBe(200);
+    // A used link shows no address any more.
+    const used = await preview();
+    expect(used.status).toBe(401);
+    expect(used.body).toMatchObject({ error: expect.stringMatching(/used or has expired/) });
+  });
+
+  it("shows no address for an unknown, expired or other organization's link, nor from another site", async () => {
+    const formId = await createForm(t, validForms.standard());
+    await give(formId, "hedy@example.org");
+    await linkRequest("hedy@example.org");
+    const token = await mailedToken("hedy@example.org");
+    const at = (org: string, body: unknown, headers: Record<string, string> = {}) =>
+      t.request("POST", `/api/manage/${org}/link/preview`, { key: null, body, headers });
+    const elsewhere = await t.newOrg();
+    expect((await at(elsewhere.id, { token })).status).toBe(401);
+    expect((await at(t.org.id, { token: "a".repeat(43) })).status).toBe(401);
+    expect((await at(t.org.id, { token: "not a token" })).status).toBe(401);
+    expect((await at(t.org.id, {})).status).toBe(400);
+    expect((await at(t.org.id, { token }, { Origin: "https://evil.example" })).status).toBe(403);
+    expect((await at("org_00000000000000000000000000", { token })).status).toBe(404);
+    clock += 31 * 60_000;
+    expect((await at(t.org.id, { token })).status).toBe(401);
+  });
+
   it("rate-limits link requests per address", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await linkRequest("flood@example.org")).status);

@@ -80,6 +80,12 @@ describe.skipIf(!browserAvailable)("donor portal in Chromium", () => {
     throw new Error(`no sign-in link for ${email} in ${dir}`);
   }
 
+  /** The donor portal's session cookie in the browser, if any. */
+  async function donorCookie() {
+    const cookies = await browser.context.cookies(`${served.baseUrl}/api/manage/${served.t.org.id}/gifts`);
+    return cookies.find((c) => c.name === "almoner_donor");
+  }
+
   async function open(url: string): Promise<{ page: Page; problems: string[] }> {
     const page = await browser.context.newPage();
     const problems: string[] = [];
@@ -112,6 +118,13 @@ describe.skipIf(!browserAvailable)("donor portal in Chromium", () => {
     const link = await mailedLink(email);
     expect(link.startsWith(`${portal}?token=`)).toBe(true);
     await page.goto(link);
+    // The link names the address it signs in as and asks first; nothing is signed in until then.
+    const proceed = page.getByRole("button", { name: `Continue as ${email}` });
+    await proceed.waitFor();
+    expect(await page.getByText(`This link signs in as ${email}.`).count()).toBe(1);
+    expect(await seriousAxeIssues(page, ["color-contrast"])).toEqual([]); // no fields to label here
+    expect(await donorCookie()).toBeUndefined();
+    await proceed.click();
     await page.getByRole("heading", { name: "Recurring gifts" }).waitFor();
     // The token leaves the address bar once it is used; the language the link was asked in stays.
     expect(page.url()).toBe(`${portal}?lang=en`);
@@ -170,6 +183,44 @@ describe.skipIf(!browserAvailable)("donor portal in Chromium", () => {
     await page.close();
   });
 
+  it("a link someone else sent on names their address, and signs the visitor in to nothing when declined", async () => {
+    const { formID } = await createForm(served, {
+      title: "Winter appeal",
+      funds: ["General"],
+      frequencies: ["ONE_TIME", "MONTHLY"],
+    });
+    // The sender asks for a link to their own address and sends it to someone else.
+    const sender = uniqueEmail("sender");
+    await giveMonthly(formID, sender, 10);
+    const res = await fetch(`${served.baseUrl}/api/manage/${served.t.org.id}/link`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ email: sender }),
+    });
+    expect(res.status).toBe(202);
+    const link = await mailedLink(sender);
+
+    await browser.context.clearCookies();
+    const { page, problems } = await open(link);
+    await page.getByText(`This link signs in as ${sender}.`).waitFor();
+    await page.getByRole("button", { name: "Not your address? Ask for a link to your own" }).click();
+    await page.getByLabel("Email").waitFor();
+    expect(await donorCookie()).toBeUndefined();
+    expect(await page.getByRole("heading", { name: "Recurring gifts" }).count()).toBe(0);
+    // The token left the address bar and was not used: the sender's link still works for the sender.
+    expect(page.url()).not.toContain("token=");
+    const token = new URL(link).searchParams.get("token");
+    const preview = await fetch(`${served.baseUrl}/api/manage/${served.t.org.id}/link/preview`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ token }),
+    });
+    expect(preview.status).toBe(200);
+    expect(await preview.json()).toMatchObject({ email: sender });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   /** The organization's view of a recurring gift, through `/v1` with its API key. */
   async function v1Subscription(id: string) {
     const res = await fetch(`${served.baseUrl}/v1/subscriptions/${id}`, {
@@ -206,6 +257,7 @@ describe.skipIf(!browserAvailable)("donor portal in Chromium", () => {
     await page.getByRole("button", { name: "Send me a sign-in link" }).click();
     await expect.poll(() => page.getByRole("status").textContent()).toMatch(/sign-in link is on its way/);
     await page.goto(await mailedLink(emailA));
+    await page.getByRole("button", { name: `Continue as ${emailA}` }).click();
     await page.getByRole("article", { name: /Recurring gift of \$15\.00 monthly/ }).waitFor();
     // Donor B's gift is not listed to A.
     expect(await page.getByRole("article", { name: /\$45\.00/ }).count()).toBe(0);

@@ -13,6 +13,8 @@ type Phase =
   | { kind: "loading" }
   | { kind: "signin"; notice?: string }
   | { kind: "sent"; message: string }
+  /** A mailed link opened: whose it is, shown before it is used (it may be someone else's, sent on). */
+  | { kind: "confirm"; token: string; email: string }
   | { kind: "ready"; gifts: Gifts };
 
 type Api = ReturnType<typeof portalApi>;
@@ -62,12 +64,25 @@ export function Portal({ organizationId }: { organizationId: string }) {
     url.searchParams.delete("token");
     history.replaceState(null, "", url.pathname + url.search);
     api
-      .signIn(token)
-      .then(() => load())
+      .previewLink(token)
+      .then(({ email }) => setPhase({ kind: "confirm", token, email }))
       .catch((err: Error) => setPhase({ kind: "signin", notice: err.message }));
   }, []);
 
   if (phase.kind === "loading") return <p aria-busy="true">{t("portal.loading")}</p>;
+  if (phase.kind === "confirm")
+    return (
+      <ConfirmLink
+        email={phase.email}
+        onContinue={() =>
+          api
+            .signIn(phase.token)
+            .then(() => load())
+            .catch((err: Error) => setPhase({ kind: "signin", notice: err.message }))
+        }
+        onDecline={() => setPhase({ kind: "signin" })}
+      />
+    );
   if (phase.kind === "signin" || phase.kind === "sent")
     return <SignIn api={api} phase={phase} onSent={(message) => setPhase({ kind: "sent", message })} />;
   return (
@@ -80,6 +95,30 @@ export function Portal({ organizationId }: { organizationId: string }) {
         setPhase({ kind: "signin", notice: t("portal.signedOut") });
       }}
     />
+  );
+}
+
+/** Asks before a mailed link signs in: it names the address, and offers one's own link instead. */
+function ConfirmLink(props: { email: string; onContinue: () => Promise<void>; onDecline: () => void }) {
+  const [busy, setBusy] = useState(false);
+  return (
+    <section aria-labelledby="confirm-heading">
+      <h2 id="confirm-heading">{t("portal.signIn")}</h2>
+      <p>{t("portal.confirm.intro", { email: props.email })}</p>
+      <button
+        type="button"
+        disabled={busy}
+        onClick={() => {
+          setBusy(true);
+          void props.onContinue().finally(() => setBusy(false));
+        }}
+      >
+        {t("portal.confirm.continue", { email: props.email })}
+      </button>
+      <button type="button" class="link" onClick={props.onDecline}>
+        {t("portal.confirm.notYou")}
+      </button>
+    </section>
   );
 }
 

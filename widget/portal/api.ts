@@ -92,6 +92,8 @@ export function portalApi(organizationId: string) {
       `${base}/statement?year=${year}&lang=${encodeURIComponent(language)}`,
     requestLink: (email: string, language: string) =>
       call<{ message: string }>("POST", "/link", { email, language }),
+    previewLink: (token: string) =>
+      call<{ email: string; expiresAt: string }>("POST", "/link/preview", { token }),
     signIn: (token: string) => call<{ expiresAt: string }>("POST", "/session", { token }),
     signOut: () => call<void>("POST", "/logout"),
     gifts: () => call<Gifts>("GET", "/gifts"),

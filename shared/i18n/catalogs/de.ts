@@ -388,6 +388,10 @@ export const de: Catalog = {
   "portal.signIn": "Anmelden",
   "portal.signIn.intro":
     "Geben Sie die E-Mail-Adresse ein, mit der Sie spenden. Wir senden Ihnen einen Link zur Anmeldung.",
+  "portal.confirm.intro":
+    "Dieser Link meldet Sie als {email} an. Fahren Sie nur fort, wenn das Ihre Adresse ist.",
+  "portal.confirm.continue": "Weiter als {email}",
+  "portal.confirm.notYou": "Nicht Ihre Adresse? Einen Link an Ihre eigene anfordern",
   "portal.email": "E-Mail",
   "portal.sendLink": "Anmeldelink senden",
   "portal.linkSent":

@@ -374,6 +374,9 @@ export const en = {
   "portal.loading": "Loading…",
   "portal.signIn": "Sign in",
   "portal.signIn.intro": "Enter the e-mail address you give with. We will send you a link that signs you in.",
+  "portal.confirm.intro": "This link signs in as {email}. Continue only if this is your address.",
+  "portal.confirm.continue": "Continue as {email}",
+  "portal.confirm.notYou": "Not your address? Ask for a link to your own",
   "portal.email": "Email",
   "portal.sendLink": "Send me a sign-in link",
   "portal.linkSent":

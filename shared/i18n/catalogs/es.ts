@@ -376,6 +376,9 @@ export const es: Catalog = {
   "portal.loading": "Cargando…",
   "portal.signIn": "Iniciar sesión",
   "portal.signIn.intro": "Escribe el correo con el que donas. Te enviaremos un enlace para entrar.",
+  "portal.confirm.intro": "Este enlace inicia sesión como {email}. Continúa solo si es tu dirección.",
+  "portal.confirm.continue": "Continuar como {email}",
+  "portal.confirm.notYou": "¿No es tu dirección? Pide un enlace para la tuya",
   "portal.email": "Correo electrónico",
   "portal.sendLink": "Enviarme un enlace de acceso",
   "portal.linkSent":

@@ -381,6 +381,10 @@ export const fr: Catalog = {
   "portal.signIn": "Se connecter",
   "portal.signIn.intro":
     "Indiquez l’adresse e-mail avec laquelle vous donnez. Nous vous enverrons un lien de connexion.",
+  "portal.confirm.intro":
+    "Ce lien vous connecte en tant que {email}. Ne continuez que si c’est votre adresse.",
+  "portal.confirm.continue": "Continuer en tant que {email}",
+  "portal.confirm.notYou": "Ce n’est pas votre adresse ? Demandez un lien pour la vôtre",
   "portal.email": "E-mail",
   "portal.sendLink": "M’envoyer un lien de connexion",
   "portal.linkSent":

@@ -372,6 +372,9 @@ export const ptBR: Catalog = {
   "portal.loading": "Carregando…",
   "portal.signIn": "Entrar",
   "portal.signIn.intro": "Informe o e-mail com que você doa. Enviaremos um link para você entrar.",
+  "portal.confirm.intro": "Este link entra como {email}. Continue somente se este for o seu e-mail.",
+  "portal.confirm.continue": "Continuar como {email}",
+  "portal.confirm.notYou": "Não é o seu e-mail? Peça um link para o seu",
   "portal.email": "E-mail",
   "portal.sendLink": "Enviar link de acesso",
   "portal.linkSent":
