@@ -69,6 +69,11 @@ export interface DispatcherOptions {
   idleSocketMs?: number;
   /** How often the delivery log is pruned (and attempts abandoned under cancelled deliveries closed); default hourly. */
   pruneMs?: number;
+  /**
+   * How soon after start the first prune runs; default a minute (then every `pruneMs`), so that a process
+   * restarted more often than the interval still prunes.
+   */
+  firstPruneMs?: number;
   policy?: TargetPolicy;
   /** Clock of leases, due times and records; default Date.now. */
   wallClock?: () => number;
@@ -132,6 +137,8 @@ const REFILL_DELAY_MS = 2;
 const MAX_ERROR_LENGTH = 500;
 /** How often the delivery log is pruned (records older than 90 days; pruneWebhookHistory). */
 const PRUNE_INTERVAL_MS = 3_600_000;
+/** The first prune after start: soon, but not in the burst of work a start brings. */
+const FIRST_PRUNE_MS = 60_000;
 /** How many times a batch of outcomes is written again after losing a race for a lock. */
 const WRITE_RETRIES = 3;
 /** Outcomes gather this long before they are written (one transaction for all of them). */
@@ -157,6 +164,7 @@ export class WebhookDispatcher {
   private readonly caps: Caps;
   private readonly pollMs: number;
   private readonly pruneMs: number;
+  private readonly firstPruneMs: number;
   private readonly policy: TargetPolicy;
   /** This dispatcher's connections to receivers (at most `maxInFlight` busy plus a few idle). */
   private readonly agents: DeliveryAgents;
@@ -195,6 +203,7 @@ export class WebhookDispatcher {
     };
     this.pollMs = opts.pollMs ?? 1000;
     this.pruneMs = opts.pruneMs ?? PRUNE_INTERVAL_MS;
+    this.firstPruneMs = Math.min(opts.firstPruneMs ?? FIRST_PRUNE_MS, this.pruneMs);
     this.policy = opts.policy ?? { guard: opts.deps.config.webhookTargetGuard };
     this.wallClock = opts.wallClock ?? Date.now;
     if (this.leaseMs <= this.timeoutMs) throw new RangeError("leaseMs must be longer than timeoutMs");
@@ -228,7 +237,10 @@ export class WebhookDispatcher {
       void pruneWebhookHistory(this.deps.store.db, this.wallClock()).catch((err) =>
         this.onError(err, "pruning the delivery log"),
       );
-    this.pruner = setInterval(prune, this.pruneMs).unref();
+    this.pruner = setTimeout(() => {
+      prune();
+      if (!this.stopped) this.pruner = setInterval(prune, this.pruneMs).unref();
+    }, this.firstPruneMs).unref();
   }
 
   /**
@@ -239,6 +251,7 @@ export class WebhookDispatcher {
     this.stopped = true;
     this.unsubscribe?.();
     this.unsubscribe = undefined;
+    // The first prune's timeout or the interval after it (Node clears either kind with either call).
     clearInterval(this.pruner);
     clearTimeout(this.timer);
     this.timer = undefined;

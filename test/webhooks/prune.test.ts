@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { emitEvent } from "../../server/webhooks/events.js";
 import { pruneWebhookHistory, WEBHOOK_HISTORY_RETENTION_MS } from "../../server/webhooks/store.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
@@ -69,6 +70,55 @@ describe(`webhook history retention (${dialect})`, () => {
       .where("webhook_id", "=", hook.body.webhookId)
       .execute();
     expect(new Set(left.map((d) => d.event_id))).toEqual(new Set([eventIds[1], eventIds[2]]));
+  });
+
+  it("prunes soon after the dispatcher starts, not only an hour later (a process restarted often still prunes)", async () => {
+    const org = await t.newOrg();
+    const hook = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+      key: org.key,
+      body: { url: "https://example.org/z", events: ["form.created"] },
+    });
+    const now = Date.now();
+    const eventId = await emitEvent(t.store.db, org.id, "form.created", "fz", { formID: "fz" }, now);
+    const delivery = await t.store.db
+      .selectFrom("webhook_deliveries")
+      .select("id")
+      .where("event_id", "=", eventId)
+      .executeTakeFirstOrThrow();
+    await t.store.db
+      .updateTable("webhook_deliveries")
+      .set({ status: "SUCCESS" })
+      .where("id", "=", delivery.id)
+      .execute();
+    await t.store.db
+      .insertInto("webhook_logs")
+      .values({
+        id: "log_stale",
+        organization_id: org.id,
+        webhook_id: hook.body.webhookId,
+        delivery_id: delivery.id,
+        event_id: eventId,
+        event_type: "form.created",
+        status: "SUCCESS",
+        http_status: 200,
+        response_time_ms: 3,
+        attempt: 1,
+        error: null,
+        created_at: new Date(now - WEBHOOK_HISTORY_RETENTION_MS - 60_000).toISOString(),
+      })
+      .execute();
+    const stale = () =>
+      t.store.db.selectFrom("webhook_logs").select("id").where("id", "=", "log_stale").executeTakeFirst();
+    // Hourly, as in production; the first prune comes after `firstPruneMs`.
+    const dispatcher = new WebhookDispatcher({ deps: t.deps, pollMs: 50, firstPruneMs: 30 });
+    dispatcher.start(50);
+    try {
+      const deadline = Date.now() + 5000;
+      while ((await stale()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    } finally {
+      await dispatcher.stop();
+    }
+    expect(await stale()).toBeUndefined();
   });
 
   it("drops events older than 90 days that no delivery needs, keeps newer ones and those still queued", async () => {
