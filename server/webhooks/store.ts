@@ -392,12 +392,30 @@ export async function closeAbandonedAttempts(db: Db, nowMs: number): Promise<voi
 }
 
 /**
- * Closes the attempts abandoned under a cancelled delivery (`closeAbandonedAttempts`), then drops log
- * records and finished deliveries older than the retention, then the events older than it that no
- * delivery needs any more (an event still queued for a receiver stays, however old).
+ * Cancels deliveries queued for a deleted webhook: an event fanned out in a transaction that read the
+ * webhook before its DELETE committed, and inserted after the DELETE cancelled the queue, is never claimed
+ * (claims take only active webhooks' deliveries), so it would stay PENDING, and its event kept, for ever.
+ * Nobody has attempted such a delivery, so there is no attempt to close.
+ */
+export async function cancelOrphanedDeliveries(db: Db, nowMs: number): Promise<void> {
+  await db
+    .updateTable("webhook_deliveries")
+    .set({ status: "CANCELLED", updated_at: isoAt(nowMs) })
+    .where("status", "=", "PENDING")
+    .where("attempts", "=", 0)
+    .where("webhook_id", "in", (eb) => eb.selectFrom("webhooks").select("id").where("status", "=", "DELETED"))
+    .execute();
+}
+
+/**
+ * Closes the attempts abandoned under a cancelled delivery (`closeAbandonedAttempts`) and cancels the
+ * deliveries left queued for a deleted webhook (`cancelOrphanedDeliveries`), then drops log records and
+ * finished deliveries older than the retention, then the events older than it that no delivery needs any
+ * more (an event still queued for a receiver stays, however old).
  */
 export async function pruneWebhookHistory(db: Db, nowMs: number): Promise<void> {
   await closeAbandonedAttempts(db, nowMs);
+  await cancelOrphanedDeliveries(db, nowMs);
   const before = isoAt(nowMs - WEBHOOK_HISTORY_RETENTION_MS);
   await db.deleteFrom("webhook_logs").where("created_at", "<", before).execute();
   await db

@@ -121,6 +121,77 @@ describe(`webhook history retention (${dialect})`, () => {
     expect(await stale()).toBeUndefined();
   });
 
+  it("cancels a delivery queued for a webhook after its DELETE (a fan-out that read it just before), which nothing would claim", async () => {
+    const org = await t.newOrg();
+    const hook = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+      key: org.key,
+      body: { url: "https://example.org/gone", events: ["form.created"] },
+    });
+    const kept = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+      key: org.key,
+      body: { url: "https://example.org/kept", events: ["form.created"] },
+    });
+    const paused = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
+      key: org.key,
+      body: { url: "https://example.org/paused", events: ["form.created"] },
+    });
+    expect(
+      (
+        await t.request("PUT", `/v1/webhooks/${paused.body.webhookId}`, {
+          key: org.key,
+          body: { status: "DISABLED" },
+        })
+      ).status,
+    ).toBe(200);
+    expect((await t.request("DELETE", `/v1/webhooks/${hook.body.webhookId}`, { key: org.key })).status).toBe(
+      200,
+    );
+    const now = Date.now();
+    const eventId = await emitEvent(t.store.db, org.id, "form.created", "fl", { formID: "fl" }, now);
+    // The late fan-out's row, as it lands once the DELETE has committed; and one queued for the disabled
+    // webhook before it was disabled (fan-outs pass disabled webhooks by).
+    const iso = new Date(now).toISOString();
+    for (const [id, webhookId] of [
+      ["dlv_late", hook.body.webhookId],
+      ["dlv_paused", paused.body.webhookId],
+    ])
+      await t.store.db
+        .insertInto("webhook_deliveries")
+        .values({
+          id,
+          organization_id: org.id,
+          webhook_id: webhookId,
+          event_id: eventId,
+          event_type: "form.created",
+          status: "PENDING",
+          attempts: 0,
+          next_attempt_at: iso,
+          claimed_until: null,
+          claim_token: null,
+          created_at: iso,
+          updated_at: iso,
+        })
+        .execute();
+
+    await pruneWebhookHistory(t.store.db, now);
+
+    const statuses = Object.fromEntries(
+      (
+        await t.store.db
+          .selectFrom("webhook_deliveries")
+          .select(["webhook_id", "status"])
+          .where("event_id", "=", eventId)
+          .execute()
+      ).map((d) => [d.webhook_id, d.status]),
+    );
+    // The deleted webhook's is cancelled; a live one's and a disabled one's (sent once it is enabled) stay queued.
+    expect(statuses).toEqual({
+      [hook.body.webhookId]: "CANCELLED",
+      [kept.body.webhookId]: "PENDING",
+      [paused.body.webhookId]: "PENDING",
+    });
+  });
+
   it("drops events older than 90 days that no delivery needs, keeps newer ones and those still queued", async () => {
     const org = await t.newOrg();
     const hook = await t.request<{ webhookId: string }>("POST", "/v1/webhooks", {
