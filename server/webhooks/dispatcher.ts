@@ -571,14 +571,6 @@ export class WebhookDispatcher {
    * then their logs, then the webhooks' rows in id order.
    */
   private async write(batch: Outcome[]): Promise<void> {
-    const perHook = new Map<string, { ok: number; failed: number; last: number }>();
-    for (const { claimed, result, at } of batch) {
-      const tally = perHook.get(claimed.delivery.webhook_id) ?? { ok: 0, failed: 0, last: 0 };
-      if (result.ok) tally.ok++;
-      else tally.failed++;
-      tally.last = Math.max(tally.last, at);
-      perHook.set(claimed.delivery.webhook_id, tally);
-    }
     const byDelivery = (a: Outcome, b: Outcome) => a.claimed.delivery.id.localeCompare(b.claimed.delivery.id);
     const succeeded = batch.filter((o) => o.result.ok);
     const failed = batch.filter((o) => !o.result.ok).sort(byDelivery);
@@ -595,7 +587,34 @@ export class WebhookDispatcher {
           .orderBy("id")
           .forUpdate()
           .execute();
-      // The attempts' PENDING log rows, completed (written whole: an upsert is one statement on both databases).
+      // A log row no longer PENDING was closed as an interrupted failure (and counted) after this claim
+      // lapsed, by another process's claim or the prune: the answer that came after all replaces it, and
+      // the counts move from that failure to this outcome, so no attempt is counted twice. (Both of those
+      // lock the delivery rows first, as this did above: the rows read here are settled.)
+      const closed = new Set(
+        (
+          await trx
+            .selectFrom("webhook_logs")
+            .select("id")
+            .where(
+              "id",
+              "in",
+              batch.map((o) => o.claimed.logId),
+            )
+            .where("status", "!=", "PENDING")
+            .execute()
+        ).map((r) => r.id),
+      );
+      const perHook = new Map<string, { ok: number; failed: number; last: number }>();
+      for (const { claimed, result, at } of batch) {
+        const tally = perHook.get(claimed.delivery.webhook_id) ?? { ok: 0, failed: 0, last: 0 };
+        if (closed.has(claimed.logId)) tally.failed--;
+        if (result.ok) tally.ok++;
+        else tally.failed++;
+        tally.last = Math.max(tally.last, at);
+        perHook.set(claimed.delivery.webhook_id, tally);
+      }
+      // The attempts' log rows, completed (written whole: an upsert is one statement on both databases).
       await trx
         .insertInto("webhook_logs")
         .values(

@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { emitEvent } from "../../server/webhooks/events.js";
 import { verifyWebhookSignature } from "../../server/webhooks/signature.js";
-import { pruneWebhookHistory } from "../../server/webhooks/store.js";
+import { closeInterruptedAttempts, pruneWebhookHistory } from "../../server/webhooks/store.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
 import { dialect, validForms } from "../support/testApp.js";
 import { type Receiver, sleep, startReceiver } from "./receiver.js";
@@ -314,6 +314,57 @@ describe(`webhook delivery (${dialect})`, () => {
     );
     expect(read.body.successCount).toBe(1);
     expect(read.body.lastDeliveryAt).toBe(Math.floor(later / 1000));
+  });
+
+  it("an answer that comes after its attempt was closed as interrupted replaces that record and is counted once", async () => {
+    // The first answer comes late: meanwhile this process's claim lapses and another process claims the
+    // delivery, closing this attempt as an interrupted failure (and counting it).
+    const r = await receiver({ delayMs: (n) => (n === 0 ? 700 : 0) });
+    const hook = await register(w.t, r, ["form.created"]);
+    await createForm(w.t, validForms.standard());
+    await r.waitFor((got) => got.length >= 1);
+    const db = w.t.store.db;
+    const delivery = await db
+      .selectFrom("webhook_deliveries")
+      .selectAll()
+      .where("webhook_id", "=", hook.webhookId)
+      .executeTakeFirstOrThrow();
+    const nowIso = new Date().toISOString();
+    await db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable("webhook_deliveries")
+        .set({ claim_token: "another-process", claimed_until: new Date(Date.now() + 60_000).toISOString() })
+        .where("id", "=", delivery.id)
+        .execute();
+      await closeInterruptedAttempts(trx, [delivery.id], nowIso);
+    });
+    const counts = async () =>
+      (
+        await w.t.request<{ successCount: number; failureCount: number }>(
+          "GET",
+          `/v1/webhooks/${hook.webhookId}`,
+        )
+      ).body;
+    expect(await counts()).toMatchObject({ successCount: 0, failureCount: 1 });
+
+    // The answer arrives: the attempt did reach the receiver, and one attempt is one count.
+    const deadline = Date.now() + 5000;
+    let logs = await allLogs(w.t, hook.webhookId);
+    while (logs[0]?.status !== "SUCCESS" && Date.now() < deadline) {
+      await sleep(20);
+      logs = await allLogs(w.t, hook.webhookId);
+    }
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatchObject({ status: "SUCCESS", httpStatus: 200 });
+    expect(await counts()).toMatchObject({ successCount: 1, failureCount: 0 });
+    // The other process's claim is its own: this late outcome did not settle the delivery under it.
+    expect(
+      await db
+        .selectFrom("webhook_deliveries")
+        .select(["status", "claim_token"])
+        .where("id", "=", delivery.id)
+        .executeTakeFirstOrThrow(),
+    ).toEqual({ status: "PENDING", claim_token: "another-process" });
   });
 
   it("events from before a webhook was registered are never delivered to it", async () => {
