@@ -1,9 +1,7 @@
 // @vitest-environment happy-dom
-import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { location } from "../../widget/dashboard/router.js";
-import { Shell } from "../../widget/dashboard/Shell.js";
-import { me } from "../../widget/dashboard/session.js";
+import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/preact";
+import { describe, expect, it } from "vitest";
+import { type Answer, openDashboard, standInApi } from "../support/dashboardStandIn.js";
 
 /**
  * The Account page's recovery codes (widget/dashboard/pages/Account.tsx) in happy-dom, against a stand-in
@@ -11,63 +9,11 @@ import { me } from "../../widget/dashboard/session.js";
  * (`POST /api/staff/two-factor/recovery-codes`), as server/api/staffSecurity.ts answers them.
  */
 
-interface Call {
-  method: string;
-  path: string;
-  body: unknown;
-}
-
-type Answer = { status?: number; body?: unknown };
-type Handler = (call: Call) => Answer | Promise<Answer>;
-
-let calls: Call[] = [];
-let routes: [string, RegExp, Handler][] = [];
-
-function on(method: string, path: RegExp, handler: Handler) {
-  routes.unshift([method, path, handler]);
-}
-
-beforeEach(() => {
-  calls = [];
-  routes = [];
-  vi.stubGlobal(
-    "fetch",
-    vi.fn(async (input: string, init: RequestInit = {}) => {
-      const call: Call = {
-        method: init.method ?? "GET",
-        path: input,
-        body: init.body ? JSON.parse(String(init.body)) : undefined,
-      };
-      calls.push(call);
-      const route = routes.find(([method, path]) => method === call.method && path.test(call.path));
-      const answer = (await route?.[2](call)) ?? { status: 404, body: { error: "Not found" } };
-      return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
-        status: answer.status ?? 200,
-        headers: { "Content-Type": "application/json" },
-      });
-    }),
-  );
-});
-
-afterEach(() => {
-  cleanup();
-  vi.unstubAllGlobals();
-  me.value = undefined;
-});
+const { calls, on, signedIn: signedInAs } = standInApi();
 
 /** An Owner signed in with two-step sign-in on (or off), `left` recovery codes unused. */
 function signedIn(twoFactorEnabled: boolean, left: () => number) {
-  on("GET", /^\/api\/staff\/me$/, () => ({
-    body: {
-      userId: "usr_1",
-      email: "pat@charity.example",
-      organizationId: "org_1",
-      organizationName: "Tree Trust",
-      role: "OWNER",
-      permissions: [],
-      twoFactorEnabled,
-    },
-  }));
+  signedInAs("OWNER", [], { twoFactorEnabled });
   on("GET", /^\/api\/staff\/two-factor$/, () => ({
     body: {
       enabled: twoFactorEnabled,
@@ -79,11 +25,7 @@ function signedIn(twoFactorEnabled: boolean, left: () => number) {
   on("GET", /^\/api\/staff\/sessions$/, () => ({ body: { sessions: [] } }));
 }
 
-function openAccount() {
-  window.history.replaceState(null, "", "/dashboard/account");
-  location.value = { path: "account", query: new URLSearchParams() };
-  return render(<Shell />);
-}
+const openAccount = () => openDashboard("/dashboard/account");
 
 const recovery = async () =>
   within((await screen.findByRole("heading", { name: "Recovery codes" })).closest("section") as HTMLElement);

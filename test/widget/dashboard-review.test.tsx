@@ -1,11 +1,10 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
 import { useState } from "preact/hooks";
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { location, navigate } from "../../widget/dashboard/router.js";
-import { Shell } from "../../widget/dashboard/Shell.js";
-import { me } from "../../widget/dashboard/session.js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { navigate } from "../../widget/dashboard/router.js";
 import { ConfirmInline } from "../../widget/dashboard/ui.js";
+import { type Answer, openDashboard, payment, type Role, standInApi } from "../support/dashboardStandIn.js";
 
 /**
  * The staff dashboard's pages (widget/dashboard) in happy-dom against a stand-in API, for what a review found:
@@ -13,58 +12,8 @@ import { ConfirmInline } from "../../widget/dashboard/ui.js";
  * filters, answers sent twice.
  */
 
-interface Call {
-  method: string;
-  path: string;
-  body: unknown;
-}
-
-type Answer = { status?: number; body?: unknown } | undefined;
-type Handler = (call: Call) => Answer | Promise<Answer>;
-
-let calls: Call[] = [];
-let routes: [string, RegExp, Handler][] = [];
-
-function on(method: string, path: RegExp, handler: Handler) {
-  routes.unshift([method, path, handler]);
-}
-
-beforeEach(() => {
-  calls = [];
-  routes = [];
-  vi.stubGlobal(
-    "fetch",
-    vi.fn(async (input: string, init: RequestInit = {}) => {
-      const call: Call = {
-        method: init.method ?? "GET",
-        path: input,
-        body: init.body ? JSON.parse(String(init.body)) : undefined,
-      };
-      calls.push(call);
-      const route = routes.find(([method, path]) => method === call.method && path.test(call.path));
-      const answer = (await route?.[2](call)) ?? { status: 404, body: { error: "Not found" } };
-      return new Response(answer.body === undefined ? null : JSON.stringify(answer.body), {
-        status: answer.status ?? 200,
-        headers: { "Content-Type": "application/json" },
-      });
-    }),
-  );
-});
-
-afterEach(() => {
-  cleanup();
-  vi.unstubAllGlobals();
-  me.value = undefined;
-});
-
-function open(path: string) {
-  window.history.replaceState(null, "", path);
-  location.value = {
-    path: window.location.pathname.slice("/dashboard".length).replace(/^\/+|\/+$/g, ""),
-    query: new URLSearchParams(window.location.search),
-  };
-  return render(<Shell />);
-}
+const { on, writes, signedIn: signedInAs } = standInApi();
+const open = openDashboard;
 
 const OWNER = [
   "forms:read",
@@ -77,20 +26,7 @@ const OWNER = [
   "analytics:read",
 ];
 
-function signedIn(role: "OWNER" | "FINANCE" | "STAFF" = "OWNER", permissions: string[] = OWNER) {
-  on("GET", /^\/api\/staff\/me$/, () => ({
-    body: {
-      userId: "usr_1",
-      email: "pat@charity.example",
-      organizationId: "org_1",
-      organizationName: "Tree Trust",
-      role,
-      permissions,
-    },
-  }));
-}
-
-const writes = () => calls.filter((c) => c.method !== "GET");
+const signedIn = (role: Role = "OWNER", permissions: string[] = OWNER) => signedInAs(role, permissions);
 
 describe("team roles", () => {
   const member = (userId: string, email: string, role: string) => ({
@@ -131,7 +67,9 @@ describe("team roles", () => {
     expect((button as HTMLButtonElement).disabled).toBe(false);
     fireEvent.click(button);
     await screen.findByText("sam@charity.example is now Finance.");
-    expect(writes()).toEqual([{ method: "PATCH", path: "/api/staff/team/usr_2", body: { role: "FINANCE" } }]);
+    expect(writes()).toMatchObject([
+      { method: "PATCH", path: "/api/staff/team/usr_2", body: { role: "FINANCE" } },
+    ]);
   });
 
   it("asks before demoting an Owner or changing one's own role", async () => {
@@ -150,7 +88,9 @@ describe("team roles", () => {
     const own = screen.getByRole("alertdialog", { name: "Change your own role to Finance?" });
     fireEvent.click(within(own).getByRole("button", { name: "Yes, make me Finance" }));
     await screen.findByText("pat@charity.example is now Finance.");
-    expect(writes()).toEqual([{ method: "PATCH", path: "/api/staff/team/usr_1", body: { role: "FINANCE" } }]);
+    expect(writes()).toMatchObject([
+      { method: "PATCH", path: "/api/staff/team/usr_1", body: { role: "FINANCE" } },
+    ]);
   });
 });
 
@@ -236,38 +176,6 @@ describe("the question a destructive action asks", () => {
     await waitFor(() => expect(document.activeElement).toBe(screen.getByRole("button", { name: "Delete…" })));
     expect(writes()).toEqual([]);
   });
-});
-
-const payment = (over: Record<string, unknown> = {}) => ({
-  paymentID: "pay_01",
-  email: "ada@example.org",
-  firstName: "Ada",
-  lastName: "Donor",
-  amount: 50,
-  currency: "usd",
-  status: "COMPLETED",
-  fund: "",
-  form: "Plant a tree",
-  formID: "f1",
-  frequency: "ONE_TIME",
-  date: "2026-11-20T10:00:00.000Z",
-  paymentMethod: "card",
-  coverFees: false,
-  anonymous: false,
-  contactId: null,
-  subscriptionId: null,
-  feeAmount: 0,
-  refundedAmount: 0,
-  card: { brand: "visa", last4: "4242" },
-  bankLast4: null,
-  tickets: [],
-  promoCode: null,
-  discount: 0,
-  customInputs: [],
-  tribute: null,
-  utm: {},
-  failureMessage: null,
-  ...over,
 });
 
 describe("a payment's refund", () => {
@@ -412,7 +320,7 @@ describe("an answer sent once", () => {
     fireEvent.click(yes);
     answer({ body: {} });
     await screen.findByText(/Plant a tree is deleted/);
-    expect(writes()).toEqual([{ method: "DELETE", path: "/v1/forms/f1", body: undefined }]);
+    expect(writes()).toMatchObject([{ method: "DELETE", path: "/v1/forms/f1", body: undefined }]);
     expect(screen.queryByRole("alert")).toBeNull();
   });
 
