@@ -16,8 +16,19 @@ export interface TicketFilters {
   search?: string;
 }
 
+/**
+ * Rows one INSERT writes: 15 values a row keeps a statement far inside SQLite's 32,766 bound values and
+ * PostgreSQL's 65,535, which an order of a few thousand tickets would pass in one statement (its charge
+ * then made and never recorded).
+ */
+const TICKETS_PER_INSERT = 500;
+
 export async function insertTickets(trx: Db, rows: TicketsTable[]): Promise<void> {
-  if (rows.length > 0) await trx.insertInto("tickets").values(rows).execute();
+  for (let i = 0; i < rows.length; i += TICKETS_PER_INSERT)
+    await trx
+      .insertInto("tickets")
+      .values(rows.slice(i, i + TICKETS_PER_INSERT))
+      .execute();
 }
 
 /** A payment's tickets, in the order they were bought. */

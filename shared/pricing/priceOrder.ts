@@ -171,6 +171,8 @@ export function priceOrder(
     if (errors.length === 0 && lines.some((l) => !isExpressible(l.amountCents, currency)))
       fail("total", "invalid", `This form's amounts have decimals, which ${currency} does not have`);
     discountCents = roundDownTo(discountCents, currency);
+    // A code that takes nothing off once rounded to the currency's units is not applied (nor redeemed).
+    if (discountCents === 0) promoCode = null;
   }
 
   if (errors.length > 0) return { ok: false, errors };

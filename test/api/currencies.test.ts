@@ -195,6 +195,38 @@ describe(`organization currency (${dialect})`, () => {
     expect(changed.body).toMatchObject({ amount: 1500, currency: "JPY" });
   });
 
+  it("does not apply (nor redeem) a promo code whose discount rounds down to ¥0 in a currency without decimals", async () => {
+    const yen = await orgIn("JPY");
+    const formId = await createForm(actingAs(yen), {
+      ...validForms.event(),
+      tickets: [{ name: "Adult", price: 50 }],
+      promoCodes: [
+        { code: "ONEPCT", discountType: "percentage", discountValue: 1, quantity: 1 },
+        { code: "TENPCT", discountType: "percentage", discountValue: 10, quantity: 1 },
+      ],
+    });
+    const order = (promoCode: string) => ({ tickets: [{ name: "Adult", quantity: 1 }], promoCode });
+    // 1% of ¥50 is ¥0.5: nothing off in whole yen, so the code is not named as applied.
+    const quote = await t.request("POST", `/api/forms/${formId}/quote`, { key: null, body: order("ONEPCT") });
+    expect(quote.status, quote.text).toBe(200);
+    expect(quote.body).toMatchObject({ discount: 0, total: 50, promoCode: null });
+    const paid = await checkout(t, formId, { ...order("ONEPCT"), donor, paymentMethod: card() });
+    expect(paid.status, paid.text).toBe(201);
+    // 10% is ¥5 off: applied, as before.
+    const tenth = await checkout(t, formId, { ...order("TENPCT"), donor, paymentMethod: card() });
+    expect(tenth.status, tenth.text).toBe(201);
+    const form = await t.request<{ promoCodes: { code: string; timesRedeemed: number }[] }>(
+      "GET",
+      `/v1/forms/${formId}`,
+      as(yen),
+    );
+    // The only redemption of ONEPCT is still there for a buyer it would take something off for.
+    expect(form.body.promoCodes.map((p) => [p.code, p.timesRedeemed])).toEqual([
+      ["ONEPCT", 0],
+      ["TENPCT", 1],
+    ]);
+  });
+
   it("refuses a currency without decimals while a live form holds amounts with decimals (409 naming them)", async () => {
     const org = await t.newOrg();
     const asOrg = actingAs(org);
