@@ -98,17 +98,13 @@ export async function billSubscription(
     return tally;
   }
   const org = await getOrganization(deps.store.db, claimed.organization_id);
-  if (!org) throw new Error(`subscription ${claimed.id} belongs to no organization`);
   // The processor that holds the gift's method is asked for before the charge's row is written: a gift
   // whose processor the organization has disconnected (Stripe) stays due, untouched, until it is connected
   // again, instead of leaving a charge in flight at every pass (which would hold the donor's changes).
-  let processor: PaymentProcessor;
-  try {
-    processor = deps.processors.named(claimed.processor, org);
-  } catch (err) {
-    await releaseClaim(deps.store.db, claimed.id, token);
-    throw err;
-  }
+  // Its claim is kept until the lease ends: released, the gift (the oldest due) would be claimed first by
+  // every pass, and enough of them would fill every pass, so that no other gift were ever billed.
+  if (!org) throw new Error(`subscription ${claimed.id} belongs to no organization`);
+  let processor: PaymentProcessor = deps.processors.named(claimed.processor, org);
   const prepared = await prepareCharge(deps, claimed);
   // Not due after all, cancelled or billed since the claim, or already recorded: nothing to do.
   if (prepared?.payment.status !== "PROCESSING") {
