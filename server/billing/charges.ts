@@ -136,7 +136,14 @@ export async function billSubscription(
             cycle: String(sub.cycle + 1),
           },
         },
-        { created: (id) => recordProcessorPaymentId(deps.store.db, payment.id, id) },
+        {
+          // Settled meanwhile (an orphaned charge's sweep took it for abandoned): refused before it is
+          // confirmed, so no money moves for a payment recorded as not charged.
+          created: async (id) => {
+            if (!(await recordProcessorPaymentId(deps.store.db, payment.id, id)))
+              throw new Error(`the charge of payment ${payment.id} was settled while it was being made`);
+          },
+        },
       )
       .catch(async (err: unknown) => {
         const refused = await refusedCharge(deps.store.db, processor, payment, err);
@@ -324,11 +331,21 @@ async function prepareCharge(deps: AppDeps, claimed: SubscriptionsTable): Promis
       .returning("id")
       .executeTakeFirst();
     if (inserted) return { sub, payment: row, fresh: true };
-    const existing = await trx
-      .selectFrom("payments")
-      .selectAll()
-      .where("charge_key", "=", row.charge_key)
-      .executeTakeFirstOrThrow();
+    // The row an interrupted pass left, worked on again now: dated now, so that the sweep of orphaned
+    // charges (PROCESSING rows untouched for 5 minutes) does not take it for abandoned while it is made.
+    const existing =
+      (await trx
+        .updateTable("payments")
+        .set({ updated_at: row.updated_at })
+        .where("charge_key", "=", row.charge_key)
+        .where("status", "=", "PROCESSING")
+        .returningAll()
+        .executeTakeFirst()) ??
+      (await trx
+        .selectFrom("payments")
+        .selectAll()
+        .where("charge_key", "=", row.charge_key)
+        .executeTakeFirstOrThrow());
     return { sub, payment: existing, fresh: false };
   });
 }

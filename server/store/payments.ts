@@ -200,18 +200,22 @@ export async function findPaymentByProcessorId(
     .executeTakeFirst();
 }
 
-/** Stores the processor's id of a payment it has made and not yet confirmed (before money can move). */
+/**
+ * Stores the processor's id of a payment it has made and not yet confirmed (before money can move); false
+ * when the payment is no longer PROCESSING (settled meanwhile), and nothing was stored.
+ */
 export async function recordProcessorPaymentId(
   db: Db,
   id: string,
   processorPaymentId: string,
-): Promise<void> {
-  await db
+): Promise<boolean> {
+  const result = await db
     .updateTable("payments")
     .set({ processor_payment_id: processorPaymentId })
     .where("id", "=", id)
     .where("status", "=", "PROCESSING")
-    .execute();
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
 }
 
 /** A payment with its recurring gift, if it has one. */
