@@ -12,6 +12,7 @@ import {
   updateLinkResponseSchema,
 } from "../../shared/schemas/subscription.js";
 import { wireTime } from "../../shared/time.js";
+import { renewalFeeCents } from "../billing/charges.js";
 import type { RecurringFrequency } from "../billing/schedule.js";
 import {
   changeSubscription,
@@ -20,9 +21,11 @@ import {
 } from "../billing/subscriptionChanges.js";
 import { ApiError } from "../errors.js";
 import { createUpdateLink, UPDATE_PAGE_PATH } from "../payments/updateLink.js";
+import { amountTooLarge, amountTooSmall, type PaymentProcessor, ProcessorError } from "../processors/port.js";
 import type { AuditActor } from "../store/auditLog.js";
 import type { Db } from "../store/database.js";
 import { findFormCached } from "../store/forms.js";
+import { getOrganization } from "../store/organizations.js";
 import type { SubscriptionsTable } from "../store/schema.js";
 import { findSubscription, listSubscriptions } from "../store/subscriptions.js";
 import { presentSubscription } from "../wire/subscription.js";
@@ -108,6 +111,33 @@ export async function changeableFrequencies(
 }
 
 /**
+ * Why the gift's processor would refuse every renewal of `amountCents` (with the fee, when the donor covers
+ * it): below its smallest or above its largest charge, as the checkout refuses such a gift. Undefined when
+ * it would take it, or states no limits (or cannot be opened now: the charge will say why).
+ */
+async function beyondProcessorLimits(
+  deps: AppDeps,
+  sub: SubscriptionsTable,
+  amountCents: number,
+): Promise<string | undefined> {
+  const org = await getOrganization(deps.store.db, sub.organization_id);
+  if (!org) return undefined;
+  let processor: PaymentProcessor;
+  try {
+    processor = deps.processors.named(sub.processor, org);
+  } catch (err) {
+    if (err instanceof ProcessorError) return undefined;
+    throw err;
+  }
+  const totalCents = amountCents + renewalFeeCents(sub, amountCents, org.feeRate);
+  const minimum = processor.minimumCharge?.(sub.currency);
+  const maximum = processor.maximumCharge?.(sub.currency);
+  if (minimum !== undefined && totalCents < minimum) return amountTooSmall(minimum, sub.currency).message;
+  if (maximum !== undefined && totalCents > maximum) return amountTooLarge(sub.currency).message;
+  return undefined;
+}
+
+/**
  * A change to a recurring gift, from the API or the donor portal; a refusal is a 409. `formRules`: the
  * gift it leaves must also be one its form's checkout would take (the donor portal's changes); a refusal
  * is a 400 with every problem.
@@ -126,6 +156,10 @@ export async function applySubscriptionChange(
   }
   if (change.amountCents !== undefined && !isExpressible(change.amountCents, sub.currency))
     throw ApiError.validation([`amount must be a whole number of ${sub.currency}, which has no decimals`]);
+  if (change.amountCents !== undefined && sub.status === "ACTIVE") {
+    const refusal = await beyondProcessorLimits(deps, sub, change.amountCents);
+    if (refusal) throw ApiError.validation([refusal]);
+  }
   try {
     return await changeSubscription(deps.store, sub, change, actor, deps.now());
   } catch (err) {

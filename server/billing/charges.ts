@@ -174,13 +174,15 @@ export async function billSubscription(
 }
 
 /** The processor's answers that refuse the charge for good (it was not made): a failed charge. */
-const REFUSALS = new Set(["invalid_request", "amount_too_small"] as const);
-const isRefusal = (code: ProcessorErrorCode): code is "invalid_request" | "amount_too_small" =>
+const REFUSALS = new Set(["invalid_request", "amount_too_small", "amount_too_large"] as const);
+const isRefusal = (
+  code: ProcessorErrorCode,
+): code is "invalid_request" | "amount_too_small" | "amount_too_large" =>
   (REFUSALS as ReadonlySet<ProcessorErrorCode>).has(code);
 
 /**
  * A charge the processor refused outright (`invalid_request`: the saved method detached, the customer
- * deleted, another account connected; `amount_too_small`), as a failed charge, so that the gift goes through
+ * deleted, another account connected; `amount_too_small`, `amount_too_large`), as a failed charge, so that the gift goes through
  * the retries and the cancellation a decline leads to instead of being billed again every pass. Null (the
  * error stands, the row stays PROCESSING and the next pass asks again) for an outage, a key refused, or
  * whenever the processor cannot say how the charge stands. A payment the processor made before refusing
@@ -350,6 +352,15 @@ async function prepareCharge(deps: AppDeps, claimed: SubscriptionsTable): Promis
   });
 }
 
+/** The fee a renewal of `giftCents` adds when the donor covers it (0 otherwise), in the gift's currency. */
+export function renewalFeeCents(
+  sub: Pick<SubscriptionsTable, "cover_fees" | "currency">,
+  giftCents: number,
+  feeRate: FeeRate,
+): number {
+  return sub.cover_fees === 1 ? roundUpTo(coverFeeCents(giftCents, feeRate), sub.currency) : 0;
+}
+
 function chargeRow(
   sub: SubscriptionsTable,
   formTitle: string,
@@ -359,7 +370,7 @@ function chargeRow(
   const nowIso = isoAt(nowMs);
   const cycle = sub.cycle + 1;
   const giftCents = Number(sub.amount_cents);
-  const feeCents = sub.cover_fees === 1 ? roundUpTo(coverFeeCents(giftCents, feeRate), sub.currency) : 0;
+  const feeCents = renewalFeeCents(sub, giftCents, feeRate);
   const kept = JSON.parse(sub.details) as Partial<
     Pick<PaymentDetails, "customInputs" | "utm" | "donor" | "tribute" | "language">
   >;

@@ -115,7 +115,9 @@ export type FailureCode =
    */
   | "invalid_request"
   /** An off-session charge below the processor's minimum for its currency (`ProcessorError` of that code). */
-  | "amount_too_small";
+  | "amount_too_small"
+  /** An off-session charge above the processor's maximum for its currency (`ProcessorError` of that code). */
+  | "amount_too_large";
 
 export interface CustomerInput {
   email: string;

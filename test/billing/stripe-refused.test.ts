@@ -4,7 +4,7 @@ import { giveMonthly, type StripeTestApp, setupStripeApp } from "../support/stri
 
 /**
  * A recurring charge Stripe refuses outright (`invalid_request`: the saved card detached in Stripe's
- * dashboard, say; `amount_too_small`) is a failed charge: the payment FAILED with what Stripe said, the gift
+ * dashboard, say; `amount_too_small`, `amount_too_large`) is a failed charge: the payment FAILED with what Stripe said, the gift
  * retried 1, 3 and 5 days later and then cancelled, as after a decline. Stripe out of reach leaves the
  * charge to the next pass, as before.
  */
@@ -109,6 +109,44 @@ describe("a recurring charge Stripe refuses", () => {
     expect(row.failure_message).toContain("$0.50");
     expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 1 });
     expect(await events("donation.created")).toBe(2);
+  });
+
+  it("above Stripe's maximum (amount_too_large): FAILED, the gift retrying, never left in flight", async () => {
+    const sub = await subscribe();
+    // $1,000,000 (more than Stripe's $999,999.99), as a gift written before the API refused such amounts.
+    await s.t.store.db
+      .updateTable("subscriptions")
+      .set({ amount_cents: 100_000_000 })
+      .where("id", "=", sub.id)
+      .execute();
+    const run = await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    expect(run.errors).toEqual([]);
+    const [row] = await charges();
+    expect(row).toMatchObject({ status: "FAILED", failure_code: "amount_too_large" });
+    expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 1 });
+    // Not in flight: the organization may lower the amount, which the next charge takes.
+    const lowered = await s.t.request("PUT", `/v1/subscriptions/${sub.id}`, { body: { amount: 30 } });
+    expect(lowered.status, lowered.text).toBe(200);
+  });
+
+  it("an amount change the gift's processor would refuse at every renewal is a 400, the fee the donor covers counted", async () => {
+    const sub = await subscribe();
+    const put = (amount: number) => s.t.request("PUT", `/v1/subscriptions/${sub.id}`, { body: { amount } });
+    const tooLarge = await put(1_000_000);
+    expect(tooLarge.status).toBe(400);
+    expect(tooLarge.body).toEqual({
+      error: "Validation failed",
+      details: ["amount is above the largest payment this payment method takes in USD"],
+    });
+    const tooSmall = await put(0.1);
+    expect(tooSmall.status).toBe(400);
+    expect(JSON.stringify(tooSmall.body)).toContain("$0.50");
+    // With the fee covered, an amount just under the maximum goes over it.
+    await s.t.store.db.updateTable("subscriptions").set({ cover_fees: 1 }).where("id", "=", sub.id).execute();
+    expect((await put(999_999)).status).toBe(400);
+    const fine = await put(30);
+    expect(fine.status, fine.text).toBe(200);
+    expect(Number((await subscription()).amount_cents)).toBe(3000);
   });
 
   it("for a reason that is not the donor's method (a parameter of ours, the account): no gift is failed; charged once Stripe takes it", async () => {

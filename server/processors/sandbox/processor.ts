@@ -140,6 +140,8 @@ export function failureMessage(code: FailureCode, type: "card" | "bank"): string
       return "This payment method can no longer be charged. Please enter your payment details again.";
     case "amount_too_small":
       return "This amount is below the smallest payment that can be taken. Please give a larger amount.";
+    case "amount_too_large":
+      return "This amount is above the largest payment that can be taken. Please give a smaller amount.";
   }
 }
 
