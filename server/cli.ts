@@ -1,8 +1,9 @@
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import type { z } from "zod";
+import { formatMoney } from "../shared/currency.js";
 import { PERMISSIONS, type Permission } from "../shared/enums.js";
-import { centsToDollars, formatDollars } from "../shared/money.js";
+import { centsToDollars } from "../shared/money.js";
 import type { FeeRate } from "../shared/pricing/fees.js";
 import { emailAddress, issuesToDetails } from "../shared/schemas/common.js";
 import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schemas/organization.js";
@@ -584,8 +585,10 @@ async function paymentRefund(
   const org = await requireOrg(store, payment.organization_id);
   let amountCents: number | undefined;
   if (values.amount !== undefined) {
+    // Written as a decimal amount only: Number() would also read `0x5` as 5 and `1e3` as 1,000.
+    const written = /^\s*\d+(\.\d+)?\s*$/.test(values.amount);
     const parsed = refundRequestSchema.shape.amount.safeParse(Number(values.amount));
-    if (values.amount.trim() === "" || !parsed.success || parsed.data === undefined)
+    if (!written || !parsed.success || parsed.data === undefined)
       throw new UsageError(
         `--amount must be an amount of the payment's currency (${payment.currency}) greater than 0, with at most 2 decimals, got "${values.amount}"`,
       );
@@ -613,7 +616,7 @@ async function paymentRefund(
         },
         payment: view,
       },
-      text: `Refunded ${formatDollars(done.refund.amountCents)} of ${id} (${done.refund.status}); the payment is ${view.status}, ${formatDollars(Number(done.payment.refunded_cents))} refunded in all.`,
+      text: `Refunded ${formatMoney(done.refund.amountCents, done.payment.currency)} of ${id} (${done.refund.status}); the payment is ${view.status}, ${formatMoney(Number(done.payment.refunded_cents), done.payment.currency)} refunded in all.`,
     };
   } catch (err) {
     if (err instanceof ApiError) throw new UsageError([err.message, ...(err.details ?? [])].join(": "));

@@ -304,6 +304,20 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     expect(refused(await cli("payment", "refund", "--payment", "pay_nope"))).toContain("No payment");
   });
 
+  it("payment refund reads --amount only as a decimal amount, and says amounts in the payment's currency", async () => {
+    const paymentId = await sandboxGift(env, database, "EUR");
+    // Number() would read these as 5 and 1,000: a command that moves money refuses them.
+    for (const written of ["0x5", "1e1", "5,00", " "])
+      expect(refused(await cli("payment", "refund", "--payment", paymentId, "--amount", written))).toContain(
+        "--amount must be an amount of the payment's currency (EUR)",
+      );
+    const part = await cli("payment", "refund", "--payment", paymentId, "--amount", "5");
+    expect(part.code, part.stderr).toBe(0);
+    expect(part.stdout).toContain("Refunded €5 of");
+    expect(part.stdout).toContain("€5 refunded in all");
+    expect(part.stdout).not.toContain("$");
+  });
+
   it("connects an organization in JPY to an account whose default currency is EUR (gifts are charged in JPY)", async () => {
     const yen = ok<{ organizationId: string }>(
       await cli("org", "create", "--name", "Yen giving", "--json"),
@@ -323,13 +337,14 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
 });
 
 /** A $20 card gift on the sandbox, made through the app on the same database, for an organization of its own. */
-async function sandboxGift(env: Env, database: TestDatabase): Promise<string> {
+async function sandboxGift(env: Env, database: TestDatabase, currency = "USD"): Promise<string> {
   const store = await openStore(env.DATABASE_URL as string, { pgSchema: database.pgSchema });
   try {
     const config = loadConfig({ ...env, STRIPE_API_URL: undefined } as NodeJS.ProcessEnv);
     const deps = await composeDeps(store, config);
     const app = createApp(deps);
     const org = await createOrganization(store.db, { name: "Sandbox charity", sandbox: true }, Date.now());
+    if (currency !== "USD") await updateOrganization(store.db, org.id, { currency }, Date.now());
     const { key } = await createApiKey(store.db, { organizationId: org.id, sandbox: true }, Date.now());
     const form = await app.request("/v1/forms", {
       method: "POST",
