@@ -23,13 +23,13 @@ export function paymentReceiptRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Payments"],
       summary: "Send a payment's receipt again",
       description:
-        "Queues the payment's receipt again, in the donor's language, to the address the donor gave; the mail worker sends it within moments. For completed payments and bank payments still settling. Sent again at most once a minute: a second request within the minute answers 429.",
+        "Queues the payment's receipt again, in the donor's language, to the address the donor gave; the mail worker sends it within moments. For completed payments and bank payments still settling; not for a payment waiting for the donor's confirmation (a card charge held for authentication, a bank account to verify). Sent again at most once a minute: a second request within the minute answers 429.",
       params: paymentIdParams,
       responses: {
         202: { description: "Queued", schema: resentSchema },
         ...standardErrors,
         404: paymentNotFound,
-        409: { description: "The payment has no receipt (failed or refunded in full)", schema: errorSchema },
+        409: { description: "The payment has no receipt (failed, refunded in full, or waiting for the donor's confirmation)", schema: errorSchema },
         429: { description: "Sent less than a minute ago", schema: errorSchema },
       },
       handler: async (c, { params }) => {

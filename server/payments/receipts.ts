@@ -11,6 +11,7 @@ import { lockedPayment, paymentDetails, paymentWithGift, type Tribute } from "..
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable, TicketsTable } from "../store/schema.js";
 import { ticketsOfPayment } from "../store/tickets.js";
 import { nextChargeAt } from "../wire/subscription.js";
+import { AWAITING_AUTHENTICATION } from "./confirmationRequest.js";
 import { portalUrl } from "./portalUrl.js";
 import { receiptEmailSettings } from "./receiptSettings.js";
 
@@ -163,6 +164,18 @@ export async function resendReceipt(
       row.status === "REFUNDED"
         ? "This payment was refunded in full: it has no receipt to send"
         : "This payment did not go through: it has no receipt to send",
+    );
+  // PENDING is a bank debit on its way, or a charge waiting for the donor (a card's authentication, a bank
+  // account's verification): money that may never come has no receipt.
+  if (
+    row.status === "PENDING" &&
+    (row.payment_method_type !== "bank" ||
+      row.failure_code === AWAITING_AUTHENTICATION ||
+      row.failure_code === "verify_microdeposits")
+  )
+    throw new ReceiptResendError(
+      "not-receipted",
+      "This payment is waiting for the donor's confirmation: it has no receipt yet",
     );
   const since = isoAt(at.nowMs - RECEIPT_RESEND_INTERVAL_MS);
   const refuseIfSentLately = async (q: Db) => {

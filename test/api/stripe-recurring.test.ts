@@ -298,6 +298,21 @@ describe("a recurring charge the bank holds for authentication", () => {
     return { run, held, mail, path };
   }
 
+  it("has no receipt to send again while it waits for the donor (409), and queues none", async () => {
+    const { held } = await heldCharge();
+    const resent = await s.t.request("POST", `/v1/payments/${held.id}/receipt`);
+    expect(resent.status).toBe(409);
+    expect(resent.body).toEqual({
+      error: "This payment is waiting for the donor's confirmation: it has no receipt yet",
+    });
+    const queued = await s.t.store.db
+      .selectFrom("email_outbox")
+      .select("subject")
+      .where("payment_id", "=", held.id)
+      .execute();
+    expect(queued.filter((q) => q.subject.startsWith("Thank you"))).toEqual([]);
+  });
+
   it("stays PENDING, mails the donor a link, and is COMPLETED once they confirm it on the page", async () => {
     const { run, held, mail, path } = await heldCharge();
     expect(run.errors).toEqual([]);
