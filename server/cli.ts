@@ -10,6 +10,7 @@ import { assignGlobalInputIds, organizationUpdateSchema } from "../shared/schema
 import { refundRequestSchema } from "../shared/schemas/payment.js";
 import { STAFF_ROLES, type StaffRole } from "../shared/schemas/staff.js";
 import { isoAt, wireTime } from "../shared/time.js";
+import { checkFormsFitPage } from "./api/organization.js";
 import { runBillingAt } from "./billing/run.js";
 import { parseInstant } from "./billing/schedule.js";
 import { composeDeps } from "./compose.js";
@@ -343,37 +344,48 @@ async function run(
         settings = parsed.data;
       }
       const nowMs = now();
-      // The change and its audit-log entry (the settings that changed, by the system) are one.
-      const updated = await store.db.transaction().execute(async (trx) => {
-        const changed = await updateOrganization(
-          trx,
-          org.id,
-          {
-            name: settings.organizationName,
-            baseUrls: settings.organizationBaseURLs,
-            globalCustomInputs: settings.globalCustomInputs
-              ? assignGlobalInputIds(settings.globalCustomInputs, org.globalCustomInputs, uuid)
-              : undefined,
-            feeRate,
-          },
-          nowMs,
-        );
-        if (changed)
-          await recordChange(
+      const deps = await composeDeps(store, config, now);
+      // The change and its audit-log entry (the settings that changed, by the system) are one, and refused
+      // as the API refuses it when a form's hosted page would outgrow its budget.
+      const updated = await store.db
+        .transaction()
+        .execute(async (trx) => {
+          const changed = await updateOrganization(
             trx,
+            org.id,
             {
-              organizationId: org.id,
-              actor: SYSTEM_ACTOR,
-              action: "organization.updated",
-              subjectType: "organization",
-              subjectId: org.id,
-              before: cliSettingsOf(org),
-              after: cliSettingsOf(changed),
+              name: settings.organizationName,
+              baseUrls: settings.organizationBaseURLs,
+              globalCustomInputs: settings.globalCustomInputs
+                ? assignGlobalInputIds(settings.globalCustomInputs, org.globalCustomInputs, uuid)
+                : undefined,
+              feeRate,
             },
             nowMs,
           );
-        return changed;
-      });
+          if (changed) {
+            await checkFormsFitPage(deps, trx, org, changed);
+            await recordChange(
+              trx,
+              {
+                organizationId: org.id,
+                actor: SYSTEM_ACTOR,
+                action: "organization.updated",
+                subjectType: "organization",
+                subjectId: org.id,
+                before: cliSettingsOf(org),
+                after: cliSettingsOf(changed),
+              },
+              nowMs,
+            );
+          }
+          return changed;
+        })
+        .catch((err: unknown) => {
+          if (err instanceof ApiError) throw new UsageError([err.message, ...(err.details ?? [])].join(": "));
+          throw err;
+        })
+        .finally(() => deps.metrics.close());
       const json = {
         organizationId: org.id,
         organizationName: updated?.name,

@@ -202,8 +202,14 @@ const PAGE_FIELDS: [field: string, of: (org: Organization) => unknown][] = [
  * its language's texts) is in every live form's page: a change of it is measured on each live form's page,
  * as a form is when it is saved (forms/routes.ts), and refused when one would outgrow the page budget.
  * `before` and `after` are the organization as it was and as it would be; `db` is the change's transaction.
+ * The command line's `org set` checks its changes with it too.
  */
-async function checkFormsFitPage(deps: AppDeps, db: Db, before: Organization, after: Organization) {
+export async function checkFormsFitPage(
+  deps: AppDeps,
+  db: Db,
+  before: Organization,
+  after: Organization,
+): Promise<void> {
   const changed = PAGE_FIELDS.filter(
     ([, of]) => JSON.stringify(of(before)) !== JSON.stringify(of(after)),
   ).map(([field]) => field);

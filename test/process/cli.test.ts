@@ -187,6 +187,41 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     );
   });
 
+  it("org set refuses global custom inputs that would make a form's hosted page too large, as the API does", async () => {
+    // Thirteen dropdowns of a hundred long options: well past the 180 KB a hosted page may weigh.
+    const big = Array.from({ length: 13 }, (_, i) => ({
+      title: `Question ${i}`,
+      inputType: "SINGLE_SELECTION_DROPDOWN",
+      required: false,
+      options: Array.from({ length: 100 }, (_, j) => `Option ${i}-${j} ${"x".repeat(160)}`),
+    }));
+    const before = await server.json<Record<string, unknown>>("GET", "/v1/organization", {
+      key: fullKey.key,
+    });
+    const api = await server.json("PUT", "/v1/organization", {
+      key: fullKey.key,
+      body: { globalCustomInputs: big },
+    });
+    expect(api.status).toBe(400);
+    const file = path.join(temp.dir, "big-inputs.json");
+    fs.writeFileSync(file, JSON.stringify(big));
+    const message = failed(
+      await cli("org", "set", "--org", acme.organizationId, "--global-custom-inputs", `@${file}`),
+    );
+    expect(message).toMatch(/globalCustomInputs would make the hosted page of form .* too large/);
+    // Nothing changed: the organization's forms can still be saved.
+    const after = await server.json<Record<string, unknown>>("GET", "/v1/organization", { key: fullKey.key });
+    expect(after.body.globalCustomInputs).toEqual(before.body.globalCustomInputs);
+    const forms = await server.json<{ forms: { formID: string }[] }>("GET", "/v1/forms", {
+      key: fullKey.key,
+    });
+    const edit = await server.json("PUT", `/v1/forms/${forms.body.forms[0].formID}`, {
+      key: fullKey.key,
+      body: { title: "Spring appeal" },
+    });
+    expect(edit.status).toBe(200);
+  });
+
   it("org set --fee-percent/--fee-fixed changes what cover-fees adds to a gift", async () => {
     const created = await server.json<{ formID: string }>("POST", "/v1/forms", {
       key: fullKey.key,
