@@ -29,7 +29,11 @@ export function paymentReceiptRoutes(deps: AppDeps): RouteSpec[] {
         202: { description: "Queued", schema: resentSchema },
         ...standardErrors,
         404: paymentNotFound,
-        409: { description: "The payment has no receipt (failed, refunded in full, or waiting for the donor's confirmation)", schema: errorSchema },
+        409: {
+          description:
+            "The payment has no receipt (failed, refunded in full, or waiting for the donor's confirmation)",
+          schema: errorSchema,
+        },
         429: { description: "Sent less than a minute ago", schema: errorSchema },
       },
       handler: async (c, { params }) => {
