@@ -13,6 +13,7 @@ import { chooseLanguage } from "../i18n.js";
 import { isUuid, prefixedId } from "../ids.js";
 import { chargeOrigin, checkoutChargeKey } from "../payments/chargeKey.js";
 import { outcomeOfCharge, outcomeOfLookup, PROCESSOR_DOWN_MESSAGE } from "../payments/outcome.js";
+import { customerFor } from "../payments/processorCustomer.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import {
   amountTooLarge,
@@ -37,11 +38,6 @@ import {
   paymentDetails as paymentDetailsOf,
   paymentWithGift,
 } from "../store/payments.js";
-import {
-  findProcessorCustomer,
-  forgetProcessorCustomer,
-  saveProcessorCustomer,
-} from "../store/processorCustomers.js";
 import type { PaymentsTable } from "../store/schema.js";
 import { writeOne } from "../store/writeOne.js";
 import { checkAnswers } from "./answers.js";
@@ -311,31 +307,6 @@ async function paymentMethodOf(
     };
   }
   throw ApiError.validation([`paymentMethod ${created.message}`]);
-}
-
-/** The donor's customer at the processor (processors that have customers), made once per donor. */
-async function customerFor(
-  deps: AppDeps,
-  processor: PaymentProcessor,
-  org: Organization,
-  donor: { email: string; firstName: string; lastName: string },
-  /** The donor's customer the processor no longer has: forgotten, and a new one made in its place. */
-  gone?: string,
-): Promise<string | null> {
-  if (!processor.createCustomer) return null;
-  const db = deps.store.db;
-  if (gone) await forgetProcessorCustomer(db, org.id, processor.account, donor.email, gone);
-  const known = await findProcessorCustomer(db, org.id, processor.account, donor.email);
-  if (known) return known;
-  const key = `customer:${org.id}:${donor.email.trim().toLowerCase()}`;
-  const made = await processor.createCustomer({
-    email: donor.email,
-    name: `${donor.firstName} ${donor.lastName}`.trim(),
-    // The same key makes the same customer once; after one was deleted, a key of its own makes another.
-    idempotencyKey: gone ? `${key.slice(0, 160)}:after:${gone.slice(0, 39)}` : key.slice(0, 200),
-    metadata: { almoner_organization: org.id },
-  });
-  return saveProcessorCustomer(db, org.id, processor.account, donor.email, made, isoAt(deps.now()));
 }
 
 /** Runs a checkout from a validated request. Declines are results (402), not exceptions. */

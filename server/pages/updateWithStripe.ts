@@ -2,15 +2,21 @@ import type { Context } from "hono";
 import { formatMoney } from "../../shared/currency.js";
 import { escapeHtml } from "../../shared/html.js";
 import type { UpdateLinkMethod } from "../../shared/schemas/subscription.js";
+import { isoAt } from "../../shared/time.js";
 import type { AppDeps, AppEnv } from "../api/env.js";
 import { checkSubmissionOrigin } from "../api/requestSource.js";
 import { declineText } from "../checkout/finalize.js";
 import { ApiError } from "../errors.js";
 import { outcomeOfLookup } from "../payments/outcome.js";
+import { customerFor } from "../payments/processorCustomer.js";
 import { settlePayment } from "../payments/transition.js";
 import { UPDATE_PAGE_PATH } from "../payments/updateLink.js";
-import type { PaymentProcessor, SetupResult } from "../processors/port.js";
-import { giveBackUpdateLinkAttempt, takeUpdateLinkAttempt } from "../store/subscriptions.js";
+import { CustomerMissing, type PaymentProcessor, type SetupResult } from "../processors/port.js";
+import {
+  giveBackUpdateLinkAttempt,
+  replaceProcessorCustomer,
+  takeUpdateLinkAttempt,
+} from "../store/subscriptions.js";
 import { checkoutAssetUrl } from "./assets.js";
 import { jsonForScript } from "./json.js";
 import { page } from "./layout.js";
@@ -140,17 +146,26 @@ export async function stripeAction(
         const token = typeof body?.confirmationToken === "string" ? body.confirmationToken : "";
         if (!/^ctoken_[A-Za-z0-9_]{1,200}$/.test(token))
           return { status: 400, body: { status: "error", error: "confirmationToken is required" } };
-        return withAttempt(deps, loaded, (attempt) =>
-          processor
-            .setupForFutureUse({
-              paymentMethod: token,
-              ...(loaded.sub.processor_customer ? { customer: loaded.sub.processor_customer } : {}),
-              idempotencyKey: `setup:${loaded.link.id}:${token}`,
-              returnUrl: pageUrl,
-              reference: setupReference(loaded),
-            })
-            .then((setup) => finishSetup(deps, loaded, setup, attempt)),
-        );
+        const setup = (customer: string | null, key: string) =>
+          processor.setupForFutureUse({
+            paymentMethod: token,
+            ...(customer ? { customer } : {}),
+            idempotencyKey: key,
+            returnUrl: pageUrl,
+            reference: setupReference(loaded),
+          });
+        const key = `setup:${loaded.link.id}:${token}`;
+        return withAttempt(deps, loaded, async (attempt) => {
+          const gone = loaded.sub.processor_customer;
+          const done = await setup(gone, key).catch(async (err: unknown) => {
+            // The donor's customer is gone at the processor (deleted, or another account connected since):
+            // the gift takes the donor's customer as it is now, and the new method is saved to that one.
+            if (!(err instanceof CustomerMissing) || !gone) throw err;
+            const customer = await newCustomer(deps, processor, loaded, gone);
+            return setup(customer, `${key.slice(0, 200)}:${customer}`);
+          });
+          return finishSetup(deps, loaded, done, attempt);
+        });
       }
       case "setup-completed": {
         const setupId = typeof body?.setupIntent === "string" ? body.setupIntent : "";
@@ -189,6 +204,25 @@ export async function stripeAction(
       },
     };
   }
+}
+
+/** A new customer of the gift's donor in place of `gone`, kept on the gift (before any method is saved). */
+async function newCustomer(
+  deps: AppDeps,
+  processor: PaymentProcessor,
+  loaded: Loaded,
+  gone: string,
+): Promise<string | null> {
+  const { sub } = loaded;
+  const customer = await customerFor(
+    deps,
+    processor,
+    loaded.org,
+    { email: sub.email, firstName: sub.first_name, lastName: sub.last_name },
+    gone,
+  );
+  if (customer) await replaceProcessorCustomer(deps.store.db, sub.id, gone, customer, isoAt(deps.now()));
+  return customer;
 }
 
 /** What the link's set-ups are made for, kept with them at the processor (SetupInput.reference). */

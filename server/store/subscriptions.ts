@@ -117,6 +117,26 @@ export async function setSubscriptionPaymentMethod(
     .executeTakeFirst();
 }
 
+/**
+ * Gives a subscription the donor's new customer at its processor, in place of `gone` (a customer the
+ * processor no longer has); false when the subscription names another customer by now.
+ */
+export async function replaceProcessorCustomer(
+  db: Db,
+  id: string,
+  gone: string,
+  customer: string,
+  nowIso: string,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("subscriptions")
+    .set({ processor_customer: customer, updated_at: nowIso })
+    .where("id", "=", id)
+    .where("processor_customer", "=", gone)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 export async function insertUpdateLink(db: Db, row: PaymentMethodUpdateLinksTable): Promise<void> {
   await db.insertInto("payment_method_update_links").values(row).execute();
 }

@@ -114,6 +114,40 @@ describe("the update page of a gift at Stripe", () => {
     await expectDonorCardSwap(s.t, sub.id, sub.email, [after.payment_method_token, sub.payment_method_token]);
   });
 
+  it("saves a new card when the donor's Stripe customer is gone (deleted), to a new customer the gift then charges", async () => {
+    const sub = await subscribe();
+    const gone = sub.processor_customer ?? "";
+    await s.stripe.customers.del(gone);
+    // The renewal fails for it, and is retried: the donor is sent to replace the card meanwhile.
+    await runBillingAt(s.t.store, s.t.config, Date.parse(sub.next_billing_at) + 1000);
+    const failed = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect(failed).toMatchObject({ status: "ACTIVE", failed_attempts: 1 });
+
+    const res = await action(await linkFor(sub.id), {
+      action: "save",
+      confirmationToken: await s.cardToken("5555555555554444"),
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ status: "saved" });
+    const after = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect(after.processor_customer).toMatch(/^cus_/);
+    expect(after.processor_customer).not.toBe(gone);
+    const pm = await s.stripe.paymentMethods.retrieve(after.payment_method_token);
+    expect(pm.customer).toBe(after.processor_customer);
+    expect((await s.stripe.customers.retrieve(after.processor_customer ?? "")).deleted).not.toBe(true);
+
+    // The retry charges the new card.
+    const retry = await runBillingAt(s.t.store, s.t.config, Date.parse(after.retry_at ?? "") + 1000);
+    expect(retry.errors).toEqual([]);
+    expect(
+      await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow(),
+    ).toMatchObject({
+      status: "ACTIVE",
+      failed_attempts: 0,
+      cycle: 1,
+    });
+  });
+
   it("refuses a card on a link that takes bank accounts only, keeps the gift's method and the link", async () => {
     const sub = await subscribe();
     const res = await s.t.request<{ url: string }>(
