@@ -215,7 +215,9 @@ describe.skipIf(dialect !== "sqlite")("server process: NODE_ENV=production", () 
   });
 });
 
-describe.skipIf(dialect !== "sqlite")("server process: bad configuration", () => {
+// Each case starts a server process (several at once): on a loaded 2-core CI machine a start that fails
+// at its configuration has taken 30 s. How fast it fails is not what these cases check.
+describe.skipIf(dialect !== "sqlite")("server process: bad configuration", { timeout: 120_000 }, () => {
   let temp: TempDir;
   beforeAll(() => {
     temp = tempDir();
@@ -241,7 +243,7 @@ describe.skipIf(dialect !== "sqlite")("server process: bad configuration", () =>
   it.concurrent.for(cases)(
     "$name exits non-zero with one stderr line naming $setting",
     async ({ env, setting }, { expect }) => {
-      const result = await runServerToExit({ DATA_DIR: temp.dir, ...env });
+      const result = await runServerToExit({ DATA_DIR: temp.dir, ...env }, 100_000);
       expect(result.signal).toBeNull();
       expect(result.code).not.toBe(0);
       expect(result.stdout).not.toMatch(/listening/i);
@@ -266,7 +268,7 @@ describe.skipIf(dialect !== "sqlite")("server process: bad configuration", () =>
     );
     db.close();
 
-    const result = await runServerToExit({ DATA_DIR: dir });
+    const result = await runServerToExit({ DATA_DIR: dir }, 100_000);
     expect(result.code).not.toBe(0);
     expect(result.stdout).not.toMatch(/listening/i);
     const errLines = lines(result.stderr);
