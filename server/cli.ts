@@ -88,6 +88,17 @@ class UsageError extends Error {}
 /** Where a refused command line is told to look. */
 const SEE_USAGE = "(the usage: npm run --silent cli -- --help)";
 
+/**
+ * A number as a flag takes it, written in decimal (2.9, 0.30): not `0x10`, `1e1` or a blank, which
+ * Number() would also read.
+ */
+const DECIMAL = /^\s*\d+(\.\d+)?\s*$/;
+
+/** An API refusal (the rule the command shares with the API) as the command's own: its words, exit 2. */
+function asUsageError(err: unknown): unknown {
+  return err instanceof ApiError ? new UsageError([err.message, ...(err.details ?? [])].join(": ")) : err;
+}
+
 /** `--fee-percent 2.9` (0–20, up to two decimals) and `--fee-fixed 0.30` (dollars, 0–10); undefined if neither. */
 function parseFeeRate(values: Values, current: FeeRate): FeeRate | undefined {
   const percent = values["fee-percent"];
@@ -95,8 +106,7 @@ function parseFeeRate(values: Values, current: FeeRate): FeeRate | undefined {
   if (percent === undefined && fixed === undefined) return undefined;
   const exact = (raw: string, flag: string, max: number): number => {
     const n = Number(raw);
-    // Written in decimal (2.9, 0.30): not `0x10`, `1e1` or a blank, which Number() would also read.
-    if (!/^\s*\d+(\.\d+)?\s*$/.test(raw) || n > max)
+    if (!DECIMAL.test(raw) || n > max)
       throw new UsageError(`--${flag} must be a number from 0 to ${max}, got "${raw}"`);
     const hundredths = Math.round(n * 100);
     if (Math.abs(hundredths - n * 100) > 1e-6)
@@ -382,8 +392,7 @@ async function run(
           return changed;
         })
         .catch((err: unknown) => {
-          if (err instanceof ApiError) throw new UsageError([err.message, ...(err.details ?? [])].join(": "));
-          throw err;
+          throw asUsageError(err);
         })
         .finally(() => deps.metrics.close());
       const json = {
@@ -597,10 +606,8 @@ async function paymentRefund(
   const org = await requireOrg(store, payment.organization_id);
   let amountCents: number | undefined;
   if (values.amount !== undefined) {
-    // Written as a decimal amount only: Number() would also read `0x5` as 5 and `1e3` as 1,000.
-    const written = /^\s*\d+(\.\d+)?\s*$/.test(values.amount);
     const parsed = refundRequestSchema.shape.amount.safeParse(Number(values.amount));
-    if (!written || !parsed.success || parsed.data === undefined)
+    if (!DECIMAL.test(values.amount) || !parsed.success || parsed.data === undefined)
       throw new UsageError(
         `--amount must be an amount of the payment's currency (${payment.currency}) greater than 0, with at most 2 decimals, got "${values.amount}"`,
       );
@@ -631,8 +638,7 @@ async function paymentRefund(
       text: `Refunded ${formatMoney(done.refund.amountCents, done.payment.currency)} of ${id} (${done.refund.status}); the payment is ${view.status}, ${formatMoney(Number(done.payment.refunded_cents), done.payment.currency)} refunded in all.`,
     };
   } catch (err) {
-    if (err instanceof ApiError) throw new UsageError([err.message, ...(err.details ?? [])].join(": "));
-    throw err;
+    throw asUsageError(err);
   } finally {
     await deps.metrics.close();
   }

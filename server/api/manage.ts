@@ -87,6 +87,7 @@ const noOrg = e("No such organization");
 const tooMany = e("Too many requests (see Retry-After)");
 
 const tags = ["Donor portal"];
+const LINK_GONE = "This link has been used or has expired: ask for a new one";
 
 export function manageRoutes(deps: AppDeps): RouteSpec[] {
   const store = deps.store;
@@ -110,6 +111,36 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
     countAgainstLimit(deps, key, max, `Too many requests ${what}; try again later`);
 
   const cookiePath = (organizationId: string) => `/api/manage/${organizationId}`;
+
+  /**
+   * What the two routes taking a mailed link's token share: its body, the Origin rule and the refusals;
+   * and, first in their handlers, the organization and the limit on tries per client address.
+   */
+  const tokenRequest = {
+    params: orgParams,
+    body: portalSessionBodySchema,
+    before: (c: Context<AppEnv>) => checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE),
+  };
+  const tokenRefusals = {
+    400: invalid,
+    401: e("The token is unknown, used or expired"),
+    403: notOwnOrigin,
+    404: noOrg,
+    429: tooMany,
+  };
+  async function tokenOrganization(
+    c: Context<AppEnv>,
+    organizationId: string,
+    limitKey: string,
+  ): Promise<Organization> {
+    const org = await organization(organizationId);
+    await limit(
+      `${limitKey}:${clientIp(c, deps.config.trustProxyHops)}`,
+      SESSIONS_PER_IP_PER_HOUR,
+      "from this address",
+    );
+    return org;
+  }
 
   return [
     defineRoute({
@@ -165,9 +196,7 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Whose a mailed link's token is, without using it",
       description: `The address (lower-cased, as gifts are found by) a mailed link's token signs in as, and when the link expires; the token stays unused. The portal shows the address and signs in only when the donor confirms it, so a link someone sent (to their own address) cannot sign a visitor in to the sender's session unnoticed. A used, expired or unknown token: 401. At most ${SESSIONS_PER_IP_PER_HOUR} per client address an hour.`,
-      params: orgParams,
-      body: portalSessionBodySchema,
-      before: (c) => checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE),
+      ...tokenRequest,
       responses: {
         200: {
           description: "The link's address",
@@ -176,21 +205,12 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
             expiresAt: z.string().meta({ description: "When the link stops working" }),
           }),
         },
-        400: invalid,
-        401: e("The token is unknown, used or expired"),
-        403: notOwnOrigin,
-        404: noOrg,
-        429: tooMany,
+        ...tokenRefusals,
       },
       handler: async (c, { params, body }) => {
-        const org = await organization(params.organizationId);
-        await limit(
-          `portal-preview-ip:${clientIp(c, deps.config.trustProxyHops)}`,
-          SESSIONS_PER_IP_PER_HOUR,
-          "from this address",
-        );
+        const org = await tokenOrganization(c, params.organizationId, "portal-preview-ip");
         const link = await peekLinkToken(store, org.id, body.token, deps.now());
-        if (!link) throw new ApiError(401, "This link has been used or has expired: ask for a new one");
+        if (!link) throw new ApiError(401, LINK_GONE);
         return c.json({ email: link.emailKey, expiresAt: wireTime(link.expiresAt) as string }, 200, {
           "Cache-Control": "no-store",
         });
@@ -206,26 +226,15 @@ export function manageRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Exchange a mailed link's token for a session",
       description: `Uses the token up and sets the session cookie (\`${COOKIE}\`: HttpOnly, SameSite=Strict, Secure behind https, ${SESSION_HOURS} hours). A used, expired or unknown token: 401.`,
-      params: orgParams,
-      body: portalSessionBodySchema,
-      before: (c) => checkSubmissionOrigin(c, deps.config, REQUEST_FROM_ELSEWHERE),
+      ...tokenRequest,
       responses: {
         200: { description: "Signed in", schema: z.object({ expiresAt: z.string() }) },
-        400: invalid,
-        401: e("The token is unknown, used or expired"),
-        403: notOwnOrigin,
-        404: noOrg,
-        429: tooMany,
+        ...tokenRefusals,
       },
       handler: async (c, { params, body }) => {
-        const org = await organization(params.organizationId);
-        await limit(
-          `portal-session-ip:${clientIp(c, deps.config.trustProxyHops)}`,
-          SESSIONS_PER_IP_PER_HOUR,
-          "from this address",
-        );
+        const org = await tokenOrganization(c, params.organizationId, "portal-session-ip");
         const session = await exchangeLinkToken(store, org.id, body.token, deps.now());
-        if (!session) throw new ApiError(401, "This link has been used or has expired: ask for a new one");
+        if (!session) throw new ApiError(401, LINK_GONE);
         setCookie(c, COOKIE, session.token, {
           httpOnly: true,
           secure,

@@ -21,7 +21,7 @@ import {
 } from "../billing/subscriptionChanges.js";
 import { ApiError } from "../errors.js";
 import { createUpdateLink, UPDATE_PAGE_PATH } from "../payments/updateLink.js";
-import { amountTooLarge, amountTooSmall, type PaymentProcessor, ProcessorError } from "../processors/port.js";
+import { chargeLimitRefusal, type PaymentProcessor, ProcessorError } from "../processors/port.js";
 import type { AuditActor } from "../store/auditLog.js";
 import type { Db } from "../store/database.js";
 import { findFormCached } from "../store/forms.js";
@@ -130,11 +130,7 @@ async function beyondProcessorLimits(
     throw err;
   }
   const totalCents = amountCents + renewalFeeCents(sub, amountCents, org.feeRate);
-  const minimum = processor.minimumCharge?.(sub.currency);
-  const maximum = processor.maximumCharge?.(sub.currency);
-  if (minimum !== undefined && totalCents < minimum) return amountTooSmall(minimum, sub.currency).message;
-  if (maximum !== undefined && totalCents > maximum) return amountTooLarge(sub.currency).message;
-  return undefined;
+  return chargeLimitRefusal(processor, totalCents, sub.currency)?.message;
 }
 
 /**

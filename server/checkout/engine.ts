@@ -16,11 +16,10 @@ import { outcomeOfCharge, outcomeOfLookup, PROCESSOR_DOWN_MESSAGE } from "../pay
 import { customerFor } from "../payments/processorCustomer.js";
 import { type PaymentOutcome, settlePayment } from "../payments/transition.js";
 import {
-  amountTooLarge,
-  amountTooSmall,
   type ChargeInput,
   type ChargeResult,
   CustomerMissing,
+  chargeLimitRefusal,
   type PaymentMethod,
   type PaymentProcessor,
   ProcessorError,
@@ -157,28 +156,20 @@ export async function quoteOrder(deps: AppDeps, formId: string, req: QuoteReques
     );
   // Below the processor's smallest charge: said now, as the checkout would say it, not at the payment.
   // Likewise above its largest.
-  const { minimum, maximum } = processorLimits(deps, org);
-  if (minimum !== undefined && result.quote.totalCents > 0 && result.quote.totalCents < minimum)
-    throw ApiError.validation([amountTooSmall(minimum, org.currency).message]);
-  if (maximum !== undefined && result.quote.totalCents > maximum)
-    throw ApiError.validation([amountTooLarge(org.currency).message]);
+  const refusal = chargeLimitRefusal(quotingProcessor(deps, org), result.quote.totalCents, org.currency);
+  if (refusal) throw ApiError.validation([refusal.message]);
   return presentQuote(result.quote, org.currency);
 }
 
 /**
- * The smallest and largest charge of the organization's processor in its currency, where it states them. A
- * processor that cannot be opened (its keys unreadable) states none here: the quote still prices, the
- * checkout says why.
+ * The organization's processor, whose limits a quote is held to. One that cannot be opened (its keys
+ * unreadable) holds it to none: the quote still prices, the checkout says why.
  */
-function processorLimits(deps: AppDeps, org: Organization): { minimum?: number; maximum?: number } {
+function quotingProcessor(deps: AppDeps, org: Organization): PaymentProcessor | undefined {
   try {
-    const processor = deps.processors.forOrganization(org);
-    return {
-      minimum: processor?.minimumCharge?.(org.currency),
-      maximum: processor?.maximumCharge?.(org.currency),
-    };
+    return deps.processors.forOrganization(org) ?? undefined;
   } catch (err) {
-    if (err instanceof ProcessorError) return {};
+    if (err instanceof ProcessorError) return undefined;
     throw err;
   }
 }

@@ -11,7 +11,6 @@ import { lockedPayment, paymentDetails, paymentWithGift, type Tribute } from "..
 import type { EmailOutboxTable, PaymentsTable, SubscriptionsTable, TicketsTable } from "../store/schema.js";
 import { ticketsOfPayment } from "../store/tickets.js";
 import { nextChargeAt } from "../wire/subscription.js";
-import { AWAITING_AUTHENTICATION } from "./confirmationRequest.js";
 import { portalUrl } from "./portalUrl.js";
 import { receiptEmailSettings } from "./receiptSettings.js";
 
@@ -165,14 +164,10 @@ export async function resendReceipt(
         ? "This payment was refunded in full: it has no receipt to send"
         : "This payment did not go through: it has no receipt to send",
     );
-  // PENDING is a bank debit on its way, or a charge waiting for the donor (a card's authentication, a bank
-  // account's verification): money that may never come has no receipt.
-  if (
-    row.status === "PENDING" &&
-    (row.payment_method_type !== "bank" ||
-      row.failure_code === AWAITING_AUTHENTICATION ||
-      row.failure_code === "verify_microdeposits")
-  )
+  // PENDING is a bank debit on its way, or a charge waiting for the donor (what it waits for is its
+  // `failure_code`: a card's authentication, a bank account's verification): money that may never come
+  // has no receipt.
+  if (row.status === "PENDING" && (row.payment_method_type !== "bank" || row.failure_code !== null))
     throw new ReceiptResendError(
       "not-receipted",
       "This payment is waiting for the donor's confirmation: it has no receipt yet",

@@ -388,6 +388,24 @@ export function amountTooLarge(currency: string | undefined): ProcessorError {
   );
 }
 
+/**
+ * Why `processor` would refuse a charge of `totalCents` in `currency` for its size: below its smallest or
+ * above its largest charge, where it states them (`amount_too_small`, `amount_too_large`). Undefined when it
+ * would take it, for a charge of 0 (no charge at all), and without a processor.
+ */
+export function chargeLimitRefusal(
+  processor: PaymentProcessor | undefined,
+  totalCents: number,
+  currency: string,
+): ProcessorError | undefined {
+  const minimum = processor?.minimumCharge?.(currency);
+  const maximum = processor?.maximumCharge?.(currency);
+  if (minimum !== undefined && totalCents > 0 && totalCents < minimum)
+    return amountTooSmall(minimum, currency);
+  if (maximum !== undefined && totalCents > maximum) return amountTooLarge(currency);
+  return undefined;
+}
+
 /** A caller's mistake or an outage: never a decline (declines are results). Never carries card data. */
 export class ProcessorError extends Error {
   constructor(

@@ -119,7 +119,7 @@ export async function setSubscriptionPaymentMethod(
 
 /**
  * Gives a subscription the donor's new customer at its processor, in place of `gone` (a customer the
- * processor no longer has); false when the subscription names another customer by now.
+ * processor no longer has); one that names another customer by now is left as it is.
  */
 export async function replaceProcessorCustomer(
   db: Db,
@@ -127,14 +127,13 @@ export async function replaceProcessorCustomer(
   gone: string,
   customer: string,
   nowIso: string,
-): Promise<boolean> {
-  const result = await db
+): Promise<void> {
+  await db
     .updateTable("subscriptions")
     .set({ processor_customer: customer, updated_at: nowIso })
     .where("id", "=", id)
     .where("processor_customer", "=", gone)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+    .execute();
 }
 
 export async function insertUpdateLink(db: Db, row: PaymentMethodUpdateLinksTable): Promise<void> {

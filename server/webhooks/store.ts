@@ -397,7 +397,7 @@ export async function closeAbandonedAttempts(db: Db, nowMs: number): Promise<voi
  * (claims take only active webhooks' deliveries), so it would stay PENDING, and its event kept, for ever.
  * Nobody has attempted such a delivery, so there is no attempt to close.
  */
-export async function cancelOrphanedDeliveries(db: Db, nowMs: number): Promise<void> {
+async function cancelOrphanedDeliveries(db: Db, nowMs: number): Promise<void> {
   await db
     .updateTable("webhook_deliveries")
     .set({ status: "CANCELLED", updated_at: isoAt(nowMs) })
