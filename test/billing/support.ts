@@ -1,16 +1,34 @@
 import { sql } from "kysely";
+import { afterEach, beforeEach } from "vitest";
 import type { AppDeps } from "../../server/api/env.js";
 import { BillingWorker } from "../../server/billing/worker.js";
 import type { Db, Store } from "../../server/store/database.js";
 import { openStore } from "../../server/store/database.js";
 import type { SubscriptionsTable } from "../../server/store/schema.js";
 import { card, checkout, createForm, donor } from "../support/checkout.js";
-import { pgUrl, type TestApp, validForms } from "../support/testApp.js";
+import { pgUrl, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /** What the billing tests share: recurring checkouts through the API, and a look at what they left. */
 
 export const JAN_31 = Date.parse("2026-01-31T10:00:00Z");
 export const at = (isoTime: string) => Date.parse(isoTime);
+
+/**
+ * Each test of the calling file on an app of its own whose clock the test moves (`app.now = at(…)`),
+ * starting at `start`; the checkout's rate limits are off. Registers the file's beforeEach and afterEach.
+ */
+export function clockedApp(start = JAN_31): { t: TestApp; now: number } {
+  const app = { now: start } as { t: TestApp; now: number };
+  beforeEach(async () => {
+    app.now = start;
+    app.t = await setupTestApp({
+      now: () => app.now,
+      env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0" },
+    });
+  });
+  afterEach(() => app.t.close());
+  return app;
+}
 
 /** A form offering monthly (and other) gifts. */
 export function recurringForm(t: TestApp, extra: Record<string, unknown> = {}): Promise<string> {

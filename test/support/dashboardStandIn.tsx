@@ -28,8 +28,8 @@ export interface StandInApi {
   readonly calls: Call[];
   /** Answers `method` on paths `path` matches with `handler`, before the routes registered earlier. */
   on(method: string, path: RegExp, handler: Handler): void;
-  /** The calls that were not GETs. */
-  writes(): Call[];
+  /** The calls that were not GETs, as their method, path and body. */
+  writes(): Omit<Call, "headers">[];
   /** `GET /api/staff/me` answers a person of this role, with these permissions and any other fields. */
   signedIn(role: Role, permissions: string[], more?: Record<string, unknown>): void;
 }
@@ -74,7 +74,8 @@ export function standInApi(): StandInApi {
   return {
     calls,
     on,
-    writes: () => calls.filter((c) => c.method !== "GET"),
+    writes: () =>
+      calls.filter((c) => c.method !== "GET").map(({ method, path, body }) => ({ method, path, body })),
     signedIn(role, permissions, more = {}) {
       on("GET", /^\/api\/staff\/me$/, () => ({
         body: {

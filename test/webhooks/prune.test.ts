@@ -1,10 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { WebhookLogsTable } from "../../server/store/schema.js";
 import { WebhookDispatcher } from "../../server/webhooks/dispatcher.js";
 import { emitEvent } from "../../server/webhooks/events.js";
 import { pruneWebhookHistory, WEBHOOK_HISTORY_RETENTION_MS } from "../../server/webhooks/store.js";
 import { dialect, setupTestApp, type TestApp } from "../support/testApp.js";
 
 /** The delivery log keeps 90 days; queued deliveries are never pruned, however old. */
+
+/** A successful first attempt of a `form.created` delivery in the log, with the ids and time given. */
+const insertLog = (
+  t: TestApp,
+  row: Pick<
+    WebhookLogsTable,
+    "id" | "organization_id" | "webhook_id" | "delivery_id" | "event_id" | "created_at"
+  >,
+) =>
+  t.store.db
+    .insertInto("webhook_logs")
+    .values({
+      ...row,
+      event_type: "form.created",
+      status: "SUCCESS",
+      http_status: 200,
+      response_time_ms: 3,
+      attempt: 1,
+      error: null,
+    })
+    .execute();
 
 describe(`webhook history retention (${dialect})`, () => {
   let t: TestApp;
@@ -42,23 +64,14 @@ describe(`webhook history retention (${dialect})`, () => {
       ["log_old", old],
       ["log_recent", recent],
     ])
-      await t.store.db
-        .insertInto("webhook_logs")
-        .values({
-          id,
-          organization_id: t.org.id,
-          webhook_id: hook.body.webhookId,
-          delivery_id: byEvent.get(eventIds[0]) as string,
-          event_id: eventIds[0],
-          event_type: "form.created",
-          status: "SUCCESS",
-          http_status: 200,
-          response_time_ms: 3,
-          attempt: 1,
-          error: null,
-          created_at: createdAt,
-        })
-        .execute();
+      await insertLog(t, {
+        id,
+        organization_id: t.org.id,
+        webhook_id: hook.body.webhookId,
+        delivery_id: byEvent.get(eventIds[0]) as string,
+        event_id: eventIds[0],
+        created_at: createdAt,
+      });
 
     await pruneWebhookHistory(t.store.db, now);
 
@@ -90,23 +103,14 @@ describe(`webhook history retention (${dialect})`, () => {
       .set({ status: "SUCCESS" })
       .where("id", "=", delivery.id)
       .execute();
-    await t.store.db
-      .insertInto("webhook_logs")
-      .values({
-        id: "log_stale",
-        organization_id: org.id,
-        webhook_id: hook.body.webhookId,
-        delivery_id: delivery.id,
-        event_id: eventId,
-        event_type: "form.created",
-        status: "SUCCESS",
-        http_status: 200,
-        response_time_ms: 3,
-        attempt: 1,
-        error: null,
-        created_at: new Date(now - WEBHOOK_HISTORY_RETENTION_MS - 60_000).toISOString(),
-      })
-      .execute();
+    await insertLog(t, {
+      id: "log_stale",
+      organization_id: org.id,
+      webhook_id: hook.body.webhookId,
+      delivery_id: delivery.id,
+      event_id: eventId,
+      created_at: new Date(now - WEBHOOK_HISTORY_RETENTION_MS - 60_000).toISOString(),
+    });
     const stale = () =>
       t.store.db.selectFrom("webhook_logs").select("id").where("id", "=", "log_stale").executeTakeFirst();
     // Hourly, as in production; the first prune comes after `firstPruneMs`.

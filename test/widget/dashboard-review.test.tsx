@@ -67,9 +67,7 @@ describe("team roles", () => {
     expect((button as HTMLButtonElement).disabled).toBe(false);
     fireEvent.click(button);
     await screen.findByText("sam@charity.example is now Finance.");
-    expect(writes()).toMatchObject([
-      { method: "PATCH", path: "/api/staff/team/usr_2", body: { role: "FINANCE" } },
-    ]);
+    expect(writes()).toEqual([{ method: "PATCH", path: "/api/staff/team/usr_2", body: { role: "FINANCE" } }]);
   });
 
   it("asks before demoting an Owner or changing one's own role", async () => {
@@ -88,9 +86,7 @@ describe("team roles", () => {
     const own = screen.getByRole("alertdialog", { name: "Change your own role to Finance?" });
     fireEvent.click(within(own).getByRole("button", { name: "Yes, make me Finance" }));
     await screen.findByText("pat@charity.example is now Finance.");
-    expect(writes()).toMatchObject([
-      { method: "PATCH", path: "/api/staff/team/usr_1", body: { role: "FINANCE" } },
-    ]);
+    expect(writes()).toEqual([{ method: "PATCH", path: "/api/staff/team/usr_1", body: { role: "FINANCE" } }]);
   });
 });
 
@@ -320,7 +316,7 @@ describe("an answer sent once", () => {
     fireEvent.click(yes);
     answer({ body: {} });
     await screen.findByText(/Plant a tree is deleted/);
-    expect(writes()).toMatchObject([{ method: "DELETE", path: "/v1/forms/f1", body: undefined }]);
+    expect(writes()).toEqual([{ method: "DELETE", path: "/v1/forms/f1", body: undefined }]);
     expect(screen.queryByRole("alert")).toBeNull();
   });
 
