@@ -117,20 +117,35 @@ export async function checkoutFrame(page: Page, selector: string): Promise<Frame
   // rendering, shows it. So bring the page to the front and the iframe into view, as a donor scrolling
   // would (again on each try: the iframes above it shrink to their content meanwhile); and the loader sets
   // its src as it starts, so for a moment the element may have no frame yet. Tests running side by side
-  // each bring their own page to the front, so each try brings this one back.
+  // each bring their own page to the front, so each try brings this one back. On a loaded machine an
+  // iframe already in view has stayed without a frame for 30 s (CI): after the first seconds each try
+  // also scrolls the page a little, as a donor would (Chromium looks again at what is in view when the
+  // page scrolls), and the frame is also looked up by its address among the page's frames.
+  const started = Date.now();
   let frame: Frame | null = null;
   let seen = "";
   const polled = expect
     .poll(
       async () => {
         await page.bringToFront();
+        if (Date.now() - started > 5_000) {
+          await page.mouse.move(10, 10);
+          await page.mouse.wheel(0, 120);
+        }
         await iframe.scrollIntoViewIfNeeded();
         frame = (await (await iframe.elementHandle())?.contentFrame()) ?? null;
-        if (!frame)
-          seen = await iframe.evaluate(
+        const src = await iframe.evaluate((el: HTMLIFrameElement) => el.src);
+        frame ??= page.frames().find((f) => f !== page.mainFrame() && f.url() === src) ?? null;
+        if (!frame) {
+          const where = await iframe.evaluate(
             (el: HTMLIFrameElement) =>
               `visibility ${document.visibilityState}, src ${el.src}, top ${Math.round(el.getBoundingClientRect().top)} of ${window.innerHeight}`,
           );
+          seen = `${where}; the page's frames: ${page
+            .frames()
+            .map((f) => f.url())
+            .join(", ")}`;
+        }
         return frame !== null;
       },
       { message: `${selector} has a frame`, timeout: 30_000 },
