@@ -54,6 +54,26 @@ export function mailDomain(publicUrl: string): string {
 /** A message that no retry can deliver; the worker gives it up at once instead of retrying. */
 export class UndeliverableError extends Error {}
 
+/**
+ * The server's reply when an SMTP server refused the recipient's address itself, so that no retry can
+ * deliver the message: a permanent (5xx) reply to RCPT TO whose enhanced status (RFC 3463) is about the
+ * address (5.1.x) or a disabled mailbox (5.2.1), or, where the server gives no enhanced status, 550, 551 or
+ * 553. Every other refusal (to AUTH or MAIL FROM, a relay or policy refusal such as 5.7.1, a full mailbox)
+ * comes from how the servers are set up and is retried on the schedule, so that mending the set-up
+ * delivers the message.
+ */
+export function addressRefusal(err: unknown): string | undefined {
+  if (typeof err !== "object" || err === null) return undefined;
+  const { command, response } = err as { command?: unknown; response?: unknown };
+  if (command !== "RCPT TO" || typeof response !== "string") return undefined;
+  const reply = /^(5\d\d)[ -](?:(5\.\d{1,3}\.\d{1,3})\s)?/.exec(response);
+  const enhanced = reply?.[2];
+  const permanent = enhanced
+    ? enhanced.startsWith("5.1.") || enhanced === "5.2.1"
+    : ["550", "551", "553"].includes(reply?.[1] ?? "");
+  return permanent ? response : undefined;
+}
+
 /** Header values are single lines: a line break in a subject or name must never start a new header. */
 const oneLine = (value: string): string => value.replace(/[\r\n\t]+/g, " ").trim();
 
@@ -106,7 +126,13 @@ export function smtpTransport(
   });
   return {
     async send(message, signal) {
-      await mailer.sendMail({ ...(await composeOptions(message, domain, now())), signal });
+      try {
+        await mailer.sendMail({ ...(await composeOptions(message, domain, now())), signal });
+      } catch (err) {
+        const refusal = addressRefusal(err);
+        if (refusal) throw new UndeliverableError(`the receiving server refused the address: ${refusal}`);
+        throw err;
+      }
     },
     async close() {
       mailer.close();

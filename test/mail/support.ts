@@ -21,6 +21,8 @@ export interface TestSmtp {
   received: ReceivedMail[];
   /** DATA commands seen, accepted or not. */
   attempts: number;
+  /** RCPT TO commands seen, accepted or not. */
+  recipientAttempts: number;
   close(): Promise<void>;
 }
 
@@ -30,9 +32,11 @@ export async function startSmtp(
     refuse?: (attempt: number) => number | undefined;
     /** Hold each message this long before answering (lets concurrent workers interleave). */
     delayMs?: number;
+    /** The whole reply refusing a recipient, e.g. "550 5.1.1 No such user"; undefined accepts it. */
+    refuseRecipient?: (address: string) => string | undefined;
   } = {},
 ): Promise<TestSmtp> {
-  const state: TestSmtp = { url: "", received: [], attempts: 0, close: async () => {} };
+  const state: TestSmtp = { url: "", received: [], attempts: 0, recipientAttempts: 0, close: async () => {} };
   const server = new SMTPServer({
     logger: false,
     disabledCommands: ["STARTTLS"],
@@ -41,6 +45,13 @@ export async function startSmtp(
       if (auth.username === "user" && auth.password === "s3cret/pass")
         callback(null, { user: auth.username });
       else callback(new Error("Invalid username or password"));
+    },
+    onRcptTo(address, _session, callback) {
+      state.recipientAttempts++;
+      const reply = opts.refuseRecipient?.(address.address);
+      if (!reply) return callback();
+      const [code, ...text] = reply.split(" ");
+      callback(Object.assign(new Error(text.join(" ")), { responseCode: Number(code) }));
     },
     onData(stream, session, callback) {
       const chunks: Buffer[] = [];

@@ -157,6 +157,62 @@ describe("the e-mail outbox and its worker", () => {
     expect(await row(id)).toMatchObject({ status: "FAILED", attempts: SCHEDULE.length + 1 });
   });
 
+  it("fails at once, without retrying, a message whose recipient address the server refuses for good", async () => {
+    // The donor's address does not exist (5.1.1), a mailbox disabled (5.2.1), or a server that gives no
+    // enhanced status answering 550: retrying the same address can never deliver it.
+    const refusals: Record<string, string> = {
+      "nobody@example.org": "550 5.1.1 No such user here",
+      "closed@example.org": "550 5.2.1 Mailbox disabled",
+      "plain@example.org": "550 Requested action not taken: mailbox unavailable",
+      "syntax@example.org": "553 Mailbox name not allowed",
+    };
+    smtp = await startSmtp({ refuseRecipient: (address) => refusals[address] });
+    const ids = await Promise.all(Object.keys(refusals).map((to) => queue(to)));
+    const good = await queue("bob@example.org");
+    const worker = smtpWorker(smtp);
+    expect(await worker.runOnce()).toEqual({ sent: 1, failed: 4 });
+    for (const [i, id] of ids.entries()) {
+      const failed = await row(id);
+      expect(failed).toMatchObject({ status: "FAILED", attempts: 1, claim_token: null });
+      expect(failed.last_error).toContain("the receiving server refused the address");
+      expect(failed.last_error).toContain(Object.values(refusals)[i]);
+    }
+    expect((await row(good)).status).toBe("SENT");
+
+    // Not tried again, however long the schedule would have waited.
+    const seen = smtp.recipientAttempts;
+    clock += 86_400_000;
+    expect(await worker.runOnce()).toEqual({ sent: 0, failed: 0 });
+    expect(smtp.recipientAttempts).toBe(seen);
+  });
+
+  it("retries on the schedule a refusal that mending the mail set-up would cure (relay, policy, a full mailbox)", async () => {
+    // 5.7.1: the server will not relay for us (credentials or sender set up wrong); 5.2.2: the mailbox is
+    // full; 450: try later. Each is PENDING with a next attempt, not given up.
+    const refusals: Record<string, string> = {
+      "relay@example.org": "554 5.7.1 Relay access denied",
+      "full@example.org": "552 5.2.2 Mailbox full",
+      "busy@example.org": "450 4.2.1 Mailbox busy",
+    };
+    let refusing = true;
+    smtp = await startSmtp({ refuseRecipient: (address) => (refusing ? refusals[address] : undefined) });
+    const ids = await Promise.all(Object.keys(refusals).map((to) => queue(to)));
+    const worker = smtpWorker(smtp);
+    expect(await worker.runOnce()).toEqual({ sent: 0, failed: 3 });
+    for (const id of ids)
+      expect(await row(id)).toMatchObject({
+        status: "PENDING",
+        attempts: 1,
+        next_attempt_at: new Date(START + SCHEDULE[0]).toISOString(),
+      });
+
+    // The set-up is mended: the next attempt delivers every one.
+    refusing = false;
+    clock += SCHEDULE[0];
+    expect(await worker.runOnce()).toEqual({ sent: 3, failed: 0 });
+    expect(smtp.received.map((m) => m.rcptTo[0]).sort()).toEqual(Object.keys(refusals).sort());
+  });
+
   it("fails a message to more than one address at once, without sending it", async () => {
     smtp = await startSmtp();
     const bad = await queue("ada@example.org, eve@example.org");
