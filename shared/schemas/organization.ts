@@ -10,6 +10,7 @@ import {
   NO_CREDENTIALS,
   questionId,
   readOnlyFields,
+  requiredSingleLine,
   requiredString,
   urlTextProblem,
 } from "./common.js";
@@ -194,7 +195,7 @@ const legalText = (max: number, description: string) =>
 
 export const organizationUpdateSchema = z
   .strictObject({
-    organizationName: requiredString(200).optional(),
+    organizationName: requiredSingleLine(200).optional(),
     organizationBaseURLs: z.array(baseUrl).max(20).optional(),
     globalCustomInputs: z.array(globalCustomInputSchema).max(50).optional().meta({
       description:

@@ -143,6 +143,15 @@ describe(`organization settings (${dialect})`, () => {
       expect((await get(org)).organizationName).toBe("Settings Org");
     });
 
+    it("refuses a name holding a line break or tab (it heads receipts, pages and the CLI's listing)", async () => {
+      const org = await freshOrg();
+      for (const organizationName of ["Acme\nFood Bank", "Acme\r\nFood Bank", "Acme\tFood"]) {
+        const details = await refuse(org, { organizationName });
+        expect(details).toContainEqual(expect.stringMatching(/^organizationName.*single line/));
+      }
+      expect((await get(org)).organizationName).toBe("Settings Org");
+    });
+
     it("does not change another organization", async () => {
       const a = await freshOrg("Org A");
       const b = await freshOrg("Org B");

@@ -554,6 +554,12 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
       expect(JSON.parse(message)).toEqual({ error: "--name must be at most 200 characters" });
     });
 
+    it.concurrent("org create with a line break in the name, as org set refuses it", async ({ expect }) => {
+      const result = await cli("org", "create", "--name", "Acme\nFood Bank", "--json");
+      expect(result.code).toBe(2);
+      expect(JSON.parse(failed(result)).error).toMatch(/^--name must be a single line/);
+    });
+
     it.concurrent("an unknown command: one line on stderr naming it, exit 2", async ({ expect }) => {
       const result = await cli("org", "destroy");
       expect(result.code).toBe(2);
