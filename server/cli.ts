@@ -626,6 +626,11 @@ async function paymentRefund(
       SYSTEM_ACTOR,
     );
     const view = presentPayment(done.payment);
+    if (!done.refund)
+      return {
+        json: { refund: null, payment: view },
+        text: `Cancelled the free order ${id}: its tickets are void and its places given back.`,
+      };
     return {
       json: {
         refund: {

@@ -69,11 +69,16 @@ export async function paymentPage<Item>(
 
 const refundAnswerSchema = z.object({
   message: z.string(),
-  refund: z.object({
-    id: z.string().meta({ description: "The processor's refund id" }),
-    amount: z.number(),
-    status: z.enum(["succeeded", "pending"]),
-  }),
+  refund: z
+    .object({
+      id: z.string().meta({ description: "The processor's refund id" }),
+      amount: z.number(),
+      status: z.enum(["succeeded", "pending"]),
+    })
+    .nullable()
+    .meta({
+      description: "Null when a free order was cancelled: nothing was charged, so nothing was refunded",
+    }),
   payment: paymentSchema,
 });
 
@@ -130,7 +135,7 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Refund a payment, in full or in part",
       description:
-        'Refunds through the processor that made the payment. Without a body (or without `amount`) all that is left is refunded; `{ "amount": 15 }` refunds $15. A payment refunded in full is `REFUNDED` (its tickets and promo-code uses are given back); a partial refund raises `refundedAmount`. Fires `donation.updated`. Send an `Idempotency-Key` so that a retried request never refunds twice. 409 when the payment cannot be refunded (not completed, already refunded in full, or nothing was charged).',
+        'Refunds through the processor that made the payment. Without a body (or without `amount`) all that is left is refunded; `{ "amount": 15 }` refunds $15. A payment refunded in full is `REFUNDED` (its tickets and promo-code uses are given back); a partial refund raises `refundedAmount`. Fires `donation.updated`. Send an `Idempotency-Key` so that a retried request never refunds twice. A free order (a registration that cost nothing) is cancelled the same way, without `amount`: it becomes `REFUNDED`, its tickets are voided and its places given back, and `refund` is null. 409 when the payment cannot be refunded (not completed, or already refunded in full).',
       params: paymentIdParams,
       body: refundRequestSchema,
       rules: [
@@ -162,9 +167,12 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
           actor,
         );
         return c.json({
-          message:
-            done.payment.status === "REFUNDED" ? "Payment refunded in full" : "Payment refunded in part",
-          refund: {
+          message: !done.refund
+            ? "Free order cancelled: its tickets are void and its places given back"
+            : done.payment.status === "REFUNDED"
+              ? "Payment refunded in full"
+              : "Payment refunded in part",
+          refund: done.refund && {
             id: done.refund.id,
             amount: centsToDollars(done.refund.amountCents),
             status: done.refund.status,

@@ -10,7 +10,7 @@ import { retryingLockConflicts } from "../store/lockRetry.js";
 import type { Organization } from "../store/organizations.js";
 import { findPayment } from "../store/payments.js";
 import type { PaymentsTable } from "../store/schema.js";
-import { recordRefund } from "./transition.js";
+import { cancelFreeOrder, recordRefund } from "./transition.js";
 
 /**
  * A refund asked for by the organization (the API, the command line): through the processor that made the
@@ -22,7 +22,8 @@ import { recordRefund } from "./transition.js";
 
 export interface RefundOutcome {
   payment: PaymentsTable;
-  refund: { id: string; amountCents: number; status: "succeeded" | "pending" };
+  /** Null when a free order was cancelled: nothing was charged, so no refund was made. */
+  refund: { id: string; amountCents: number; status: "succeeded" | "pending" } | null;
 }
 
 /**
@@ -62,8 +63,11 @@ export async function refundPayment(
     throw new ApiError(404, "Payment not found");
   const amount = Number(row.amount_cents);
   const refunded = Number(row.refunded_cents);
-  if (row.status === "REFUNDED" || (row.status === "COMPLETED" && refunded >= amount))
-    throw new ApiError(409, "This payment is already fully refunded");
+  if (row.status === "REFUNDED" || (row.status === "COMPLETED" && amount > 0 && refunded >= amount))
+    throw new ApiError(
+      409,
+      amount === 0 ? "This free order is already cancelled" : "This payment is already fully refunded",
+    );
   if (row.status !== "COMPLETED")
     throw new ApiError(
       409,
@@ -71,11 +75,9 @@ export async function refundPayment(
         ? "This payment has not cleared yet: it can be refunded once it is COMPLETED"
         : "Only a completed payment can be refunded",
     );
+  if (amount === 0) return cancelFree(deps, org, row, request, actor);
   if (!row.processor_payment_id || row.processor === "none")
-    throw new ApiError(
-      409,
-      "Nothing was charged for this payment (a free order): there is nothing to refund",
-    );
+    throw new ApiError(409, "Nothing was charged for this payment: there is nothing to refund");
   const left = amount - refunded;
   if (request.amountCents !== undefined && request.amountCents > left)
     throw ApiError.validation([
@@ -145,4 +147,55 @@ export async function refundPayment(
     payment: recorded.row,
     refund: { id: result.refundId, amountCents: result.amountCents, status: result.status },
   };
+}
+
+/**
+ * The refund of a free order (a registration that cost nothing): no money to give back, so nothing goes to a
+ * processor; the order is cancelled, its places given back and its tickets voided, as a full refund does.
+ */
+async function cancelFree(
+  deps: AppDeps,
+  org: Organization,
+  row: PaymentsTable,
+  request: { amountCents?: number; reason?: string },
+  actor: AuditActor,
+): Promise<RefundOutcome> {
+  if (request.amountCents !== undefined)
+    throw ApiError.validation([
+      `amount must be left out: nothing was charged for this free order (${formatMoney(0, row.currency)}), and refunding it cancels it`,
+    ]);
+  const nowMs = deps.now();
+  const cancelled = await retryingLockConflicts(
+    () =>
+      deps.store.transact(async (trx) => {
+        const done = await cancelFreeOrder(trx, nowMs, row.id);
+        if (!done.changed) return done;
+        await recordAudit(
+          trx,
+          {
+            organizationId: org.id,
+            actor,
+            action: "payment.refunded",
+            subjectType: "payment",
+            subjectId: row.id,
+            before: { status: row.status, refundedAmount: 0 },
+            after: {
+              status: done.row.status,
+              refundedAmount: 0,
+              refundId: null,
+              amount: 0,
+              currency: row.currency,
+              reason: request.reason ?? null,
+            },
+          },
+          nowMs,
+        );
+        return done;
+      }),
+    5,
+    50,
+  );
+  // Another request cancelled it first: the same answer as for any payment refunded already.
+  if (!cancelled.changed) throw new ApiError(409, "This free order is already cancelled");
+  return { payment: cancelled.row, refund: null };
 }

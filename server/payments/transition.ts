@@ -308,6 +308,34 @@ export async function recordRefund(
   return { row, changed: true };
 }
 
+/**
+ * Cancels a free order (nothing was charged, so there is no refund to make): it is REFUNDED, gives back the
+ * places it held and voids its tickets, as a full refund would. Unchanged when it is not a completed free
+ * order (cancelled already, or one that cost something).
+ */
+export async function cancelFreeOrder(
+  trx: Db,
+  nowMs: number,
+  paymentId: string,
+): Promise<{ row: PaymentsTable; changed: boolean }> {
+  const current = await lockedPayment(trx, paymentId);
+  if (!current) throw new Error(`No payment ${paymentId}`);
+  if (current.status !== "COMPLETED" || Number(current.amount_cents) !== 0)
+    return { row: current, changed: false };
+  const row = await trx
+    .updateTable("payments")
+    .set({ status: "REFUNDED", updated_at: isoAt(nowMs) })
+    .where("id", "=", paymentId)
+    .where("status", "=", "COMPLETED")
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) return { row: current, changed: false };
+  await releaseItems(trx, row.form_id, paymentDetails(row).hold);
+  await voidTickets(trx, row.id, nowMs);
+  await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
+  return { row, changed: true };
+}
+
 /** A dispute as a payment keeps it: the processor's report, and when it last changed. */
 export interface PaymentDispute extends DisputeState {
   updatedAt: string;

@@ -269,3 +269,83 @@ describe("refunding a payment", () => {
     expect((await checkout(t, formId, { ...seat, donor: donor(), paymentMethod: card() })).status).toBe(201);
   });
 });
+
+describe("cancelling a free registration (an order that cost nothing)", () => {
+  async function register(formId: string): Promise<{ status: number; paymentID: string }> {
+    const res = await checkout(t, formId, { tickets: [{ name: "Free", quantity: 2 }], donor: donor() });
+    return {
+      status: res.status,
+      paymentID: String((res.body.payment as { paymentID?: string } | undefined)?.paymentID),
+    };
+  }
+
+  it("cancels it through the refund: REFUNDED, refund null, tickets void, places given back, audited once", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "Free", price: 0, quantity: 2 }],
+    });
+    const first = await register(formId);
+    expect(first.status).toBe(201);
+    expect((await register(formId)).status).toBe(400); // both places taken
+
+    const res = await refund(first.paymentID, { reason: "Cannot come after all" });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({
+      message: "Free order cancelled: its tickets are void and its places given back",
+      refund: null,
+      payment: { paymentID: first.paymentID, status: "REFUNDED", amount: 0, refundedAmount: 0 },
+    });
+    const tickets = await t.store.db
+      .selectFrom("tickets")
+      .select("voided_at")
+      .where("payment_id", "=", first.paymentID)
+      .execute();
+    expect(tickets).toHaveLength(2);
+    expect(tickets.every((ticket) => ticket.voided_at !== null)).toBe(true);
+    expect(await updates(first.paymentID)).toBe(1);
+    const audited = await t.store.db
+      .selectFrom("audit_log")
+      .select("new_values")
+      .where("subject_id", "=", first.paymentID)
+      .where("action", "=", "payment.refunded")
+      .execute();
+    expect(audited.map((a) => JSON.parse(a.new_values))).toEqual([
+      expect.objectContaining({ status: "REFUNDED", refundId: null, reason: "Cannot come after all" }),
+    ]);
+
+    // The places are free again; a second cancel is refused and changes nothing.
+    expect((await register(formId)).status).toBe(201);
+    const again = await refund(first.paymentID);
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ error: "This free order is already cancelled" });
+    expect(await updates(first.paymentID)).toBe(1);
+  });
+
+  it("refuses an amount for a free order with a 400 and leaves it as it was", async () => {
+    const formId = await createForm(t, { ...validForms.event(), tickets: [{ name: "Free", price: 0 }] });
+    const order = await register(formId);
+    const res = await refund(order.paymentID, { amount: 5 });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain("nothing was charged for this free order");
+    const row = await t.store.db
+      .selectFrom("payments")
+      .select("status")
+      .where("id", "=", order.paymentID)
+      .executeTakeFirstOrThrow();
+    expect(row.status).toBe("COMPLETED");
+    expect(await updates(order.paymentID)).toBe(0);
+  });
+
+  it("two cancels at once: one cancels, the other is a 409, the places are given back once", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      tickets: [{ name: "Free", price: 0, quantity: 4 }],
+    });
+    const order = await register(formId);
+    const answers = await Promise.all([refund(order.paymentID), refund(order.paymentID)]);
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 409]);
+    const form = await t.request<{ tickets: { quantitySold: number }[] }>("GET", `/v1/forms/${formId}`);
+    expect(form.body.tickets[0].quantitySold).toBe(0);
+    expect(await updates(order.paymentID)).toBe(1);
+  });
+});

@@ -304,6 +304,18 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     expect(refused(await cli("payment", "refund", "--payment", "pay_nope"))).toContain("No payment");
   });
 
+  it("payment refund cancels a free registration: nothing refunded, the order REFUNDED, said in one line", async () => {
+    const paymentId = await sandboxGift(env, database, "USD", "free registration");
+    const cancelled = await cli("payment", "refund", "--payment", paymentId);
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect(cancelled.stdout.trim()).toBe(
+      `Cancelled the free order ${paymentId}: its tickets are void and its places given back.`,
+    );
+    expect(refused(await cli("payment", "refund", "--payment", paymentId, "--json"))).toContain(
+      "already cancelled",
+    );
+  });
+
   it("payment refund reads --amount only as a decimal amount, and says amounts in the payment's currency", async () => {
     const paymentId = await sandboxGift(env, database, "EUR");
     // Number() would read these as 5 and 1,000: a command that moves money refuses them.
@@ -337,7 +349,12 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
 });
 
 /** A $20 card gift on the sandbox, made through the app on the same database, for an organization of its own. */
-async function sandboxGift(env: Env, database: TestDatabase, currency = "USD"): Promise<string> {
+async function sandboxGift(
+  env: Env,
+  database: TestDatabase,
+  currency = "USD",
+  order: "gift" | "free registration" = "gift",
+): Promise<string> {
   const store = await openStore(env.DATABASE_URL as string, { pgSchema: database.pgSchema });
   try {
     const config = loadConfig({ ...env, STRIPE_API_URL: undefined } as NodeJS.ProcessEnv);
@@ -349,17 +366,37 @@ async function sandboxGift(env: Env, database: TestDatabase, currency = "USD"): 
     const form = await app.request("/v1/forms", {
       method: "POST",
       headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
-      body: JSON.stringify({ title: "Refund me", funds: ["General"] }),
+      body: JSON.stringify(
+        order === "gift"
+          ? { title: "Refund me", funds: ["General"] }
+          : {
+              title: "Free talk",
+              funds: ["Talks"],
+              formType: "event",
+              tickets: [{ name: "Free", price: 0 }],
+            },
+      ),
     });
     const { formID } = (await form.json()) as { formID: string };
+    const donor = { firstName: "Ada", lastName: "Donor", email: "ada@example.org" };
     const gift = await app.request(`/api/forms/${formID}/checkout`, {
       method: "POST",
       headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({
-        amount: 20,
-        donor: { firstName: "Ada", lastName: "Donor", email: "ada@example.org" },
-        paymentMethod: { type: "card", number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123" },
-      }),
+      body: JSON.stringify(
+        order === "gift"
+          ? {
+              amount: 20,
+              donor,
+              paymentMethod: {
+                type: "card",
+                number: "4242424242424242",
+                expMonth: 12,
+                expYear: 2034,
+                cvc: "123",
+              },
+            }
+          : { tickets: [{ name: "Free", quantity: 1 }], donor },
+      ),
     });
     const body = (await gift.json()) as { payment: { paymentID: string } };
     await deps.metrics.close();
