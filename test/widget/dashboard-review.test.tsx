@@ -196,6 +196,31 @@ describe("a payment's refund", () => {
   });
 });
 
+describe("a free registration", () => {
+  it("is cancelled, not refunded: the refund is asked with no amount, and the page says so", async () => {
+    signedIn();
+    const free = { amount: 0, card: null, paymentMethod: "none" };
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment(free) }));
+    on("POST", /^\/v1\/payments\/pay_01\/refund$/, () => ({
+      body: {
+        message: "Free order cancelled: its tickets are void and its places given back",
+        refund: null,
+        payment: payment({ ...free, status: "REFUNDED" }),
+      },
+    }));
+    open("/dashboard/payments/pay_01");
+    fireEvent.click(await screen.findByRole("button", { name: "Cancel registration…" }));
+    expect(screen.queryByRole("button", { name: "Refund…" })).toBeNull();
+    fireEvent.click(await screen.findByRole("button", { name: "Yes, cancel it" }));
+    const notice = await screen.findByText(
+      "Free order cancelled: its tickets are void and its places given back.",
+    );
+    expect(notice.getAttribute("role")).toBe("status");
+    expect(writes()).toEqual([{ method: "POST", path: "/v1/payments/pay_01/refund", body: {} }]);
+    expect(screen.queryByRole("heading", { name: "Cancel registration" })).toBeNull();
+  });
+});
+
 describe("a list's filters", () => {
   const back = (path: string) => {
     // What the browser's Back does: the address changes, then popstate.

@@ -353,7 +353,72 @@ function PaymentDetail(props: { id: string }) {
           }}
         />
       )}
+      {can("donations:write") && p.status === "COMPLETED" && p.amount === 0 && (
+        <CancelFreeOrder
+          payment={p}
+          onDone={(payment, text) => {
+            setPayment(payment);
+            setRefunded({ text });
+          }}
+        />
+      )}
     </>
+  );
+}
+
+/** A free registration: nothing to refund, so the refund cancels it (tickets void, places given back). */
+function CancelFreeOrder(props: { payment: Payment; onDone: (payment: Payment, notice: string) => void }) {
+  const p = props.payment;
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  // One key until the cancel has its final answer, so asking again after a lost answer is the same request.
+  const openKey = useRef<string | null>(null);
+  const cancel = async () => {
+    setBusy(true);
+    setError(null);
+    openKey.current ??= newIdempotencyKey();
+    try {
+      const answer = await call<{ message: string; payment: Payment }>(
+        "POST",
+        `/v1/payments/${encodeURIComponent(p.paymentID)}/refund`,
+        {},
+        { idempotencyKey: openKey.current },
+      );
+      openKey.current = null;
+      setConfirming(false);
+      props.onDone(answer.payment, `${answer.message}.`);
+    } catch (err) {
+      if (isFinalAnswer(err)) openKey.current = null;
+      setError(messageOf(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section aria-labelledby="cancel-free-title">
+      <h2 id="cancel-free-title">Cancel registration</h2>
+      <p>Nothing was charged for this registration: cancelling it voids its tickets and frees its places.</p>
+      <ErrorNote message={error} />
+      {!confirming && (
+        <button type="button" id="cancel-free-ask" onClick={() => setConfirming(true)}>
+          Cancel registration…
+        </button>
+      )}
+      {confirming && (
+        <ConfirmInline
+          block
+          question={`Cancel the registration of ${p.email}?`}
+          detail="Its tickets will admit nobody. This cannot be undone."
+          yes="Yes, cancel it"
+          keep="Keep it"
+          onYes={cancel}
+          onKeep={() => setConfirming(false)}
+          busy={busy}
+          trigger="cancel-free-ask"
+        />
+      )}
+    </section>
   );
 }
 
