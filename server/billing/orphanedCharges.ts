@@ -5,69 +5,91 @@ import { interruptedOutcome, outcomeOfCharge } from "../payments/outcome.js";
 import { settlePayment } from "../payments/transition.js";
 import { getOrganization } from "../store/organizations.js";
 
+/** How long an organization whose processor could not be asked is left out of the sweep. */
+export const ORPHAN_REST_MS = 10 * 60_000;
+/** Queries per sweep: each after the last one's failed organizations are set aside. */
+const MAX_ROUNDS = 4;
+
 /**
  * Recurring charges left PROCESSING by a pass that was interrupted (the processor may have made them)
  * whose gift was cancelled or ended meanwhile: no pass claims that gift again, so nothing else would ever
  * record them. Each is settled as the processor reports it, never charged again: COMPLETED when it was
  * made (the cancel still stands for the cycles after), FAILED when it was not. One the bank still holds
  * for the donor's confirmation is cancelled first (nobody will confirm a gift that has ended); one that
- * cannot be cancelled went through, and is recorded so. Returns how many were settled; an organization
- * whose processor cannot be asked now (an outage, its Stripe account disconnected) keeps its rows for a
- * later pass, and the first such error is thrown after the others are done.
+ * cannot be cancelled went through, and is recorded so. Returns how many were settled.
+ *
+ * The oldest rows go first, `limit` at a time. An organization whose processor cannot be asked now (an
+ * outage, its Stripe account disconnected) keeps its rows for later and rests in `resting` (organization
+ * id → until when) for ORPHAN_REST_MS: the sweep queries again without it, so its rows, however many and
+ * however old, never keep other organizations' rows waiting. The first such error is thrown after the
+ * others are done.
  */
 export async function settleOrphanedCharges(
   deps: AppDeps,
   nowMs: number,
   wallMs: number,
-  limit = 25,
+  opts: { limit?: number; resting?: Map<string, number> } = {},
 ): Promise<number> {
   const db = deps.store.db;
-  const rows = await db
-    .selectFrom("payments")
-    .innerJoin("subscriptions", "subscriptions.id", "payments.subscription_id")
-    .select([
-      "payments.id",
-      "payments.organization_id",
-      "payments.processor",
-      "payments.charge_key",
-      "payments.processor_payment_id",
-    ])
-    .where("payments.status", "=", "PROCESSING")
-    .where("payments.charge_key", "like", "sub:%")
-    .where("subscriptions.status", "!=", "ACTIVE")
-    .where("payments.updated_at", "<", isoAt(nowMs - INTERRUPTED_AFTER_MS))
-    .orderBy("payments.updated_at")
-    .limit(limit)
-    .execute();
+  const limit = opts.limit ?? 25;
+  const resting = opts.resting ?? new Map<string, number>();
+  for (const [orgId, until] of resting) if (until <= nowMs) resting.delete(orgId);
   let failure: unknown;
   let settled = 0;
-  for (const row of rows) {
-    try {
-      const org = await getOrganization(db, row.organization_id);
-      if (!org) continue;
-      const processor = deps.processors.named(row.processor, org);
-      const ref = { idempotencyKey: row.charge_key, processorPaymentId: row.processor_payment_id };
-      // Nobody will confirm a charge of a gift that has ended: one held for the donor is cancelled.
-      const { charge } = await chargeStanding(
-        processor,
-        ref,
-        (held) => held.status === "requires_action" || confirmableOnSession(held),
-      );
-      const outcome =
-        (charge && charge.status !== "requires_action" && outcomeOfCharge(charge, null)) ||
-        interruptedOutcome(row.processor_payment_id);
-      const done = await deps.store.transact((trx) =>
-        settlePayment(
-          trx,
-          { nowMs: deps.now(), publicUrl: deps.config.publicUrl, wallMs },
-          { id: row.id },
-          outcome,
-        ),
-      );
-      if (done.changed) settled++;
-    } catch (err) {
-      failure ??= err;
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const skip = [...resting.keys()];
+    const rows = await db
+      .selectFrom("payments")
+      .innerJoin("subscriptions", "subscriptions.id", "payments.subscription_id")
+      .select([
+        "payments.id",
+        "payments.organization_id",
+        "payments.processor",
+        "payments.charge_key",
+        "payments.processor_payment_id",
+      ])
+      .where("payments.status", "=", "PROCESSING")
+      .where("payments.charge_key", "like", "sub:%")
+      .where("subscriptions.status", "!=", "ACTIVE")
+      .where("payments.updated_at", "<", isoAt(nowMs - INTERRUPTED_AFTER_MS))
+      .$if(skip.length > 0, (q) => q.where("payments.organization_id", "not in", skip))
+      .orderBy("payments.updated_at")
+      .limit(limit)
+      .execute();
+    let failedHere = false;
+    for (const row of rows) {
+      if (resting.has(row.organization_id)) continue;
+      try {
+        const org = await getOrganization(db, row.organization_id);
+        if (!org) continue;
+        const processor = deps.processors.named(row.processor, org);
+        const ref = { idempotencyKey: row.charge_key, processorPaymentId: row.processor_payment_id };
+        // Nobody will confirm a charge of a gift that has ended: one held for the donor is cancelled.
+        const { charge } = await chargeStanding(
+          processor,
+          ref,
+          (held) => held.status === "requires_action" || confirmableOnSession(held),
+        );
+        const outcome =
+          (charge && charge.status !== "requires_action" && outcomeOfCharge(charge, null)) ||
+          interruptedOutcome(row.processor_payment_id);
+        const done = await deps.store.transact((trx) =>
+          settlePayment(
+            trx,
+            { nowMs: deps.now(), publicUrl: deps.config.publicUrl, wallMs },
+            { id: row.id },
+            outcome,
+          ),
+        );
+        if (done.changed) settled++;
+      } catch (err) {
+        failure ??= err;
+        failedHere = true;
+        resting.set(row.organization_id, nowMs + ORPHAN_REST_MS);
+      }
     }
+    // A full page with an organization set aside: what it hid may be another organization's.
+    if (!failedHere || rows.length < limit) break;
   }
   if (failure !== undefined) throw failure;
   return settled;

@@ -69,6 +69,8 @@ export class BillingWorker {
   private readonly wallClock: () => number;
   private readonly onError: (err: unknown, context: string) => void;
   private readonly loop: Periodic<BillingPassResult>;
+  /** Organizations the sweep of orphaned charges leaves out for a while (their processor failed). */
+  private readonly orphanRest = new Map<string, number>();
 
   constructor(opts: BillingWorkerOptions) {
     this.deps = opts.deps;
@@ -107,9 +109,9 @@ export class BillingWorker {
   private async pass(atMs: number): Promise<BillingPassResult> {
     const total = emptyTally();
     // Charges an interrupted pass left behind on gifts cancelled since, which no claim below reaches.
-    await settleOrphanedCharges(this.deps, this.deps.now(), this.wallClock()).catch((err) =>
-      this.onError(err, "settling the interrupted charges of ended gifts"),
-    );
+    await settleOrphanedCharges(this.deps, this.deps.now(), this.wallClock(), {
+      resting: this.orphanRest,
+    }).catch((err) => this.onError(err, "settling the interrupted charges of ended gifts"));
     // One charge per subscription per pass, even if it is still due afterwards (it catches up next pass).
     const seen: string[] = [];
     for (let i = 0; i < MAX_BATCHES_PER_PASS; i++) {
