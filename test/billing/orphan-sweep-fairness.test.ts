@@ -2,9 +2,8 @@ import { describe, expect, it } from "vitest";
 import { ORPHAN_REST_MS, settleOrphanedCharges } from "../../server/billing/orphanedCharges.js";
 import type { PaymentProcessor } from "../../server/processors/port.js";
 import { ProcessorError } from "../../server/processors/port.js";
-import type { TestApp } from "../support/testApp.js";
-import { dialect } from "../support/testApp.js";
-import { at, clockedApp, JAN_31, paymentsOf, recurringForm, subscribe, worker } from "./support.js";
+import { dialect, type TestApp } from "../support/testApp.js";
+import { at, clockedApp, JAN_31, paymentsOf, subscribe, worker } from "./support.js";
 
 /**
  * The sweep of orphaned charges (renewals an interrupted pass left PROCESSING on gifts cancelled since)
