@@ -331,11 +331,6 @@ export function isUniqueViolation(err: unknown): boolean {
 }
 
 /**
- * A transaction that lost a race for a lock and was rolled back whole: a deadlock or a serialization failure
- * on PostgreSQL, SQLite's write lock held by another process past the wait. Nothing of it was written, so
- * the request may simply be sent again.
- */
-/**
  * Holds `name`'s lock of the current PostgreSQL schema until the transaction ends, so that processes doing
  * the same once-only work (making the first tables, the demo) take turns; SQLite's write transaction is
  * alone already, so there it does nothing.
@@ -345,6 +340,11 @@ export async function holdSchemaLock<DB>(trx: Kysely<DB>, name: string): Promise
     await sql`select pg_advisory_xact_lock(hashtext(${`${name}:`} || current_schema()))`.execute(trx);
 }
 
+/**
+ * A transaction that lost a race for a lock and was rolled back whole: a deadlock or a serialization failure
+ * on PostgreSQL, SQLite's write lock held by another process past the wait. Nothing of it was written, so
+ * the request may simply be sent again.
+ */
 export function isLockConflict(err: unknown): boolean {
   const code = (err as { code?: string } | null)?.code;
   return code === "40P01" || code === "40001" || code === "SQLITE_BUSY" || code === "SQLITE_BUSY_SNAPSHOT";
