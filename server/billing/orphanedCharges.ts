@@ -3,6 +3,7 @@ import type { AppDeps } from "../deps.js";
 import { chargeStanding, confirmableOnSession, INTERRUPTED_AFTER_MS } from "../payments/interruptedCharge.js";
 import { interruptedOutcome, outcomeOfCharge } from "../payments/outcome.js";
 import { settlePayment } from "../payments/transition.js";
+import { ProcessorError } from "../processors/port.js";
 import { getOrganization } from "../store/organizations.js";
 
 /** How long an organization whose processor could not be asked is left out of the sweep. */
@@ -20,8 +21,9 @@ const MAX_ROUNDS = 4;
  *
  * The oldest rows go first, `limit` at a time. An organization whose processor cannot be asked now (an
  * outage, its Stripe account disconnected) keeps its rows for later and rests in `resting` (organization
- * id → until when) for ORPHAN_REST_MS: the sweep queries again without it, so its rows, however many and
- * however old, never keep other organizations' rows waiting. The first such error is thrown after the
+ * id → until when) for ORPHAN_REST_MS; a row that fails for a reason of its own is left for a later sweep.
+ * After a page with a failure the sweep queries again without them (at most MAX_ROUNDS pages), so failing
+ * rows, however many and however old, never keep the others waiting. The first error is thrown after the
  * others are done.
  */
 export async function settleOrphanedCharges(
@@ -34,6 +36,8 @@ export async function settleOrphanedCharges(
   const limit = opts.limit ?? 25;
   const resting = opts.resting ?? new Map<string, number>();
   for (const [orgId, until] of resting) if (until <= nowMs) resting.delete(orgId);
+  // Rows that failed for a reason of their own, left out of this sweep's later queries.
+  const failedRows = new Set<string>();
   let failure: unknown;
   let settled = 0;
   for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -53,6 +57,7 @@ export async function settleOrphanedCharges(
       .where("subscriptions.status", "!=", "ACTIVE")
       .where("payments.updated_at", "<", isoAt(nowMs - INTERRUPTED_AFTER_MS))
       .$if(skip.length > 0, (q) => q.where("payments.organization_id", "not in", skip))
+      .$if(failedRows.size > 0, (q) => q.where("payments.id", "not in", [...failedRows]))
       .orderBy("payments.updated_at")
       .limit(limit)
       .execute();
@@ -85,7 +90,11 @@ export async function settleOrphanedCharges(
       } catch (err) {
         failure ??= err;
         failedHere = true;
-        resting.set(row.organization_id, nowMs + ORPHAN_REST_MS);
+        // The processor cannot be asked at all: the organization waits. Anything else is this row's own,
+        // and only this row is left for a later sweep.
+        if (err instanceof ProcessorError && (err.code === "unavailable" || err.code === "misconfigured"))
+          resting.set(row.organization_id, nowMs + ORPHAN_REST_MS);
+        else failedRows.add(row.id);
       }
     }
     // A full page with an organization set aside: what it hid may be another organization's.

@@ -92,4 +92,33 @@ describe(`the sweep of orphaned charges, when one organization's processor fails
     await expect(settleOrphanedCharges(deps, app.now, Date.now(), { limit: 2, resting })).rejects.toThrow();
     expect(asked).toEqual([stuck[0].charge_key]);
   });
+
+  it("a row that fails for a reason of its own waits alone: its organization's other rows are settled", async () => {
+    const t = app.t;
+    const odd = await orphan(t, t.org.key, "2026-02-28T10:00:00Z");
+    const next = await orphan(t, t.org.key, "2026-02-28T10:01:00Z");
+    const sandbox = t.deps.processors.sandbox;
+    const picky: PaymentProcessor = Object.create(sandbox);
+    picky.findCharge = async (ref) => {
+      if (ref.idempotencyKey === odd.charge_key) throw new Error("this row's own trouble");
+      return sandbox.findCharge(ref);
+    };
+    const deps = { ...t.deps, processors: t.deps.processors.withSandbox(picky) };
+    const resting = new Map<string, number>();
+    app.now = at("2026-02-28T11:00:00Z");
+    await expect(settleOrphanedCharges(deps, app.now, Date.now(), { limit: 1, resting })).rejects.toThrow(
+      "this row's own trouble",
+    );
+    const status = async (id: string) =>
+      (
+        await t.store.db
+          .selectFrom("payments")
+          .select("status")
+          .where("id", "=", id)
+          .executeTakeFirstOrThrow()
+      ).status;
+    expect(await status(odd.id)).toBe("PROCESSING");
+    expect(await status(next.id)).toBe("FAILED");
+    expect(resting.size).toBe(0);
+  });
 });
