@@ -54,23 +54,30 @@ export function mailDomain(publicUrl: string): string {
 /** A message that no retry can deliver; the worker gives it up at once instead of retrying. */
 export class UndeliverableError extends Error {}
 
+/** RFC 3463 statuses about the recipient's mailbox itself: bad mailbox, bad system, bad syntax, moved, null MX, disabled. */
+const RECIPIENT_STATUSES = new Set(["5.1.1", "5.1.2", "5.1.3", "5.1.6", "5.1.10", "5.2.1"]);
+/** Words of a bare refusal that is about our side (relay, authentication, the sender), not the address. */
+const SET_UP_WORDS = /relay|auth|sender|from/i;
+
 /**
  * The server's reply when an SMTP server refused the recipient's address itself, so that no retry can
- * deliver the message: a permanent (5xx) reply to RCPT TO whose enhanced status (RFC 3463) is about the
- * address (5.1.x) or a disabled mailbox (5.2.1), or, where the server gives no enhanced status, 550, 551 or
- * 553. Every other refusal (to AUTH or MAIL FROM, a relay or policy refusal such as 5.7.1, a full mailbox)
- * comes from how the servers are set up and is retried on the schedule, so that mending the set-up
- * delivers the message.
+ * deliver the message: a permanent (5xx) reply to RCPT TO whose enhanced status (RFC 3463) says the
+ * recipient's mailbox is bad (5.1.1, 5.1.2, 5.1.3, 5.1.6, 5.1.10) or disabled (5.2.1), or, where the server
+ * gives no enhanced status, 550, 551 or 553 with no word of relaying, authentication or the sender.
+ * Every other refusal (to AUTH or MAIL FROM; a sender refused at RCPT TO, 5.1.0, 5.1.7, 5.1.8; a relay or
+ * policy refusal such as 5.7.1 or a bare "550 relay not permitted"; a full mailbox) comes from how the
+ * servers are set up and is retried on the schedule, so that mending the set-up delivers the message.
  */
 export function addressRefusal(err: unknown): string | undefined {
   if (typeof err !== "object" || err === null) return undefined;
   const { command, response } = err as { command?: unknown; response?: unknown };
   if (command !== "RCPT TO" || typeof response !== "string") return undefined;
   const reply = /^(5\d\d)[ -](?:(5\.\d{1,3}\.\d{1,3})\s)?/.exec(response);
-  const enhanced = reply?.[2];
+  if (!reply) return undefined;
+  const [, code, enhanced] = reply;
   const permanent = enhanced
-    ? enhanced.startsWith("5.1.") || enhanced === "5.2.1"
-    : ["550", "551", "553"].includes(reply?.[1] ?? "");
+    ? RECIPIENT_STATUSES.has(enhanced)
+    : ["550", "551", "553"].includes(code ?? "") && !SET_UP_WORDS.test(response);
   return permanent ? response : undefined;
 }
 
