@@ -294,10 +294,9 @@ export async function recordRefund(
     .executeTakeFirst();
   if (!row) return { row: current, changed: false };
   if (full && current.status !== "REFUNDED") {
-    await releaseItems(trx, row.form_id, paymentDetails(row).hold);
-    // Its tickets admit nobody any more. A partial refund leaves them all valid: which ticket it paid
-    // back is not known (a refund is an amount), so the organization decides at the door.
-    await voidTickets(trx, row.id, nowMs);
+    // A partial refund leaves the tickets all valid: which ticket it paid back is not known (a refund is an
+    // amount), so the organization decides at the door.
+    await giveBackOrder(trx, row, nowMs);
   } else if (!full && current.status === "REFUNDED") {
     // The full refund failed after the fact (the processor's report lowers the total): the order stands
     // again, with its stock and its tickets.
@@ -306,6 +305,12 @@ export async function recordRefund(
   }
   await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
   return { row, changed: true };
+}
+
+/** What an order ended in full (refunded, or cancelled when free) gives back: its stock, and its tickets' validity. */
+async function giveBackOrder(trx: Db, row: PaymentsTable, nowMs: number): Promise<void> {
+  await releaseItems(trx, row.form_id, paymentDetails(row).hold);
+  await voidTickets(trx, row.id, nowMs);
 }
 
 /**
@@ -330,8 +335,7 @@ export async function cancelFreeOrder(
     .returningAll()
     .executeTakeFirst();
   if (!row) return { row: current, changed: false };
-  await releaseItems(trx, row.form_id, paymentDetails(row).hold);
-  await voidTickets(trx, row.id, nowMs);
+  await giveBackOrder(trx, row, nowMs);
   await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
   return { row, changed: true };
 }
