@@ -5,6 +5,7 @@ import { ApiError } from "../errors.js";
 import { sha256Hex } from "../ids.js";
 import type { PaymentProcessor } from "../processors/port.js";
 import { type AuditActor, recordAudit, refundAudited } from "../store/auditLog.js";
+import type { Db } from "../store/database.js";
 import { isLockConflict } from "../store/dialect.js";
 import { retryingLockConflicts } from "../store/lockRetry.js";
 import type { Organization } from "../store/organizations.js";
@@ -110,24 +111,17 @@ export async function refundPayment(
       // The refund was made, whether this records it or the processor's own news did a moment before; an
       // identical request answered with the same refund is not audited again.
       if (await refundAudited(trx, org.id, row.id, result.refundId)) return done;
-      await recordAudit(
+      await auditRefund(
         trx,
         {
-          organizationId: org.id,
+          org,
           actor,
-          action: "payment.refunded",
-          subjectType: "payment",
-          subjectId: row.id,
-          before: { status: row.status, refundedAmount: centsToDollars(refunded) },
-          after: {
-            status: done.row.status,
-            refundedAmount: centsToDollars(Number(done.row.refunded_cents)),
-            refundId: result.refundId,
-            amount: centsToDollars(result.amountCents),
-            currency: row.currency,
-            reason: request.reason ?? null,
-          },
+          before: row,
+          after: done.row,
+          refundId: result.refundId,
+          amountCents: result.amountCents,
         },
+        request.reason,
         nowMs,
       );
       return done;
@@ -170,24 +164,10 @@ async function cancelFree(
       deps.store.transact(async (trx) => {
         const done = await cancelFreeOrder(trx, nowMs, row.id);
         if (!done.changed) return done;
-        await recordAudit(
+        await auditRefund(
           trx,
-          {
-            organizationId: org.id,
-            actor,
-            action: "payment.refunded",
-            subjectType: "payment",
-            subjectId: row.id,
-            before: { status: row.status, refundedAmount: 0 },
-            after: {
-              status: done.row.status,
-              refundedAmount: 0,
-              refundId: null,
-              amount: 0,
-              currency: row.currency,
-              reason: request.reason ?? null,
-            },
-          },
+          { org, actor, before: row, after: done.row, refundId: null, amountCents: 0 },
+          request.reason,
           nowMs,
         );
         return done;
@@ -198,4 +178,41 @@ async function cancelFree(
   // Another request cancelled it first: the same answer as for any payment refunded already.
   if (!cancelled.changed) throw new ApiError(409, "This free order is already cancelled");
   return { payment: cancelled.row, refund: null };
+}
+
+/** The audit entry of a refund (a free order's cancel: no refund id, nothing refunded). */
+function auditRefund(
+  trx: Db,
+  entry: {
+    org: Organization;
+    actor: AuditActor;
+    before: PaymentsTable;
+    after: PaymentsTable;
+    refundId: string | null;
+    amountCents: number;
+  },
+  reason: string | undefined,
+  nowMs: number,
+): Promise<void> {
+  const { before, after } = entry;
+  return recordAudit(
+    trx,
+    {
+      organizationId: entry.org.id,
+      actor: entry.actor,
+      action: "payment.refunded",
+      subjectType: "payment",
+      subjectId: before.id,
+      before: { status: before.status, refundedAmount: centsToDollars(Number(before.refunded_cents)) },
+      after: {
+        status: after.status,
+        refundedAmount: centsToDollars(Number(after.refunded_cents)),
+        refundId: entry.refundId,
+        amount: centsToDollars(entry.amountCents),
+        currency: before.currency,
+        reason: reason ?? null,
+      },
+    },
+    nowMs,
+  );
 }
