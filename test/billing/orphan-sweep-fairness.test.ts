@@ -42,6 +42,27 @@ describe(`the sweep of orphaned charges, when one organization's processor fails
     return renewal;
   }
 
+  /**
+   * The app's dependencies with a processor that looks charges up as the sandbox does, except that a
+   * lookup `fails` names (by its charge key) throws that error; `asked` lists the keys looked up.
+   */
+  function lookingUp(t: TestApp, fails: (chargeKey: string) => Error | undefined) {
+    const sandbox = t.deps.processors.sandbox;
+    const picky: PaymentProcessor = Object.create(sandbox);
+    const asked: string[] = [];
+    picky.findCharge = async (ref) => {
+      asked.push(ref.idempotencyKey);
+      const failure = fails(ref.idempotencyKey);
+      if (failure) throw failure;
+      return sandbox.findCharge(ref);
+    };
+    return { deps: { ...t.deps, processors: t.deps.processors.withSandbox(picky) }, asked };
+  }
+
+  const status = async (t: TestApp, id: string) =>
+    (await t.store.db.selectFrom("payments").select("status").where("id", "=", id).executeTakeFirstOrThrow())
+      .status;
+
   it("settles another organization's row hidden behind a full page of the failing one's, in the same sweep", async () => {
     const t = app.t;
     const other = await t.newOrg({ name: "Other Org" });
@@ -53,31 +74,18 @@ describe(`the sweep of orphaned charges, when one organization's processor fails
     const waiting = await orphan(t, other.key, "2026-02-28T10:02:00Z");
 
     // The processor cannot be asked about the failing organization's charges (its account disconnected).
-    const sandbox = t.deps.processors.sandbox;
-    const picky: PaymentProcessor = Object.create(sandbox);
-    const asked: string[] = [];
-    picky.findCharge = async (ref) => {
-      asked.push(ref.idempotencyKey);
-      if (stuck.some((row) => row.charge_key === ref.idempotencyKey))
-        throw new ProcessorError("unavailable", "account disconnected");
-      return sandbox.findCharge(ref);
-    };
-    const deps = { ...t.deps, processors: t.deps.processors.withSandbox(picky) };
+    const { deps, asked } = lookingUp(t, (key) =>
+      stuck.some((row) => row.charge_key === key)
+        ? new ProcessorError("unavailable", "account disconnected")
+        : undefined,
+    );
     const resting = new Map<string, number>();
     app.now = at("2026-02-28T11:00:00Z");
     await expect(settleOrphanedCharges(deps, app.now, Date.now(), { limit: 2, resting })).rejects.toThrow(
       "account disconnected",
     );
-    const status = async (id: string) =>
-      (
-        await t.store.db
-          .selectFrom("payments")
-          .select("status")
-          .where("id", "=", id)
-          .executeTakeFirstOrThrow()
-      ).status;
-    expect(await status(waiting.id)).toBe("FAILED"); // never charged: settled as not charged
-    expect(await Promise.all(stuck.map((row) => status(row.id)))).toEqual(["PROCESSING", "PROCESSING"]);
+    expect(await status(t, waiting.id)).toBe("FAILED"); // never charged: settled as not charged
+    expect(await Promise.all(stuck.map((row) => status(t, row.id)))).toEqual(["PROCESSING", "PROCESSING"]);
     // The failing organization was asked about once, then set aside (its second row not tried again).
     expect(asked.filter((key) => key === stuck[0].charge_key)).toHaveLength(1);
     expect(asked).not.toContain(stuck[1].charge_key);
@@ -97,28 +105,16 @@ describe(`the sweep of orphaned charges, when one organization's processor fails
     const t = app.t;
     const odd = await orphan(t, t.org.key, "2026-02-28T10:00:00Z");
     const next = await orphan(t, t.org.key, "2026-02-28T10:01:00Z");
-    const sandbox = t.deps.processors.sandbox;
-    const picky: PaymentProcessor = Object.create(sandbox);
-    picky.findCharge = async (ref) => {
-      if (ref.idempotencyKey === odd.charge_key) throw new Error("this row's own trouble");
-      return sandbox.findCharge(ref);
-    };
-    const deps = { ...t.deps, processors: t.deps.processors.withSandbox(picky) };
+    const { deps } = lookingUp(t, (key) =>
+      key === odd.charge_key ? new Error("this row's own trouble") : undefined,
+    );
     const resting = new Map<string, number>();
     app.now = at("2026-02-28T11:00:00Z");
     await expect(settleOrphanedCharges(deps, app.now, Date.now(), { limit: 1, resting })).rejects.toThrow(
       "this row's own trouble",
     );
-    const status = async (id: string) =>
-      (
-        await t.store.db
-          .selectFrom("payments")
-          .select("status")
-          .where("id", "=", id)
-          .executeTakeFirstOrThrow()
-      ).status;
-    expect(await status(odd.id)).toBe("PROCESSING");
-    expect(await status(next.id)).toBe("FAILED");
+    expect(await status(t, odd.id)).toBe("PROCESSING");
+    expect(await status(t, next.id)).toBe("FAILED");
     expect(resting.size).toBe(0);
   });
 });
