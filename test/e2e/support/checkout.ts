@@ -120,7 +120,8 @@ export async function checkoutFrame(page: Page, selector: string): Promise<Frame
   // each bring their own page to the front, so each try brings this one back. On a loaded machine an
   // iframe already in view has stayed without a frame for 30 s (CI): after the first seconds each try
   // also scrolls the page a little, as a donor would (Chromium looks again at what is in view when the
-  // page scrolls), and the frame is also looked up by its address among the page's frames.
+  // page scrolls), and the frame is also looked up by its address among the page's frames. The frame
+  // returned shows the iframe's current src (CI once got the snippet's first page, without the embed id).
   const started = Date.now();
   let frame: Frame | null = null;
   let seen = "";
@@ -136,6 +137,9 @@ export async function checkoutFrame(page: Page, selector: string): Promise<Frame
         frame = (await (await iframe.elementHandle())?.contentFrame()) ?? null;
         const src = await iframe.evaluate((el: HTMLIFrameElement) => el.src);
         frame ??= page.frames().find((f) => f !== page.mainFrame() && f.url() === src) ?? null;
+        // The loader may set src (adding the embed id) after the snippet's first src has loaded: until the
+        // frame has moved to the address the element holds now, it is the page being replaced.
+        if (frame && frame.url() !== src) frame = null;
         if (!frame) {
           const where = await iframe.evaluate(
             (el: HTMLIFrameElement) =>
