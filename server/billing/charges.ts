@@ -4,7 +4,7 @@ import { coverFeeCents, type FeeRate } from "../../shared/pricing/fees.js";
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { prefixedId } from "../ids.js";
-import { billingChargeKey } from "../payments/chargeKey.js";
+import { billingChargeKey, supersedingChargeKey } from "../payments/chargeKey.js";
 import { AWAITING_AUTHENTICATION, requestConfirmation } from "../payments/confirmationRequest.js";
 import { confirmableOnSession } from "../payments/interruptedCharge.js";
 import { outcomeOfCharge } from "../payments/outcome.js";
@@ -18,7 +18,7 @@ import {
 import type { Db } from "../store/database.js";
 import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
-import { type PaymentDetails, recordProcessorPaymentId } from "../store/payments.js";
+import { type PaymentDetails, recordChargedMethod, recordProcessorPaymentId } from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
@@ -117,34 +117,58 @@ export async function billSubscription(
   // A row left by an interrupted pass: the processor may have charged it already.
   const ref = { idempotencyKey: payment.charge_key, processorPaymentId: payment.processor_payment_id };
   const earlier = fresh ? null : await processor.findCharge(ref);
+  const chargeWith = (idempotencyKey: string) =>
+    processor.charge(
+      {
+        amountCents: Number(payment.amount_cents),
+        currency: payment.currency,
+        paymentMethod: sub.payment_method_token,
+        idempotencyKey,
+        description: `Donation: ${payment.form_title}`,
+        offSession: true,
+        ...(sub.processor_customer ? { customer: sub.processor_customer } : {}),
+        metadata: {
+          almoner_payment: payment.id,
+          almoner_subscription: sub.id,
+          almoner_organization: sub.organization_id,
+          cycle: String(sub.cycle + 1),
+        },
+      },
+      {
+        // Settled meanwhile (an orphaned charge's sweep took it for abandoned): refused before it is
+        // confirmed, so no money moves for a payment recorded as not charged.
+        created: async (id) => {
+          if (!(await recordProcessorPaymentId(deps.store.db, payment.id, id)))
+            throw new Error(`the charge of payment ${payment.id} was settled while it was being made`);
+        },
+      },
+    );
+  // Made again, with the method the gift holds now: the payment says so (the donor replaced it meanwhile).
+  const method = {
+    payment_method_type: sub.payment_method_type,
+    card_brand: sub.card_brand,
+    last4: sub.last4,
+  };
+  const methodChanged = (Object.keys(method) as (keyof typeof method)[]).some(
+    (k) => payment[k] !== method[k],
+  );
+  if (!earlier && !fresh && methodChanged && (await recordChargedMethod(deps.store.db, payment.id, method)))
+    Object.assign(payment, method);
   const charge =
     earlier ??
-    (await processor
-      .charge(
-        {
-          amountCents: Number(payment.amount_cents),
-          currency: payment.currency,
-          paymentMethod: sub.payment_method_token,
-          idempotencyKey: payment.charge_key,
-          description: `Donation: ${payment.form_title}`,
-          offSession: true,
-          ...(sub.processor_customer ? { customer: sub.processor_customer } : {}),
-          metadata: {
-            almoner_payment: payment.id,
-            almoner_subscription: sub.id,
-            almoner_organization: sub.organization_id,
-            cycle: String(sub.cycle + 1),
-          },
-        },
-        {
-          // Settled meanwhile (an orphaned charge's sweep took it for abandoned): refused before it is
-          // confirmed, so no money moves for a payment recorded as not charged.
-          created: async (id) => {
-            if (!(await recordProcessorPaymentId(deps.store.db, payment.id, id)))
-              throw new Error(`the charge of payment ${payment.id} was settled while it was being made`);
-          },
-        },
-      )
+    (await chargeWith(payment.charge_key)
+      .catch(async (err: unknown) => {
+        // The interrupted try was made with a method or customer replaced since (the donor saved a new
+        // card meanwhile), and the processor refuses its key with other details. That try was never
+        // confirmed (findCharge found nothing made), so it is cancelled where it is known and the attempt
+        // is made again with the method the gift holds now, under a key of its own.
+        if (fresh || !(err instanceof ProcessorError) || err.code !== "idempotency_key_reused") throw err;
+        if (payment.processor_payment_id)
+          await processor.cancelPayment?.(payment.processor_payment_id).catch(() => false);
+        return chargeWith(
+          supersedingChargeKey(payment.charge_key, sub.payment_method_token, sub.processor_customer),
+        );
+      })
       .catch(async (err: unknown) => {
         const refused = await refusedCharge(deps.store.db, processor, payment, err);
         if (!refused) throw err;

@@ -5,6 +5,8 @@
  *   `sub:<subscriptionId>:<cycle>:<attempt>`     one attempt at one cycle of a recurring gift.
  */
 
+import { createHash } from "node:crypto";
+
 export const CHECKOUT_CHARGE_PREFIX = "checkout:";
 const BILLING_CHARGE_PREFIX = "sub:";
 
@@ -19,6 +21,20 @@ export function checkoutChargeKey(paymentId: string): string {
 /** The key of one attempt at one cycle. */
 export function billingChargeKey(subscriptionId: string, cycle: number, attempt: number): string {
   return `${BILLING_CHARGE_PREFIX}${subscriptionId}:${cycle}:${attempt}`;
+}
+
+/**
+ * The processor key of a charge attempt made again with another saved method or customer than its first
+ * try (the donor replaced the card while the attempt was in doubt): the attempt's key said with the method
+ * and customer it now charges, so the processor does not refuse it as the first key reused with other
+ * details, and the same method and customer give the same key on every retry.
+ */
+export function supersedingChargeKey(chargeKey: string, method: string, customer: string | null): string {
+  const said = createHash("sha256")
+    .update(`${method}\0${customer ?? ""}`)
+    .digest("hex")
+    .slice(0, 16);
+  return `${chargeKey}:m${said}`;
 }
 
 export function chargeOrigin(chargeKey: string): ChargeOrigin {

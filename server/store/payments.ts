@@ -218,6 +218,24 @@ export async function recordProcessorPaymentId(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/**
+ * Says on a payment still PROCESSING which saved method its charge is now made with (an attempt in doubt
+ * made again after the donor replaced the method); false when it was settled meanwhile.
+ */
+export async function recordChargedMethod(
+  db: Db,
+  id: string,
+  method: Pick<PaymentsTable, "payment_method_type" | "card_brand" | "last4">,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("payments")
+    .set(method)
+    .where("id", "=", id)
+    .where("status", "=", "PROCESSING")
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
 /** A payment with its recurring gift, if it has one. */
 export async function paymentWithGift(
   db: Db,

@@ -468,3 +468,95 @@ describe("a recurring gift at Stripe once the organization has disconnected Stri
     expect((await charges()).map((p) => [p.status, Number(p.amount_cents)])).toEqual([["COMPLETED", 3000]]);
   });
 });
+
+describe("a renewal left in doubt at Stripe while the donor saves a new card", () => {
+  const renewals = () =>
+    s.t.store.db
+      .selectFrom("payments")
+      .selectAll()
+      .where("charge_key", "like", "sub:%")
+      .orderBy("charge_key")
+      .execute();
+
+  /** Saves a Mastercard on the gift through its update page, as the donor would. */
+  async function saveNewCard(subscriptionId: string): Promise<string> {
+    const res = await action(await linkFor(subscriptionId), {
+      action: "save",
+      confirmationToken: await s.cardToken("5555555555554444"),
+    });
+    expect(res.status, res.text).toBe(200);
+    const after = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    expect(after.last4).toBe("4444");
+    return after.payment_method_token;
+  }
+
+  it("made but never confirmed (confirmation out of reach): the next pass cancels it and charges the new card once", async () => {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    // Stripe makes the PaymentIntent, then cannot be reached to confirm it (nothing is applied).
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
+    const first = await runBillingAt(s.t.store, s.t.config, dueAt);
+    expect(first.errors.length).toBeGreaterThan(0);
+    const [inDoubt] = await renewals();
+    expect(inDoubt).toMatchObject({ status: "PROCESSING" });
+    const firstIntent = inDoubt.processor_payment_id ?? "";
+    expect((await s.stripe.paymentIntents.retrieve(firstIntent)).status).toBe("requires_confirmation");
+
+    const newCard = await saveNewCard(sub.id);
+    const next = await runBillingAt(s.t.store, s.t.config, dueAt + 60_000);
+    expect(next.errors).toEqual([]);
+    const [renewal] = await renewals();
+    expect(renewal).toMatchObject({ id: inDoubt.id, status: "COMPLETED", last4: "4444" });
+    expect(renewal.processor_payment_id).not.toBe(firstIntent);
+    const charged = await s.stripe.paymentIntents.retrieve(renewal.processor_payment_id ?? "");
+    expect(charged).toMatchObject({
+      status: "succeeded",
+      payment_method: newCard,
+      amount: Number(renewal.amount_cents),
+    });
+    // The first PaymentIntent, made with the card replaced since, is cancelled: it can never move money.
+    expect((await s.stripe.paymentIntents.retrieve(firstIntent)).status).toBe("canceled");
+    const succeeded = (
+      await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })
+    ).data.filter((pi) => pi.status === "succeeded");
+    // The first gift and this renewal: one charge each.
+    expect(succeeded).toHaveLength(2);
+    expect(
+      await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow(),
+    ).toMatchObject({
+      status: "ACTIVE",
+      cycle: 1,
+      failed_attempts: 0,
+    });
+
+    // Interrupted again after this, the attempt is found by its new PaymentIntent, never charged twice.
+    const again = await runBillingAt(s.t.store, s.t.config, dueAt + 120_000);
+    expect(again.errors).toEqual([]);
+    expect(await renewals()).toHaveLength(1);
+  });
+
+  it("made with its answer lost (its id never stored): the next pass charges the new card once", async () => {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    // Stripe makes the PaymentIntent each time it is asked, and every answer is lost on the way back.
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents", kind: "drop", times: 3 });
+    const first = await runBillingAt(s.t.store, s.t.config, dueAt);
+    expect(first.errors.length).toBeGreaterThan(0);
+    const [inDoubt] = await renewals();
+    expect(inDoubt).toMatchObject({ status: "PROCESSING", processor_payment_id: null });
+
+    const newCard = await saveNewCard(sub.id);
+    const next = await runBillingAt(s.t.store, s.t.config, dueAt + 60_000);
+    expect(next.errors).toEqual([]);
+    const [renewal] = await renewals();
+    expect(renewal).toMatchObject({ id: inDoubt.id, status: "COMPLETED", last4: "4444" });
+    const intents = (await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })).data;
+    const renewalIntents = intents.filter((pi) => pi.metadata.almoner_payment === inDoubt.id);
+    // The lost one was never confirmed; the new card's is the one charge of this renewal.
+    expect(renewalIntents.map((pi) => pi.status).sort()).toEqual(["requires_confirmation", "succeeded"]);
+    expect(renewalIntents.find((pi) => pi.status === "succeeded")).toMatchObject({
+      id: renewal.processor_payment_id,
+      payment_method: newCard,
+    });
+  });
+});

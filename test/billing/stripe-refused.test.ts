@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
+import { type ChargeInput, ProcessorError } from "../../server/processors/port.js";
+import { getOrganization } from "../../server/store/organizations.js";
 import { giveMonthly, type StripeTestApp, setupStripeApp } from "../support/stripeApp.js";
 
 /**
@@ -204,5 +206,37 @@ describe("a recurring charge Stripe refuses", () => {
     const [row] = await charges();
     expect(row.status).toBe("PROCESSING");
     expect(await subscription()).toMatchObject({ status: "ACTIVE", failed_attempts: 0, cycle: 0 });
+  });
+
+  // A renewal in doubt is made again under a key of its own only when Stripe refuses its key as used with
+  // other details (charges.ts): a request still in flight must never be taken for that.
+  it("a charge Stripe is still working on under the same key (its 409) is an outage to retry, not a key reused with other details", async () => {
+    const sub = await subscribe();
+    const org = await getOrganization(s.t.store.db, s.t.org.id);
+    if (!org) throw new Error("no organization");
+    const processor = s.t.deps.processors.named("stripe", org);
+    const input: ChargeInput = {
+      amountCents: 1000,
+      currency: "USD",
+      paymentMethod: sub.payment_method_token,
+      customer: sub.processor_customer ?? undefined,
+      idempotencyKey: `sub:${sub.id}:1:1`,
+      description: "Donation: in flight",
+      offSession: true,
+    };
+    // Stripe holds the first request's key while it works on it, for longer than the client's retries.
+    s.emulator.faults.delay("POST", "/v1/payment_intents", 5_000, { inFlight: true });
+    const first = processor.charge(input);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const second: unknown = await processor.charge(input).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(second).toBeInstanceOf(ProcessorError);
+    expect(second).toMatchObject({ code: "unavailable" });
+    // The first goes through, once; the second made nothing.
+    expect((await first).status).toBe("succeeded");
+    const intents = await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" });
+    expect(intents.data.filter((pi) => pi.description === "Donation: in flight")).toHaveLength(1);
   });
 });

@@ -20,7 +20,12 @@ export class Faults {
     this.active.push({ ...spec, method: spec.method?.toUpperCase(), remaining: spec.times ?? 1 });
   }
 
-  delay(method: string, path: string, ms: number, opts: { times?: number; after?: boolean } = {}): void {
+  delay(
+    method: string,
+    path: string,
+    ms: number,
+    opts: { times?: number; after?: boolean; inFlight?: boolean } = {},
+  ): void {
     this.add({ method, path, kind: "delay", ms, ...opts });
   }
 

@@ -342,7 +342,7 @@ export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, r
       answer(400, errorJson(invalidRequest(message, opts)));
       return;
     }
-    if (fault?.kind === "delay" && !fault.after) await sleep(fault.ms ?? 0);
+    if (fault?.kind === "delay" && !fault.after && !fault.inFlight) await sleep(fault.ms ?? 0);
 
     const scope = `${account.id}:${keyInfo.livemode}:${idempotencyKey}`;
     const fingerprint = `${method} ${path} ${canonical(form)}`;
@@ -376,6 +376,8 @@ export function createRequestHandler(deps: ServerDeps): (req: IncomingMessage, r
     }
     if (idempotencyKey)
       env.store.idempotency.set(scope, { fingerprint, inFlight: true, status: 0, body: "", requestId });
+    // Stripe still working on it: a request with the same key meanwhile is answered 409.
+    if (fault?.kind === "delay" && fault.inFlight) await sleep(fault.ms ?? 0);
 
     const op = new Op(env, account, keyInfo.livemode, { id: requestId, idempotency_key: idempotencyKey });
     const params = new Params(form);

@@ -347,7 +347,8 @@ export interface FaultSpec {
   /** Path prefix to match, e.g. `/v1/payment_intents`. */
   path: string;
   /**
-   * `delay`: wait `ms` before handling (or after, with `after: true`); `500`: answer api_error without
+   * `delay`: wait `ms` before handling (or after, with `after: true`; or while handling, its idempotency key
+   * in flight, with `inFlight: true`); `500`: answer api_error without
    * doing anything; `drop`: handle the request, then destroy the socket without answering; `refuse`:
    * answer a 400 invalid_request_error with `refusal`'s message, param and code, without doing anything.
    */
@@ -355,6 +356,7 @@ export interface FaultSpec {
   ms?: number;
   refusal?: { message: string; param?: string; code?: string };
   after?: boolean;
+  inFlight?: boolean;
   /** How many matching requests this fault applies to (default 1). */
   times?: number;
 }
