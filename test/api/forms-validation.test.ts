@@ -566,6 +566,15 @@ describe(`POST /v1/forms success (${dialect})`, () => {
     expect(html).toMatch(/<script\s[^>]*\basync\b[^>]*\ssrc="[^"]*embed\.js"[^>]*><\/script>/);
   });
 
+  it("names the embed in the snippet's src (embed mode, the form's id), so the loader need not reload it", async () => {
+    const created = await createOk(validForms.standard());
+    const src = new URL(decodeEntities(/<iframe[^>]*\ssrc="([^"]*)"/.exec(created.embedHTML)?.[1] ?? ""));
+    expect(src.searchParams.get("embed")).toBe("1");
+    expect(src.searchParams.get("embedId")).toBe(created.formID);
+    const fetched = await t.request<CreatedBody>("GET", `/v1/forms/${created.formID}`);
+    expect(fetched.body.embedHTML).toBe(created.embedHTML);
+  });
+
   it("points an event form's embedHTML at the hosted form of that id", async () => {
     const created = await createOk(validForms.event());
     const src = /<iframe[^>]*\ssrc="([^"]*)"/.exec(created.embedHTML)?.[1] ?? "";

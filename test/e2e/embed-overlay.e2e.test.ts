@@ -139,6 +139,14 @@ describe.skipIf(!browserAvailable)("embed and overlay on another site, in Chromi
       expect(new URL(frame.url()).searchParams.get("embedId")).toBe(
         await iframe.getAttribute("data-almoner-embed-id"),
       );
+      // The snippet names its embed: the loader leaves its src as pasted, and the checkout loads once.
+      expect(await iframe.getAttribute("src")).toBe(
+        /<iframe src="([^"]*)"/.exec(form.embedHTML)?.[1]?.replaceAll("&#38;", "&"),
+      );
+      const loads = await page.evaluate(
+        () => performance.getEntriesByType("resource").filter((e) => e.name.includes("/donate/")).length,
+      );
+      expect(loads).toBe(1);
 
       const first = await waitForFit(page, frame, selector);
       const shift = await page.evaluate(

@@ -190,6 +190,32 @@ describe("embed loader", () => {
     expect(embeds().map((e) => e.id)).toEqual([id]);
   });
 
+  it("gives a copy of a snippet already on the page an id of its own, in place of the copied one", async () => {
+    const pasted = `${FORM_ORIGIN}/donate/f9?embed=1&embedId=form-f9&ref=x`;
+    const one = makeIframe(pasted, "f9");
+    const two = makeIframe(pasted, "f9");
+    const odd = makeIframe(`${FORM_ORIGIN}/donate/f9?embed=1&embedId=not%20valid`, "f9");
+    document.body.append(one.iframe, two.iframe, odd.iframe);
+    await mutationsSettled();
+    // The first keeps its src as pasted (no reload); the copy and the bad id get fresh ids, the query kept.
+    expect(one.iframe.getAttribute("src")).toBe(pasted);
+    expect(one.iframe.getAttribute("data-almoner-embed-id")).toBe("form-f9");
+    const twoId = two.iframe.getAttribute("data-almoner-embed-id") ?? "";
+    expect(twoId).toMatch(/^[\w-]{1,64}$/);
+    expect(twoId).not.toBe("form-f9");
+    expect(two.iframe.getAttribute("src")).toBe(`${FORM_ORIGIN}/donate/f9?embed=1&embedId=${twoId}&ref=x`);
+    const oddId = odd.iframe.getAttribute("data-almoner-embed-id") ?? "";
+    expect(odd.iframe.getAttribute("src")).toBe(`${FORM_ORIGIN}/donate/f9?embed=1&embedId=${oddId}`);
+
+    // Each answers to its own window and id only.
+    post(resize(twoId, 410), FORM_ORIGIN, two.frameWindow);
+    post(resize("form-f9", 420), FORM_ORIGIN, two.frameWindow);
+    expect(two.iframe.style.height).toBe("410px");
+    expect(one.iframe.style.height).toBe("720px");
+    post(resize("form-f9", 430), FORM_ORIGIN, one.frameWindow);
+    expect(one.iframe.style.height).toBe("430px");
+  });
+
   it("stops listening to an iframe once its handle is unmounted, and does not adopt it again", async () => {
     const other = makeIframe(`${FORM_ORIGIN}/donate/f4?embed=1`, "f4");
     document.body.append(other.iframe);

@@ -50,10 +50,15 @@ if (!almoner.embeds) {
     if ((url.protocol !== "https:" && url.protocol !== "http:") || (formHost && url.origin !== formHost))
       return;
     let id = url.searchParams.get(EMBED_ID_PARAM);
-    // Setting src reloads the iframe, so only when the id is missing; the rest of the query stays byte for byte.
-    if (!id || !EMBED_ID_PATTERN.test(id)) {
+    // The snippet names its embed. Setting src reloads the iframe, so only when the id is missing, not
+    // valid or already another embed's on this page (the snippet pasted twice); the id is put in place
+    // of the one there, and the rest of the query stays byte for byte.
+    if (!id || !EMBED_ID_PATTERN.test(id) || embeds.some((e) => e.id === id)) {
       id = Date.now().toString(36) + Math.random().toString(36).slice(2, 8);
-      url.search = `${url.search ? `${url.search}&` : ""}${EMBED_ID_PARAM}=${id}`;
+      const param = new RegExp(`([?&]${EMBED_ID_PARAM}=)[^&]*`);
+      url.search = param.test(url.search)
+        ? url.search.replace(param, `$1${id}`)
+        : `${url.search ? `${url.search}&` : ""}${EMBED_ID_PARAM}=${id}`;
       iframe.src = url.href;
     }
     iframe.setAttribute(ID_ATTR, id);

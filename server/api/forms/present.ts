@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { inputFormType } from "../../../shared/enums.js";
 import { escapeHtml } from "../../../shared/html.js";
+import { EMBED_ID_PARAM } from "../../../shared/messages.js";
 import { centsToDollars } from "../../../shared/money.js";
 import { extend } from "../../../shared/objects.js";
 import { promoKey, sold } from "../../../shared/pricing/availability.js";
@@ -103,10 +104,12 @@ export function reservedHeight(c: FormConfig): number {
 
 /**
  * The iframe snippet organizations paste into their site: the hosted form in embed mode with a reserved
- * height, and the loader script that resizes it from the form's height messages.
+ * height, and the loader script that resizes it from the form's height messages. Its src names the embed
+ * already (the form's id), so the loader has no id to add and the lazy iframe loads once, as pasted; a
+ * second copy of it on one page is given an id of its own by the loader.
  */
 export function embedHtml(publicUrl: string, form: FormRecord): string {
-  const src = `${publicUrl}/${hostedPath(form.config)}/${form.id}?embed=1`;
+  const src = `${publicUrl}/${hostedPath(form.config)}/${form.id}?embed=1&${EMBED_ID_PARAM}=${form.id}`;
   const title = `${form.config.formType === "EVENT" ? "Register" : "Donate"}: ${form.config.title}`;
   return (
     `<iframe src="${escapeHtml(src)}" title="${escapeHtml(title)}" allow="payment" ` +
