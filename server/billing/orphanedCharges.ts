@@ -36,6 +36,9 @@ export async function settleOrphanedCharges(
   const limit = opts.limit ?? 25;
   const resting = opts.resting ?? new Map<string, number>();
   for (const [orgId, until] of resting) if (until <= nowMs) resting.delete(orgId);
+  // Untouched for INTERRUPTED_AFTER_MS by the clock of both: a run as of a later date (`billing run
+  // --as-of`) must not take a charge another process is making right now for abandoned.
+  const staleBefore = Math.min(nowMs, wallMs) - INTERRUPTED_AFTER_MS;
   // Rows that failed for a reason of their own, left out of this sweep's later queries.
   const failedRows = new Set<string>();
   let failure: unknown;
@@ -55,7 +58,7 @@ export async function settleOrphanedCharges(
       .where("payments.status", "=", "PROCESSING")
       .where("payments.charge_key", "like", "sub:%")
       .where("subscriptions.status", "!=", "ACTIVE")
-      .where("payments.updated_at", "<", isoAt(nowMs - INTERRUPTED_AFTER_MS))
+      .where("payments.updated_at", "<", isoAt(staleBefore))
       .$if(skip.length > 0, (q) => q.where("payments.organization_id", "not in", skip))
       .$if(failedRows.size > 0, (q) => q.where("payments.id", "not in", [...failedRows]))
       .orderBy("payments.updated_at")

@@ -77,4 +77,21 @@ describe(`a renewal retried while orphaned charges are swept (${dialect})`, () =
     expect(renewal.status).toBe("FAILED");
     expect(charged).toBe(0);
   });
+
+  it("a run as of a later date (billing run --as-of) leaves a charge of minutes ago alone: staleness is judged on the real clock", async () => {
+    const sub = await leftProcessing();
+    const res = await app.t.request("PUT", `/v1/subscriptions/${sub.id}`, { body: { status: "CANCELLED" } });
+    expect(res.status, res.text).toBe(200);
+    const written = at("2026-02-28T10:00:00Z");
+    const monthLater = written + 30 * 24 * 3_600_000;
+    // A minute after the charge was written (another process may be making it right now): left alone.
+    expect(await settleOrphanedCharges(app.t.deps, monthLater, written + 60_000)).toBe(0);
+    expect((await paymentsOf(app.t.store.db, sub.id)).map((p) => p.status)).toEqual([
+      "COMPLETED",
+      "PROCESSING",
+    ]);
+    // Untouched for more than five minutes of real time: settled as the processor reports it (not made).
+    expect(await settleOrphanedCharges(app.t.deps, monthLater, written + 6 * 60_000)).toBe(1);
+    expect((await paymentsOf(app.t.store.db, sub.id)).map((p) => p.status)).toEqual(["COMPLETED", "FAILED"]);
+  });
 });
