@@ -17,9 +17,9 @@ import {
  * Closing removes those parameters from the page URL (history.replaceState; other parameters stay byte
  * for byte). The page's utm_* parameters and its `lang` (or `open`'s) are passed on to the checkout.
  *
- * The dialog (role=dialog, aria-modal, labelled) traps focus (the checkout is a cross-origin iframe, so
- * Tab leaves it into the page: a sentinel after it sends focus back round), makes the rest of the page
- * inert, focuses its close button, restores focus on close, closes on Escape, on its close button and on the checkout's
+ * The dialog (role=dialog, aria-modal, labelled) traps focus with a sentinel on each side (the checkout
+ * is a cross-origin iframe, so Tab leaves it into the page), makes the rest of the page inert, focuses its
+ * close button, restores focus on close, closes on Escape, on its close button and on the checkout's
  * `close` message, locks page scroll, and is full-screen on narrow screens. Messages are those of
  * shared/messages.ts, accepted only from the overlay's own iframe window on the form host's origin.
  *
@@ -55,10 +55,10 @@ declare global {
 
 /** The page URL parameters the overlay reads, and removes on close. */
 const OVERLAY_PARAMS = ["donate", "attend", "formid", "elementid"];
-/** The overlay's children: the focus sentinel is a span, so `>div` is the dialog and `div div` its body. */
+/** The overlay's children: the focus sentinels are spans, so `>div` is the dialog and `div div` its body. */
 const CSS =
   ".almoner-overlay{position:fixed;inset:0;z-index:2147483647;display:flex;background:#0009}" +
-  ".almoner-overlay>div{margin:auto;display:flex;flex-direction:column;width:100%;max-width:640px;max-height:96%;background:#fff;border-radius:12px}" +
+  ".almoner-overlay>div{margin:auto;display:flex;flex-direction:column;width:100%;max-width:640px;max-height:calc(100% - 32px);background:#fff;border-radius:12px}" +
   ".almoner-overlay button{align-self:flex-end;width:44px;height:44px;border:0;background:#fff;color:#000;font:28px a}" +
   ".almoner-overlay div div{overflow:auto}" +
   ".almoner-overlay iframe{display:block;width:100%;height:720px;border:0}" +
@@ -81,9 +81,8 @@ export function withoutOverlayParams(search: string): string {
   const kept = search
     .slice(1)
     .split("&")
-    .filter((part) => part && !OVERLAY_PARAMS.includes(part.split("=")[0].toLowerCase()))
-    .join("&");
-  return kept && `?${kept}`;
+    .filter((part) => part && !OVERLAY_PARAMS.includes(part.split("=")[0].toLowerCase()));
+  return kept.length ? `?${kept.join("&")}` : "";
 }
 
 interface Open {
@@ -157,22 +156,18 @@ export function installOverlay(formOrigin: string): void {
     frame.src = `${formOrigin}/${kind}/${formId}${query}`;
     body.append(frame);
     dialog.append(closeButton, body);
-    // Focus trap: Tab out of the checkout's last control lands on a sentinel after the dialog, which sends
-    // focus round to the close button; Shift+Tab on the close button goes on from that sentinel, so that
-    // the browser takes focus to the checkout's last control (a page cannot focus inside a cross-origin
-    // frame); Shift+Tab out of the checkout's first control reaches the close button before it.
-    const end = el("span");
-    end.tabIndex = 0;
-    end.onfocus = (event) => event.relatedTarget || closeButton.focus();
-    // (Not an expression: a handler property that returns false cancels the key.)
-    closeButton.onkeydown = (event) => {
-      if (event.key === "Tab" && event.shiftKey) end.focus();
+    // Tab out of the iframe lands on a sentinel, which sends focus round to the other end of the dialog.
+    const sentinel = (target: HTMLElement) => {
+      const s = el("span");
+      s.tabIndex = 0;
+      s.onfocus = () => target.focus();
+      return s;
     };
     const style = el("style");
-    // A page whose CSP allows its scripts (or styles) by nonce usually allows its styles by the same nonce.
-    style.nonce = d.querySelector<HTMLElement>("[nonce]")?.nonce ?? "";
+    // A page whose CSP allows its scripts by nonce usually allows its styles by the same nonce.
+    style.nonce = d.querySelector<HTMLScriptElement>("script[nonce]")?.nonce ?? "";
     style.textContent = CSS;
-    root.append(style, dialog, end);
+    root.append(style, sentinel(frame), dialog, sentinel(closeButton));
     d.body.append(root);
     current = { root, frame, embedId, key, fromUrl };
     closeButton.focus();
@@ -219,8 +214,7 @@ export function installOverlay(formOrigin: string): void {
     if (
       !current ||
       event.origin !== formOrigin ||
-      // While open, its iframe is in the page, so its window is never null: a message without a source
-      // window (none is posted by another window) is refused here too.
+      !event.source ||
       event.source !== current.frame.contentWindow ||
       message?.source !== MESSAGE_SOURCE ||
       message.version !== MESSAGE_VERSION ||
