@@ -18,7 +18,12 @@ import {
 import type { Db } from "../store/database.js";
 import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
-import { type PaymentDetails, recordChargedMethod, recordProcessorPaymentId } from "../store/payments.js";
+import {
+  type PaymentDetails,
+  recordChargedMethod,
+  recordProcessorPaymentId,
+  swapProcessorPaymentId,
+} from "../store/payments.js";
 import type { PaymentsTable, SubscriptionsTable } from "../store/schema.js";
 import { findSubscription } from "../store/subscriptions.js";
 import { emitEvent } from "../webhooks/events.js";
@@ -117,7 +122,8 @@ export async function billSubscription(
   // A row left by an interrupted pass: the processor may have charged it already.
   const ref = { idempotencyKey: payment.charge_key, processorPaymentId: payment.processor_payment_id };
   const earlier = fresh ? null : await processor.findCharge(ref);
-  const chargeWith = (idempotencyKey: string) =>
+  // `replacing`: the processor's payment the row names that this process found never made.
+  const chargeWith = (idempotencyKey: string, replacing: string | null) =>
     processor.charge(
       {
         amountCents: Number(payment.amount_cents),
@@ -135,11 +141,14 @@ export async function billSubscription(
         },
       },
       {
-        // Settled meanwhile (an orphaned charge's sweep took it for abandoned): refused before it is
-        // confirmed, so no money moves for a payment recorded as not charged.
+        // Settled meanwhile (an orphaned charge's sweep took it for abandoned), or made by another process
+        // meanwhile (the row names its payment): refused before it is confirmed, so no money moves for a
+        // payment recorded as not charged, and none twice.
         created: async (id) => {
-          if (!(await recordProcessorPaymentId(deps.store.db, payment.id, id)))
-            throw new Error(`the charge of payment ${payment.id} was settled while it was being made`);
+          if (!(await recordProcessorPaymentId(deps.store.db, payment.id, id, replacing)))
+            throw new Error(
+              `the charge of payment ${payment.id} was settled or taken over while it was being made`,
+            );
         },
       },
     );
@@ -152,21 +161,35 @@ export async function billSubscription(
   const methodChanged = (Object.keys(method) as (keyof typeof method)[]).some(
     (k) => payment[k] !== method[k],
   );
+  const methodBefore = {
+    payment_method_type: payment.payment_method_type,
+    card_brand: payment.card_brand,
+    last4: payment.last4,
+  };
   if (!earlier && !fresh && methodChanged && (await recordChargedMethod(deps.store.db, payment.id, method)))
     Object.assign(payment, method);
   const charge =
     earlier ??
-    (await chargeWith(payment.charge_key)
+    (await chargeWith(payment.charge_key, payment.processor_payment_id)
       .catch(async (err: unknown) => {
-        // The interrupted try was made with a method or customer replaced since (the donor saved a new
-        // card meanwhile), and the processor refuses its key with other details. That try was never
-        // confirmed (findCharge found nothing made), so it is cancelled where it is known and the attempt
-        // is made again with the method the gift holds now, under a key of its own.
+        // The key refused as used before with other details: an interrupted try of this attempt was made
+        // with a method or customer replaced since (the donor saved a new card meanwhile).
         if (fresh || !(err instanceof ProcessorError) || err.code !== "idempotency_key_reused") throw err;
-        if (payment.processor_payment_id)
-          await processor.cancelPayment?.(payment.processor_payment_id).catch(() => false);
+        const superseding = await supersede(deps.store.db, processor, payment.id, payment.charge_key);
+        if ("made" in superseding) {
+          // The earlier try went through after all: made with the method the payment named before.
+          await recordChargedMethod(deps.store.db, payment.id, methodBefore);
+          return superseding.made;
+        }
         return chargeWith(
-          supersedingChargeKey(payment.charge_key, sub.payment_method_token, sub.processor_customer),
+          supersedingChargeKey(
+            payment.charge_key,
+            sub.payment_method_token,
+            sub.processor_customer,
+            superseding.replaced,
+          ),
+          // Taken off the row by supersede: the new try's id goes where none is.
+          null,
         );
       })
       .catch(async (err: unknown) => {
@@ -195,6 +218,54 @@ export async function billSubscription(
   else tally.charged++;
   if (settled.billing === "cancelled") tally.cancelled++;
   return tally;
+}
+
+/**
+ * Clears the way for an attempt made again under a key of its own, after the processor refused its key as
+ * used before with other details (an interrupted try made with a method replaced since). Nothing made was
+ * found before this attempt began, but another process may still be at that try (its claim lapsed): found
+ * made now, it is the answer (`made`). Else the earlier payment the row names, never confirmed by this
+ * process, is taken off the row (so the processor's news of its cancellation settles nothing) and
+ * cancelled; one that cannot be cancelled and is found made is put back and is the answer. `replaced` names
+ * the payment replaced (null: none was stored), for the new try's key. Throws (the row left PROCESSING,
+ * naming its payment as before) when the processor cannot be asked or the row changed meanwhile.
+ */
+async function supersede(
+  db: Db,
+  processor: PaymentProcessor,
+  paymentId: string,
+  chargeKey: string,
+): Promise<{ made: ChargeResult } | { replaced: string | null }> {
+  const current = await db
+    .selectFrom("payments")
+    .select(["status", "processor_payment_id"])
+    .where("id", "=", paymentId)
+    .executeTakeFirst();
+  if (current?.status !== "PROCESSING") throw new Error(`payment ${paymentId} was settled meanwhile`);
+  const replaced = current.processor_payment_id;
+  const ref = { idempotencyKey: chargeKey, processorPaymentId: replaced };
+  const made = await processor.findCharge(ref);
+  if (made) return { made };
+  if (!replaced) return { replaced };
+  if (!(await swapProcessorPaymentId(db, paymentId, replaced, null)))
+    throw new Error(`payment ${paymentId} changed while its charge was being made again`);
+  let cancelled: boolean;
+  try {
+    // A processor without cancellation makes its charges at once: found not made, there is none to cancel.
+    cancelled = (await processor.cancelPayment?.(replaced)) ?? true;
+    if (!cancelled) {
+      // Confirmed meanwhile (by the process that made it), or cancelled already.
+      const found = await processor.findCharge(ref);
+      if (found) {
+        await swapProcessorPaymentId(db, paymentId, null, replaced);
+        return { made: found };
+      }
+    }
+  } catch (err) {
+    await swapProcessorPaymentId(db, paymentId, null, replaced);
+    throw err;
+  }
+  return { replaced };
 }
 
 /** The processor's answers that refuse the charge for good (it was not made): a failed charge. */

@@ -24,16 +24,22 @@ export function billingChargeKey(subscriptionId: string, cycle: number, attempt:
 }
 
 /**
- * The processor key of a charge attempt made again with another saved method or customer than its first
- * try (the donor replaced the card while the attempt was in doubt): the attempt's key said with the method
- * and customer it now charges, so the processor does not refuse it as the first key reused with other
- * details, and the same method and customer give the same key on every retry.
+ * The processor key of a charge attempt made again with another saved method or customer than an earlier
+ * try of it (the donor replaced the card while the attempt was in doubt): the attempt's key said with the
+ * method and customer it now charges and the processor's payment of the try it replaces (none when that
+ * one's id was never stored), so that the processor does not refuse it as the first key reused with other
+ * details, a retry of this very try gives the same key, and a try that replaces this one gets another.
  */
-export function supersedingChargeKey(chargeKey: string, method: string, customer: string | null): string {
+export function supersedingChargeKey(
+  chargeKey: string,
+  method: string,
+  customer: string | null,
+  replaced: string | null,
+): string {
   const said = createHash("sha256")
-    .update(`${method}\0${customer ?? ""}`)
+    .update(`${method}\0${customer ?? ""}\0${replaced ?? ""}`)
     .digest("hex")
-    .slice(0, 16);
+    .slice(0, 20);
   return `${chargeKey}:m${said}`;
 }
 

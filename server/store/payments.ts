@@ -201,19 +201,48 @@ export async function findPaymentByProcessorId(
 }
 
 /**
- * Stores the processor's id of a payment it has made and not yet confirmed (before money can move); false
- * when the payment is no longer PROCESSING (settled meanwhile), and nothing was stored.
+ * Stores the processor's id of a payment it has made and not yet confirmed (before money can move), in
+ * place of none, of itself, or of `replacing` (the one the caller read and found never made); false, and
+ * nothing stored, when the payment is no longer PROCESSING (settled meanwhile) or names another of the
+ * processor's payments by now (another process is making this charge).
  */
 export async function recordProcessorPaymentId(
   db: Db,
   id: string,
   processorPaymentId: string,
+  replacing: string | null = null,
 ): Promise<boolean> {
   const result = await db
     .updateTable("payments")
     .set({ processor_payment_id: processorPaymentId })
     .where("id", "=", id)
     .where("status", "=", "PROCESSING")
+    .where((eb) =>
+      eb.or([
+        eb("processor_payment_id", "is", null),
+        eb("processor_payment_id", "in", replacing ? [processorPaymentId, replacing] : [processorPaymentId]),
+      ]),
+    )
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+/**
+ * Replaces the processor's payment a PROCESSING payment names, `from` (null: none) by `to` (null: none);
+ * false when the payment names another by now or was settled, and nothing changed.
+ */
+export async function swapProcessorPaymentId(
+  db: Db,
+  id: string,
+  from: string | null,
+  to: string | null,
+): Promise<boolean> {
+  const result = await db
+    .updateTable("payments")
+    .set({ processor_payment_id: to })
+    .where("id", "=", id)
+    .where("status", "=", "PROCESSING")
+    .where("processor_payment_id", from === null ? "is" : "=", from)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -1,7 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBillingAt } from "../../server/billing/run.js";
 import { SettlementWorker } from "../../server/billing/settlement.js";
+import { BillingWorker } from "../../server/billing/worker.js";
 import { translator } from "../../server/i18n.js";
+import type { PaymentProcessor } from "../../server/processors/port.js";
 import { expectDonorCardSwap } from "../support/auditLog.js";
 import { tally } from "../support/race.js";
 import {
@@ -528,11 +530,118 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
       cycle: 1,
       failed_attempts: 0,
     });
+  });
 
-    // Interrupted again after this, the attempt is found by its new PaymentIntent, never charged twice.
-    const again = await runBillingAt(s.t.store, s.t.config, dueAt + 120_000);
-    expect(again.errors).toEqual([]);
-    expect(await renewals()).toHaveLength(1);
+  it("made again with the new card and left in doubt again: the next pass cancels that try too and charges once", async () => {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
+    await runBillingAt(s.t.store, s.t.config, dueAt);
+    const [inDoubt] = await renewals();
+    const firstIntent = inDoubt.processor_payment_id ?? "";
+    const newCard = await saveNewCard(sub.id);
+
+    // The try with the new card is made (after the first one is cancelled), and cannot be confirmed either.
+    s.emulator.faults.add({
+      method: "POST",
+      path: "/v1/payment_intents/pi_",
+      kind: "500",
+      skip: 1,
+      times: 3,
+    });
+    const second = await runBillingAt(s.t.store, s.t.config, dueAt + 60_000);
+    expect(second.errors.length).toBeGreaterThan(0);
+    const [again] = await renewals();
+    expect(again.status).toBe("PROCESSING");
+    const secondIntent = again.processor_payment_id ?? "";
+    expect(secondIntent).not.toBe(firstIntent);
+    expect(await s.stripe.paymentIntents.retrieve(secondIntent)).toMatchObject({
+      status: "requires_confirmation",
+      payment_method: newCard,
+    });
+
+    const third = await runBillingAt(s.t.store, s.t.config, dueAt + 120_000);
+    expect(third.errors).toEqual([]);
+    const [renewal] = await renewals();
+    expect(renewal.status).toBe("COMPLETED");
+    const intents = (
+      await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })
+    ).data.filter((pi) => pi.metadata.almoner_payment === inDoubt.id);
+    // Three tries, the first two cancelled: one charge, the one the payment names.
+    expect(intents.map((pi) => pi.status).sort()).toEqual(["canceled", "canceled", "succeeded"]);
+    expect(intents.find((pi) => pi.status === "succeeded")?.id).toBe(renewal.processor_payment_id);
+  });
+
+  it("the first try's cancellation, told by Stripe's webhook while the new try is out of reach, settles nothing", async () => {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
+    await runBillingAt(s.t.store, s.t.config, dueAt);
+    const [inDoubt] = await renewals();
+    const firstIntent = inDoubt.processor_payment_id ?? "";
+    await saveNewCard(sub.id);
+    await s.deliverEvents();
+
+    // The old key is refused and the first try cancelled; the new try cannot reach Stripe.
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents", kind: "500", skip: 2, times: 3 });
+    const second = await runBillingAt(s.t.store, s.t.config, dueAt + 60_000);
+    expect(second.errors.length).toBeGreaterThan(0);
+    expect((await s.stripe.paymentIntents.retrieve(firstIntent)).status).toBe("canceled");
+    const delivered = await s.deliverEvents();
+    expect(delivered.map((d) => d.type)).toContain("payment_intent.canceled");
+    // Not a failed charge of the donor's: the renewal is still to be made, the gift not retrying.
+    expect((await renewals()).map((p) => p.status)).toEqual(["PROCESSING"]);
+    expect(
+      await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow(),
+    ).toMatchObject({
+      failed_attempts: 0,
+      cycle: 0,
+    });
+
+    const third = await runBillingAt(s.t.store, s.t.config, dueAt + 120_000);
+    expect(third.errors).toEqual([]);
+    expect((await renewals()).map((p) => p.status)).toEqual(["COMPLETED"]);
+    const succeeded = (
+      await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })
+    ).data.filter((pi) => pi.metadata.almoner_payment === inDoubt.id && pi.status === "succeeded");
+    expect(succeeded).toHaveLength(1);
+  });
+
+  it("the first try confirmed meanwhile by another process (its claim lapsed): recorded as made, the new card never charged", async () => {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
+    await runBillingAt(s.t.store, s.t.config, dueAt);
+    const [inDoubt] = await renewals();
+    const firstIntent = inDoubt.processor_payment_id ?? "";
+    const newCard = await saveNewCard(sub.id);
+
+    // The process that made the first try confirms it just before this pass would cancel it.
+    const processors = Object.create(s.t.deps.processors) as typeof s.t.deps.processors;
+    processors.named = (name, org) => {
+      const real = s.t.deps.processors.named(name, org);
+      const racing: PaymentProcessor = Object.create(real);
+      racing.cancelPayment = async (id) => {
+        await s.stripe.paymentIntents.confirm(id, { off_session: true });
+        return (await real.cancelPayment?.(id)) ?? false;
+      };
+      return racing;
+    };
+    const errors: unknown[] = [];
+    await new BillingWorker({
+      deps: { ...s.t.deps, processors, now: () => dueAt + 60_000 },
+      onError: (err) => errors.push(err),
+    }).runOnce(dueAt + 60_000);
+    expect(errors).toEqual([]);
+
+    const [renewal] = await renewals();
+    // The money the first try took is the renewal, with the card it was taken from.
+    expect(renewal).toMatchObject({ status: "COMPLETED", processor_payment_id: firstIntent, last4: "4242" });
+    const intents = (
+      await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })
+    ).data.filter((pi) => pi.metadata.almoner_payment === inDoubt.id);
+    expect(intents.filter((pi) => pi.status === "succeeded").map((pi) => pi.id)).toEqual([firstIntent]);
+    expect(intents.some((pi) => pi.payment_method === newCard)).toBe(false);
   });
 
   it("made with its answer lost (its id never stored): the next pass charges the new card once", async () => {

@@ -60,6 +60,10 @@ export class Faults {
   take(method: string, path: string): FaultSpec | undefined {
     const fault = this.active.find((f) => (!f.method || f.method === method) && path.startsWith(f.path));
     if (!fault) return undefined;
+    if (fault.skip) {
+      fault.skip -= 1;
+      return undefined;
+    }
     fault.remaining -= 1;
     if (fault.remaining <= 0) this.active = this.active.filter((f) => f !== fault);
     const { remaining: _remaining, ...spec } = fault;

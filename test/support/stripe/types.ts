@@ -357,6 +357,8 @@ export interface FaultSpec {
   refusal?: { message: string; param?: string; code?: string };
   after?: boolean;
   inFlight?: boolean;
+  /** How many matching requests go through untouched before this fault applies (default 0). */
+  skip?: number;
   /** How many matching requests this fault applies to (default 1). */
   times?: number;
 }
