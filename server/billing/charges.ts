@@ -177,8 +177,15 @@ export async function billSubscription(
         if (fresh || !(err instanceof ProcessorError) || err.code !== "idempotency_key_reused") throw err;
         const superseding = await supersede(deps.store.db, processor, payment.id, payment.charge_key);
         if ("made" in superseding) {
-          // The earlier try went through after all: made with the method the payment named before.
-          await recordChargedMethod(deps.store.db, payment.id, methodBefore);
+          // The earlier try went through after all: the payment names the method it was made with.
+          const used = superseding.made.method;
+          await recordChargedMethod(
+            deps.store.db,
+            payment.id,
+            used?.last4
+              ? { payment_method_type: used.type, card_brand: used.brand ?? null, last4: used.last4 }
+              : methodBefore,
+          );
           return superseding.made;
         }
         return chargeWith(
@@ -249,10 +256,19 @@ async function supersede(
   if (!replaced) return { replaced };
   if (!(await swapProcessorPaymentId(db, paymentId, replaced, null)))
     throw new Error(`payment ${paymentId} changed while its charge was being made again`);
-  let cancelled: boolean;
+  // A processor without cancellation makes its charges at once: found not made, there is none to cancel.
+  // Asked twice when the first answer is lost: a cancel made already answers false the second time.
+  let cancelled: boolean | undefined;
+  let failure: unknown;
+  for (let ask = 0; ask < 2 && cancelled === undefined; ask++) {
+    try {
+      cancelled = (await processor.cancelPayment?.(replaced)) ?? true;
+    } catch (err) {
+      failure = err;
+    }
+  }
   try {
-    // A processor without cancellation makes its charges at once: found not made, there is none to cancel.
-    cancelled = (await processor.cancelPayment?.(replaced)) ?? true;
+    if (cancelled === undefined) throw failure;
     if (!cancelled) {
       // Confirmed meanwhile (by the process that made it), or cancelled already.
       const found = await processor.findCharge(ref);
@@ -262,6 +278,7 @@ async function supersede(
       }
     }
   } catch (err) {
+    // Not known to be cancelled: the payment names it again, for the next pass to ask about.
     await swapProcessorPaymentId(db, paymentId, null, replaced);
     throw err;
   }

@@ -607,6 +607,31 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     expect(succeeded).toHaveLength(1);
   });
 
+  it("the first try's cancel answered late (its answers lost): asked again, the renewal is made once and Stripe's news of the cancel settles nothing", async () => {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
+    await runBillingAt(s.t.store, s.t.config, dueAt);
+    const [inDoubt] = await renewals();
+    const firstIntent = inDoubt.processor_payment_id ?? "";
+    await saveNewCard(sub.id);
+    await s.deliverEvents();
+
+    // Stripe cancels the first try each time it is asked, and every answer is lost on the way back.
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/pi_", kind: "drop", times: 3 });
+    const second = await runBillingAt(s.t.store, s.t.config, dueAt + 60_000);
+    expect(second.errors).toEqual([]);
+    expect((await s.stripe.paymentIntents.retrieve(firstIntent)).status).toBe("canceled");
+    expect((await s.deliverEvents()).map((d) => d.type)).toContain("payment_intent.canceled");
+    expect((await renewals()).map((p) => [p.status, p.last4])).toEqual([["COMPLETED", "4444"]]);
+    expect(
+      await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow(),
+    ).toMatchObject({
+      failed_attempts: 0,
+      cycle: 1,
+    });
+  });
+
   it("the first try confirmed meanwhile by another process (its claim lapsed): recorded as made, the new card never charged", async () => {
     const sub = await subscribe();
     const dueAt = Date.parse(sub.next_billing_at) + 1000;

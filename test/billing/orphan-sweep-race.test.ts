@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { settleOrphanedCharges } from "../../server/billing/orphanedCharges.js";
 import type { PaymentProcessor } from "../../server/processors/port.js";
 import { ProcessorError } from "../../server/processors/port.js";
+import { card } from "../support/checkout.js";
 import { ledgerCharges } from "../support/race.js";
 import { dialect } from "../support/testApp.js";
 import { at, clockedApp, paymentsOf, recurringForm, subscribe, worker } from "./support.js";
@@ -93,5 +94,68 @@ describe(`a renewal retried while orphaned charges are swept (${dialect})`, () =
     // Untouched for more than five minutes of real time: settled as the processor reports it (not made).
     expect(await settleOrphanedCharges(app.t.deps, monthLater, written + 6 * 60_000)).toBe(1);
     expect((await paymentsOf(app.t.store.db, sub.id)).map((p) => p.status)).toEqual(["COMPLETED", "FAILED"]);
+  });
+
+  it("a charge whose payment names another of the processor's payments by now (another process's try) is refused before money moves", async () => {
+    const sub = await leftProcessing();
+    const charged = await retryWith(async () => {
+      // Another process, whose claim outlived this one's, stored its own try on the payment meanwhile.
+      await app.t.store.db
+        .updateTable("payments")
+        .set({ processor_payment_id: "pay_another_process" })
+        .where("subscription_id", "=", sub.id)
+        .where("status", "=", "PROCESSING")
+        .execute();
+    });
+    expect(charged).toBe(0);
+    const [, renewal] = await paymentsOf(app.t.store.db, sub.id);
+    expect(renewal).toMatchObject({ status: "PROCESSING", processor_payment_id: "pay_another_process" });
+  });
+
+  it("a try made meanwhile by another process with the card replaced since is found, not made again with the new card", async () => {
+    const sub = await leftProcessing();
+    // The donor saves another card (taken here from a second gift of theirs).
+    const other = await subscribe(app.t, await recurringForm(app.t), {
+      paymentMethod: card("5555555555554444"),
+    });
+    await app.t.store.db
+      .updateTable("subscriptions")
+      .set({
+        payment_method_token: other.payment_method_token,
+        last4: other.last4,
+        card_brand: other.card_brand,
+      })
+      .where("id", "=", sub.id)
+      .execute();
+    const [, inDoubt] = await paymentsOf(app.t.store.db, sub.id);
+
+    // Another process (its claim lapsed) charges the attempt with the old card just after this pass asked.
+    app.now = at("2026-02-28T10:10:00Z");
+    const sandbox = app.t.deps.processors.sandbox;
+    const racing: PaymentProcessor = Object.create(sandbox);
+    let asked = 0;
+    racing.findCharge = async (ref) => {
+      if (asked++ === 0) {
+        await sandbox.charge({
+          amountCents: Number(inDoubt.amount_cents),
+          currency: inDoubt.currency,
+          paymentMethod: sub.payment_method_token,
+          idempotencyKey: inDoubt.charge_key,
+          description: "Donation",
+          offSession: true,
+        });
+        return null;
+      }
+      return sandbox.findCharge(ref);
+    };
+    const before = await ledgerCharges(app.t.store.db);
+    await worker(
+      { ...app.t.deps, processors: app.t.deps.processors.withSandbox(racing) },
+      { onError: () => {} },
+    ).runOnce();
+    // One charge in all, the other process's, recorded with the card it was made with.
+    expect((await ledgerCharges(app.t.store.db)) - before).toBe(1);
+    const [, renewal] = await paymentsOf(app.t.store.db, sub.id);
+    expect(renewal).toMatchObject({ status: "COMPLETED", last4: sub.last4 });
   });
 });
