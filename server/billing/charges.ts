@@ -19,6 +19,7 @@ import type { Db } from "../store/database.js";
 import { findForm } from "../store/forms.js";
 import { getOrganization } from "../store/organizations.js";
 import {
+  type ChargedMethod,
   type PaymentDetails,
   recordChargedMethod,
   recordProcessorPaymentId,
@@ -153,19 +154,11 @@ export async function billSubscription(
       },
     );
   // Made again, with the method the gift holds now: the payment says so (the donor replaced it meanwhile).
-  const method = {
-    payment_method_type: sub.payment_method_type,
-    card_brand: sub.card_brand,
-    last4: sub.last4,
-  };
-  const methodChanged = (Object.keys(method) as (keyof typeof method)[]).some(
-    (k) => payment[k] !== method[k],
+  const method = methodOf(sub);
+  const methodBefore = methodOf(payment);
+  const methodChanged = (Object.keys(method) as (keyof ChargedMethod)[]).some(
+    (k) => methodBefore[k] !== method[k],
   );
-  const methodBefore = {
-    payment_method_type: payment.payment_method_type,
-    card_brand: payment.card_brand,
-    last4: payment.last4,
-  };
   if (!earlier && !fresh && methodChanged && (await recordChargedMethod(deps.store.db, payment.id, method)))
     Object.assign(payment, method);
   const charge =
@@ -226,6 +219,13 @@ export async function billSubscription(
   if (settled.billing === "cancelled") tally.cancelled++;
   return tally;
 }
+
+/** The saved method a gift or one of its payments names, as a payment records it. */
+const methodOf = (row: ChargedMethod): ChargedMethod => ({
+  payment_method_type: row.payment_method_type,
+  card_brand: row.card_brand,
+  last4: row.last4,
+});
 
 /**
  * Clears the way for an attempt made again under a key of its own, after the processor refused its key as

@@ -247,15 +247,14 @@ export async function swapProcessorPaymentId(
   return Number(result.numUpdatedRows) > 0;
 }
 
+/** The saved method a payment records it was charged with. */
+export type ChargedMethod = Pick<PaymentsTable, "payment_method_type" | "card_brand" | "last4">;
+
 /**
  * Says on a payment still PROCESSING which saved method its charge is now made with (an attempt in doubt
  * made again after the donor replaced the method); false when it was settled meanwhile.
  */
-export async function recordChargedMethod(
-  db: Db,
-  id: string,
-  method: Pick<PaymentsTable, "payment_method_type" | "card_brand" | "last4">,
-): Promise<boolean> {
+export async function recordChargedMethod(db: Db, id: string, method: ChargedMethod): Promise<boolean> {
   const result = await db
     .updateTable("payments")
     .set(method)

@@ -480,6 +480,29 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
       .orderBy("charge_key")
       .execute();
 
+  /**
+   * A monthly gift whose renewal Stripe made (its PaymentIntent stored) and could not confirm (out of
+   * reach): left PROCESSING by the pass at `dueAt`.
+   */
+  async function confirmationOutOfReach() {
+    const sub = await subscribe();
+    const dueAt = Date.parse(sub.next_billing_at) + 1000;
+    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
+    const first = await runBillingAt(s.t.store, s.t.config, dueAt);
+    expect(first.errors.length).toBeGreaterThan(0);
+    const [inDoubt] = await renewals();
+    expect(inDoubt).toMatchObject({ status: "PROCESSING" });
+    return { sub, dueAt, inDoubt, firstIntent: inDoubt.processor_payment_id ?? "" };
+  }
+
+  /** Stripe's PaymentIntents of one payment of the gift's customer. */
+  async function intentsOf(sub: { processor_customer: string | null }, paymentId: string) {
+    const listed = await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" });
+    return listed.data.filter((pi) => pi.metadata.almoner_payment === paymentId);
+  }
+
+  const gift = () => s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+
   /** Saves a Mastercard on the gift through its update page, as the donor would. */
   async function saveNewCard(subscriptionId: string): Promise<string> {
     const res = await action(await linkFor(subscriptionId), {
@@ -487,21 +510,14 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
       confirmationToken: await s.cardToken("5555555555554444"),
     });
     expect(res.status, res.text).toBe(200);
-    const after = await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow();
+    const after = await gift();
     expect(after.last4).toBe("4444");
     return after.payment_method_token;
   }
 
   it("made but never confirmed (confirmation out of reach): the next pass cancels it and charges the new card once", async () => {
-    const sub = await subscribe();
-    const dueAt = Date.parse(sub.next_billing_at) + 1000;
     // Stripe makes the PaymentIntent, then cannot be reached to confirm it (nothing is applied).
-    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
-    const first = await runBillingAt(s.t.store, s.t.config, dueAt);
-    expect(first.errors.length).toBeGreaterThan(0);
-    const [inDoubt] = await renewals();
-    expect(inDoubt).toMatchObject({ status: "PROCESSING" });
-    const firstIntent = inDoubt.processor_payment_id ?? "";
+    const { sub, dueAt, inDoubt, firstIntent } = await confirmationOutOfReach();
     expect((await s.stripe.paymentIntents.retrieve(firstIntent)).status).toBe("requires_confirmation");
 
     const newCard = await saveNewCard(sub.id);
@@ -523,9 +539,7 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     ).data.filter((pi) => pi.status === "succeeded");
     // The first gift and this renewal: one charge each.
     expect(succeeded).toHaveLength(2);
-    expect(
-      await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow(),
-    ).toMatchObject({
+    expect(await gift()).toMatchObject({
       status: "ACTIVE",
       cycle: 1,
       failed_attempts: 0,
@@ -533,12 +547,7 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
   });
 
   it("made again with the new card and left in doubt again: the next pass cancels that try too and charges once", async () => {
-    const sub = await subscribe();
-    const dueAt = Date.parse(sub.next_billing_at) + 1000;
-    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
-    await runBillingAt(s.t.store, s.t.config, dueAt);
-    const [inDoubt] = await renewals();
-    const firstIntent = inDoubt.processor_payment_id ?? "";
+    const { sub, dueAt, inDoubt, firstIntent } = await confirmationOutOfReach();
     const newCard = await saveNewCard(sub.id);
 
     // The try with the new card is made (after the first one is cancelled), and cannot be confirmed either.
@@ -564,21 +573,14 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     expect(third.errors).toEqual([]);
     const [renewal] = await renewals();
     expect(renewal.status).toBe("COMPLETED");
-    const intents = (
-      await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })
-    ).data.filter((pi) => pi.metadata.almoner_payment === inDoubt.id);
+    const intents = await intentsOf(sub, inDoubt.id);
     // Three tries, the first two cancelled: one charge, the one the payment names.
     expect(intents.map((pi) => pi.status).sort()).toEqual(["canceled", "canceled", "succeeded"]);
     expect(intents.find((pi) => pi.status === "succeeded")?.id).toBe(renewal.processor_payment_id);
   });
 
   it("the first try's cancellation, told by Stripe's webhook while the new try is out of reach, settles nothing", async () => {
-    const sub = await subscribe();
-    const dueAt = Date.parse(sub.next_billing_at) + 1000;
-    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
-    await runBillingAt(s.t.store, s.t.config, dueAt);
-    const [inDoubt] = await renewals();
-    const firstIntent = inDoubt.processor_payment_id ?? "";
+    const { sub, dueAt, inDoubt, firstIntent } = await confirmationOutOfReach();
     await saveNewCard(sub.id);
     await s.deliverEvents();
 
@@ -591,9 +593,7 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     expect(delivered.map((d) => d.type)).toContain("payment_intent.canceled");
     // Not a failed charge of the donor's: the renewal is still to be made, the gift not retrying.
     expect((await renewals()).map((p) => p.status)).toEqual(["PROCESSING"]);
-    expect(
-      await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow(),
-    ).toMatchObject({
+    expect(await gift()).toMatchObject({
       failed_attempts: 0,
       cycle: 0,
     });
@@ -601,19 +601,12 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     const third = await runBillingAt(s.t.store, s.t.config, dueAt + 120_000);
     expect(third.errors).toEqual([]);
     expect((await renewals()).map((p) => p.status)).toEqual(["COMPLETED"]);
-    const succeeded = (
-      await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })
-    ).data.filter((pi) => pi.metadata.almoner_payment === inDoubt.id && pi.status === "succeeded");
+    const succeeded = (await intentsOf(sub, inDoubt.id)).filter((pi) => pi.status === "succeeded");
     expect(succeeded).toHaveLength(1);
   });
 
   it("the first try's cancel answered late (its answers lost): asked again, the renewal is made once and Stripe's news of the cancel settles nothing", async () => {
-    const sub = await subscribe();
-    const dueAt = Date.parse(sub.next_billing_at) + 1000;
-    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
-    await runBillingAt(s.t.store, s.t.config, dueAt);
-    const [inDoubt] = await renewals();
-    const firstIntent = inDoubt.processor_payment_id ?? "";
+    const { sub, dueAt, firstIntent } = await confirmationOutOfReach();
     await saveNewCard(sub.id);
     await s.deliverEvents();
 
@@ -624,21 +617,14 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     expect((await s.stripe.paymentIntents.retrieve(firstIntent)).status).toBe("canceled");
     expect((await s.deliverEvents()).map((d) => d.type)).toContain("payment_intent.canceled");
     expect((await renewals()).map((p) => [p.status, p.last4])).toEqual([["COMPLETED", "4444"]]);
-    expect(
-      await s.t.store.db.selectFrom("subscriptions").selectAll().executeTakeFirstOrThrow(),
-    ).toMatchObject({
+    expect(await gift()).toMatchObject({
       failed_attempts: 0,
       cycle: 1,
     });
   });
 
   it("the first try confirmed meanwhile by another process (its claim lapsed): recorded as made, the new card never charged", async () => {
-    const sub = await subscribe();
-    const dueAt = Date.parse(sub.next_billing_at) + 1000;
-    s.emulator.faults.add({ method: "POST", path: "/v1/payment_intents/", kind: "500", times: 3 });
-    await runBillingAt(s.t.store, s.t.config, dueAt);
-    const [inDoubt] = await renewals();
-    const firstIntent = inDoubt.processor_payment_id ?? "";
+    const { sub, dueAt, inDoubt, firstIntent } = await confirmationOutOfReach();
     const newCard = await saveNewCard(sub.id);
 
     // The process that made the first try confirms it just before this pass would cancel it.
@@ -662,9 +648,7 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     const [renewal] = await renewals();
     // The money the first try took is the renewal, with the card it was taken from.
     expect(renewal).toMatchObject({ status: "COMPLETED", processor_payment_id: firstIntent, last4: "4242" });
-    const intents = (
-      await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })
-    ).data.filter((pi) => pi.metadata.almoner_payment === inDoubt.id);
+    const intents = await intentsOf(sub, inDoubt.id);
     expect(intents.filter((pi) => pi.status === "succeeded").map((pi) => pi.id)).toEqual([firstIntent]);
     expect(intents.some((pi) => pi.payment_method === newCard)).toBe(false);
   });
@@ -684,8 +668,7 @@ describe("a renewal left in doubt at Stripe while the donor saves a new card", (
     expect(next.errors).toEqual([]);
     const [renewal] = await renewals();
     expect(renewal).toMatchObject({ id: inDoubt.id, status: "COMPLETED", last4: "4444" });
-    const intents = (await s.stripe.paymentIntents.list({ customer: sub.processor_customer ?? "" })).data;
-    const renewalIntents = intents.filter((pi) => pi.metadata.almoner_payment === inDoubt.id);
+    const renewalIntents = await intentsOf(sub, inDoubt.id);
     // The lost one was never confirmed; the new card's is the one charge of this renewal.
     expect(renewalIntents.map((pi) => pi.status).sort()).toEqual(["requires_confirmation", "succeeded"]);
     expect(renewalIntents.find((pi) => pi.status === "succeeded")).toMatchObject({
