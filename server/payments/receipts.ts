@@ -148,7 +148,8 @@ export class ReceiptResendError extends Error {
 }
 
 /**
- * Sends a payment's receipt again, as it was sent (the same words and language) to the donor's address:
+ * Sends a payment's receipt again to the donor's address, made afresh from the payment (in the donor's
+ * language, with the tickets still valid) and the organization's and form's receipt wording of today:
  * for a completed payment, or a bank payment still settling. A refunded or failed payment has no receipt to
  * send; one sent in the last minute is not sent again.
  */

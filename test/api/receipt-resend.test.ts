@@ -58,6 +58,34 @@ describe(`sending a receipt again (${dialect})`, () => {
     expect(await receipts(id)).toHaveLength(3);
   });
 
+  it("makes the receipt afresh with the form's receipt wording of today: a corrected text goes out corrected", async () => {
+    const formId = await createForm(t, {
+      ...validForms.standard(),
+      enableCustomEmail: true,
+      replyToAddress: "office@example.org",
+      emailSubject: "Thank you",
+      customMessage: "Thank you for your gift to the shelter.",
+    });
+    const res = await checkout(t, formId, {
+      amount: 25,
+      donor: donor("corrected@example.org"),
+      paymentMethod: card(CARDS.visa),
+    });
+    const id = String(
+      (res.body.payment as { paymentID: string } | undefined)?.paymentID ?? res.body.paymentID,
+    );
+    const patched = await t.request("PATCH", `/v1/forms/${formId}`, {
+      body: { customMessage: "Thank you for your gift to the night shelter." },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    clock += 61_000;
+    expect((await resend(id)).status).toBe(202);
+    const [first, again] = await receipts(id);
+    expect(first.text_body).toContain("gift to the shelter.");
+    expect(again.text_body).toContain("gift to the night shelter.");
+    expect(again.to_address).toBe("corrected@example.org");
+  });
+
   it("queues one receipt for requests made at the same moment (a double click), the others 429", async () => {
     const id = await gift(CARDS.visa, "double-click@example.org");
     clock += 61_000;
