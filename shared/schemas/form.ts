@@ -232,7 +232,14 @@ const FORM_FIELDS = {
     .transform((d) => d ?? "")
     .default(""),
   formType: z.enum([...INPUT_FORM_TYPES, ...STORED_FORM_TYPES]).default("fundraising"),
-  amountType: z.enum(AMOUNT_TYPES).default("standard"),
+  // Left out: what a stored formType implies (CROWDFUNDING_FORM giving_level, PRODUCT sponsorship), else standard.
+  amountType: z
+    .enum(AMOUNT_TYPES)
+    .optional()
+    .meta({
+      description:
+        "How donors choose an amount on a fundraising form. Left out: standard, or what a stored `formType` implies (`CROWDFUNDING_FORM` giving_level, `PRODUCT` sponsorship, `EMBED_FORM` standard).",
+    }),
   funds: z.array(requiredString(200)).min(1).max(100).meta({ uniqueItems: true }),
   frequencies: z.array(z.enum(FREQUENCIES)).min(1).max(5).meta({ uniqueItems: true }).optional(),
   defaultFrequency: z.enum(FREQUENCIES).optional(),
@@ -560,7 +567,7 @@ type ParsedInput = z.output<z.ZodObject<typeof FORM_FIELDS>>;
 function normalize(input: ParsedInput) {
   const stored: StoredFormType =
     input.formType === "fundraising" || input.formType === "event"
-      ? storedFormType(input.formType, input.amountType)
+      ? storedFormType(input.formType, input.amountType ?? "standard")
       : input.formType;
   const isEvent = stored === "EVENT";
   const frequencies: Frequency[] = isEvent ? ["ONE_TIME"] : (input.frequencies ?? ["ONE_TIME"]);

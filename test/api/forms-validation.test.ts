@@ -653,6 +653,28 @@ describe(`POST /v1/forms success (${dialect})`, () => {
     ["fundraising/giving_level", () => validForms.givingLevel(), "CROWDFUNDING_FORM"],
     ["fundraising/sponsorship", () => validForms.sponsorship(), "PRODUCT"],
     ["event", () => validForms.event(), "EVENT"],
+    // A stored type name sent as read back, without amountType: the name implies it.
+    [
+      "formType CROWDFUNDING_FORM without amountType",
+      () => {
+        const { amountType: _, ...form } = validForms.givingLevel();
+        return { ...form, formType: "CROWDFUNDING_FORM" };
+      },
+      "CROWDFUNDING_FORM",
+    ],
+    [
+      "formType PRODUCT without amountType",
+      () => {
+        const { amountType: _, ...form } = validForms.sponsorship();
+        return { ...form, formType: "PRODUCT" };
+      },
+      "PRODUCT",
+    ],
+    [
+      "formType EMBED_FORM without amountType",
+      () => ({ ...validForms.standard(), formType: "EMBED_FORM" }),
+      "EMBED_FORM",
+    ],
     [
       "event with amountType (ignored)",
       () => ({ ...validForms.event(), amountType: "giving_level" }),
