@@ -161,6 +161,20 @@ describe("standard form", () => {
     });
   });
 
+  it("sends the address's utm and elementid with control characters (NUL too) as a space, so the server takes them", async () => {
+    const { api } = renderCheckout(formView(), {
+      env: { utm: { source: "spring\u0000mail", campaign: "a\u0001\u0002b" }, elementId: "link\u00001" },
+    });
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    const [call] = api.checkouts();
+    expect(call.body.utm).toEqual({ source: "spring mail", campaign: "a b" });
+    expect(call.body.elementId).toBe("link 1");
+  });
+
   it("shows a decline, then takes another card with a new idempotency key", async () => {
     const api = fakeApi({
       checkout: [

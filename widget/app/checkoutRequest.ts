@@ -111,13 +111,26 @@ export function checkoutBody(c: Checkout): Record<string, unknown> {
   const paymentMethod = paymentMethodBody(c);
   if (paymentMethod) body.paymentMethod = paymentMethod;
   Object.assign(body, answersBody(c));
-  const utm = { ...(view.prefill?.utm ?? {}), ...(env.utm ?? {}) };
+  const utm: Record<string, string> = { ...(view.prefill?.utm ?? {}) };
+  for (const [name, value] of Object.entries(env.utm ?? {})) if (value) utm[name] = fromAddress(value);
   if (Object.keys(utm).length) body.utm = utm;
-  if (env.elementId) body.elementId = env.elementId;
+  if (env.elementId) body.elementId = fromAddress(env.elementId);
   if (text.website.value) body.website = text.website.value;
   // Always, English too: the receipt and every later e-mail are in the page's language, not the browser's.
   body.language = pageLanguage();
   return body;
+}
+
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
+const CONTROL_RUNS = /[\u0000-\u001F\u007F-\u009F]+/g;
+
+/**
+ * A value taken from the page's address (`utm_…`, `elementid`), as the server keeps it: a run of control
+ * characters becomes a space. The server does that itself, except for NUL, which it refuses in any body:
+ * the donor cannot change the address, so the gift would be refused for good.
+ */
+function fromAddress(value: string): string {
+  return value.replace(CONTROL_RUNS, " ");
 }
 
 /** The checkout's `donor`: the fields the form asks for that the donor filled. */
