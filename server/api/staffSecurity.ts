@@ -25,6 +25,7 @@ import {
   confirmEnrolment,
   disableTwoFactor,
   organizationRequiresTwoFactor,
+  organizationRequiringTwoFactorOf,
   renewRecoveryCodes,
   startEnrolment,
   TWO_FACTOR_ROLES,
@@ -201,7 +202,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Turn two-factor sign-in off, with the password or a code",
       description:
-        "A wrong password or code counts as a failed sign-in (10 in 15 minutes, then 429). Refused while the organization requires two-factor sign-in of the person's role.",
+        "A wrong password or code counts as a failed sign-in (10 in 15 minutes, then 429). Refused while any organization the person belongs to requires two-factor sign-in of their role there.",
       body: twoFactorDisableBodySchema,
       before: withSession,
       responses: {
@@ -209,16 +210,17 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
         400: e("Validation failed"),
         401: notSignedIn,
         403: e("The password or code is wrong, sent with an API key, or not from this instance's own pages"),
-        409: e("Two-factor sign-in is not on, or the organization requires it"),
+        409: e("Two-factor sign-in is not on, or an organization of the person's requires it"),
         429: e("Too many failed attempts (see Retry-After)"),
       },
       handler: async (c, { body }) => {
         const { session } = await signedIn(c);
-        if (
-          TWO_FACTOR_ROLES.includes(session.role) &&
-          (await organizationRequiresTwoFactor(store, session.organizationId))
-        )
-          throw new ApiError(409, "Your organization requires two-factor sign-in of Owners and Finance");
+        const requiring = await organizationRequiringTwoFactorOf(store, session.userId);
+        if (requiring !== null)
+          throw new ApiError(
+            409,
+            `${requiring} requires two-factor sign-in of Owners and Finance, and you are one there`,
+          );
         const attempt = await countAttempt(store, failureKeys(session.email, ip(c)), deps.now()).catch(
           refusal,
         );

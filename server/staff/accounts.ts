@@ -201,7 +201,7 @@ const signInInstead = () =>
  * Uses a single-use link (set-up or password reset) and what it opens, in one transaction: the link is taken
  * by one conditional update (a link used twice at once sets one password), the password is set (by a
  * set-up link only while the person has none: else "signInRequired" and nothing changes), every earlier
- * session of the person's ends (and, for a reset, every other reset link is used up), and a new session
+ * session of the person's ends, every reset link asked for before is used up, and a new session
  * opens, written to the audit log as a sign-in by that link. `refused` when the link is not live.
  */
 export function redeemPasswordLink(
@@ -237,7 +237,8 @@ export function redeemPasswordLink(
     if (input.kind === "setup") setPassword = setPassword.where("password_hash", "is", null);
     const set = await setPassword.executeTakeFirst();
     if (Number(set.numUpdatedRows) !== 1) throw input.kind === "setup" ? signInInstead() : refused;
-    if (input.kind === "reset") await useUpResetLinks(trx, used.user_id, now);
+    // Reset links asked for before this (an invited person may ask for one) would undo the new password.
+    await useUpResetLinks(trx, used.user_id, now);
     await trx
       .updateTable("staff_sessions")
       .set({ revoked_at: now })
@@ -564,7 +565,7 @@ export async function findStaffSession(
 
 /**
  * Uses up every unused password-reset link of the person (in the caller's transaction): once the password is
- * set, by a reset or a change, a link asked for before would undo it.
+ * set, by a set-up link, a reset or a change, a link asked for before would undo it.
  */
 export async function useUpResetLinks(trx: Db, userId: string, now: string): Promise<void> {
   await trx

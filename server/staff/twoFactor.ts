@@ -48,6 +48,23 @@ export async function organizationRequiresTwoFactor(store: Store, organizationId
   return Number(org?.require_two_factor ?? 0) === 1;
 }
 
+/**
+ * The name of an organization the person belongs to that requires TOTP of their role there, or null: the
+ * person's second step is theirs across every organization they have joined, so any one of them keeps it on.
+ */
+export async function organizationRequiringTwoFactorOf(store: Store, userId: string): Promise<string | null> {
+  const org = await store.db
+    .selectFrom("staff_memberships as m")
+    .innerJoin("organizations as o", "o.id", "m.organization_id")
+    .select("o.name")
+    .where("m.user_id", "=", userId)
+    .where("m.role", "in", [...TWO_FACTOR_ROLES])
+    .where("o.require_two_factor", "=", 1)
+    .orderBy("o.name")
+    .executeTakeFirst();
+  return org?.name ?? null;
+}
+
 const sealContext = (userId: string) => `staff-totp:${userId}`;
 
 function seal(box: SecretBox, secret: string, userId: string): string {

@@ -1,3 +1,4 @@
+import { Secret, TOTP } from "otpauth";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createStaffMember } from "../../server/staff/accounts.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
@@ -138,6 +139,26 @@ describe(`staff on several organizations (${dialect})`, () => {
     });
     expect(accepted.status, accepted.text).toBe(200);
     expect(accepted.body).toMatchObject({ organizationId: orgC.id, role: "STAFF" });
+  });
+
+  it("keeps two-factor sign-in on while any organization the person joined requires it of their role there", async () => {
+    const { orgB, cookie } = await alice();
+    const started = await post("/api/staff/two-factor/enrolment", {}, cookie);
+    expect(started.status, started.text).toBe(200);
+    const code = new TOTP({ secret: Secret.fromBase32(started.body.secret) }).generate();
+    expect((await post("/api/staff/two-factor/confirm", { code }, cookie)).status).toBe(200);
+    // Org B requires it of Finance, which Alice is there; the test organization, where her session is, does not.
+    const requireIn = (id: string, on: number) =>
+      t.store.db.updateTable("organizations").set({ require_two_factor: on }).where("id", "=", id).execute();
+    await requireIn(orgB.id, 1);
+    const refused = await post("/api/staff/two-factor/disable", { password: PASSWORD }, cookie);
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toBe(
+      "Org B requires two-factor sign-in of Owners and Finance, and you are one there",
+    );
+    expect((await send("GET", "/api/staff/two-factor", { cookie })).body.enabled).toBe(true);
+    await requireIn(orgB.id, 0);
+    expect((await post("/api/staff/two-factor/disable", { password: PASSWORD }, cookie)).status).toBe(204);
   });
 
   it("switching moves the session: a new cookie in the other organization, the old one ended, an audit entry there", async () => {

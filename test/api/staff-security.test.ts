@@ -411,6 +411,28 @@ describe(`staff password reset (${dialect})`, () => {
     expect(done.status, done.text).toBe(200);
   });
 
+  it("uses up a reset link asked for before the set-up link was used: it cannot undo the password set up", async () => {
+    const made = await createStaffMember(t.store, {
+      organizationId: t.org.id,
+      email: "invited@example.org",
+      role: "STAFF",
+      publicUrl: t.config.publicUrl,
+      nowMs: now,
+    });
+    expect((await post("/api/staff/password-reset", { email: "invited@example.org" })).status).toBe(202);
+    const earlier = await mailedResetToken("invited@example.org");
+    expect(earlier).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const setUp = await post("/api/staff/setup", { token: tokenOf(made.setupUrl), password: PASSWORD });
+    expect(setUp.status, setUp.text).toBe(200);
+    const undo = await post("/api/staff/password-reset/complete", {
+      token: earlier,
+      password: "the attacker passphrase",
+    });
+    expect(undo.status).toBe(401);
+    expect((await get("/api/staff/me", cookieOf(setUp))).status).toBe(200);
+    expect((await login("invited@example.org")).status).toBe(200);
+  });
+
   it("limits reset requests per address", async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++)
