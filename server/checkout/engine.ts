@@ -316,6 +316,13 @@ export async function runCheckout(
 ): Promise<FinalizedCheckout> {
   const db = deps.store.db;
   const { form, org } = await loadSubmittableForm(deps.store, formId);
+  // The figures the donor saw were in the currency the page named; the same figures in another are not
+  // what they agreed to pay.
+  if (req.currency !== undefined && req.currency !== org.currency)
+    throw new ApiError(
+      409,
+      `This form's amounts are now in ${org.currency}, not in ${req.currency} as on your page: reload the page to see them. Nothing was charged.`,
+    );
   const processor = checkoutProcessor(deps, org);
   const details: string[] = [];
   const donor = checkDonor(form, req, details);

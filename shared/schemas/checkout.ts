@@ -150,6 +150,14 @@ export const checkoutRequestSchema = z.strictObject({
     description:
       "The donor's language (the page's): the receipts, and this answer's `message` or a decline's `error`, are written in it. Without it, the request's Accept-Language, else the organization's `language`, else English; kept with the payment for its receipts and recurring charges",
   }),
+  currency: z
+    .string()
+    .regex(/^[A-Z]{3}$/, { message: "must be a currency code of three capital letters, such as USD" })
+    .optional()
+    .meta({
+      description:
+        "The currency the donor was shown the amounts in (the form view's `currency`). When the organization's currency is another one by the time of the checkout (it was changed while the page was open), the checkout is refused with a 409 and nothing is charged, rather than charging the same figures in another currency. Left out: not checked",
+    }),
   emailOptIn: z.boolean().optional().meta({ description: "The donor's opt-in box: email consent" }),
   customInputs: z
     .record(

@@ -436,6 +436,29 @@ describe(`organization currency (${dialect})`, () => {
     expect(page).toContain("Aiko");
   });
 
+  it("refuses, with a 409 and nothing charged, a checkout from a page that showed another currency than the organization's now", async () => {
+    const org = await orgIn("JPY");
+    const formId = await createForm(actingAs(org), validForms.standard());
+    const view = await t.request<{ currency: string }>("GET", `/api/forms/${formId}`, { key: null });
+    expect(view.body.currency).toBe("JPY");
+    // The organization changes its currency while the donor's page (showing yen) is open.
+    await t.request("PUT", "/v1/organization", { ...as(org), body: { currency: "USD" } });
+    const gift = { amount: 1000, frequency: "ONE_TIME", donor, paymentMethod: card() };
+    const refused = await checkout(t, formId, { ...gift, currency: "JPY" });
+    expect(refused.status, refused.text).toBe(409);
+    expect(refused.body.error).toBe(
+      "This form's amounts are now in USD, not in JPY as on your page: reload the page to see them. Nothing was charged.",
+    );
+    const payments = await t.request<{ payments: unknown[] }>("GET", "/v1/payments", as(org));
+    expect(payments.body.payments).toHaveLength(0);
+    // The page reloaded names USD: taken.
+    const taken = await checkout(t, formId, { ...gift, amount: 10, currency: "USD" });
+    expect(taken.status, taken.text).toBe(201);
+    const malformed = await checkout(t, formId, { ...gift, currency: "usd" });
+    expect(malformed.status).toBe(400);
+    expect(String((malformed.body.details as string[])[0])).toMatch(/^currency must be a currency code/);
+  });
+
   it("keeps the currency of gifts already made when the organization changes its own", async () => {
     const org = await t.newOrg();
     const asOrg = actingAs(org);

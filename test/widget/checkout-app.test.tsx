@@ -157,6 +157,7 @@ describe("standard form", () => {
       emailOptIn: false,
       utm: { source: "newsletter", campaign: "spring" },
       elementId: "link-1",
+      currency: "USD",
       language: "en",
     });
   });

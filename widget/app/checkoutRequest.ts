@@ -116,6 +116,8 @@ export function checkoutBody(c: Checkout): Record<string, unknown> {
   if (Object.keys(utm).length) body.utm = utm;
   if (env.elementId) body.elementId = fromAddress(env.elementId);
   if (text.website.value) body.website = text.website.value;
+  // The currency of the amounts the donor was shown: the server refuses the checkout if it has changed.
+  body.currency = view.currency;
   // Always, English too: the receipt and every later e-mail are in the page's language, not the browser's.
   body.language = pageLanguage();
   return body;
