@@ -13,7 +13,7 @@ import {
   releaseIdempotencyKey,
 } from "../store/idempotency.js";
 import type { AppDeps, AppEnv } from "./env.js";
-import { parseBodyWith, parseJsonObject, parseWith } from "./validate.js";
+import { parseBodyWith, parseJsonObject, parseWith, utf8Text } from "./validate.js";
 
 /**
  * A route is data: method, path, permission, the zod schemas of its inputs and outputs, and a handler.
@@ -212,7 +212,13 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   if (BODY_METHODS.has(route.method) && route.body) {
     if (!isJsonMediaType(c.req.header("Content-Type")))
       throw new ApiError(415, "The request body must be JSON: send Content-Type: application/json");
-    bodyText = await c.req.text();
+    const encoding = c.req.header("Content-Encoding")?.trim().toLowerCase();
+    if (encoding && encoding !== "identity")
+      throw new ApiError(
+        415,
+        `The request body must be sent as it is: Content-Encoding ${encoding} is not taken (send no Content-Encoding)`,
+      );
+    bodyText = utf8Text(await c.req.arrayBuffer());
     try {
       ({ body: rawBody, nulPaths } = parseJsonObject(bodyText, {
         emptyIsObject: route.bodyOptional === true,

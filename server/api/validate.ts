@@ -16,6 +16,20 @@ export function parseWith<S extends z.ZodType>(schema: S, input: unknown): z.out
  * which the caller reports together with the schema's own problems (every problem at once) and never
  * hands to a handler.
  */
+const UTF8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+
+/**
+ * A request body's bytes as text: UTF-8, as JSON must be (RFC 8259). Bytes that are not UTF-8 are the 400 of
+ * a body that cannot be parsed, never text with U+FFFD in place of what was sent.
+ */
+export function utf8Text(bytes: ArrayBuffer): string {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    throw new ApiError(400, "Invalid JSON body");
+  }
+}
+
 export function parseJsonObject(
   text: string,
   opts: { emptyIsObject?: boolean } = {},
@@ -58,6 +72,13 @@ export function parseBodyWith<S extends z.ZodType>(
   throw ApiError.validation([...nulPaths.map(nulDetail), ...others]);
 }
 
+/** Half of a UTF-16 surrogate pair without its other half (`"\ud800"` in JSON): no character at all. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+function loneSurrogate(path: string): string {
+  return `${path} must be Unicode text: it holds half of a surrogate pair (a \\uD800–\\uDFFF escape without its other half)`;
+}
+
 const MAX_DEPTH = 32;
 /** As the schema's details: at most this many NUL lines. */
 const MAX_NUL_PATHS = 50;
@@ -77,6 +98,7 @@ function inspectBody(body: object): { refusal?: string; nulPaths: string[] } {
     const { value, path, depth } = stack.pop() as { value: unknown; path: string; depth: number };
     if (typeof value === "string") {
       if (value.includes("\u0000")) nul(path || "body");
+      if (LONE_SURROGATE.test(value)) return { refusal: loneSurrogate(path || "body"), nulPaths };
       continue;
     }
     if (value === null || typeof value !== "object") continue;
@@ -99,6 +121,7 @@ function inspectBody(body: object): { refusal?: string; nulPaths: string[] } {
       // drop it or change prototypes, so it is refused outright (no API field has that name).
       if (key === "__proto__") return { refusal: `${here} is not a recognised field`, nulPaths };
       if (key.includes("\u0000")) nul(here);
+      if (LONE_SURROGATE.test(key)) return { refusal: loneSurrogate(here), nulPaths };
       stack.push({ value: item, path: here, depth: depth + 1 });
     }
   }

@@ -1,4 +1,5 @@
 import crypto from "node:crypto";
+import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { recurringForm, subscribe } from "../billing/support.js";
 import { countForms, dialect, setupTestApp, type TestApp, validForms } from "../support/testApp.js";
@@ -407,5 +408,83 @@ describe(`an Idempotency-Key 24 hours on (${dialect})`, () => {
     } finally {
       await timed.close();
     }
+  });
+});
+
+describe(`a body must be Unicode text (${dialect})`, () => {
+  const post = (body: BodyInit) =>
+    t.app.request("/v1/contacts", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${t.org.key}`, "Content-Type": "application/json" },
+      body,
+    });
+  const contacts = () =>
+    t.store.db.selectFrom("contacts").select("last_name").where("organization_id", "=", t.org.id).execute();
+
+  it("refuses bytes that are not UTF-8 as an Invalid JSON body, instead of storing U+FFFD in their place", async () => {
+    const before = (await contacts()).length;
+    const bytes = Buffer.concat([
+      Buffer.from('{"firstName":"Ada","lastName":"'),
+      Buffer.from([0xff]),
+      Buffer.from('"}'),
+    ]);
+    const res = await post(new Uint8Array(bytes));
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: "Invalid JSON body" });
+    expect(await contacts()).toHaveLength(before);
+    // The same text in UTF-8 is taken, a byte order mark before it too.
+    const ok = await post(
+      new Uint8Array(
+        Buffer.concat([
+          Buffer.from([0xef, 0xbb, 0xbf]),
+          Buffer.from('{"firstName":"Ada","lastName":"Løvelace"}'),
+        ]),
+      ),
+    );
+    expect(ok.status, await ok.clone().text()).toBe(201);
+    expect((await contacts()).map((c) => c.last_name)).toContain("Løvelace");
+  });
+
+  it("refuses half of a surrogate pair in a value or a key, naming where; a whole pair is text", async () => {
+    const lone = await post('{"firstName":"Ada","lastName":"\\ud800"}');
+    expect(lone.status).toBe(400);
+    expect(await lone.json()).toEqual({
+      error: "Validation failed",
+      details: [
+        "lastName must be Unicode text: it holds half of a surrogate pair (a \\uD800–\\uDFFF escape without its other half)",
+      ],
+    });
+    const key = await post('{"firstName":"Ada","lastName":"L","customFields":{"\\udc00x":"1"}}');
+    expect(key.status).toBe(400);
+    expect(((await key.json()) as ErrorBody).details?.[0]).toMatch(
+      /^customFields\.\udc00x must be Unicode text/,
+    );
+    const pair = await post('{"firstName":"Ada","lastName":"L\\ud83d\\ude00"}');
+    expect(pair.status).toBe(201);
+  });
+});
+
+describe(`a body is taken as it is sent (${dialect})`, () => {
+  it("refuses a body with a Content-Encoding (gzip) with a 415 that says so, and takes identity", async () => {
+    const send = (encoding: string, body: BodyInit) =>
+      t.app.request("/v1/contacts", {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${t.org.key}`,
+          "Content-Type": "application/json",
+          "Content-Encoding": encoding,
+        },
+        body,
+      });
+    const zipped = await send("gzip", new Uint8Array(zlib.gzipSync('{"firstName":"Zip","lastName":"Ped"}')));
+    expect(zipped.status).toBe(415);
+    expect(await zipped.json()).toEqual({
+      error:
+        "The request body must be sent as it is: Content-Encoding gzip is not taken (send no Content-Encoding)",
+    });
+    const labelled = await send("gzip", '{"firstName":"Zip","lastName":"Ped"}');
+    expect(labelled.status).toBe(415);
+    const identity = await send("identity", '{"firstName":"Zip","lastName":"Ped"}');
+    expect(identity.status).toBe(201);
   });
 });
