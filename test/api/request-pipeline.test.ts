@@ -202,6 +202,7 @@ describe(`an Idempotency-Key on a request whose answer holds a secret (${dialect
     const body = { name: "CRM sync", permissions: ["forms:read"] };
     const first = await t.request<Json>("POST", "/v1/keys", { key: org.key, headers, body });
     expect(first.status, first.text).toBe(201);
+    expect(first.headers.get("Cache-Control")).toBe("no-store");
     const again = await t.request<Json>("POST", "/v1/keys", { key: org.key, headers, body });
     expect(again.status).toBe(201);
     expect(again.headers.get("Idempotent-Replayed")).toBe("true");
@@ -220,6 +221,8 @@ describe(`an Idempotency-Key on a request whose answer holds a secret (${dialect
       body: { url: "https://example.org/hooks", events: ["form.created"] },
     });
     expect(hook.status, hook.text).toBe(201);
+    // The registration's answer holds the signing secret: no cache on the way keeps it, first time too.
+    expect(hook.headers.get("Cache-Control")).toBe("no-store");
     const path = `/v1/webhooks/${String(hook.body.webhookId)}/rotate-secret`;
     const headers = { "Idempotency-Key": "rotate-1" };
     const first = await t.request<Json>("POST", path, { key: org.key, headers });
