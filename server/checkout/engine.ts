@@ -540,17 +540,26 @@ async function recordHeld(
 ): Promise<HeldItem | null> {
   const insert = (db: Db) => insertPaymentUnlessDeclined(db, row, cap);
   if (hold.length === 0) {
-    if (!(await writeOne(deps.store, insert))) throw cardDeclinedTooOften();
+    if (!(await writeOne(deps.store, insert))) throw await cardDeclinedTooOften(deps, cap);
     return null;
   }
-  return deps.store.transact(async (trx) => {
-    const short = await takeItems(trx, form, hold);
-    if (short) return short;
-    // Thrown inside the transaction: the stock just taken is given back with it.
-    if (!(await insert(trx))) throw cardDeclinedTooOften();
-    return null;
-  });
+  return deps.store
+    .transact(async (trx) => {
+      const short = await takeItems(trx, form, hold);
+      if (short) return short;
+      // Thrown inside the transaction: the stock just taken is given back with it.
+      if (!(await insert(trx))) throw new CardOverCap();
+      return null;
+    })
+    .catch(async (err: unknown) => {
+      // Answered once the transaction has ended: its Retry-After is read outside it.
+      if (err instanceof CardOverCap) throw await cardDeclinedTooOften(deps, cap);
+      throw err;
+    });
 }
+
+/** The card was over its cap of declines: nothing was written. */
+class CardOverCap extends Error {}
 
 /** The stock an order needs ran out while the processor was making its payment. */
 class SoldOut extends Error {

@@ -2,7 +2,7 @@ import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
 import { countAgainstLimit } from "../overLimit.js";
-import type { DeclineCap } from "../store/payments.js";
+import { capStartedAt, type DeclineCap } from "../store/payments.js";
 import { countEvent, countInWindow } from "../store/rateLimits.js";
 
 /**
@@ -87,13 +87,20 @@ export async function countPromoFailure(deps: AppDeps, ip: string, formId: strin
 export function declineCap(deps: AppDeps, fingerprint: string): DeclineCap | null {
   const cap = deps.config.cardFailureLimit;
   if (cap === 0) return null;
-  return { fingerprint, since: isoAt(deps.now() - 24 * 3600 * 1000), cap };
+  return { fingerprint, since: isoAt(deps.now() - DECLINE_WINDOW_MS), cap };
 }
 
-/** The answer to a card over its cap of declines. */
-export function cardDeclinedTooOften(): ApiError {
+const DECLINE_WINDOW_MS = 24 * 3600 * 1000;
+
+/**
+ * The answer to a card over its cap of declines, its Retry-After the seconds until the card is taken again
+ * (the oldest decline that keeps it at the cap leaves the 24-hour window).
+ */
+export async function cardDeclinedTooOften(deps: AppDeps, cap: DeclineCap | null): Promise<ApiError> {
+  const started = cap && (await capStartedAt(deps.store.db, cap));
+  const freeAt = started ? Date.parse(started) + DECLINE_WINDOW_MS : deps.now();
   return ApiError.tooMany(
     "This card has been declined too many times today; use another payment method or try again tomorrow",
-    3600,
+    Math.max(1, Math.ceil((freeAt - deps.now()) / 1000)),
   );
 }

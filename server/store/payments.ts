@@ -172,6 +172,24 @@ export async function insertPaymentUnlessDeclined(
   return Number(result.numAffectedRows ?? 0) > 0;
 }
 
+/**
+ * When a card over its cap is taken again: the moment the cap-th newest of its declines since `cap.since`
+ * was made (once it leaves the window, fewer than `cap` remain); null when fewer than `cap` are counted now.
+ */
+export async function capStartedAt(db: Db, cap: DeclineCap): Promise<string | null> {
+  const row = await db
+    .selectFrom("payments")
+    .select("created_at")
+    .where("fingerprint", "=", cap.fingerprint)
+    .where("created_at", ">", cap.since)
+    .where("status", "=", sql.lit("FAILED"))
+    .orderBy("created_at", "desc")
+    .offset(cap.cap - 1)
+    .limit(1)
+    .executeTakeFirst();
+  return row?.created_at ?? null;
+}
+
 export async function findPayment(db: Db, id: string): Promise<PaymentsTable | undefined> {
   return db.selectFrom("payments").selectAll().where("id", "=", id).executeTakeFirst();
 }

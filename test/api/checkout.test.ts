@@ -603,17 +603,29 @@ describe("card-testing defences", () => {
     expect(await rows("payments")).toHaveLength(1);
   });
 
-  it("caps declines per card fingerprint with a 429", async () => {
+  it("caps declines per card fingerprint with a 429 whose Retry-After is when the card is taken again", async () => {
     await t.close();
-    t = await setupTestApp({ env: { CHECKOUT_LIMIT_PER_IP: "0", CARD_FAILURE_LIMIT: "2" } });
+    let clock = Date.parse("2026-11-26T08:00:00Z");
+    t = await setupTestApp({
+      env: { CHECKOUT_LIMIT_PER_IP: "0", CHECKOUT_LIMIT_PER_FORM: "0", CARD_FAILURE_LIMIT: "2" },
+      now: () => clock,
+    });
     const formId = await createForm(t, validForms.standard());
     const attempt = () =>
       checkout(t, formId, { amount: 25, donor: donor(), paymentMethod: card(CARDS.declined) });
     expect((await attempt()).status).toBe(402);
+    clock += 3 * 3600_000;
     expect((await attempt()).status).toBe(402);
+    clock += 2 * 3600_000;
     const capped = await attempt();
     expect(capped.status).toBe(429);
     expect(String(capped.body.error)).toMatch(/declined too many times/);
+    // The first decline (5 h ago) leaves the 24-hour window in 19 h: then only one is counted.
+    expect(capped.headers.get("retry-after")).toBe(String(19 * 3600));
+    clock += 19 * 3600_000 - 1000;
+    expect((await attempt()).headers.get("retry-after")).toBe("1");
+    clock += 1000;
+    expect((await attempt()).status).toBe(402);
   });
 
   it("a card over its cap of declines is refused before money moves: no payment, no charge, no stock", async () => {
@@ -641,7 +653,9 @@ describe("card-testing defences", () => {
     const chargesBefore = await charges();
     const capped = await buy(CARDS.declined);
     expect(capped.status).toBe(429);
-    expect(capped.headers.get("retry-after")).toBe("3600");
+    // Its one decline was just made: the card is taken again in 24 hours (give or take the test's second).
+    expect(Number(capped.headers.get("retry-after"))).toBeGreaterThan(24 * 3600 - 60);
+    expect(Number(capped.headers.get("retry-after"))).toBeLessThanOrEqual(24 * 3600);
     expect((await rows("payments")).length).toBe(paymentsBefore);
     expect(await charges()).toBe(chargesBefore);
     const form = await t.request<{ tickets: { quantitySold: number }[] }>("GET", `/v1/forms/${formId}`);
