@@ -56,19 +56,19 @@ export type GlobalCustomInput = {
 
 /**
  * Whether a parsed URL's host name (URL.hostname: lower case, IDNs in punycode) is a real one: dot-separated
- * labels of letters, digits and hyphens (1–63 characters, no hyphen at either end; 253 in all), or an IP
- * address. A site's origin is written into the checkout's CSP frame-ancestors, so nothing else may be in it.
+ * labels of letters, digits and hyphens (1–63 characters, no hyphen at either end; 253 in all), an IPv4
+ * address among them. A site's origin is written into the checkout's CSP frame-ancestors, so nothing else may
+ * be in it; CSP has no way to name an IPv6 address (browsers drop `[…]` there), so none is taken.
  */
 export function isSiteHostname(hostname: string): boolean {
-  if (/^\[[0-9a-f:.]+\]$/.test(hostname)) return true;
   return (
     hostname.length <= 253 &&
     hostname.split(".").every((label) => /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/.test(label))
   );
 }
 
-/** An http(s) URL whose host is written in letters, digits, hyphens and dots, or is an IP literal; any port. */
-const SITE_URL = /^https?:\/\/([a-z0-9.-]+|\[[0-9a-f:.]+\])(:[0-9]{1,5})?(\/|$)/i;
+/** An http(s) URL whose host is written in letters, digits, hyphens and dots (an IPv4 address too); any port. */
+const SITE_URL = /^https?:\/\/[a-z0-9.-]+(:[0-9]{1,5})?(\/|$)/i;
 
 const baseUrl = z
   .string()
@@ -76,7 +76,7 @@ const baseUrl = z
   .max(2048)
   .meta({
     format: "uri",
-    pattern: "^https?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+\\])(:[0-9]{1,5})?(/[^?#\\s]*)?$",
+    pattern: "^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[^?#\\s]*)?$",
   })
   .check(
     z.superRefine((value, ctx) => {
@@ -94,8 +94,9 @@ const baseUrl = z
       else if (!SITE_URL.test(value) || !isSiteHostname(url.hostname))
         ctx.addIssue({
           code: "custom",
-          message:
-            "must name its host by letters, digits, hyphens and dots (IDNs in punycode) or an IP address, with an optional port and nothing else",
+          message: url.hostname.startsWith("[")
+            ? "must name its host by a name or an IPv4 address: browsers cannot allow an IPv6 address to frame the checkout (CSP frame-ancestors)"
+            : "must name its host by letters, digits, hyphens and dots (IDNs in punycode) or an IPv4 address, with an optional port and nothing else",
         });
     }),
   )

@@ -243,16 +243,27 @@ describe(`organization settings (${dialect})`, () => {
       const org = await freshOrg();
       const details = await refuse(org, { organizationBaseURLs: [url] });
       expect(details).toEqual([
-        "organizationBaseURLs[0] must name its host by letters, digits, hyphens and dots (IDNs in punycode) or an IP address, with an optional port and nothing else",
+        "organizationBaseURLs[0] must name its host by letters, digits, hyphens and dots (IDNs in punycode) or an IPv4 address, with an optional port and nothing else",
       ]);
     });
 
-    it("takes host names with ports, IDNs in punycode and IP addresses", async () => {
+    it("refuses an IPv6 address, which CSP frame-ancestors cannot name (the overlay would open a blank modal)", async () => {
+      const org = await freshOrg();
+      const details = await refuse(org, { organizationBaseURLs: ["http://[::1]:8080/give"] });
+      expect(details).toEqual([
+        "organizationBaseURLs[0] must name its host by a name or an IPv4 address: browsers cannot allow an IPv6 address to frame the checkout (CSP frame-ancestors)",
+      ]);
+      // One stored before the rule names no site: no frame-ancestors source, no overlay.
+      expect(siteOrigins({ baseUrls: ["http://[::1]:8080", "http://127.0.0.1:8080"] })).toEqual([
+        "http://127.0.0.1:8080",
+      ]);
+    });
+
+    it("takes host names with ports, IDNs in punycode and IPv4 addresses", async () => {
       const org = await freshOrg();
       const urls = [
         "https://xn--bcher-kva.example",
-        "http://127.0.0.1:3000",
-        "http://[::1]:8080/give",
+        "http://127.0.0.1:3000/give",
         "https://Give.Example.org:8443",
       ];
       expect((await putOk(org, { organizationBaseURLs: urls })).organizationBaseURLs).toEqual(urls);
