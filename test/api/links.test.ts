@@ -892,6 +892,13 @@ describe(`checkout links (${dialect})`, () => {
       expect(link.prefill.customInputs).toEqual(answers);
       const got = await t.request<Link>("GET", `/v1/forms/${formID}/links/${link.linkID}`, { key: org.key });
       expect(got.body.prefill.customInputs).toEqual(answers);
+      // On the page, each input once, by id: one named twice (title, then id) takes the value given last.
+      const page = await t.request<{ prefill: { customInputs: Json } }>(
+        "GET",
+        `/api/forms/${formID}?elementid=${link.linkID}`,
+        { key: null },
+      );
+      expect(page.body.prefill.customInputs).toEqual({ shirt: "M", [dietID]: "no nuts", topics: ["Arts"] });
     });
 
     it("refuses a multiple choice answer that repeats an option, as the checkout would", async () => {
