@@ -188,7 +188,12 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
       description:
         "No API key. Donor-facing settings only, stock left per ticket and product, the fundraising bar and donor list when enabled, and `prefill` for `?elementid=` of an active link of this form (null otherwise). An inactive form is returned with `active: false`; a deleted one answers 410.",
       params: formIdParams,
-      query: z.object({ elementid: z.string().max(100).optional() }),
+      query: z.object({
+        elementid: z.string().optional().meta({
+          description:
+            "A checkout link's id; one that names no active link of this form (too long included) gives no prefill, as the hosted page does",
+        }),
+      }),
       before: (c) => {
         openToAnyOrigin(c);
         onlyFormIds(c);
@@ -198,7 +203,6 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
           description: "The public form view",
           schema: publicFormViewSchema,
         },
-        400: { description: "Validation failed (elementid too long)", schema: errorSchema },
         404: publicErrors[404],
         410: { description: "The form was deleted", schema: errorSchema },
       },
@@ -206,7 +210,9 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         const db = deps.store.db;
         const loaded = await loadPublicForm(deps.store, params.formId);
         if (loaded.deleted) throw new ApiError(410, "This form has been deleted");
-        const resolution = await resolveElementPrefill(db, loaded.form.id, query.elementid);
+        // Longer than any link id: no link, as the hosted page reads it.
+        const elementId = query.elementid && query.elementid.length <= 100 ? query.elementid : undefined;
+        const resolution = await resolveElementPrefill(db, loaded.form.id, elementId);
         const prefill = resolution.kind === "ok" ? resolution.prefill : null;
         const view = await publicFormView(
           db,

@@ -165,10 +165,17 @@ describe("public form view", () => {
       await t.request("POST", `/api/forms/${formId}/quote`, { key: null, body: { amount: 25 } }),
       await t.request("POST", `/api/forms/${formId}/quote`, { key: null, body: { amount: "25" } }),
     ];
-    expect(answers.map((res) => res.status)).toEqual([410, 404, 400, 400, 400]);
+    expect(answers.map((res) => res.status)).toEqual([410, 404, 410, 400, 400]);
     for (const res of answers) expect(res.headers.get("access-control-allow-origin")).toBe("*");
     const checkout = await t.request("POST", `/api/forms/${formId}/checkout`, { key: null, body: {} });
     expect(checkout.headers.get("access-control-allow-origin")).toBeNull();
+  });
+
+  it("gives no prefill for an elementid longer than any link id, as the hosted page does (no 400)", async () => {
+    const formId = await createForm(t, validForms.standard());
+    const res = await t.request("GET", `/api/forms/${formId}?elementid=${"x".repeat(101)}`, { key: null });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.prefill).toBeNull();
   });
 
   it("applies an active link's prefill through ?elementid= and answers 404 and 410", async () => {
