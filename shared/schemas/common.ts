@@ -73,9 +73,14 @@ export function issuesToDetails(issues: ReadonlyArray<z.core.$ZodIssue>, input?:
         else details.push(`${prefix}must be ${issue.inclusive ? "at most" : "less than"} ${max}`);
         break;
       }
-      case "invalid_value":
-        details.push(`${prefix}must be one of: ${issue.values.map(String).join(", ")}`);
+      case "invalid_value": {
+        const options = issue.values.map(String).join(", ");
+        // Left out altogether: say so, rather than that nothing is not one of the options.
+        if (input !== undefined && valueAt(input, issue.path) === undefined)
+          details.push(`${prefix}is required: one of ${options}`);
+        else details.push(`${prefix}must be one of: ${options}`);
         break;
+      }
       case "unrecognized_keys": {
         const where = field ? `${field}.` : "";
         for (const key of issue.keys.slice(0, MAX_NAMED_UNKNOWN_FIELDS))

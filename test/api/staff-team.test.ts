@@ -455,6 +455,13 @@ describe(`staff team (${dialect})`, () => {
     });
     expect(changed.status).toBe(200);
     expect(changed.body).toMatchObject({ role: "STAFF", passwordSet: true });
+    // A change that names no role says it is missing, with the roles to choose from.
+    const empty = await call("PATCH", `/api/staff/team/${changing.userId}`, {
+      cookie: owner.cookie,
+      body: {},
+    });
+    expect(empty.status).toBe(400);
+    expect(empty.body.details).toEqual(["role is required: one of OWNER, FINANCE, STAFF"]);
     expect((await call("GET", "/v1/payments", { cookie: changing.cookie })).status).toBe(401);
     const login = await call("POST", "/api/staff/login", {
       body: { email: "changing@example.org", password: PASSWORD },
