@@ -39,6 +39,7 @@ import {
   updateOrganization,
 } from "./store/organizations.js";
 import { findPayment, PAYMENT_ID } from "./store/payments.js";
+import { recordedPublicUrl } from "./store/settings.js";
 import { presentPayment } from "./wire/payment.js";
 
 /**
@@ -669,6 +670,9 @@ async function main(): Promise<number> {
     const command = commandOf(positionals);
     const config = loadConfig();
     store = await openStore(config.databaseUrl);
+    // Without PUBLIC_URL of its own, links name the installation's address as its server recorded it, not
+    // this process's default: a receipt of `billing run` must link to the server donors use.
+    if (!config.publicUrlSet) config.publicUrl = (await recordedPublicUrl(store.db)) ?? config.publicUrl;
     // The command line's clock, from which every command dates what it writes: the wall clock (a process
     // entry, like composeDeps's default).
     const out = await run(command, positionals, values, store, config, Date.now);

@@ -10,6 +10,7 @@ import { checkSealedSecrets } from "./secretsCheck.js";
 import { openStore } from "./store/database.js";
 import { pruneExpired } from "./store/maintenance.js";
 import { ProcessHeartbeat } from "./store/processes.js";
+import { recordPublicUrl } from "./store/settings.js";
 import { startWorkers } from "./workers.js";
 
 /** Process entry: read config, open the store, seed the demo outside production, serve, run upkeep. */
@@ -43,6 +44,10 @@ async function main(): Promise<void> {
     const info = server.address() as AddressInfo;
     // With PORT=0 the OS picks the port; links must name the real one.
     if (config.port === 0 && !process.env.PUBLIC_URL) config.publicUrl = `http://localhost:${info.port}`;
+    // For the command line's links (a renewal's receipt made by `billing run`, a set-up link).
+    recordPublicUrl(store.db, config.publicUrl).catch((err) =>
+      console.error("Almoner could not record its public URL for the command line:", err),
+    );
     // A signal that came while it was starting: it is stopping, and claims nothing.
     if (stopping) return;
     workers = startWorkers(deps);

@@ -26,3 +26,27 @@ export async function getOrCreateSetting(db: Db, key: string, create: () => stri
 export function sandboxSecret(db: Db): Promise<string> {
   return getOrCreateSetting(db, "sandbox_secret", () => crypto.randomBytes(32).toString("base64url"));
 }
+
+const PUBLIC_URL_KEY = "public_url";
+
+/**
+ * The address donors and staff reach this installation at, as the last server started was told (its
+ * PUBLIC_URL, or its own address): the command line, started without PUBLIC_URL, writes its links with it.
+ */
+export async function recordPublicUrl(db: Db, url: string): Promise<void> {
+  await db
+    .insertInto("instance_settings")
+    .values({ key: PUBLIC_URL_KEY, value: url })
+    .onConflict((oc) => oc.column("key").doUpdateSet({ value: url }))
+    .execute();
+}
+
+/** The address recorded by recordPublicUrl, or undefined before any server has started. */
+export async function recordedPublicUrl(db: Db): Promise<string | undefined> {
+  const row = await db
+    .selectFrom("instance_settings")
+    .select("value")
+    .where("key", "=", PUBLIC_URL_KEY)
+    .executeTakeFirst();
+  return row?.value;
+}

@@ -356,6 +356,9 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     expect(Object.keys(made).sort()).toEqual(["expiresAt", "setupUrl", "userId"]);
     const token = new URL(made.setupUrl).searchParams.get("token");
     expect(new URL(made.setupUrl).pathname).toBe("/dashboard/setup");
+    // Without PUBLIC_URL of its own, the command line links to the running server (its recorded address),
+    // not to its own default port.
+    expect(new URL(made.setupUrl).origin).toBe(`http://localhost:${server.port}`);
     const origin = `http://127.0.0.1:${server.port}`;
     const setup = await server.json("POST", "/api/staff/setup", {
       body: { token, password: "a long enough password" },
