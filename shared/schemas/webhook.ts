@@ -45,7 +45,8 @@ export function webhookUrl(opts: { httpsOnly: boolean }) {
           else if (opts.httpsOnly && url.protocol !== "https:")
             ctx.addIssue({
               code: "custom",
-              message: "must be an https URL (http is allowed only in development)",
+              message:
+                "must be an https URL (http is taken only by a development server with WEBHOOK_TARGET_GUARD off)",
             });
           else if (hasCredentials(url)) ctx.addIssue({ code: "custom", message: NO_CREDENTIALS });
           else {

@@ -332,6 +332,15 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     expect(again).toContain(fullKey.keyId);
   });
 
+  it("prints with --help the usage text docs/operations.md shows", async () => {
+    const help = await cli("--help");
+    expect(help.code).toBe(0);
+    const doc = fs.readFileSync(path.join(import.meta.dirname, "../../docs/operations.md"), "utf8");
+    const shown = /Its usage text \(`--help`\):\n\n```text\n([\s\S]*?)```/.exec(doc)?.[1];
+    expect(shown).toBeDefined();
+    expect(help.stdout.trim()).toBe(shown?.trim());
+  });
+
   it("a sandbox organization gets cs_test_ keys", async () => {
     const sandbox = ok<OrgJson>(await cli("org", "create", "--name", "Sandbox Org", "--sandbox", "--json"));
     const key = ok<KeyJson>(await cli("key", "create", "--org", sandbox.organizationId, "--json"));

@@ -534,7 +534,7 @@ describe("developers", () => {
           status: 400,
           body: {
             error: "Validation failed",
-            details: ["url must be an https URL (http is allowed only in development)"],
+            details: ["url must be an https URL (http is taken only by a development server with WEBHOOK_TARGET_GUARD off)"],
           },
         };
       current = { ...current, ...(call.body as object) };
@@ -557,7 +557,7 @@ describe("developers", () => {
     fireEvent.submit(form);
     // The problem is at the address, and the address says so.
     const problem = await within(form).findByText(
-      "url must be an https URL (http is allowed only in development)",
+      "url must be an https URL (http is taken only by a development server with WEBHOOK_TARGET_GUARD off)",
     );
     expect(url.getAttribute("aria-invalid")).toBe("true");
     expect(url.getAttribute("aria-describedby")).toContain(problem.parentElement?.id ?? "none");
