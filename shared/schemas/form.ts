@@ -233,13 +233,10 @@ const FORM_FIELDS = {
     .default(""),
   formType: z.enum([...INPUT_FORM_TYPES, ...STORED_FORM_TYPES]).default("fundraising"),
   // Left out: what a stored formType implies (CROWDFUNDING_FORM giving_level, PRODUCT sponsorship), else standard.
-  amountType: z
-    .enum(AMOUNT_TYPES)
-    .optional()
-    .meta({
-      description:
-        "How donors choose an amount on a fundraising form. Left out: standard, or what a stored `formType` implies (`CROWDFUNDING_FORM` giving_level, `PRODUCT` sponsorship, `EMBED_FORM` standard).",
-    }),
+  amountType: z.enum(AMOUNT_TYPES).optional().meta({
+    description:
+      "How donors choose an amount on a fundraising form. Left out: standard, or what a stored `formType` implies (`CROWDFUNDING_FORM` giving_level, `PRODUCT` sponsorship, `EMBED_FORM` standard).",
+  }),
   funds: z.array(requiredString(200)).min(1).max(100).meta({ uniqueItems: true }),
   frequencies: z.array(z.enum(FREQUENCIES)).min(1).max(5).meta({ uniqueItems: true }).optional(),
   defaultFrequency: z.enum(FREQUENCIES).optional(),

@@ -534,7 +534,9 @@ describe("developers", () => {
           status: 400,
           body: {
             error: "Validation failed",
-            details: ["url must be an https URL (http is taken only by a development server with WEBHOOK_TARGET_GUARD off)"],
+            details: [
+              "url must be an https URL (http is taken only by a development server with WEBHOOK_TARGET_GUARD off)",
+            ],
           },
         };
       current = { ...current, ...(call.body as object) };
