@@ -68,7 +68,7 @@ export async function receiptOutboxRow(
             brand: row.card_brand ?? undefined,
             last4: row.last4 ?? "",
           },
-    nextBillingDate: sub ? nextChargeAt(sub) : null,
+    nextBillingDate: upcomingCharge(sub, at.nowMs),
     recurringCharge: d.cycle !== undefined && d.cycle > 0,
     // The receipt's own language (English when the gift named none), not the organization's default.
     portalUrl: portalUrl(at.publicUrl, row.organization_id, { language: d.language ?? DEFAULT_LANGUAGE }),
@@ -96,6 +96,16 @@ export async function receiptOutboxRow(
     // still mails its receipt now: the real time (`wallMs`) caps when it is due.
     mailDueMs(at.nowMs, at.wallMs),
   );
+}
+
+/**
+ * The gift's next charge as a receipt tells it: only one still to come. A gift catching up on periods it
+ * missed (billing was down, or `billing run --as-of` a later date) is due again at once, and a date already
+ * past would tell the donor nothing true; its receipt then names none.
+ */
+function upcomingCharge(sub: SubscriptionsTable | null, nowMs: number): string | null {
+  const next = sub ? nextChargeAt(sub) : null;
+  return next !== null && Date.parse(next) > nowMs ? next : null;
 }
 
 /**

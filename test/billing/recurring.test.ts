@@ -357,6 +357,31 @@ describe("recurring billing", () => {
     );
   });
 
+  it("a receipt names the next payment only while it is still to come: a gift catching up names none", async () => {
+    const sub = await subscribe(t, await recurringForm(t), { frequency: "DAILY" });
+    const receiptOf = async (paymentId: string) =>
+      (
+        await t.store.db
+          .selectFrom("email_outbox")
+          .select("text_body")
+          .where("payment_id", "=", paymentId)
+          .executeTakeFirstOrThrow()
+      ).text_body;
+    // A pass two weeks late charges the day after the gift; the next one (the day after that) is long past.
+    expect(await billAt("2026-02-14T10:00:00Z")).toEqual({ ...none, charged: 1 });
+    const [, behind] = await paymentsOf(t.store.db, sub.id);
+    expect(await receiptOf(behind.id)).not.toContain("Next payment");
+    // On time: the next day is named.
+    clock = JAN_31;
+    const onTime = await subscribe(t, await recurringForm(t), {
+      frequency: "DAILY",
+      donor: donor("ontime@example.org"),
+    });
+    expect((await billAt("2026-02-01T10:30:00Z")).charged).toBeGreaterThanOrEqual(1);
+    const [, charged] = await paymentsOf(t.store.db, onTime.id);
+    expect(await receiptOf(charged.id)).toMatch(/Next payment\s+February 2, 2026/);
+  });
+
   it("a subscription that ends on a billing date is charged that day, then ends", async () => {
     const sub = await subscribe(t, await recurringForm(t));
     await t.store.db
