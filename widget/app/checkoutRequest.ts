@@ -18,9 +18,11 @@ export const browserCollected = (c: Checkout): boolean => c.view.payment?.proces
 /** Whether the app's own payment fields are sent: something to pay, and no processor's fields. */
 const ownPaymentFields = (c: Checkout): boolean => c.total.value !== 0 && !browserCollected(c);
 
-/** MM/YY, MM / YY or MM/YYYY → month and four-digit year. */
+/** MM/YY, MM / YY, MM/YYYY, MM YY, MMYY or MMYYYY → month and four-digit year; null for anything else. */
 export function parseExpiry(text: string): { month: number; year: number } | null {
-  const m = /^(\d{1,2})\s*\/\s*(\d{2}|\d{4})$/.exec(text.trim());
+  // MM/YY or MM/YYYY; a space, hyphen or dot for the slash, or none at all (a phone's number pad has none).
+  const t = text.trim();
+  const m = /^(\d{1,2})\s*[/\-.\s]\s*(\d{2}|\d{4})$/.exec(t) ?? /^(\d{2})(\d{2}|\d{4})$/.exec(t);
   if (!m) return null;
   const month = Number(m[1]);
   const year = m[2].length === 2 ? 2000 + Number(m[2]) : Number(m[2]);
