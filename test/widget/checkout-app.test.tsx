@@ -528,9 +528,12 @@ describe("event", () => {
     fireEvent.click(screen.getByRole("button", { name: "Apply" }));
     const field = byLabel("Promo code");
     await waitFor(() => expect(field.getAttribute("aria-invalid")).toBe("true"));
+    // In the page's own words (its catalog's), not the server's English.
     expect(document.getElementById(field.getAttribute("aria-describedby") ?? "")?.textContent).toBe(
-      'Promo code "NOPE" is not valid for this event',
+      "This promo code is not valid.",
     );
+    expect(screen.getByText("This order cannot be priced.")).toBeTruthy();
+    expect(screen.queryByText(/Calculating/)).toBeNull();
   });
 
   it("refuses a checkout without tickets and clamps a quantity to the per-order limit", async () => {

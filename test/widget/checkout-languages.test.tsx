@@ -132,6 +132,21 @@ describe("a checkout page not in English", () => {
     await waitFor(() => expect(document.querySelector(".alm-summary dt")?.textContent).toBe("Gold patron"));
   });
 
+  it("says an order the server cannot price in its own words, and stops saying it is calculating", async () => {
+    useLocale("es");
+    const say = translator("es");
+    const api = fakeApi({
+      price: () => ({
+        status: 400,
+        body: { error: "Validation failed", details: ["amount must be from $1 to $1,000,000"] },
+      }),
+    });
+    renderCheckout(formView({ defaultAmount: 25 }), { api });
+    await waitFor(() => expect(screen.getByText(say("checkout.error.quote"))).toBeTruthy());
+    expect(screen.queryByText(/\$1,000,000/)).toBeNull();
+    expect(screen.queryByText(say("checkout.summary.calculating"))).toBeNull();
+  });
+
   it("says a required question left unanswered in the page's language", async () => {
     useLocale("es");
     const { c, api } = renderCheckout(

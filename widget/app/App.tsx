@@ -125,7 +125,11 @@ function Summary({ c }: { c: Checkout }) {
         </dl>
       ) : (
         <p class="alm-hint">
-          {c.order.value ? t("checkout.summary.calculating") : t("checkout.summary.choose")}
+          {c.quoteError.value
+            ? ""
+            : c.order.value
+              ? t("checkout.summary.calculating")
+              : t("checkout.summary.choose")}
         </p>
       )}
       <p class="alm-err" aria-live="polite">

@@ -41,7 +41,7 @@ export function createQuoteModel(
     }
     quoting.value = true;
     try {
-      const { res, body } = await post<Quote & { error?: string; details?: string[] }>("/quote", key);
+      const { res, body } = await post<Quote & { details?: string[] }>("/quote", key);
       if (seq !== quoteSeq) return;
       batch(() => {
         if (res.ok) {
@@ -51,10 +51,11 @@ export function createQuoteModel(
         } else {
           quote.value = null;
           quotedFor.value = null;
-          quoteError.value = body.details?.join(" ") || body.error || tr("checkout.error.quote");
-          // A promo code the event does not know is the donor's to fix at the code itself.
-          const promo = body.details?.find((d) => PROMO_CODE_DETAIL.test(d));
-          if (promo) errors.value = { ...errors.value, promoCode: promo };
+          // In the page's language: the server's details are English. A promo code the event does not
+          // take is the donor's to fix at the code itself.
+          quoteError.value = tr("checkout.error.quote");
+          if (body.details?.some((d) => PROMO_CODE_DETAIL.test(d)))
+            errors.value = { ...errors.value, promoCode: tr("checkout.error.promoInvalid") };
         }
       });
     } catch {
