@@ -665,10 +665,15 @@ describe("questions and choices", () => {
     const options = { ...formView().options, monthlyUpsell: { ratio: 0.3, minimum: 50 } };
     const view = formView({ options, defaultAmount: 100, frequencies: ["ONE_TIME", "MONTHLY"] });
     const { api } = renderCheckout(view);
+    // A first try with the fields empty says what to fix; once they are right, the offer says nothing of it.
+    submit();
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toMatch(/Please fix/));
     fillDonor();
     fillCard();
     submit();
     const offer = await screen.findByRole("region", { name: "Make it monthly?" });
+    expect(screen.queryByText(/Please fix/)).toBeNull();
+    expect(document.querySelectorAll('[aria-invalid="true"]')).toHaveLength(0);
     expect(offer.textContent).toContain(
       "A monthly gift of $30 does more over the year than one gift of $100",
     );

@@ -115,6 +115,9 @@ function offerMonthly(c: Checkout): boolean {
   const monthly = Math.min(view.maxAmount, Math.max(view.minAmount, 1, Math.round(once * offer.ratio)));
   if (monthly >= once) return false;
   c.sending.upsellOffered = true;
+  // Every field is right now: what an earlier try said of them no longer holds.
+  c.errors.value = {};
+  c.formError.value = null;
   c.upsell.value = { once, monthly };
   return true;
 }
