@@ -221,7 +221,22 @@ describe("standard form", () => {
   });
 
   it("announces missing details in an alert and ties each error to its field", async () => {
-    const { api } = renderCheckout(formView());
+    const { api } = renderCheckout(
+      formView({
+        customInputs: [
+          {
+            id: "size",
+            title: "T-shirt size",
+            inputType: "single_select",
+            required: true,
+            options: ["S", "M"],
+          },
+        ],
+      } as never),
+    );
+    // Untouched, nothing is invalid yet: not even a required choice still showing "Choose…".
+    expect(byLabel("T-shirt size").getAttribute("aria-invalid")).toBe("false");
+    expect(byLabel("First name").getAttribute("aria-invalid")).toBe("false");
     submit();
     await waitFor(() => expect(screen.getByRole("alert").textContent).toMatch(/Please fix \d+ fields/));
     for (const label of ["First name", "Last name", "Email", "Card number", "Expiry (MM/YY)", "CVC"]) {
@@ -230,9 +245,11 @@ describe("standard form", () => {
       const error = document.getElementById(field.getAttribute("aria-describedby") ?? "");
       expect(error?.textContent, label).toBeTruthy();
     }
-    expect(document.activeElement).toBe(byLabel("First name"));
+    // The first problem in the page's order: the question comes before the donor's details.
+    expect(document.activeElement).toBe(byLabel("T-shirt size"));
+    expect(byLabel("T-shirt size").getAttribute("aria-invalid")).toBe("true");
     type("First name", "Ada");
-    expect(byLabel("First name").getAttribute("aria-invalid")).toBeNull();
+    expect(byLabel("First name").getAttribute("aria-invalid")).toBe("false");
     expect(api.checkouts()).toHaveLength(0);
   });
 

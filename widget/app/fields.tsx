@@ -4,7 +4,7 @@ import type { TextField } from "./textFields.js";
 
 /**
  * Labelled controls. Every control has a visible <label>; an error is rendered next to its field, tied
- * to it by aria-describedby and flagged with aria-invalid. Required fields carry `required` (announced by
+ * to it by aria-describedby and flagged with aria-invalid ("false" until then). Required fields carry `required` (announced by
  * screen readers) and a visual mark that is hidden from them.
  */
 
@@ -23,7 +23,9 @@ export function errorProps(c: Checkout, name: string, hint?: string) {
   const error = c.errors.value[name];
   const described = [hint, error ? `${fieldId(name)}-err` : undefined].filter(Boolean).join(" ");
   return {
-    "aria-invalid": error ? ("true" as const) : undefined,
+    // "false" until a check finds a problem: a browser would otherwise judge a required field left empty
+    // (a select showing "Choose…") invalid before the donor has touched it.
+    "aria-invalid": error ? ("true" as const) : ("false" as const),
     "aria-describedby": described || undefined,
   };
 }
