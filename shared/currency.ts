@@ -68,11 +68,12 @@ const TWO_DECIMAL = [
   "TRY",
 ];
 
-export const CURRENCIES: readonly string[] = [...TWO_DECIMAL, ...ZERO_DECIMAL].sort();
+// Pure: a bundle that uses neither (the checkout's first paint) leaves the lists out.
+export const CURRENCIES: readonly string[] = /* @__PURE__ */ [...TWO_DECIMAL, ...ZERO_DECIMAL].sort();
 export const DEFAULT_CURRENCY = "USD";
 
 const zero = new Set(ZERO_DECIMAL);
-const known = new Set(CURRENCIES);
+const known = /* @__PURE__ */ new Set(CURRENCIES);
 
 export const isCurrency = (code: string): boolean => known.has(code);
 
