@@ -240,6 +240,20 @@ describe("a right-to-left page", () => {
       expect(input(name)?.getAttribute("dir"), name).toBe("ltr");
     for (const name of ["firstName", "lastName"]) expect(input(name)?.getAttribute("dir"), name).toBeNull();
   });
+
+  it("isolates each amount as left-to-right text, so that 25 US$ is not drawn as $US 25", () => {
+    useLocale("ar");
+    renderCheckout(formView({ defaultAmount: 25 }));
+    const amounts = [...document.querySelectorAll("label, dd, button")]
+      .map((el) => el.textContent ?? "")
+      .filter((text) => text.includes("US$"));
+    expect(amounts.length).toBeGreaterThan(2);
+    for (const text of amounts) expect(text).toMatch(/\u2066[^\u2069]*US\$\u2069/);
+    cleanup();
+    useLocale("es");
+    renderCheckout(formView({ defaultAmount: 25 }));
+    expect(document.body.textContent).not.toContain("\u2066");
+  });
 });
 
 describe("Stripe's fields", () => {

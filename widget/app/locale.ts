@@ -26,9 +26,14 @@ export function t(key: MessageKey, values: MessageValues = {}): string {
   return message === undefined ? key : formatMessage(message, values, language);
 }
 
-/** An amount in major units (dollars, euros) as the page's language writes it in the page's currency. */
+/**
+ * An amount in major units (dollars, euros) as the page's language writes it in the page's currency. On a
+ * right-to-left page it is isolated as left-to-right text (U+2066 … U+2069): else the bidirectional
+ * algorithm lays "25 US$" out as "$US 25" among Arabic words.
+ */
 export function money(amount: number): string {
-  return formatMoney(Math.round(amount * 100), currency, language);
+  const text = formatMoney(Math.round(amount * 100), currency, language);
+  return language === "ar" ? `\u2066${text}\u2069` : text;
 }
 
 /** The currency's symbol as the page's language writes it (`$`, `€`, `¥`). */
