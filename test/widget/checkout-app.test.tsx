@@ -114,9 +114,19 @@ describe("standard form", () => {
     fillCard();
     submit();
     await waitFor(() => expect(screen.getByRole("button", { name: /Processing/ })).toBeTruthy());
+    // The button keeps the focus (a disabled one would drop it on the page) and says so aloud; pressing it
+    // again sends nothing.
+    const button = screen.getByRole("button", { name: /Processing/ });
+    button.focus();
+    expect(button.hasAttribute("disabled")).toBe(false);
+    expect(button.getAttribute("aria-disabled")).toBe("true");
+    expect(button.getAttribute("aria-live")).toBe("polite");
+    expect(document.activeElement).toBe(button);
+    fireEvent.submit(button.closest("form") as HTMLFormElement);
     expect(pressEscape()).toBe(true);
     release();
     await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
+    expect(api.checkouts()).toHaveLength(1);
     expect(pressEscape()).toBe(false);
   });
 

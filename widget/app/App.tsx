@@ -201,7 +201,15 @@ function CheckoutForm({ c }: { c: Checkout }) {
       {c.upsell.value && parts ? (
         <parts.UpsellOffer c={c} />
       ) : (
-        <button type="submit" class="alm-submit" disabled={!c.ready.value || c.status.value === "submitting"}>
+        // While sending, the button keeps the focus (aria-disabled, not disabled, which would drop it on the
+        // page) and says "Processing…" aloud; a second press sends nothing (send() holds it).
+        <button
+          type="submit"
+          class="alm-submit"
+          disabled={!c.ready.value}
+          aria-disabled={c.status.value === "submitting" || undefined}
+          aria-live="polite"
+        >
           {buttonLabel(c)}
         </button>
       )}
