@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/preact";
 import { afterEach, describe, expect, it } from "vitest";
-import { fakeApi, formView, renderCheckout } from "./support/checkout.js";
+import { fakeApi, formView, renderCheckout, useLocale } from "./support/checkout.js";
 
 /**
  * The checkout app's components (widget/app) in happy-dom, against a stand-in for the public API that
@@ -450,7 +450,15 @@ describe("event", () => {
     renderCheckout(event());
     const details = screen.getByRole("region", { name: "When and where" });
     expect(details.textContent).toContain("Saturday, May 15, 2027");
-    expect(details.textContent).toContain("6:30 PM – 10:00 PM (America/New York)");
+    // The zone by its name in the page's language, not its database id.
+    expect(details.textContent).toContain("6:30 PM – 10:00 PM (Eastern Time)");
+    cleanup();
+    useLocale("es");
+    renderCheckout(event());
+    expect(document.querySelector(".alm-event")?.textContent).toContain("(hora oriental)");
+    cleanup();
+    useLocale();
+    renderCheckout(event());
     expect(details.textContent).toContain("Riverside Hall");
     expect(screen.getByText(/\$500 · admits 8 · 20 left/)).toBeTruthy();
     expect(screen.getByText(/\$75 · 200 left · up to 10 per order/)).toBeTruthy();

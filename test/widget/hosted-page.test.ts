@@ -246,7 +246,7 @@ describe("hosted checkout page", () => {
     const { status, html } = await get(`/attend/${id}`);
     expect(status).toBe(200);
     expect(html).toContain("Saturday, May 15, 2027");
-    expect(html).toContain("6:30 PM (America/New York)");
+    expect(html).toContain("6:30 PM (Eastern Time)");
     expect(html).toContain("Riverside Hall");
     expect(html).toMatch(/<label for="alm-ticket-1"><strong>Table<\/strong>/);
     expect(html).toContain("$400 · admits 8");

@@ -13,7 +13,7 @@ import { Choices, CustomInputs, Dedication, DonorDetails, Payment } from "./dono
 import { later, loadLater } from "./later.js";
 import { t } from "./locale.js";
 import type { Checkout } from "./store.js";
-import { adverbOf, clock, longDate, money, perPeriod } from "./view.js";
+import { adverbOf, clock, longDate, money, perPeriod, zoneName } from "./view.js";
 
 /**
  * The checkout as one tree, rendered to HTML on the server (hosted page) and hydrated in the browser.
@@ -66,7 +66,7 @@ function EventDetails({ c }: { c: Checkout }) {
             <dd>
               {clock(e.startTime)}
               {e.endTime ? ` – ${clock(e.endTime)}` : ""}
-              {e.timeZone ? ` (${e.timeZone.replace(/_/g, " ")})` : ""}
+              {e.timeZone ? ` (${zoneName(e.timeZone)})` : ""}
             </dd>
           </>
         )}

@@ -89,6 +89,19 @@ export function longDate(iso: string): string {
   return `${DAYS[day]}, ${MONTHS[m - 1]} ${d}, ${y}`;
 }
 
+/** America/New_York → "Eastern Time", in the page's language; the zone's own name where the runtime has none. */
+export function zoneName(zone: string): string {
+  try {
+    return (
+      new Intl.DateTimeFormat(pageLanguage(), { timeZone: zone, timeZoneName: "longGeneric" })
+        .formatToParts(0)
+        .find((p) => p.type === "timeZoneName")?.value ?? zone
+    );
+  } catch {
+    return zone.replace(/_/g, " ");
+  }
+}
+
 /** 18:30 → 6:30 PM (18:30 in languages that write the 24-hour clock). */
 export function clock(hhmm: string): string {
   const [h, m] = hhmm.split(":").map(Number);
