@@ -2,7 +2,7 @@ import { decimalsOf } from "./currency.js";
 
 /**
  * Writing CSV (RFC 4180): fields separated by commas, records ended by CRLF, a field quoted when it holds a
- * comma, a double quote, CR or LF, and its quotes doubled. Text that a spreadsheet would run as a formula
+ * comma, a semicolon, a double quote, CR or LF, and its quotes doubled. Text that a spreadsheet would run as a formula
  * (it begins with `=`, `+`, `-`, `@`, a tab or a carriage return) is written with a leading `'`, which
  * spreadsheets show as text; numbers this server writes itself (amounts, counts) are written as they are,
  * a negative one included.
@@ -25,7 +25,9 @@ export interface CsvColumn<Row> {
 export const UTF8_BOM = "\uFEFF";
 
 const FORMULA_START = /^[=+\-@\t\r]/;
-const NEEDS_QUOTES = /[",\r\n]/;
+// A semicolon too: spreadsheets in locales whose list separator is `;` (German, French, Spanish Excel) split
+// an opened .csv on it, and "Ann;=1+1" would make a cell that begins with `=`; quoted, it stays one cell.
+const NEEDS_QUOTES = /[",;\r\n]/;
 
 /** One field as RFC 4180 writes it. */
 export function csvField(cell: CsvCell): string {

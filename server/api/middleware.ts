@@ -231,10 +231,14 @@ function sessionAuth(deps: AppDeps, then: MiddlewareHandler<AppEnv>): Middleware
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
-/** The per-key rolling-hour budget, with X-RateLimit-* on every authenticated response. */
+/** The per-key rolling-hour budget, with X-RateLimit-* (and Cache-Control: no-store) on every authenticated response. */
 function rateLimit(deps: AppDeps, then: MiddlewareHandler<AppEnv>): MiddlewareHandler<AppEnv> {
   const admit = (c: Context<AppEnv>, next: Next, result: RateLimitResult) => {
-    addRateLimitHeaders(headersOf(c), result);
+    const headers = headersOf(c);
+    addRateLimitHeaders(headers, result);
+    // An organization's data (donors, gifts) is never kept by a browser's or a proxy's cache; an answer
+    // that says otherwise of itself wins.
+    headers["Cache-Control"] = "no-store";
     if (!result.allowed) throw ApiError.tooMany("Rate limit exceeded", result.retryAfterSeconds);
     return then(c, next);
   };

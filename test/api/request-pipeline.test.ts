@@ -491,3 +491,14 @@ describe(`a body is taken as it is sent (${dialect})`, () => {
     expect(identity.status).toBe(201);
   });
 });
+
+describe(`an organization's data is not cached on the way (${dialect})`, () => {
+  it("answers every authenticated /v1 request with Cache-Control: no-store, errors included; the public document may be cached", async () => {
+    for (const path of ["/v1/contacts", "/v1/payments", "/v1/forms", "/v1/payments/pay_nothing"]) {
+      const res = await t.request("GET", path);
+      expect(res.headers.get("Cache-Control"), path).toBe("no-store");
+    }
+    const document = await t.request("GET", "/v1/openapi.json", { key: null });
+    expect(document.headers.get("Cache-Control")).toBeNull();
+  });
+});

@@ -24,6 +24,12 @@ describe("csvField", () => {
     expect(csvField("a=b")).toBe("a=b");
   });
 
+  it("quotes a field with a semicolon, so a spreadsheet splitting on `;` cannot make a formula cell of its rest", () => {
+    expect(csvField("Ann;=1+1;")).toBe('"Ann;=1+1;"');
+    expect(csvField("Lee;=WEBSERVICE(K2)")).toBe('"Lee;=WEBSERVICE(K2)"');
+    expect(csvField("=a;b")).toBe("\"'=a;b\"");
+  });
+
   it("writes numbers we produce as numbers, a negative one included, and empty for none", () => {
     expect(csvField(-3)).toBe("-3");
     expect(csvField(new CsvNumber("-12.50"))).toBe("-12.50");
