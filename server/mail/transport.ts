@@ -84,6 +84,26 @@ export function addressRefusal(err: unknown): string | undefined {
 /** Header values are single lines: a line break in a subject or name must never start a new header. */
 const oneLine = (value: string): string => value.replace(/[\r\n\t]+/g, " ").trim();
 
+/**
+ * A subject that mail clients show as it is written. Text holding "=?" would be decoded by them as an RFC 2047
+ * encoded word (a donor's dedication could bring in a right-to-left override that way), so such a subject is
+ * itself sent encoded: base64 words of at most 45 bytes each, which a client decodes back to the very text.
+ */
+export function literalSubject(value: string): string {
+  if (!value.includes("=?")) return value;
+  const words: string[] = [];
+  let chunk = "";
+  for (const ch of value) {
+    if (chunk && Buffer.byteLength(chunk + ch) > 45) {
+      words.push(chunk);
+      chunk = "";
+    }
+    chunk += ch;
+  }
+  if (chunk) words.push(chunk);
+  return words.map((word) => `=?UTF-8?B?${Buffer.from(word).toString("base64")}?=`).join(" ");
+}
+
 // nodemailer reads "a@x.org, b@y.org" as two recipients; a receipt goes to exactly one plain address.
 const SINGLE_ADDRESS = /^[^\s@,;:<>()"[\]\\]+@[^\s@,;:<>()"[\]\\]+$/;
 
@@ -98,7 +118,7 @@ async function composeOptions(m: MailMessage, domain: string, nowMs: number): Pr
     from: { name: oneLine(m.fromName), address: `receipts@${domain}` },
     to,
     replyTo: m.replyTo ? oneLine(m.replyTo) : undefined,
-    subject: oneLine(m.subject),
+    subject: literalSubject(oneLine(m.subject)),
     text: m.text,
     html: m.html,
     messageId: `<${m.id}@${domain}>`,

@@ -108,6 +108,26 @@ describe("receipts without SMTP", () => {
     expect(m.parts.map((p) => p.body)).toEqual(["real body", "<p>real body</p>"]);
   });
 
+  it("keep a subject holding an encoded word as its very text: a client shows it, and decodes nothing of it", async () => {
+    const transport = createTransport({ dataDir, publicUrl: "https://give.example.org" });
+    const smuggled = `A gift in honor of =?utf-8?Q?=E2=80=AEtnuocca_ruoy_yfirev?= and ${"long words ".repeat(8)}é`;
+    await transport.send({
+      id: "eml_w",
+      fromName: "Acme",
+      to: "ada@example.org",
+      subject: smuggled,
+      text: "body",
+      html: "<p>body</p>",
+    });
+    const [file] = fs.readdirSync(path.join(dataDir, "mail"));
+    const raw = fs.readFileSync(path.join(dataDir, "mail", file), "utf8");
+    expect(raw).not.toContain("=?utf-8?Q?");
+    // Decoded once, as a mail client does: the text as written, no right-to-left override.
+    const subject = parseMail(raw).header("subject");
+    expect(subject).toBe(smuggled);
+    expect(subject).not.toContain("\u202e");
+  });
+
   it("leave no partial file behind when a write fails", async () => {
     const transport = createTransport({ dataDir, publicUrl: "https://give.example.org", now: () => START });
     const mailDir = path.join(dataDir, "mail");
