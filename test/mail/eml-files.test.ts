@@ -110,7 +110,7 @@ describe("receipts without SMTP", () => {
 
   it("keep a subject holding an encoded word as its very text: a client shows it, and decodes nothing of it", async () => {
     const transport = createTransport({ dataDir, publicUrl: "https://give.example.org" });
-    const smuggled = `A gift in honor of =?utf-8?Q?=E2=80=AEtnuocca_ruoy_yfirev?= and ${"long words ".repeat(8)}é`;
+    const smuggled = `A gift in honor of =?utf-8?Q?=E2=80=AEtnuocca_ruoy_yfirev?= and ${"long words ".repeat(8).trim()}`;
     await transport.send({
       id: "eml_w",
       fromName: "Acme",
