@@ -29,10 +29,12 @@ export function keptCentsSql(db: Db, prefix: Prefix = ""): RawBuilder<number> {
 
 /**
  * Whether a payment counts as a gift: it collected money (COMPLETED, or REFUNDED in part) and some of it is
- * kept; a paid payment refunded or taken back in full is none. A free order (0) that completed counts.
+ * kept; a paid payment refunded or taken back in full is none. A free order (0) that completed counts; one
+ * cancelled (REFUNDED, with nothing kept) does not.
  */
 export function isKeptSql(db: Db, prefix: Prefix = ""): RawBuilder<boolean> {
   const status = sql.ref(`${prefix}status`);
   const amount = sql.ref(`${prefix}amount_cents`);
-  return sql<boolean>`(${status} in ('COMPLETED', 'REFUNDED') and not (${amount} > 0 and ${keptCentsSql(db, prefix)} <= 0))`;
+  const kept = keptCentsSql(db, prefix);
+  return sql<boolean>`((${status} = 'COMPLETED' and not (${amount} > 0 and ${kept} <= 0)) or (${status} = 'REFUNDED' and ${kept} > 0))`;
 }

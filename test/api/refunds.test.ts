@@ -287,6 +287,10 @@ describe("cancelling a free registration (an order that cost nothing)", () => {
     const first = await register(formId);
     expect(first.status).toBe(201);
     expect((await register(formId)).status).toBe(400); // both places taken
+    const giftsOf = async () =>
+      (await t.request<{ forms: { gifts: number }[] }>("GET", `/v1/analytics/forms?formIDs=${formId}`)).body
+        .forms[0].gifts;
+    expect(await giftsOf()).toBe(1);
 
     const res = await refund(first.paymentID, { reason: "Cannot come after all" });
     expect(res.status, res.text).toBe(200);
@@ -302,6 +306,8 @@ describe("cancelling a free registration (an order that cost nothing)", () => {
       .execute();
     expect(tickets).toHaveLength(2);
     expect(tickets.every((ticket) => ticket.voided_at !== null)).toBe(true);
+    // A cancelled registration is no gift: the form's count (the dashboard's) leaves it out.
+    expect(await giftsOf()).toBe(0);
     expect(await updates(first.paymentID)).toBe(1);
     const audited = await t.store.db
       .selectFrom("audit_log")
