@@ -390,6 +390,25 @@ describe("a list that could not be read", () => {
   });
 });
 
+describe("a payment's tickets", () => {
+  it("are shown as a count and the line's total, which the API gives per ticket type", async () => {
+    signedIn();
+    on("GET", /^\/v1\/payments\/pay_01$/, () => ({
+      body: payment({
+        amount: 150,
+        tickets: [
+          { name: "General admission", quantity: 2, amount: 150 },
+          { name: "Child", quantity: 1, amount: 0 },
+        ],
+      }),
+    }));
+    open("/dashboard/payments/pay_01");
+    expect(await screen.findByText("2 tickets, $150.00")).toBeTruthy();
+    expect(screen.getByText("1 ticket, $0.00")).toBeTruthy();
+    expect(screen.queryByText(/2 ×/)).toBeNull();
+  });
+});
+
 describe("amounts in a currency without decimals", () => {
   it("are typed in whole yen: the refund and a recurring gift's new amount", async () => {
     signedIn();

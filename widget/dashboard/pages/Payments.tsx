@@ -305,8 +305,12 @@ function PaymentDetail(props: { id: string }) {
     ]);
   for (const input of p.customInputs)
     rows.push([input.title, Array.isArray(input.value) ? input.value.join(", ") : input.value]);
+  // `amount` is the line's total: "2 tickets, $150.00", not "2 × $150.00" (which reads as $300).
   for (const ticket of p.tickets)
-    rows.push([`Ticket: ${ticket.name}`, `${ticket.quantity} × ${money(ticket.amount, p.currency)}`]);
+    rows.push([
+      `Ticket: ${ticket.name}`,
+      `${ticket.quantity} ${ticket.quantity === 1 ? "ticket" : "tickets"}, ${money(ticket.amount, p.currency)}`,
+    ]);
   for (const [key, value] of Object.entries(p.utm ?? {})) rows.push([`UTM ${key}`, value]);
 
   return (
