@@ -11,7 +11,7 @@ import { isCommonPassword } from "./commonPasswords.js";
 import { joinedOrganizations } from "./memberships.js";
 import { decoyHash, hashPassword, needsRehash, verifyPassword } from "./passwords.js";
 import { ROLE_PERMISSIONS } from "./roles.js";
-import { recordFailedSignIn, recordLinkSignIn, recordSignIn } from "./signInAudit.js";
+import { recordAccountChange, recordFailedSignIn, recordLinkSignIn, recordSignIn } from "./signInAudit.js";
 import { StaffError } from "./staffError.js";
 import { enrolmentRequired, useSecondFactor } from "./twoFactor.js";
 
@@ -256,6 +256,9 @@ export function redeemPasswordLink(
       clientIp: input.origin.clientIp,
     };
     await recordLinkSignIn(trx, session, input.kind, input.nowMs);
+    // A reset is a change of the person's password, as a change on the account page is.
+    if (input.kind === "reset")
+      await recordAccountChange(trx, used.user_id, "staff.password_changed", input.nowMs);
     return { sessionToken };
   });
 }

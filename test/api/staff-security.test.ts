@@ -389,6 +389,13 @@ describe(`staff password reset (${dialect})`, () => {
     expect(again.status).toBe(401);
     expect((await login("reset@example.org")).status).toBe(401);
     expect((await login("reset@example.org", undefined, "a brand new passphrase")).status).toBe(200);
+    // Written to the audit log as a change of the password, as a change on the account page is.
+    const changed = await t.store.db
+      .selectFrom("audit_log")
+      .select("actor_label")
+      .where("action", "=", "staff.password_changed")
+      .execute();
+    expect(changed.map((row) => row.actor_label)).toEqual(["reset@example.org"]);
   });
 
   it("with TOTP on, wants a code besides the link, and keeps the link for the retry", async () => {
