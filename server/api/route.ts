@@ -164,8 +164,6 @@ const NUL_IN_URL = "The URL must not contain the NUL character (%00)";
 function run(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps): Response | Promise<Response> {
   // A path or query value holding NUL (`%00`): no id, filter or key has one, and the database refuses it.
   if (c.req.url.includes("%00")) throw ApiError.validation([NUL_IN_URL]);
-  // A secret is never kept by a cache on the way: the first answer, as its replays (answerPrior).
-  if (route.answerHoldsSecret) c.header("Cache-Control", "no-store");
   route.before?.(c);
   if (route.permission) {
     const auth = c.get("auth");

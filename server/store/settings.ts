@@ -6,10 +6,14 @@ import type { Db } from "./database.js";
  * The first writer wins: processes racing on a fresh database all end up with the same value.
  */
 
+/** A setting's value, or undefined while none is stored. */
+async function readSetting(db: Db, key: string): Promise<string | undefined> {
+  return (await db.selectFrom("instance_settings").select("value").where("key", "=", key).executeTakeFirst())
+    ?.value;
+}
+
 export async function getOrCreateSetting(db: Db, key: string, create: () => string): Promise<string> {
-  const read = async () =>
-    (await db.selectFrom("instance_settings").select("value").where("key", "=", key).executeTakeFirst())
-      ?.value;
+  const read = () => readSetting(db, key);
   const existing = await read();
   if (existing !== undefined) return existing;
   await db
@@ -42,11 +46,6 @@ export async function recordPublicUrl(db: Db, url: string): Promise<void> {
 }
 
 /** The address recorded by recordPublicUrl, or undefined before any server has started. */
-export async function recordedPublicUrl(db: Db): Promise<string | undefined> {
-  const row = await db
-    .selectFrom("instance_settings")
-    .select("value")
-    .where("key", "=", PUBLIC_URL_KEY)
-    .executeTakeFirst();
-  return row?.value;
+export function recordedPublicUrl(db: Db): Promise<string | undefined> {
+  return readSetting(db, PUBLIC_URL_KEY);
 }

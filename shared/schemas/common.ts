@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { controlsAsSpace } from "../controlChars.js";
 import { EMAIL_ADDRESS, isEmailAddress } from "../email.js";
 import { LANGUAGES } from "../languages.js";
 import { dollarsToCents } from "../money.js";
@@ -209,9 +210,6 @@ export const singleLineString = (max: number) =>
     .max(max)
     .meta({ pattern: `^${LINE_CHAR}*$` });
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
-const CONTROL_RUNS = /[\u0000-\u001F\u007F-\u009F]+/g;
-
 /**
  * Text kept on one line, for what comes from a page's address rather than from a person (the UTM
  * parameters): each run of control characters (a line break, a tab) becomes a space instead of refusing
@@ -220,7 +218,7 @@ const CONTROL_RUNS = /[\u0000-\u001F\u007F-\u009F]+/g;
 export const flattenedLine = (max: number) =>
   z
     .string()
-    .overwrite((text) => cleanText(text.replace(CONTROL_RUNS, " ")))
+    .overwrite((text) => cleanText(controlsAsSpace(text)))
     .trim()
     .max(max);
 

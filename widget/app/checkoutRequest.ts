@@ -1,3 +1,4 @@
+import { controlsAsSpace } from "../../shared/controlChars.js";
 import { COUNTRY_CODES } from "../../shared/countries.js";
 import { isEmailAddress } from "../../shared/email.js";
 import { pageLanguage, t as tr } from "./locale.js";
@@ -113,28 +114,18 @@ export function checkoutBody(c: Checkout): Record<string, unknown> {
   const paymentMethod = paymentMethodBody(c);
   if (paymentMethod) body.paymentMethod = paymentMethod;
   Object.assign(body, answersBody(c));
+  // From the page's address, as the server keeps them (controls as a space): the server refuses a NUL in
+  // any body, and the donor cannot change the address, so the gift would be refused for good.
   const utm: Record<string, string> = { ...(view.prefill?.utm ?? {}) };
-  for (const [name, value] of Object.entries(env.utm ?? {})) if (value) utm[name] = fromAddress(value);
+  for (const [name, value] of Object.entries(env.utm ?? {})) if (value) utm[name] = controlsAsSpace(value);
   if (Object.keys(utm).length) body.utm = utm;
-  if (env.elementId) body.elementId = fromAddress(env.elementId);
+  if (env.elementId) body.elementId = controlsAsSpace(env.elementId);
   if (text.website.value) body.website = text.website.value;
   // The currency of the amounts the donor was shown: the server refuses the checkout if it has changed.
   body.currency = view.currency;
   // Always, English too: the receipt and every later e-mail are in the page's language, not the browser's.
   body.language = pageLanguage();
   return body;
-}
-
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this replaces
-const CONTROL_RUNS = /[\u0000-\u001F\u007F-\u009F]+/g;
-
-/**
- * A value taken from the page's address (`utm_…`, `elementid`), as the server keeps it: a run of control
- * characters becomes a space. The server does that itself, except for NUL, which it refuses in any body:
- * the donor cannot change the address, so the gift would be refused for good.
- */
-function fromAddress(value: string): string {
-  return value.replace(CONTROL_RUNS, " ");
 }
 
 /** The checkout's `donor`: the fields the form asks for that the donor filled. */
