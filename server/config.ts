@@ -23,6 +23,7 @@ const envSchema = z.object({
   NODE_ENV: z.enum(["development", "production", "test"]).default("development"),
   RATE_LIMIT_PER_HOUR: whole(1, 10_000_000).default(1000),
   MAX_BODY_BYTES: whole(1024, 50_000_000).default(262_144),
+  REQUEST_TIMEOUT_SECONDS: whole(1, 3600).default(30),
   LEGACY_DONATIONS_API: z.enum(["on", "off"]).optional(),
   SMTP_URL: z.url({ protocol: /^smtps?$/ }).optional(),
   TRUST_PROXY: z
@@ -76,6 +77,11 @@ export interface Config {
   production: boolean;
   rateLimitPerHour: number;
   maxBodyBytes: number;
+  /**
+   * How long a client may take to send one whole request (headers and body); a connection still sending
+   * then is answered 408 and closed, so a slow client cannot hold one open for minutes.
+   */
+  requestTimeoutMs: number;
   /** /v1/donations turned off (false) or on; undefined: served (only the setting turns it off). */
   legacyDonationsApi: boolean | undefined;
   /** Where receipts go; undefined = .eml files under `<dataDir>/mail`. */
@@ -150,6 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     production: e.NODE_ENV === "production",
     rateLimitPerHour: e.RATE_LIMIT_PER_HOUR,
     maxBodyBytes: e.MAX_BODY_BYTES,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_SECONDS * 1000,
     legacyDonationsApi: e.LEGACY_DONATIONS_API === undefined ? undefined : e.LEGACY_DONATIONS_API === "on",
     smtpUrl: e.SMTP_URL,
     trustProxyHops: e.TRUST_PROXY === "off" ? 0 : e.TRUST_PROXY === "on" ? 1 : Number(e.TRUST_PROXY),
@@ -228,6 +235,8 @@ function describe(name: string): string {
       return "must be a whole number of requests per hour, 1 to 10000000";
     case "MAX_BODY_BYTES":
       return "must be a whole number of bytes from 1024 to 50000000";
+    case "REQUEST_TIMEOUT_SECONDS":
+      return "must be a whole number of seconds from 1 to 3600";
     case "LEGACY_DONATIONS_API":
       return "must be on or off";
     case "TRUST_PROXY":

@@ -16,6 +16,10 @@ import { startWorkers } from "./workers.js";
 /** Process entry: read config, open the store, seed the demo outside production, serve, run upkeep. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  if (config.production && !config.publicUrlSet)
+    console.error(
+      `PUBLIC_URL is not set: receipts, emails and set-up links will point at localhost; set it to the address donors and staff reach, such as https://give.example.org`,
+    );
   const store = await openStore(config.databaseUrl);
   // A SECRETS_KEY missing or other than the one the stored secrets were sealed with stops the start here,
   // not at every payment; organizations whose keys it does not open are named.
@@ -39,7 +43,17 @@ async function main(): Promise<void> {
   let stopping = false;
 
   // Every request goes to the one app: its middleware, routes and errors.
-  const server = createServer(getRequestListener(app.fetch, { hostname: config.host }));
+  // A client gets REQUEST_TIMEOUT_SECONDS to send its whole request (20 s at most for the headers); one
+  // still sending then is answered 408 and its connection closed, checked every second or so, so a slow
+  // client cannot hold a connection for Node's default of five minutes.
+  const server = createServer(
+    {
+      requestTimeout: config.requestTimeoutMs,
+      headersTimeout: Math.min(config.requestTimeoutMs, 20_000),
+      connectionsCheckingInterval: Math.min(1000, config.requestTimeoutMs / 2),
+    },
+    getRequestListener(app.fetch, { hostname: config.host }),
+  );
   server.listen(config.port, config.host, () => {
     const info = server.address() as AddressInfo;
     // With PORT=0 the OS picks the port; links must name the real one.

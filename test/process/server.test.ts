@@ -1,4 +1,5 @@
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import SQLite from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -411,3 +412,65 @@ describe(`server process: forms over real HTTP (${dialect})`, () => {
     expect(rb).toBe(ra - 1);
   });
 });
+
+describe.skipIf(dialect !== "sqlite")(
+  "server process: slow clients and a production start without PUBLIC_URL",
+  () => {
+    let temp: TempDir;
+    let server: ServerProcess;
+    beforeAll(async () => {
+      temp = tempDir();
+      server = await startServer({
+        DATA_DIR: temp.dir,
+        NODE_ENV: "production",
+        REQUEST_TIMEOUT_SECONDS: "1",
+      });
+    });
+    afterAll(async () => {
+      await server?.stop();
+      await killAll();
+      temp?.remove();
+    });
+
+    it("says at the start that links will point at localhost", () => {
+      expect(server.stderr()).toMatch(/PUBLIC_URL is not set: .*localhost.*https:\/\/give\.example\.org/);
+    });
+
+    /** Sends `text` on a raw connection and resolves with what came back once the server closed it. */
+    function rawExchange(text: string, giveUpMs: number): Promise<{ answer: string; closedAfterMs: number }> {
+      return new Promise((resolve, reject) => {
+        const started = Date.now();
+        let answer = "";
+        const socket = net.connect(server.port, "127.0.0.1", () => socket.write(text));
+        socket.setEncoding("utf8");
+        socket.on("data", (chunk: string) => {
+          answer += chunk;
+        });
+        socket.on("error", reject);
+        socket.on("close", () => resolve({ answer, closedAfterMs: Date.now() - started }));
+        setTimeout(() => {
+          socket.destroy();
+          reject(new Error(`the server still held the connection after ${giveUpMs} ms`));
+        }, giveUpMs).unref();
+      });
+    }
+
+    it("answers 408 and closes a request whose body never finishes (REQUEST_TIMEOUT_SECONDS)", async () => {
+      const { answer, closedAfterMs } = await rawExchange(
+        `POST /api/staff/login HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nOrigin: http://127.0.0.1:${server.port}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+        15_000,
+      );
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+      expect(closedAfterMs).toBeGreaterThanOrEqual(900);
+    });
+
+    it("closes a connection whose headers never finish", async () => {
+      const { answer } = await rawExchange("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: a", 15_000);
+      expect(answer).toMatch(/^HTTP\/1\.1 408 |^$/);
+    });
+
+    it("still answers a request that arrives in time", async () => {
+      expect((await server.json("GET", "/health")).body).toEqual({ status: "ok" });
+    });
+  },
+);
