@@ -101,7 +101,7 @@ describe.skipIf(!browserAvailable)("the dashboard's keyboard and focus in Chromi
     await page.close();
   });
 
-  it("moves through a member's roles by keyboard without saving; Remove… asks with focus and gets it back", async () => {
+  it("moves through a member's roles by keyboard without saving; Remove… asks with focus and gets it back (Keep or Escape); removed, the focus goes to the heading", async () => {
     const staff = await person("staff");
     const page = await signedIn((await person("owner")).setupUrl);
     await page.getByRole("link", { name: "Team" }).click();
@@ -135,6 +135,22 @@ describe.skipIf(!browserAvailable)("the dashboard's keyboard and focus in Chromi
     await page.getByRole("button", { name: "Keep" }).click();
     await expect.poll(focused).toBe("Remove…");
     expect(await remove.evaluate((el) => el === document.activeElement)).toBe(true);
+
+    // Escape answers Keep as well.
+    await remove.press("Enter");
+    await expect.poll(focused).toBe("Keep");
+    await page.keyboard.press("Escape");
+    await expect.poll(focused).toBe("Remove…");
+
+    // Answered Yes, the row and its buttons go: the focus goes to the page heading, not to the body.
+    await remove.press("Enter");
+    await expect.poll(focused).toBe("Keep");
+    await page.keyboard.press("Shift+Tab");
+    await expect.poll(focused).toBe("Yes, remove");
+    await page.keyboard.press("Enter");
+    await page.getByText(`${staff.email} is removed.`).waitFor();
+    await expect.poll(() => page.evaluate(() => document.activeElement?.tagName)).toBe("H1");
+    expect(await page.evaluate(() => document.activeElement?.textContent)).toBe("Team");
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { keepFocusInPage } from "../../widget/dashboard/focusKeeper.js";
 import { when } from "../../widget/dashboard/format.js";
 import { type Me, me } from "../../widget/dashboard/session.js";
 import { ConfirmInline, CopyButton } from "../../widget/dashboard/ui.js";
@@ -56,6 +57,79 @@ describe("ConfirmInline", () => {
       ["Yes, archive", "danger", true],
       ["Keep it", "secondary", true],
     ]);
+  });
+});
+
+describe("ConfirmInline and the keyboard", () => {
+  it("Escape answers Keep and gives focus back to the button that asked", async () => {
+    const onKeep = vi.fn();
+    render(
+      <>
+        <button type="button" id="delete-1">
+          Delete…
+        </button>
+        <ConfirmInline
+          question="Delete Spring appeal?"
+          yes="Yes, delete"
+          onYes={vi.fn()}
+          onKeep={onKeep}
+          trigger="delete-1"
+        />
+      </>,
+    );
+    const keep = screen.getByRole("button", { name: "Keep" });
+    await waitFor(() => expect(document.activeElement).toBe(keep));
+    fireEvent.keyDown(keep, { key: "Escape" });
+    expect(onKeep).toHaveBeenCalledTimes(1);
+    await waitFor(() => expect(document.activeElement?.id).toBe("delete-1"));
+  });
+
+  it("Escape on its Yes answer also goes back; other keys do nothing", () => {
+    const onKeep = vi.fn();
+    const onYes = vi.fn();
+    render(<ConfirmInline block question="Refund $25.00?" yes="Yes, refund" onYes={onYes} onKeep={onKeep} />);
+    const yes = screen.getByRole("button", { name: "Yes, refund" });
+    fireEvent.keyDown(yes, { key: "Enter" });
+    fireEvent.keyDown(yes, { key: "a" });
+    expect(onKeep).not.toHaveBeenCalled();
+    fireEvent.keyDown(yes, { key: "Escape" });
+    expect(onKeep).toHaveBeenCalledTimes(1);
+    expect(onYes).not.toHaveBeenCalled();
+  });
+
+  it("Escape does nothing while the action is under way", () => {
+    const onKeep = vi.fn();
+    render(
+      <ConfirmInline busy question="Revoke the key?" yes="Yes, revoke" onYes={vi.fn()} onKeep={onKeep} />,
+    );
+    fireEvent.keyDown(screen.getByRole("alertdialog"), { key: "Escape" });
+    expect(onKeep).not.toHaveBeenCalled();
+  });
+});
+
+describe("focus that would be lost (focusKeeper.ts)", () => {
+  it("goes to the page heading when the focused element is removed, and stays put otherwise", async () => {
+    const root = document.createElement("div");
+    root.innerHTML =
+      '<main><h1>Forms</h1><table><tr><td><button id="a">Delete…</button></td></tr><tr><td><button id="b">Delete…</button></td></tr></table></main>';
+    document.body.append(root);
+    try {
+      keepFocusInPage(root);
+      const a = root.querySelector<HTMLButtonElement>("#a");
+      const b = root.querySelector<HTMLButtonElement>("#b");
+      if (!a || !b) throw new Error("no buttons");
+      // Another element removed while the focus is elsewhere: the focus does not move.
+      b.focus();
+      a.closest("tr")?.remove();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(document.activeElement).toBe(b);
+      // The focused one removed: the heading takes the focus instead of the body.
+      b.closest("tr")?.remove();
+      await waitFor(() => expect(document.activeElement?.tagName).toBe("H1"));
+      expect(root.querySelector("h1")?.getAttribute("tabindex")).toBe("-1");
+    } finally {
+      root.remove();
+    }
   });
 });
 

@@ -1,5 +1,6 @@
 import { render } from "preact";
 import "./dashboard.css";
+import { keepFocusInPage } from "./focusKeeper.js";
 import { followLink } from "./router.js";
 import { Shell } from "./Shell.js";
 
@@ -8,5 +9,6 @@ const root = document.getElementById("dashboard");
 if (root) {
   // A click on a link to another dashboard page moves there without reloading.
   document.addEventListener("click", followLink);
+  keepFocusInPage(root);
   render(<Shell />, root);
 }

@@ -103,12 +103,32 @@ export function ConfirmInline(props: {
   };
   // The button that asked is gone: the question takes its focus, on its least destructive answer (Keep),
   // so that a screen reader reads it and a held or repeated Enter never confirms a refund or a delete.
-  useEffect(() => keepButton.current?.focus(), []);
+  useEffect(() => {
+    keepButton.current?.focus();
+    // Answered: when its focus would be lost with it, the button that asked takes it back if it is still
+    // there (a refusal leaves the row as it was); if not, the page keeps it (focusKeeper.ts).
+    const trigger = props.trigger;
+    return () => {
+      if (!trigger) return;
+      setTimeout(() => {
+        const active = document.activeElement;
+        if (!active || active === document.body || !active.isConnected)
+          document.getElementById(trigger)?.focus();
+      });
+    };
+  }, []);
   const keep = () => {
     props.onKeep();
     const trigger = props.trigger;
     // The button that asked is back once the page has drawn again.
     if (trigger) setTimeout(() => document.getElementById(trigger)?.focus());
+  };
+  // Escape answers Keep, as it closes any other dialog; not while the action is under way.
+  const onKeyDown = (event: KeyboardEvent) => {
+    if (event.key !== "Escape" || busy) return;
+    event.preventDefault();
+    event.stopPropagation();
+    keep();
   };
   const words = props.detail ? `${props.question} ${props.detail}` : props.question;
   const answers = (
@@ -123,13 +143,13 @@ export function ConfirmInline(props: {
   );
   if (props.block)
     return (
-      <div class="confirm" role="alertdialog" aria-labelledby={id}>
+      <div class="confirm" role="alertdialog" aria-labelledby={id} onKeyDown={onKeyDown}>
         <p id={id}>{words}</p>
         {answers}
       </div>
     );
   return (
-    <span role="alertdialog" aria-label={props.question}>
+    <span role="alertdialog" aria-label={props.question} onKeyDown={onKeyDown}>
       {words} {answers}
     </span>
   );
