@@ -242,6 +242,23 @@ describe("what a role is offered", () => {
     expect(refund[0]?.headers["Idempotency-Key"]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it.each([
+    ["a completed payment", { status: "COMPLETED" }, true],
+    ["a bank payment settling", { status: "PENDING", paymentMethod: "bank" }, true],
+    ["a failed payment", { status: "FAILED" }, false],
+    ["a payment refunded in full", { status: "REFUNDED", refundedAmount: 50 }, false],
+    ["a card charge waiting for the donor", { status: "PENDING", paymentMethod: "card" }, false],
+  ])(
+    "offers Finance to send the receipt again only for a payment that has one: %s",
+    async (_, over, offered) => {
+      signedIn("FINANCE", FINANCE);
+      on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment(over) }));
+      open("/dashboard/payments/pay_01");
+      await screen.findByRole("heading", { name: /\$50\.00 from Ada Donor/ });
+      expect(screen.queryByRole("button", { name: /Send the receipt again/ }) !== null).toBe(offered);
+    },
+  );
+
   it("offers Staff no refund and no receipt resend, and Owners the team and audit log", async () => {
     signedIn("STAFF", STAFF);
     on("GET", /^\/v1\/payments\/pay_01$/, () => ({ body: payment() }));

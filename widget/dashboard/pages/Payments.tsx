@@ -341,7 +341,7 @@ function PaymentDetail(props: { id: string }) {
           </div>
         ))}
       </dl>
-      {can("donations:write") && <ResendReceipt payment={p} />}
+      {can("donations:write") && hasReceipt(p) && <ResendReceipt payment={p} />}
       {refunded && (
         <p class="notice" role="status" tabIndex={-1} ref={refundedNote}>
           {refunded.text}
@@ -425,6 +425,14 @@ function CancelFreeOrder(props: { payment: Payment; onDone: (payment: Payment, n
     </section>
   );
 }
+
+/**
+ * A payment with a receipt to send again: completed, or a bank payment still settling (the server also
+ * refuses a bank account still to be verified, which the list cannot tell apart; its refusal is shown).
+ * A failed or fully refunded one, or a card charge waiting for the donor, has none (409).
+ */
+const hasReceipt = (p: Payment): boolean =>
+  p.status === "COMPLETED" || (p.status === "PENDING" && p.paymentMethod === "bank");
 
 function ResendReceipt(props: { payment: Payment }) {
   const [notice, setNotice] = useState<string | null>(null);
