@@ -2,6 +2,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
 import { useState } from "preact/hooks";
 import { beforeEach, describe, expect, it } from "vitest";
+import { ListFooter, usePagedList } from "../../widget/dashboard/list.js";
 import { navigate } from "../../widget/dashboard/router.js";
 import { ConfirmInline } from "../../widget/dashboard/ui.js";
 import { type Answer, openDashboard, payment, type Role, standInApi } from "../support/dashboardStandIn.js";
@@ -282,6 +283,33 @@ describe("the forms list", () => {
     createdAt: "2026-01-01T00:00:00.000Z",
   });
 
+  it("describes each row's buttons and links by its form's title, so that two rows' Delete… are told apart", async () => {
+    signedIn();
+    on("GET", /^\/v1\/forms/, () => ({ body: { forms: [form("f1", "First"), form("f2", "Second")] } }));
+    open("/dashboard/forms");
+    const row = async (title: string) =>
+      (await screen.findByRole("link", { name: title })).closest("tr") as HTMLElement;
+    /** Each control of the row that is not the title: its name, and the text its description names. */
+    const described = async (title: string) =>
+      [...within(await row(title)).getAllByRole("button"), ...within(await row(title)).getAllByRole("link")]
+        .filter((el) => el.textContent !== title)
+        .map((el) => [
+          el.textContent,
+          (el.getAttribute("aria-describedby") ?? "")
+            .split(" ")
+            .map((id) => document.getElementById(id)?.textContent)
+            .join(" "),
+        ]);
+    expect(await described("First")).toEqual([
+      ["Turn off", "First"],
+      ["Duplicate", "First"],
+      ["Delete…", "First"],
+      ["Share", "First"],
+      ["Its payments", "First"],
+    ]);
+    expect(await described("Second")).toContainEqual(["Delete…", "Second"]);
+  });
+
   it("keeps a form deleted and a form turned off when more are shown", async () => {
     signedIn();
     on("GET", /^\/v1\/forms/, (call) =>
@@ -446,5 +474,106 @@ describe("amounts in a currency without decimals", () => {
     }));
     open("/dashboard/recurring/sub_1");
     expect(((await screen.findByLabelText("New amount (JPY)")) as HTMLInputElement).step).toBe("1");
+  });
+});
+
+describe("the settings page", () => {
+  const organization = {
+    organizationName: "Tree Trust",
+    organizationBaseURLs: ["https://trees.example"],
+    timeZone: "UTC",
+    currency: "USD",
+    language: "en",
+    logoUrl: null,
+    brandColor: null,
+    receiptReplyTo: null,
+    receiptSubject: null,
+    receiptMessage: null,
+    requireTwoFactor: false,
+  };
+
+  beforeEach(() => {
+    signedIn("OWNER", [...OWNER, "organization:read", "organization:write"]);
+    on("GET", /^\/v1\/organization$/, () => ({ body: organization }));
+    on("GET", /^\/v1\/organization\/payments$/, () => ({
+      body: { processor: "sandbox", mode: "test", stripe: null },
+    }));
+  });
+
+  it("marks each refused field and names its problem there, under one sentence instead of the server's run-on list", async () => {
+    on("PUT", /^\/v1\/organization$/, () => ({
+      status: 400,
+      body: {
+        error: "Validation failed",
+        details: [
+          "brandColor must be a colour as #RRGGBB",
+          "timeZone must be an IANA time zone name",
+          "plan is not a setting",
+        ],
+      },
+    }));
+    open("/dashboard/settings");
+    fireEvent.input(await screen.findByLabelText("Colour"), { target: { value: "green" } });
+    fireEvent.input(screen.getByLabelText("Time zone"), { target: { value: "Mars/Olympus" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save the settings" }));
+
+    const alert = await screen.findByRole("alert");
+    expect(alert.textContent).toBe("The settings were not saved: fix the problems shown at their fields.");
+    const colour = screen.getByLabelText("Colour");
+    expect(colour.getAttribute("aria-invalid")).toBe("true");
+    const described = (el: HTMLElement) =>
+      (el.getAttribute("aria-describedby") ?? "")
+        .split(" ")
+        .map((id) => document.getElementById(id)?.textContent)
+        .join(" | ");
+    expect(described(colour)).toBe("#RRGGBB, e.g. #1A7F5A | brandColor must be a colour as #RRGGBB");
+    expect(described(screen.getByLabelText("Time zone"))).toContain(
+      "timeZone must be an IANA time zone name",
+    );
+    expect(screen.getByLabelText("Name").getAttribute("aria-invalid")).toBeNull();
+    // A problem with no field of its own is listed under the sentence.
+    expect(screen.getByText("plan is not a setting")).toBeTruthy();
+  });
+
+  it("takes 'Saved.' away once a setting is edited again", async () => {
+    on("PUT", /^\/v1\/organization$/, (call) => ({ body: { ...organization, ...(call.body as object) } }));
+    open("/dashboard/settings");
+    fireEvent.input(await screen.findByLabelText("Name"), { target: { value: "Tree Trust UK" } });
+    fireEvent.click(screen.getByRole("button", { name: "Save the settings" }));
+    await screen.findByText("Saved.");
+    fireEvent.input(screen.getByLabelText("Name"), { target: { value: "Tree Trust U.K." } });
+    await waitFor(() => expect(screen.queryByText("Saved.")).toBeNull());
+  });
+});
+
+describe("a list whose new filters are refused", () => {
+  function Payments(props: { fund: string }) {
+    const list = usePagedList<{ paymentID: string }>("/v1/payments", "payments", { fund: props.fund });
+    return (
+      <>
+        <ul>
+          {list.items.map((p) => (
+            <li key={p.paymentID}>{p.paymentID}</li>
+          ))}
+        </ul>
+        <ListFooter {...list} count={list.items.length} noun="payments" />
+      </>
+    );
+  }
+
+  it("shows none of the rows the filters before matched, and says why", async () => {
+    on("GET", /^\/v1\/payments\?fund=General/, () => ({
+      body: { payments: [{ paymentID: "pay_1" }, { paymentID: "pay_2" }], lastEvaluatedKey: "k" },
+    }));
+    on("GET", /^\/v1\/payments\?fund=%00/, () => ({
+      status: 400,
+      body: { error: "Validation failed", details: ["fund must not hold control characters"] },
+    }));
+    const { rerender } = render(<Payments fund="General" />);
+    await screen.findByText("pay_1");
+    rerender(<Payments fund={"\u0000"} />);
+    expect((await screen.findByRole("alert")).textContent).toMatch(/fund must not hold control characters/);
+    expect(screen.queryByText("pay_1")).toBeNull();
+    expect(screen.queryByRole("button", { name: "Show more" })).toBeNull();
   });
 });

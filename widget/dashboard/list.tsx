@@ -28,7 +28,13 @@ export function usePagedList<Item>(
         setItems(page.items);
         setNext(page.next);
       })
-      .catch((err: unknown) => current && setError(messageOf(err)))
+      .catch((err: unknown) => {
+        if (!current) return;
+        // The rows of the filters before are not what these filters match: none are shown, the alert says why.
+        setItems([]);
+        setNext(undefined);
+        setError(messageOf(err));
+      })
       .finally(() => current && setLoading(false));
     return () => {
       current = false;

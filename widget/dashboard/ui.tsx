@@ -159,12 +159,18 @@ export function ConfirmInline(props: {
  * A button that copies `value`. That it did shows on the button itself ("Copied", `confirm: "button"`), or
  * in a status line after it, read out by screen readers (`confirm: "status"`).
  */
-export function CopyButton(props: { value: string; confirm: "button" | "status" }) {
+export function CopyButton(props: {
+  value: string;
+  confirm: "button" | "status";
+  /** The id of what it copies' name: screen readers say it after "Copy", which every such button is called. */
+  describedBy?: string;
+}) {
   const [copied, setCopied] = useState(false);
   const button = (
     <button
       type="button"
       class="secondary"
+      aria-describedby={props.describedBy}
       onClick={() =>
         navigator.clipboard
           ?.writeText(props.value)

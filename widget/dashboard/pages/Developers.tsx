@@ -1,4 +1,4 @@
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { EVENT_TYPES, PERMISSIONS } from "../../../shared/enums.js";
 import { call, detailsAbout, detailsOf, get, listPage } from "../api.js";
 import { when } from "../format.js";
@@ -136,15 +136,20 @@ function WebhookFields(props: {
   );
 }
 
+/** Numbers the secrets shown, for their labels' ids. */
+let secretCount = 0;
+
 /** A secret shown once, with a button that copies it. */
 function Secret(props: { label: string; value: string }) {
+  const labelId = useRef(`secret-${++secretCount}`).current;
   return (
     <div class="confirm" role="status">
       <p>
-        <strong>{props.label}</strong> It is shown this once: copy it now.
+        <strong id={labelId}>{props.label}</strong> It is shown this once: copy it now.
       </p>
       <p>
-        <code data-secret>{props.value}</code> <CopyButton value={props.value} confirm="button" />
+        <code data-secret>{props.value}</code>{" "}
+        <CopyButton value={props.value} confirm="button" describedBy={labelId} />
       </p>
     </div>
   );
@@ -216,7 +221,7 @@ function Keys() {
             {keys.map((key) => (
               <tr key={key.keyId}>
                 <td>
-                  {key.name}
+                  <span id={`key-name-${key.keyId}`}>{key.name}</span>
                   <br />
                   <small>Made {when(key.createdAt)}</small>
                 </td>
@@ -246,6 +251,7 @@ function Keys() {
                         type="button"
                         class="secondary"
                         id={`revoke-${key.keyId}`}
+                        aria-describedby={`key-name-${key.keyId}`}
                         onClick={() => setRevoking(key.keyId)}
                       >
                         Revoke…
@@ -343,8 +349,8 @@ function Webhooks() {
         {hooks.map((hook) => (
           <li key={hook.webhookId} class="hook">
             <p>
-              <strong>{hook.url}</strong> — {hook.status === "ACTIVE" ? "on" : "off"};{" "}
-              {hook.events.join(", ")}
+              <strong id={`hook-url-${hook.webhookId}`}>{hook.url}</strong> —{" "}
+              {hook.status === "ACTIVE" ? "on" : "off"}; {hook.events.join(", ")}
               {hook.description && (
                 <>
                   <br />
@@ -360,6 +366,7 @@ function Webhooks() {
             <button
               type="button"
               class="secondary"
+              aria-describedby={`hook-url-${hook.webhookId}`}
               onClick={() =>
                 act(
                   async () => {
@@ -376,6 +383,7 @@ function Webhooks() {
             <button
               type="button"
               class="secondary"
+              aria-describedby={`hook-url-${hook.webhookId}`}
               onClick={() =>
                 act(async () => {
                   const answer = await call<{ secret: string; previousSecretExpiresAt: number }>(
@@ -395,6 +403,7 @@ function Webhooks() {
               type="button"
               class="secondary"
               aria-expanded={open === hook.webhookId}
+              aria-describedby={`hook-url-${hook.webhookId}`}
               onClick={() => setOpen(open === hook.webhookId ? null : hook.webhookId)}
             >
               Deliveries
@@ -403,6 +412,7 @@ function Webhooks() {
               type="button"
               class="secondary"
               aria-expanded={editing === hook.webhookId}
+              aria-describedby={`hook-url-${hook.webhookId}`}
               onClick={() => setEditing(editing === hook.webhookId ? null : hook.webhookId)}
             >
               Edit…
@@ -411,6 +421,7 @@ function Webhooks() {
               type="button"
               class="secondary"
               id={`delete-hook-${hook.webhookId}`}
+              aria-describedby={`hook-url-${hook.webhookId}`}
               onClick={() => setDeleting(hook.webhookId)}
             >
               Delete…
@@ -577,9 +588,9 @@ function Deliveries(props: { hook: Webhook }) {
           <tbody>
             {logs.map((log) => (
               <tr key={log.logId}>
-                <td>{when(log.timestamp)}</td>
+                <td id={`delivery-when-${log.logId}`}>{when(log.timestamp)}</td>
                 <td>
-                  {log.eventType}
+                  <span id={`delivery-event-${log.logId}`}>{log.eventType}</span>
                   <br />
                   <small>attempt {log.attempt}</small>
                 </td>
@@ -592,7 +603,12 @@ function Deliveries(props: { hook: Webhook }) {
                   <pre>{log.responseBody ?? ""}</pre>
                 </td>
                 <td>
-                  <button type="button" class="secondary" onClick={() => resend(log)}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-describedby={`delivery-event-${log.logId} delivery-when-${log.logId}`}
+                    onClick={() => resend(log)}
+                  >
                     Send again
                   </button>
                 </td>

@@ -209,7 +209,7 @@ function DoorOf(props: { formId: string }) {
               </button>
             ) : (
               <div class="ticket-state">
-                <strong>{t.buyer.name || t.buyer.email}</strong>{" "}
+                <strong id={`ticket-${t.code}`}>{t.buyer.name || t.buyer.email}</strong>{" "}
                 <small>
                   {t.ticketType} · {t.code}
                 </small>
@@ -220,7 +220,12 @@ function DoorOf(props: { formId: string }) {
                     ? `In since ${when(t.checkedInAt)}${t.checkedInBy ? ` (${t.checkedInBy})` : ""}`
                     : "Not in yet"}
                 {t.status === "CHECKED_IN" && writable && (
-                  <button type="button" class="secondary" onClick={() => undo(t.code)}>
+                  <button
+                    type="button"
+                    class="secondary"
+                    aria-describedby={`ticket-${t.code}`}
+                    onClick={() => undo(t.code)}
+                  >
                     Undo
                   </button>
                 )}

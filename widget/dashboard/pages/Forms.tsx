@@ -184,7 +184,12 @@ function FormList() {
             {shown.map((form) => (
               <tr key={form.formID}>
                 <td>
-                  <a href={to(`forms/${form.formID}/${writable ? "edit" : "share"}`)}>{form.title}</a>
+                  <a
+                    id={`form-title-${form.formID}`}
+                    href={to(`forms/${form.formID}/${writable ? "edit" : "share"}`)}
+                  >
+                    {form.title}
+                  </a>
                   <br />
                   <small>Made {when(form.createdAt)}</small>
                 </td>
@@ -199,8 +204,15 @@ function FormList() {
                 </td>
                 <td>{raised[form.formID]?.gifts ?? "—"}</td>
                 <td>
-                  <a href={to(`forms/${form.formID}/share`)}>Share</a>{" "}
-                  <a href={to("payments", { formID: form.formID })}>Its payments</a>
+                  <a href={to(`forms/${form.formID}/share`)} aria-describedby={`form-title-${form.formID}`}>
+                    Share
+                  </a>{" "}
+                  <a
+                    href={to("payments", { formID: form.formID })}
+                    aria-describedby={`form-title-${form.formID}`}
+                  >
+                    Its payments
+                  </a>
                   {writable &&
                     (deleting === form.formID ? (
                       <>
@@ -217,16 +229,27 @@ function FormList() {
                     ) : (
                       <>
                         {" "}
-                        <button type="button" class="secondary" onClick={() => setActive(form, !form.active)}>
+                        <button
+                          type="button"
+                          class="secondary"
+                          aria-describedby={`form-title-${form.formID}`}
+                          onClick={() => setActive(form, !form.active)}
+                        >
                           {form.active ? "Turn off" : "Turn on"}
                         </button>
-                        <button type="button" class="secondary" onClick={() => duplicate(form)}>
+                        <button
+                          type="button"
+                          class="secondary"
+                          aria-describedby={`form-title-${form.formID}`}
+                          onClick={() => duplicate(form)}
+                        >
                           Duplicate
                         </button>
                         <button
                           type="button"
                           class="secondary"
                           id={`delete-${form.formID}`}
+                          aria-describedby={`form-title-${form.formID}`}
                           onClick={() => setDeleting(form.formID)}
                         >
                           Delete…
@@ -356,14 +379,16 @@ function Copyable(props: { label: string; value: string; hint: string; multiline
   const id = `copy-${props.label.replace(/\W+/g, "-").toLowerCase()}`;
   return (
     <div class="field">
-      <label for={id}>{props.label}</label>
+      <label for={id} id={`${id}-label`}>
+        {props.label}
+      </label>
       {props.multiline ? (
         <textarea id={id} readOnly rows={4} value={props.value} onFocus={(e) => e.currentTarget.select()} />
       ) : (
         <input id={id} readOnly value={props.value} onFocus={(e) => e.currentTarget.select()} />
       )}
       <small class="hint">{props.hint}</small>
-      <CopyButton value={props.value} confirm="status" />
+      <CopyButton value={props.value} confirm="status" describedBy={`${id}-label`} />
     </div>
   );
 }

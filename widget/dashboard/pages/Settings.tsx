@@ -1,7 +1,8 @@
+import { cloneElement } from "preact";
 import { useEffect, useState } from "preact/hooks";
 import { CURRENCIES } from "../../../shared/currency.js";
 import { LANGUAGE_NAMES, LANGUAGES } from "../../../shared/languages.js";
-import { call, detailsAbout, detailsOf, get } from "../api.js";
+import { call, detailsAbout, detailsOf, fieldOf, get } from "../api.js";
 import { when } from "../format.js";
 import { can, loadMe, me } from "../session.js";
 import { ConfirmInline, ErrorNote, messageOf, Notice, PageTitle } from "../ui.js";
@@ -81,8 +82,11 @@ export default function Settings() {
       </>
     );
 
-  const set = <K extends keyof Organization>(field: K, value: Organization[K]) =>
+  // An edit after "Saved." makes that word stale: it goes until the next save.
+  const set = <K extends keyof Organization>(field: K, value: Organization[K]) => {
+    setNotice(null);
     setDraft({ ...draft, [field]: value });
+  };
   const text = (field: keyof Organization) => String(draft[field] ?? "");
   const save = async (event: Event) => {
     event.preventDefault();
@@ -104,23 +108,46 @@ export default function Settings() {
       setNotice("Saved.");
       await loadMe();
     } catch (err) {
-      setDetails(detailsOf(err));
-      setError(messageOf(err));
+      const found = detailsOf(err);
+      setDetails(found);
+      // Problems with fields are shown at them (and named here): one sentence, not the server's run-on list.
+      setError(
+        found.length > 0
+          ? "The settings were not saved: fix the problems shown at their fields."
+          : messageOf(err),
+      );
     }
   };
+  /** Problems the page has no field for, listed under the message. */
+  const elsewhere = details.filter((d) => !(FIELDS as string[]).includes(fieldOf(d)));
 
-  const field = (name: keyof Organization, label: string, control: preact.JSX.Element, hint?: string) => (
-    <div class="field">
-      <label for={`org-${name}`}>{label}</label>
-      {control}
-      {hint && <small class="hint">{hint}</small>}
-      {detailsAbout(details, name).map((d) => (
-        <p key={d} class="error">
-          {d}
-        </p>
-      ))}
-    </div>
-  );
+  // A field with problems is marked invalid and described by them, after its hint.
+  const field = (name: keyof Organization, label: string, control: preact.JSX.Element, hint?: string) => {
+    const problems = detailsAbout(details, name);
+    const hintId = hint ? `org-${name}-hint` : undefined;
+    const errorId = problems.length > 0 ? `org-${name}-error` : undefined;
+    return (
+      <div class="field">
+        <label for={`org-${name}`}>{label}</label>
+        {cloneElement(control, {
+          "aria-invalid": problems.length > 0 ? "true" : undefined,
+          "aria-describedby": [hintId, errorId].filter(Boolean).join(" ") || undefined,
+        })}
+        {hint && (
+          <small id={hintId} class="hint">
+            {hint}
+          </small>
+        )}
+        {errorId && (
+          <ul id={errorId} class="error field-errors">
+            {problems.map((d) => (
+              <li key={d}>{d}</li>
+            ))}
+          </ul>
+        )}
+      </div>
+    );
+  };
   const input = (name: keyof Organization, type = "text") => (
     <input
       id={`org-${name}`}
@@ -226,6 +253,13 @@ export default function Settings() {
           />,
         )}
         <ErrorNote message={error} />
+        {elsewhere.length > 0 && (
+          <ul class="error">
+            {elsewhere.map((d) => (
+              <li key={d}>{d}</li>
+            ))}
+          </ul>
+        )}
         <Notice message={notice} />
         {writable && <button type="submit">Save the settings</button>}
       </form>

@@ -93,7 +93,7 @@ export default function Team() {
             {(members ?? []).map((member) => (
               <tr key={member.userId}>
                 <td>
-                  {member.email}
+                  <span id={`member-${member.userId}`}>{member.email}</span>
                   {member.userId === me.value?.userId && " (you)"}
                   {member.invitePending && (
                     <>
@@ -137,6 +137,7 @@ export default function Team() {
                         <button
                           type="button"
                           class="secondary"
+                          aria-describedby={`member-${member.userId}`}
                           onClick={() =>
                             act(
                               () =>
@@ -155,6 +156,7 @@ export default function Team() {
                         type="button"
                         class="secondary"
                         id={`remove-${member.userId}`}
+                        aria-describedby={`member-${member.userId}`}
                         onClick={() => setRemoving(member.userId)}
                       >
                         Remove…
