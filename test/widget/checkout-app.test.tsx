@@ -634,6 +634,26 @@ describe("questions and choices", () => {
     });
   });
 
+  it("names a required group of checkboxes '(required)' for screen readers, as its fields' required attribute does", async () => {
+    renderCheckout(
+      formView({
+        customInputs: [
+          {
+            id: "d",
+            title: "Interests",
+            inputType: "multi_select",
+            required: true,
+            options: ["Trees", "Rivers"],
+          },
+          { id: "e", title: "Newsletters", inputType: "multi_select", required: false, options: ["Monthly"] },
+        ],
+      }),
+    );
+    const group = screen.getByRole("group", { name: "Interests (required)" });
+    expect(group.querySelector(".alm-req")?.getAttribute("aria-hidden")).toBe("true");
+    expect(screen.getByRole("group", { name: "Newsletters" })).toBeTruthy();
+  });
+
   it("offers cover-fees (with the fee) and anonymous only when enabled, and sends them", async () => {
     const on = {
       coverFees: true,

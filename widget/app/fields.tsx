@@ -1,4 +1,5 @@
 import type { ComponentChildren } from "preact";
+import { t } from "./locale.js";
 import type { Checkout } from "./store.js";
 import type { TextField } from "./textFields.js";
 
@@ -111,6 +112,8 @@ export function Group(props: {
       <legend>
         {props.legend}
         <Req on={props.required} />
+        {/* A group has no required attribute to announce: the legend says it. */}
+        {props.required && <span class="alm-sr"> ({t("checkout.required.group")})</span>}
       </legend>
       {props.children}
       <ErrorText c={c} name={name} />

@@ -114,6 +114,7 @@ export const ar: Catalog = {
   "checkout.required.before": "الحقول المعلّمة",
   "checkout.required.sr": "بنجمة",
   "checkout.required.after": "مطلوبة.",
+  "checkout.required.group": "مطلوب",
   "checkout.firstName": "الاسم الأول",
   "checkout.lastName": "اسم العائلة",
   "checkout.email": "البريد الإلكتروني",

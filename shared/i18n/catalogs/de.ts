@@ -119,6 +119,7 @@ export const de: Catalog = {
   "checkout.required.before": "Mit",
   "checkout.required.sr": "einem Sternchen",
   "checkout.required.after": "markierte Felder sind Pflichtfelder.",
+  "checkout.required.group": "Pflichtfeld",
   "checkout.firstName": "Vorname",
   "checkout.lastName": "Nachname",
   "checkout.email": "E-Mail",

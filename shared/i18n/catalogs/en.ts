@@ -118,6 +118,7 @@ export const en = {
   "checkout.required.before": "Fields marked",
   "checkout.required.sr": "with an asterisk",
   "checkout.required.after": "are required.",
+  "checkout.required.group": "required",
   "checkout.firstName": "First name",
   "checkout.lastName": "Last name",
   "checkout.email": "Email",

@@ -118,6 +118,7 @@ export const es: Catalog = {
   "checkout.required.before": "Los campos marcados",
   "checkout.required.sr": "con un asterisco",
   "checkout.required.after": "son obligatorios.",
+  "checkout.required.group": "obligatorio",
   "checkout.firstName": "Nombre",
   "checkout.lastName": "Apellidos",
   "checkout.email": "Correo electrónico",

@@ -118,6 +118,7 @@ export const fr: Catalog = {
   "checkout.required.before": "Les champs marqués",
   "checkout.required.sr": "d’un astérisque",
   "checkout.required.after": "sont obligatoires.",
+  "checkout.required.group": "obligatoire",
   "checkout.firstName": "Prénom",
   "checkout.lastName": "Nom",
   "checkout.email": "E-mail",

@@ -117,6 +117,7 @@ export const ptBR: Catalog = {
   "checkout.required.before": "Os campos marcados",
   "checkout.required.sr": "com asterisco",
   "checkout.required.after": "são obrigatórios.",
+  "checkout.required.group": "obrigatório",
   "checkout.firstName": "Nome",
   "checkout.lastName": "Sobrenome",
   "checkout.email": "E-mail",
