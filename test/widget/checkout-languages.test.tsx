@@ -117,6 +117,26 @@ describe("a checkout page not in English", () => {
     expect(api.checkouts()[0].body.amount).toBe(25.5);
   });
 
+  it("refuses ¥1,500.5 at the amount field, naming the range of whole yen, and prices or sends nothing of it", async () => {
+    useLocale("en", "JPY");
+    const api = fakeApi();
+    const { c } = renderCheckout(
+      formView({ currency: "JPY", allowCustomAmount: true, minAmount: 100, maxAmount: 100000 }),
+      { api },
+    );
+    c.useCustom.value = true;
+    c.text.customAmount.value = "1,500.5";
+    fillAndSend(c);
+    await waitFor(() => expect(c.errors.value.customAmount).toBe("Enter an amount from ¥100 to ¥100,000."));
+    expect(api.checkouts()).toHaveLength(0);
+    expect(api.quotes().some((q) => q.body.amount === 1500.5)).toBe(false);
+    // A whole amount goes through.
+    c.text.customAmount.value = "1,500";
+    fillAndSend(c);
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.amount).toBe(1500);
+  });
+
   it("names the gift line of the summary in its own words, and a giving level as the organization wrote it", async () => {
     renderIn("es", { status: 201, body: {} });
     await waitFor(() => expect(document.querySelector(".alm-summary dt")?.textContent).toBe("Donación"));

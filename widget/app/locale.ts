@@ -19,6 +19,7 @@ export function setLocale(next: { language: string; currency: string; messages?:
 }
 
 export const pageLanguage = (): string => language;
+export const pageCurrency = (): string => currency;
 
 /** A message of the page's language; its key when the page was sent without it. */
 export function t(key: MessageKey, values: MessageValues = {}): string {

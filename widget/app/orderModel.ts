@@ -1,8 +1,9 @@
 import { batch, computed, signal } from "@preact/signals";
+import { decimalsOf } from "../../shared/currency.js";
 import type { Frequency } from "../../shared/enums.js";
 import { parseAmount } from "./amountText.js";
 import type { InitialChoices } from "./initialChoices.js";
-import { pageLanguage } from "./locale.js";
+import { pageCurrency, pageLanguage } from "./locale.js";
 import type { TextFields } from "./textFields.js";
 import type { FormView } from "./view.js";
 
@@ -12,9 +13,14 @@ import type { FormView } from "./view.js";
  * prices. What the donor must fix before sending is checked in checkoutRequest.ts.
  */
 
-/** A typed amount in the page's language ("1.234,50" in German), in major units; null when it is none. */
+/**
+ * A typed amount in the page's language ("1.234,50" in German), in major units; null when it is none, or
+ * one the page's currency cannot express (¥12.5: the field's check then names the range of whole amounts,
+ * and nothing is sent to be priced).
+ */
 export function typedAmount(text: string): number | null {
-  return parseAmount(text, pageLanguage());
+  const amount = parseAmount(text, pageLanguage());
+  return amount !== null && (amount % 1 === 0 || decimalsOf(pageCurrency())) ? amount : null;
 }
 
 export function createOrderModel(
