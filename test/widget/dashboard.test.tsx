@@ -139,6 +139,8 @@ describe("signing in", () => {
     fireEvent.input(screen.getByLabelText("Password"), { target: { value: "my own passphrase" } });
     fireEvent.submit(screen.getByRole("button", { name: "Sign in" }).closest("form") as HTMLFormElement);
     const code = await screen.findByLabelText("Code from your authenticator app");
+    // The field that appeared takes the focus: its label is read, and the code is typed at once.
+    await waitFor(() => expect(document.activeElement).toBe(code));
     fireEvent.input(code, { target: { value: "123456" } });
     fireEvent.submit(code.closest("form") as HTMLFormElement);
     await waitFor(() => expect(window.location.pathname).toBe("/dashboard"));

@@ -1,4 +1,4 @@
-import { useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, call } from "../api.js";
 import type { PageProps } from "../page.js";
 import { location, navigate, to } from "../router.js";
@@ -21,6 +21,12 @@ export default function SignIn(props: Partial<PageProps> & { invitation?: string
   const [error, setError] = useState<string | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const codeInput = useRef<HTMLInputElement>(null);
+  // The code's field appears after the password is taken: the focus moves into it, so a screen reader reads
+  // its label and the person types the code at once (autofocus acts only when a page loads).
+  useEffect(() => {
+    if (needsCode) codeInput.current?.focus();
+  }, [needsCode]);
 
   const signIn = async (event: Event) => {
     event.preventDefault();
@@ -137,8 +143,7 @@ export default function SignIn(props: Partial<PageProps> & { invitation?: string
                 autoComplete="one-time-code"
                 required
                 value={code}
-                // biome-ignore lint/a11y/noAutofocus: the field appears because the person was asked for it
-                autoFocus
+                ref={codeInput}
                 onInput={(e) => setCode(e.currentTarget.value)}
               />
             )}
