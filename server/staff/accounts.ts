@@ -345,7 +345,12 @@ export async function countAttempt(store: Store, keys: string[], nowMs: number):
       // Free again once the oldest of the last ten leaves the window.
       const oldest = Date.parse(recent[recent.length - 1].created_at);
       const retry = Math.max(1, Math.ceil((oldest + FAILURE_WINDOW_MINUTES * 60_000 - nowMs) / 1000));
-      throw new StaffError("throttled", "Too many failed sign-ins; try again later", retry);
+      const minutes = Math.ceil(retry / 60);
+      throw new StaffError(
+        "throttled",
+        `Too many failed sign-ins: try again in ${minutes} minute${minutes === 1 ? "" : "s"}`,
+        retry,
+      );
     }
     await trx.insertInto("staff_login_failures").values(rows).execute();
   });
