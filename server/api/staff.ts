@@ -1,6 +1,7 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
+import { DEFAULT_CURRENCY } from "../../shared/currency.js";
 import {
   staffLoginBodySchema,
   staffMeSchema,
@@ -81,6 +82,7 @@ export async function meAnswer(deps: AppDeps, c: Context<AppEnv>, session: Staff
     organizationId: session.organizationId,
     organizationName: org?.name ?? "",
     timeZone: org?.timeZone ?? "UTC",
+    currency: org?.currency ?? DEFAULT_CURRENCY,
     role: session.role,
     permissions: [...session.permissions],
     twoFactorEnabled: session.twoFactorEnabled,

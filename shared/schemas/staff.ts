@@ -55,6 +55,10 @@ export const staffMeSchema = z.object({
     description:
       "The organization's IANA time zone: the dashboard writes times in it, as its filters and exports count days",
   }),
+  currency: z.string().meta({
+    description:
+      "The organization's currency (ISO 4217): what totals without a currency of their own, such as a contact's `totalTransactionValue`, are counted in",
+  }),
   role: z.enum(STAFF_ROLES),
   permissions: z.array(z.string()).meta({ description: "What the role may do, as API key permissions" }),
   twoFactorEnabled: z.boolean().meta({ description: "Whether the person signs in with a TOTP code" }),

@@ -481,15 +481,17 @@ describe(`staff team (${dialect})`, () => {
     expect((await call("GET", "/api/staff/me", { cookie: direct.cookie })).body.role).toBe("STAFF");
   });
 
-  it("tells the signed-in person the organization's time zone, in which the dashboard writes times", async () => {
+  it("tells the signed-in person the organization's time zone and currency, in which the dashboard writes times and totals", async () => {
     const { cookie } = await member("STAFF", "zone@example.org");
-    const before = (await t.request<{ timeZone: string }>("GET", "/v1/organization")).body.timeZone;
-    await t.request("PUT", "/v1/organization", { body: { timeZone: "Asia/Tokyo" } });
+    const before = (await t.request<{ timeZone: string; currency: string }>("GET", "/v1/organization")).body;
+    await t.request("PUT", "/v1/organization", { body: { timeZone: "Asia/Tokyo", currency: "EUR" } });
     try {
       const answer = await call("GET", "/api/staff/me", { cookie });
-      expect(answer.body).toMatchObject({ role: "STAFF", timeZone: "Asia/Tokyo" });
+      expect(answer.body).toMatchObject({ role: "STAFF", timeZone: "Asia/Tokyo", currency: "EUR" });
     } finally {
-      await t.request("PUT", "/v1/organization", { body: { timeZone: before } });
+      await t.request("PUT", "/v1/organization", {
+        body: { timeZone: before.timeZone, currency: before.currency },
+      });
     }
   });
 

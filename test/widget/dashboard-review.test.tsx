@@ -577,3 +577,35 @@ describe("a list whose new filters are refused", () => {
     expect(screen.queryByRole("button", { name: "Show more" })).toBeNull();
   });
 });
+
+describe("a contact's page", () => {
+  it("writes the contact's total in the organization's currency", async () => {
+    signedInAs("STAFF", ["contacts:read", "donations:read", "subscriptions:read"], { currency: "EUR" });
+    on("GET", /^\/v1\/contacts\/con_1$/, () => ({
+      body: {
+        id: "con_1",
+        firstName: "Ada",
+        lastName: "Donor",
+        fullName: "Ada Donor",
+        organizationName: null,
+        emails: [{ value: "ada@example.org", isPrimary: true }],
+        phones: [],
+        addresses: [],
+        totalTransactionCount: 2,
+        totalTransactionValue: 1250.5,
+        emailConsent: "UNKNOWN",
+        smsConsent: "UNKNOWN",
+        communicationConsent: "UNKNOWN",
+        hasActiveSubscription: false,
+        firstDonationAt: null,
+        lastDonationAt: null,
+        createdAt: "2026-01-01T00:00:00.000Z",
+      },
+    }));
+    on("GET", /^\/v1\/payments\?/, () => ({ body: { payments: [] } }));
+    on("GET", /^\/v1\/subscriptions\?/, () => ({ body: { subscriptions: [] } }));
+    open("/dashboard/contacts/con_1");
+    await screen.findByRole("heading", { name: "Ada Donor" });
+    expect(screen.getByText("Gifts").nextElementSibling?.textContent).toBe("2, €1,250.50 in all");
+  });
+});

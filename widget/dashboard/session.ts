@@ -12,6 +12,8 @@ export interface Me {
   organizationName: string;
   /** The organization's IANA time zone, in which the pages write times (format.ts). */
   timeZone?: string;
+  /** The organization's currency, in which a contact's total is counted. */
+  currency?: string;
   role: Role;
   permissions: string[];
   twoFactorEnabled?: boolean;

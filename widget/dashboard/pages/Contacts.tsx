@@ -4,6 +4,7 @@ import { money, when, words } from "../format.js";
 import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
+import { me } from "../session.js";
 import { ErrorNote, Field, messageOf, PageTitle } from "../ui.js";
 import type { Payment } from "./Payments.js";
 import type { Subscription } from "./Recurring.js";
@@ -167,7 +168,8 @@ function ContactPage(props: { id: string }) {
         <div>
           <dt>Gifts</dt>
           <dd>
-            {contact.totalTransactionCount}, {contact.totalTransactionValue.toFixed(2)} in all
+            {contact.totalTransactionCount},{" "}
+            {money(contact.totalTransactionValue, me.value?.currency ?? "USD")} in all
           </dd>
         </div>
         <div>
