@@ -609,3 +609,22 @@ describe("a contact's page", () => {
     expect(screen.getByText("Gifts").nextElementSibling?.textContent).toBe("2, €1,250.50 in all");
   });
 });
+
+describe("the payments list", () => {
+  it("says how much of a completed payment was refunded, as its page does", async () => {
+    signedIn("FINANCE", [...OWNER]);
+    on("GET", /^\/v1\/payments\?/, () => ({
+      body: {
+        payments: [
+          payment({ paymentID: "pay_1", refundedAmount: 20 }),
+          payment({ paymentID: "pay_2", email: "bo@example.org", firstName: "Bo", lastName: "Giver" }),
+        ],
+      },
+    }));
+    open("/dashboard/payments");
+    const row = async (name: string) =>
+      (await screen.findByRole("link", { name })).closest("tr") as HTMLElement;
+    expect((await row("Ada Donor")).textContent).toContain("Completed$20.00 refunded");
+    expect((await row("Bo Giver")).textContent).not.toContain("refunded");
+  });
+});

@@ -236,7 +236,16 @@ function PaymentList(props: { query: URLSearchParams }) {
                   <small>{p.email}</small>
                 </td>
                 <td>{money(p.amount, p.currency)}</td>
-                <td>{words(p.status)}</td>
+                <td>
+                  {words(p.status)}
+                  {/* A payment refunded in part stays Completed: the list says how much went back. */}
+                  {p.status === "COMPLETED" && p.refundedAmount > 0 && (
+                    <>
+                      <br />
+                      <small>{money(p.refundedAmount, p.currency)} refunded</small>
+                    </>
+                  )}
+                </td>
                 <td>{p.form}</td>
               </tr>
             ))}
