@@ -628,3 +628,63 @@ describe("the payments list", () => {
     expect((await row("Bo Giver")).textContent).not.toContain("refunded");
   });
 });
+
+describe("the team's last Owner", () => {
+  const member = (userId: string, email: string, role: string, invitePending = false) => ({
+    userId,
+    email,
+    role,
+    joinedAt: "2026-01-01T00:00:00.000Z",
+    passwordSet: !invitePending,
+    invitePending,
+    inviteExpiresAt: invitePending ? "2026-01-02T00:00:00.000Z" : null,
+    lastSignInAt: null,
+  });
+  const rowOf = async (email: string) => (await screen.findByText(email)).closest("tr") as HTMLElement;
+
+  it("is offered neither Remove… nor another role, and the row says why", async () => {
+    signedIn();
+    on("GET", /^\/api\/staff\/team$/, () => ({
+      body: {
+        members: [
+          member("usr_1", "pat@charity.example", "OWNER"),
+          member("usr_2", "sam@charity.example", "STAFF"),
+          // Invited, not joined: the joined Owner stays the last one who can hold the organization.
+          member("usr_3", "new@charity.example", "OWNER", true),
+        ],
+      },
+    }));
+    open("/dashboard/team");
+    const pat = await rowOf("pat@charity.example");
+    expect(within(pat).queryByRole("button", { name: "Remove…" })).toBeNull();
+    expect(pat.textContent).toContain(
+      "The only Owner: make someone else Owner before removing or changing this one.",
+    );
+    const role = within(pat).getByLabelText("Role of pat@charity.example") as HTMLSelectElement;
+    expect(role.disabled).toBe(true);
+    expect(document.getElementById(role.getAttribute("aria-describedby") ?? "")?.textContent).toMatch(
+      /only Owner/,
+    );
+    // The others keep their answers: the invited Owner may be removed.
+    expect(within(await rowOf("new@charity.example")).getByRole("button", { name: "Remove…" })).toBeTruthy();
+    expect(within(await rowOf("sam@charity.example")).getByRole("button", { name: "Remove…" })).toBeTruthy();
+  });
+
+  it("with two joined Owners, either may be removed", async () => {
+    signedIn();
+    on("GET", /^\/api\/staff\/team$/, () => ({
+      body: {
+        members: [
+          member("usr_1", "pat@charity.example", "OWNER"),
+          member("usr_3", "kim@charity.example", "OWNER"),
+        ],
+      },
+    }));
+    open("/dashboard/team");
+    for (const email of ["pat@charity.example", "kim@charity.example"]) {
+      const row = await rowOf(email);
+      expect(within(row).getByRole("button", { name: "Remove…" })).toBeTruthy();
+      expect((within(row).getByLabelText(`Role of ${email}`) as HTMLSelectElement).disabled).toBe(false);
+    }
+  });
+});

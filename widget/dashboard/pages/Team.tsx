@@ -63,6 +63,13 @@ export default function Team() {
     return true;
   };
 
+  // The API refuses to remove or demote the organization's last Owner, or the last one who has joined while
+  // others are only invited: the page offers neither and says why.
+  const owners = (members ?? []).filter((m) => m.role === "OWNER");
+  const joinedOwners = owners.filter((m) => !m.invitePending);
+  const lastOwner = (m: Member): boolean =>
+    m.role === "OWNER" && (owners.length === 1 || (!m.invitePending && joinedOwners.length === 1));
+
   if (!isOwner())
     return (
       <>
@@ -105,6 +112,7 @@ export default function Team() {
                 <td>
                   <RoleChange
                     member={member}
+                    locked={lastOwner(member)}
                     onChange={(next) =>
                       act(
                         () =>
@@ -131,6 +139,10 @@ export default function Team() {
                       onKeep={() => setRemoving(null)}
                       trigger={`remove-${member.userId}`}
                     />
+                  ) : lastOwner(member) ? (
+                    <small id={`only-owner-${member.userId}`}>
+                      The only Owner: make someone else Owner before removing or changing this one.
+                    </small>
                   ) : (
                     <>
                       {member.invitePending && (
@@ -224,7 +236,12 @@ export default function Team() {
  * A member's role: the list only chooses it; "Change role" sends it (a keyboard moving through the list
  * changes nothing). Demoting an Owner, or changing one's own role, asks first.
  */
-function RoleChange(props: { member: Member; onChange: (role: Role) => Promise<unknown> }) {
+function RoleChange(props: {
+  member: Member;
+  /** The last Owner: the role cannot change (the row says why). */
+  locked: boolean;
+  onChange: (role: Role) => Promise<unknown>;
+}) {
   const { member } = props;
   const [chosen, setChosen] = useState<Role>(member.role);
   const [confirming, setConfirming] = useState(false);
@@ -257,7 +274,8 @@ function RoleChange(props: { member: Member; onChange: (role: Role) => Promise<u
       <select
         id={selectId}
         value={chosen}
-        disabled={busy}
+        disabled={busy || props.locked}
+        aria-describedby={props.locked ? `only-owner-${member.userId}` : undefined}
         onChange={(event) => {
           setChosen(event.currentTarget.value as Role);
           setConfirming(false);
