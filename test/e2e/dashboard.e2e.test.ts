@@ -405,6 +405,88 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     await phone.close();
   });
 
+  it("fits a 320 px phone with long unbroken donor text, form titles, key names and webhook addresses", async () => {
+    const long = (what: string, n: number) => `${what}${"x".repeat(n)}`;
+    const v1 = async (method: string, path: string, body: unknown) => {
+      const res = await fetch(`${served.baseUrl}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${served.t.org.key}`, "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      const json = (await res.json()) as Record<string, unknown>;
+      expect(res.status, JSON.stringify(json)).toBeLessThan(300);
+      return json;
+    };
+    const { formID } = await createForm(served, {
+      title: long("Plant", 90),
+      funds: [long("Fund", 60)],
+      customInputs: [{ title: long("Question", 60), inputType: "long_text" }],
+    });
+    const question = (
+      (await v1("GET", `/v1/forms/${formID}`, undefined)) as { customInputs: { id: string }[] }
+    ).customInputs[0]?.id as string;
+    const email = `${"d".repeat(60)}@${"e".repeat(40)}.example.org`;
+    const res = await fetch(`${served.baseUrl}/api/forms/${formID}/checkout`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({
+        amount: 25,
+        donor: { firstName: long("Bartholomew", 60), lastName: long("Lovelace", 60), email },
+        customInputs: { [question]: long("Answer", 300) },
+        paymentMethod: { type: "card", number: "4242424242424242", expMonth: 12, expYear: 2034, cvc: "123" },
+      }),
+    });
+    const paid = (await res.json()) as { payment: { paymentID: string; contactId: string } };
+    expect(res.status, JSON.stringify(paid)).toBe(201);
+    await v1("POST", "/v1/keys", { name: long("Key", 90), permissions: ["forms:read"] });
+    await v1("POST", "/v1/webhooks", {
+      url: `https://example.org/${long("hook", 180)}`,
+      events: ["donation.created"],
+    });
+
+    const phone = await browser.context.newPage();
+    await phone.setViewportSize({ width: 320, height: 640 });
+    const made = await cli(
+      "user",
+      "create",
+      "--org",
+      served.t.org.id,
+      "--email",
+      uniqueEmail("narrow"),
+      "--role",
+      "owner",
+      "--json",
+    );
+    await phone.goto(made.setupUrl);
+    await phone.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await phone.getByLabel("The same password again").fill(PASSWORD);
+    await phone.getByRole("button", { name: /Set password and sign in/ }).click();
+    await phone.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    const widths: Record<string, number> = {};
+    for (const name of [
+      "forms",
+      "payments",
+      `payments/${paid.payment.paymentID}`,
+      "contacts",
+      `contacts/${paid.payment.contactId}`,
+      "developers",
+      "audit-log",
+      "",
+      "door",
+      "recurring",
+      "team",
+      "settings",
+      "account",
+    ]) {
+      await phone.goto(`${served.baseUrl}/dashboard/${name}`);
+      await phone.waitForLoadState("networkidle");
+      await phone.locator("h1").first().waitFor();
+      widths[name] = await phone.evaluate(() => document.documentElement.scrollWidth);
+    }
+    expect(Object.entries(widths).filter(([, width]) => width > 320)).toEqual([]);
+    await phone.close();
+  });
+
   it("edits an event form beside a live preview of the checkout, and shows a problem at its field before saving", async () => {
     const editor = await browser.context.newPage();
     editor.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
