@@ -519,6 +519,13 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     await editor.getByRole("heading", { name: "Edit Spring gala" }).waitFor();
     const preview = editor.locator("[data-preview]");
     await expect.poll(() => preview.textContent()).toContain("Adult");
+    // The preview is a picture inside the page: one level-1 heading (the editor's), the checkout's title a
+    // level-3 heading under "Preview", and no second form landmark.
+    await expect
+      .poll(() => editor.getByRole("heading", { level: 1 }).allTextContents())
+      .toEqual(["Edit Spring gala"]);
+    await preview.getByRole("heading", { name: "Spring gala", level: 3 }).waitFor();
+    expect(await editor.getByRole("form", { name: "Spring gala" }).count()).toBe(0);
 
     // A second ticket type and a promo code: the preview shows them before anything is saved.
     await editor.getByRole("button", { name: "Add a ticket type" }).click();
@@ -555,7 +562,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     await expect.poll(() => preview.textContent()).toContain("Dietary needs");
     await editor.getByLabel("Title").fill("Spring gala 2027");
     await expect
-      .poll(() => preview.getByRole("heading", { level: 1 }).textContent())
+      .poll(() => preview.getByRole("heading", { level: 3 }).textContent())
       .toBe("Spring gala 2027");
     const stored = async () =>
       (await (

@@ -1,5 +1,5 @@
 import type { ComponentChildren, JSX } from "preact";
-import { useEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import "../../app/app.css";
 import "./FormEditor.css";
 import { EVENT_DETAILS_MAX, QUESTION_ID_MAX } from "../../../shared/formLimits.js";
@@ -1408,5 +1408,28 @@ function CheckoutPreview(props: { preview: Preview }) {
     const boot: Boot = { view, language, messages };
     return createCheckout(boot, {});
   }, [view, language, messages]);
-  return <App c={checkout} embedded={false} />;
+  const box = useRef<HTMLDivElement>(null);
+  // Before the browser paints: no moment in which the page has two level-1 headings.
+  useLayoutEffect(() => {
+    const root = box.current;
+    if (!root) return;
+    demote(root);
+    const watcher = new MutationObserver(() => demote(root));
+    watcher.observe(root, { childList: true, subtree: true });
+    return () => watcher.disconnect();
+  }, []);
+  return (
+    <div ref={box}>
+      <App c={checkout} embedded={false} Title="h3" />
+    </div>
+  );
+}
+
+/**
+ * The checkout inside the editor's page is a picture of it, not a part of the page: its title is a heading
+ * under "Preview" (h3, not a second h1: App's `Title`), and its form, without the name that made it one,
+ * is no landmark of the page's own. Preact leaves attributes it did not change alone, so this holds.
+ */
+function demote(root: HTMLElement): void {
+  for (const form of root.querySelectorAll("form[aria-labelledby]")) form.removeAttribute("aria-labelledby");
 }
