@@ -98,3 +98,19 @@ describe("formatMoney", () => {
     expect(formatMoney(2550, "BRL", "pt-BR").replace(nbsp, " ")).toBe("R$ 25,50");
   });
 });
+
+describe("the Arabic catalog's numbers written in groups", () => {
+  it("isolates each run of digit groups left to right (U+2066…U+2069), so 4000 0000 0000 0002 is not laid out as 0002 0000 0000 4000", () => {
+    const grouped = /\d+(?: \d+)+/g;
+    const loose: string[] = [];
+    for (const [key, message] of Object.entries(CATALOGS.ar)) {
+      for (const match of String(message).matchAll(grouped)) {
+        const before = String(message)[(match.index ?? 0) - 1];
+        const after = String(message)[(match.index ?? 0) + match[0].length];
+        if (before !== "\u2066" || after !== "\u2069") loose.push(`${key}: ${match[0]}`);
+      }
+    }
+    expect(loose).toEqual([]);
+    expect(String(CATALOGS.ar["checkout.testMode.card"])).toContain("\u20664000 0000 0000 0002\u2069");
+  });
+});
