@@ -112,7 +112,7 @@ export function ticketRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "List an event's tickets",
       description:
-        "One record per ticket bought (2 × a ticket are two records; a GROUP ticket is one record that `admits` its group), issued when the order's payment completes and voided when it is refunded in full (a partial refund voids none). Newest first; filters `checkedIn=true|false`, `ticketType=`, `search=` (buyer's name or e-mail, or code), all combined. `totals` counts the whole event, whatever the filters. A `lastEvaluatedKey` pages only the list of the filters it came from.",
+        "One record per ticket bought (2 × a ticket are two records; a GROUP ticket is one record that `admits` its group), issued when the order's payment completes and voided when it is refunded in full or a dispute over it is lost (a partial refund voids none). Newest first; filters `checkedIn=true|false`, `ticketType=`, `search=` (buyer's name or e-mail, or code), all combined. `totals` counts the whole event, whatever the filters. A `lastEvaluatedKey` pages only the list of the filters it came from.",
       params: formParams,
       query: ticketListQuery,
       responses: {

@@ -372,6 +372,10 @@ export async function recordDispute(
     .where("id", "=", paymentId)
     .returningAll()
     .executeTakeFirstOrThrow();
+  // A dispute lost (final at Stripe) took the money back from the organization: the order's tickets are
+  // void, as a full refund's are (idempotent: a refunded order's are void already). Its places stay taken,
+  // so that a refund made after it cannot give them back twice.
+  if (next.status === "lost" && before?.status !== "lost") await voidTickets(trx, row.id, nowMs);
   await emitEvent(trx, row.organization_id, "donation.updated", row.id, presentPayment(row), nowMs);
   return { row, changed: true };
 }

@@ -297,6 +297,55 @@ describe("late, repeated and out-of-order deliveries never move a payment backwa
     expect(await updatedRefunds(row.id)).toEqual([50]);
   });
 
+  it("a dispute lost on an event order voids its tickets; one won leaves them valid", async () => {
+    const formId = await createForm(s.t, {
+      ...validForms.event(),
+      tickets: [{ name: "Adult", price: 50, quantity: 10 }],
+    });
+    const buy = async () => {
+      const bought = await s.t.request<{ payment: { paymentID: string } }>(
+        "POST",
+        `/api/forms/${formId}/checkout`,
+        {
+          key: null,
+          body: {
+            tickets: [{ name: "Adult", quantity: 2 }],
+            donor: donor(),
+            paymentMethod: { type: "token", token: await s.cardToken() },
+          },
+        },
+      );
+      expect(bought.status, bought.text).toBe(201);
+      await s.deliverEvents();
+      return payment(bought.body.payment.paymentID);
+    };
+    const voided = async (id: string) =>
+      (
+        await s.t.store.db.selectFrom("tickets").select("voided_at").where("payment_id", "=", id).execute()
+      ).map((x) => x.voided_at !== null);
+    const lost = await buy();
+    const won = await buy();
+    const lostDispute = s.emulator.openDispute(lost.processor_payment_id ?? "", { reason: "fraudulent" });
+    const wonDispute = s.emulator.openDispute(won.processor_payment_id ?? "", { reason: "fraudulent" });
+    await s.deliverEvents();
+    // Open, the tickets still let their holders in: the dispute may yet be won.
+    expect(await voided(lost.id)).toEqual([false, false]);
+    s.emulator.closeDispute(lostDispute.id, "lost");
+    s.emulator.closeDispute(wonDispute.id, "won");
+    await s.deliverEvents();
+    expect(await voided(lost.id)).toEqual([true, true]);
+    expect(await voided(won.id)).toEqual([false, false]);
+    // The door's list says so too.
+    const tickets = await s.t.request<{ tickets: { status: string }[] }>(
+      "GET",
+      `/v1/forms/${formId}/tickets`,
+    );
+    expect(tickets.status, tickets.text).toBe(200);
+    expect(tickets.body.tickets.map((t) => t.status).sort()).toEqual(["VALID", "VALID", "VOID", "VOID"]);
+    // The gift stays recorded as it was, with its lost dispute.
+    expect(await payment(lost.id)).toMatchObject({ status: "COMPLETED" });
+  });
+
   it("a full refund of an event order that fails after the fact gives the order back its tickets and its seat", async () => {
     const formId = await createForm(s.t, {
       ...validForms.event(),
