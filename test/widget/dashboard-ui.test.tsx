@@ -2,7 +2,7 @@
 import { cleanup, fireEvent, render, screen, waitFor, within } from "@testing-library/preact";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { keepFocusInPage } from "../../widget/dashboard/focusKeeper.js";
-import { when } from "../../widget/dashboard/format.js";
+import { orgNow, when } from "../../widget/dashboard/format.js";
 import { type Me, me } from "../../widget/dashboard/session.js";
 import { ConfirmInline, CopyButton } from "../../widget/dashboard/ui.js";
 
@@ -177,6 +177,16 @@ describe("when (format.ts)", () => {
     expect(when(at)).toBe(
       new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" }).format(new Date(at)),
     );
+    me.value = undefined;
+  });
+
+  it("orgNow: now as the organization's clock reads it, for export file names and a copy's title", () => {
+    // 20:00 UTC on 30 November is already 1 December, 09:00, in Auckland (UTC+13 in summer).
+    const at = Date.UTC(2026, 10, 30, 20, 0, 0);
+    me.value = { ...person, timeZone: "Pacific/Auckland" };
+    expect(orgNow(at)).toBe("2026-12-01T09:00:00");
+    me.value = { ...person, timeZone: "America/Los_Angeles" };
+    expect(orgNow(at)).toBe("2026-11-30T12:00:00");
     me.value = undefined;
   });
 });

@@ -88,7 +88,7 @@ export function query(values: Record<string, string | number | boolean | undefin
  * Downloads a list as CSV: the same list endpoint, asked with `Accept: text/csv` (every row its filters
  * match), saved as `<name>-<today, UTC>.csv`.
  */
-export async function downloadCsv(path: string, name: string): Promise<void> {
+export async function downloadCsv(path: string, name: string, day: string): Promise<void> {
   const res = await fetch(path, { credentials: "same-origin", headers: { Accept: "text/csv" } });
   if (!res.ok) {
     const error = (await res.json().catch(() => ({}))) as { error?: string };
@@ -97,7 +97,7 @@ export async function downloadCsv(path: string, name: string): Promise<void> {
   const url = URL.createObjectURL(await res.blob());
   const link = document.createElement("a");
   link.href = url;
-  link.download = `${name}-${new Date().toISOString().slice(0, 10)}.csv`;
+  link.download = `${name}-${day}.csv`;
   document.body.append(link);
   link.click();
   link.remove();

@@ -1,3 +1,4 @@
+import { localDateTime } from "../../shared/localDays.js";
 import { me } from "./session.js";
 
 /**
@@ -63,4 +64,20 @@ export function day(value: string | null | undefined): string {
 export function words(value: string): string {
   const text = value.replace(/_/g, " ").toLowerCase();
   return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+/**
+ * Now, as the organization's wall clock reads it (`2026-03-01T23:30:00`): the day in an export's file name and
+ * the stamp of a copied form's title are the organization's, as every other date the dashboard shows; the
+ * browser's own zone when the organization's is not known.
+ */
+export function orgNow(nowMs = Date.now()): string {
+  const zone = me.value?.timeZone;
+  if (zone)
+    try {
+      return localDateTime(nowMs, zone);
+    } catch {
+      // Not a zone this browser knows: its own below.
+    }
+  return new Date(nowMs - new Date(nowMs).getTimezoneOffset() * 60_000).toISOString().slice(0, 19);
 }

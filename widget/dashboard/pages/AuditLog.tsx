@@ -1,7 +1,7 @@
 import { useState } from "preact/hooks";
 import { AUDIT_ACTIONS } from "../../../shared/enums.js";
 import { downloadCsv, query } from "../api.js";
-import { when } from "../format.js";
+import { orgNow, when } from "../format.js";
 import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
@@ -107,8 +107,8 @@ export default function AuditLog(props: PageProps) {
             type="button"
             class="secondary"
             onClick={() =>
-              downloadCsv(`/v1/audit-log${query(filters)}`, "audit-log").catch((err: unknown) =>
-                setError(messageOf(err)),
+              downloadCsv(`/v1/audit-log${query(filters)}`, "audit-log", orgNow().slice(0, 10)).catch(
+                (err: unknown) => setError(messageOf(err)),
               )
             }
           >

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { downloadCsv, get, query } from "../api.js";
-import { money, when, words } from "../format.js";
+import { money, orgNow, when, words } from "../format.js";
 import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
@@ -53,7 +53,7 @@ function ContactList(props: { search: string }) {
   const filters = { search: props.search };
   const list = usePagedList<Contact>("/v1/contacts", "contacts", filters);
   const exportCsv = () =>
-    downloadCsv(`/v1/contacts${query(filters)}`, "contacts").catch((err: unknown) =>
+    downloadCsv(`/v1/contacts${query(filters)}`, "contacts", orgNow().slice(0, 10)).catch((err: unknown) =>
       setError(messageOf(err)),
     );
   return (

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { FORM_TITLE_MAX } from "../../../shared/formLimits.js";
 import { ApiFailure, call, get, query } from "../api.js";
-import { money, when, words } from "../format.js";
+import { money, orgNow, when, words } from "../format.js";
 import { ListFooter, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
@@ -135,7 +135,7 @@ function FormList() {
         `/v1/forms/${encodeURIComponent(form.formID)}/preview`,
         {},
       );
-      const stamp = new Date().toISOString().slice(0, 16).replace("T", " ");
+      const stamp = orgNow().slice(0, 16).replace("T", " ");
       for (let n = 1; ; n++) {
         const suffix = ` (copy${n > 1 ? ` ${n}` : ""} ${stamp})`;
         const title = form.title.slice(0, FORM_TITLE_MAX - suffix.length).trimEnd() + suffix;

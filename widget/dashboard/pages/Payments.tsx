@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { decimalsOf } from "../../../shared/currency.js";
 import { call, downloadCsv, get, isFinalAnswer, newIdempotencyKey, query } from "../api.js";
-import { money, when, words } from "../format.js";
+import { money, orgNow, when, words } from "../format.js";
 import { formNames, loadFormNames } from "../forms.js";
 import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
@@ -88,7 +88,7 @@ function PaymentList(props: { query: URLSearchParams }) {
   const exportCsv = async () => {
     setExportError(null);
     try {
-      await downloadCsv(`/v1/payments${query(filters)}`, "payments");
+      await downloadCsv(`/v1/payments${query(filters)}`, "payments", orgNow().slice(0, 10));
     } catch (err) {
       setExportError(messageOf(err));
     }

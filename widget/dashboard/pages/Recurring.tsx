@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { decimalsOf } from "../../../shared/currency.js";
 import { call, downloadCsv, get, query } from "../api.js";
-import { money, when, words } from "../format.js";
+import { money, orgNow, when, words } from "../format.js";
 import { ListFooter, useDraft, usePagedList } from "../list.js";
 import type { PageProps } from "../page.js";
 import { navigate, to } from "../router.js";
@@ -50,8 +50,8 @@ function RecurringList(props: { filters: Record<string, string> }) {
   const set = (name: string) => (event: Event) =>
     setDraft({ ...draft, [name]: (event.currentTarget as HTMLInputElement).value });
   const exportCsv = () =>
-    downloadCsv(`/v1/subscriptions${query(props.filters)}`, "recurring-gifts").catch((err: unknown) =>
-      setError(messageOf(err)),
+    downloadCsv(`/v1/subscriptions${query(props.filters)}`, "recurring-gifts", orgNow().slice(0, 10)).catch(
+      (err: unknown) => setError(messageOf(err)),
     );
 
   return (
