@@ -47,14 +47,25 @@ export interface DialectHandle {
 
 export function parseDatabaseUrl(url: string): { name: DialectName; target: string } {
   if (/^postgres(ql)?:\/\//i.test(url)) return { name: "postgres", target: url };
-  if (url.startsWith("sqlite:"))
-    return { name: "sqlite", target: url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, "") };
-  if (url === ":memory:" || /^(\.{0,2}\/|[A-Za-z0-9_])[^:]*$/.test(url))
-    return { name: "sqlite", target: url };
+  if (url.startsWith("sqlite:")) return sqliteFile(url.slice("sqlite:".length).replace(/^\/\/(?=\/)/, ""));
+  if (url === ":memory:" || /^(\.{0,2}\/|[A-Za-z0-9_])[^:]*$/.test(url)) return sqliteFile(url);
   const scheme = url.split(":")[0];
   throw new StartupError(
     `Invalid setting DATABASE_URL: unknown scheme "${scheme}:" (use a SQLite file path, sqlite:<path>, or postgres://user@host:port/database)`,
   );
+}
+
+/**
+ * A SQLite database's file. No file (\`sqlite:\` with nothing after it, as a template such as
+ * \`sqlite:${DB_PATH}\` gives when the variable is unset) and \`:memory:\` are refused: SQLite would open a
+ * database that vanishes when the process ends, and every gift taken meanwhile with it.
+ */
+function sqliteFile(target: string): { name: DialectName; target: string } {
+  if (target.trim() === "" || target === ":memory:")
+    throw new StartupError(
+      `Invalid setting DATABASE_URL: ${target.trim() === "" ? "no SQLite file named" : "an in-memory SQLite database loses everything when the server stops"} (use a file path such as sqlite:./data/almoner.db, or leave DATABASE_URL unset for $DATA_DIR/almoner.db)`,
+    );
+  return { name: "sqlite", target };
 }
 
 export function openDialect(url: string, opts: { pgSchema?: string } = {}): DialectHandle {
@@ -62,7 +73,7 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
   if (name === "sqlite") {
     let db: SQLite.Database;
     try {
-      if (target !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
+      fs.mkdirSync(path.dirname(path.resolve(target)), { recursive: true });
       db = new SQLite(target);
       // The first read of the file: one that is not a SQLite database is refused here.
       db.pragma("journal_mode = WAL");
@@ -78,8 +89,8 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     // with far fewer fsyncs (docs/benchmarks.md).
     db.pragma(`wal_autocheckpoint = ${BACKSTOP_CHECKPOINT_PAGES}`);
     db.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
-    const background = target === ":memory:" ? null : new BackgroundConnection(path.resolve(target));
-    const checkpoints = setInterval(() => background?.checkpoint(db), CHECKPOINT_EVERY_MS);
+    const background = new BackgroundConnection(path.resolve(target));
+    const checkpoints = setInterval(() => background.checkpoint(db), CHECKPOINT_EVERY_MS);
     checkpoints.unref();
     db.pragma("busy_timeout = 5000");
     db.pragma("foreign_keys = ON");
@@ -93,7 +104,7 @@ export function openDialect(url: string, opts: { pgSchema?: string } = {}): Dial
     writes.on((write) => changes.wrote(write.table));
     const onClose = () => {
       clearInterval(checkpoints);
-      void background?.close();
+      void background.close();
     };
     const dialect: Dialect = {
       createAdapter: () => new SqliteStoreAdapter(),

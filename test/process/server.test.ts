@@ -234,6 +234,15 @@ describe.skipIf(dialect !== "sqlite")("server process: bad configuration", { tim
     { name: "PUBLIC_URL=notaurl", env: { PUBLIC_URL: "notaurl" }, setting: "PUBLIC_URL" },
     { name: "RATE_LIMIT_PER_HOUR=0", env: { RATE_LIMIT_PER_HOUR: "0" }, setting: "RATE_LIMIT_PER_HOUR" },
     { name: "DATABASE_URL=mysql://x", env: { DATABASE_URL: "mysql://x" }, setting: "DATABASE_URL" },
+    // A template such as sqlite:${DB_PATH} with the variable unset, and an in-memory database: both would
+    // take gifts into a database that vanishes when the server stops.
+    { name: "DATABASE_URL=sqlite: (no file)", env: { DATABASE_URL: "sqlite:" }, setting: "DATABASE_URL" },
+    { name: "DATABASE_URL=:memory:", env: { DATABASE_URL: ":memory:" }, setting: "DATABASE_URL" },
+    {
+      name: "DATABASE_URL=sqlite::memory:",
+      env: { DATABASE_URL: "sqlite::memory:" },
+      setting: "DATABASE_URL",
+    },
     {
       name: "DATABASE_URL unreachable PostgreSQL",
       env: { DATABASE_URL: "postgres://postgres@127.0.0.1:1/test" },
