@@ -195,14 +195,26 @@ type Output = { json: Record<string, unknown> | Record<string, unknown>[]; text:
 /** `--as-of` in milliseconds; without it, the command line's clock now. */
 function parseAsOf(raw: string | undefined, now: () => number): number {
   if (raw === undefined) return now();
+  let at: number;
   try {
-    return parseInstant(raw.trim());
+    at = parseInstant(raw.trim());
   } catch {
     throw new UsageError(
       `--as-of must be an ISO 8601 time with a time zone, such as 2026-03-01T00:00:00Z (got ${JSON.stringify(raw)})`,
     );
   }
+  // A pass far ahead would date the next charges past year 9999, which no stored time can hold: the gift
+  // would never be billed again. Ten years ahead covers any gift's next date worth seeing.
+  const latest = now() + AS_OF_YEARS_AHEAD * 366 * 86_400_000;
+  if (at < AS_OF_EARLIEST || at > latest)
+    throw new UsageError(
+      `--as-of must be from 2000-01-01 to ${AS_OF_YEARS_AHEAD} years from now (${new Date(latest).toISOString().slice(0, 10)}), got ${JSON.stringify(raw)}`,
+    );
+  return at;
 }
+
+const AS_OF_YEARS_AHEAD = 10;
+const AS_OF_EARLIEST = Date.UTC(2000, 0, 1);
 
 /** `user create`: a person on the organization's staff, with a set-up link for their password. */
 async function userCreate(values: Values, store: Store, config: Config, now: () => number): Promise<Output> {

@@ -129,4 +129,17 @@ describe(`billing run on the command line (${dialect})`, { timeout: 120_000 }, (
     expect(json.code).toBe(2);
     expect(JSON.parse(json.stderr).error).toMatch(/--as-of/);
   }, 120_000);
+
+  it("refuses an --as-of before 2000 or more than ten years ahead: a pass in year 9999 dated the next charge past 9999 and the gift was never billed again", async () => {
+    for (const far of ["9999-12-31T23:59:59Z", "2040-01-01T00:00:00Z", "1999-12-31T23:59:59Z"]) {
+      const result = await cli("--as-of", far);
+      expect(result.code, result.stderr).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(lines(result.stderr)).toHaveLength(1);
+      expect(result.stderr).toMatch(
+        /--as-of must be from 2000-01-01 to 10 years from now \(\d{4}-\d{2}-\d{2}\), got/,
+      );
+      expect(result.stderr).toContain(far);
+    }
+  }, 120_000);
 });
