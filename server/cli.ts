@@ -24,6 +24,7 @@ import {
   disconnectOrganizationStripe,
   registerOrganizationDomain,
 } from "./processors/stripe/organizationStripe.js";
+import { checkSealedSecrets } from "./secretsCheck.js";
 import { StaffError } from "./staff/accounts.js";
 import { issueSetupLink, TeamError } from "./staff/team.js";
 import { resetTwoFactor } from "./staff/twoFactor.js";
@@ -539,6 +540,14 @@ function keyName(raw: string): string {
 /** `org stripe`: connect, add a wallet domain, or disconnect (see the usage text). */
 async function orgStripe(values: Values, store: Store, config: Config, now: () => number): Promise<Output> {
   const org = await requireOrg(store, required(values, "org"));
+  // Keys sealed with another SECRETS_KEY than the server's would be unreadable to it: the organization would
+  // take no payments. The server's own start-up check, first: this key must open the keys already stored.
+  await checkSealedSecrets(store.db, config).catch((err: unknown) => {
+    if (!(err instanceof StartupError)) throw err;
+    throw new StartupError(
+      `${err.message}. This command seals the new keys with the SECRETS_KEY it is given, which must be the server's`,
+    );
+  });
   const deps = await composeDeps(store, config, now);
   const account = { db: store.db, secrets: deps.secrets, config, now: deps.now };
   try {

@@ -282,6 +282,29 @@ describe(`org stripe on the command line (${dialect})`, { timeout: 120_000 }, ()
     expect(wrongKey.stderr).not.toContain(otherKey);
   });
 
+  it("refuses to connect an organization with another SECRETS_KEY than the one the stored keys were sealed with", async () => {
+    ok(await cli("org", "stripe", "--org", orgId, ...keys(), "--json"));
+    const other = ok<{ organizationId: string }>(await cli("org", "create", "--name", "Other", "--json"));
+    const otherKey = "ef".repeat(32);
+    const endpointsBefore = emulator.countRequests("POST", "/v1/webhook_endpoints");
+    const stderr = refused(
+      await runCli(["org", "stripe", "--org", other.organizationId, ...keys(2)], {
+        ...env,
+        SECRETS_KEY: otherKey,
+      }),
+      1,
+    );
+    expect(stderr).toContain("SECRETS_KEY does not open the payment processor keys stored in the database");
+    expect(stderr).toContain("which must be the server's");
+    expect(stderr).not.toContain(otherKey);
+    // Refused before anything was made at Stripe or stored: with the server's key it connects afresh.
+    expect(emulator.countRequests("POST", "/v1/webhook_endpoints")).toBe(endpointsBefore);
+    ok(await cli("org", "stripe", "--org", other.organizationId, ...keys(2), "--json"));
+    expect(emulator.countRequests("POST", "/v1/webhook_endpoints")).toBe(endpointsBefore + 1);
+    ok(await cli("org", "stripe", "--org", other.organizationId, "--off", "--json"));
+    ok(await cli("org", "stripe", "--org", orgId, "--off", "--json"));
+  });
+
   it("payment refund refunds part of a payment, then the rest, and refuses a third time with one line", async () => {
     const paymentId = await sandboxGift(env, database);
     const part = ok<{ refund: { amount: number }; payment: { status: string; refundedAmount: number } }>(
