@@ -212,6 +212,131 @@ describe("standard form", () => {
     expect(second.body.paymentMethod).toMatchObject({ number: "4242 4242 4242 4242" });
   });
 
+  /**
+   * A checkout endpoint that keeps answers by Idempotency-Key as the server does (the same key and body
+   * replays the answer; the same key with another body is a 422), charging a card once per new key, and
+   * whose answers can be lost on the way back (the fetch rejects after the charge was made).
+   */
+  function idempotentServer(decide: (body: Record<string, unknown>) => { status: number; body: unknown }) {
+    const api = fakeApi();
+    const kept = new Map<string, { sent: string; status: number; body: unknown }>();
+    const charges: Record<string, unknown>[] = [];
+    let loseNext = 0;
+    const quoteFetch = api.fetch;
+    const fetch = (async (input: RequestInfo | URL, init?: RequestInit) => {
+      if (!String(input).endsWith("/checkout")) return quoteFetch(input, init);
+      api.calls.push({
+        path: String(input),
+        body: JSON.parse(String(init?.body)),
+        headers: (init?.headers ?? {}) as Record<string, string>,
+      });
+      const key = ((init?.headers ?? {}) as Record<string, string>)["Idempotency-Key"] ?? "";
+      const sent = String(init?.body);
+      let answer = kept.get(key);
+      if (answer && answer.sent !== sent)
+        answer = { sent, status: 422, body: { error: "Idempotency-Key reused with a different request" } };
+      else if (!answer) {
+        const body = JSON.parse(sent) as Record<string, unknown>;
+        const decided = decide(body);
+        if (decided.status === 201) charges.push(body);
+        answer = { sent, ...decided };
+        kept.set(key, answer);
+      }
+      if (loseNext > 0) {
+        loseNext--;
+        throw new TypeError("Failed to fetch");
+      }
+      return new Response(JSON.stringify(answer.body), { status: answer.status });
+    }) as typeof globalThis.fetch;
+    return { api: { ...api, fetch }, charges, loseAnswers: (n: number) => (loseNext = n) };
+  }
+  const paid = (body: Record<string, unknown>) => ({
+    status: 201,
+    body: {
+      payment: {
+        paymentID: "pay_1",
+        status: "COMPLETED",
+        total: body.amount,
+        frequency: "ONE_TIME",
+        paymentMethod: { type: "card", brand: "visa", last4: "4242" },
+        subscription: null,
+      },
+      message: `Thank you, ${(body.donor as { firstName: string }).firstName}!`,
+    },
+  });
+
+  it("after an answer lost on the way back, says the outcome is not known, and an edited retry charges once: the earlier checkout is asked again first", async () => {
+    const server = idempotentServer(paid);
+    renderCheckout(formView(), { api: server.api });
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    fillDonor();
+    fillCard();
+    server.loseAnswers(1);
+    submit();
+    await waitFor(() =>
+      expect(screen.getByRole("alert").textContent).toContain(
+        "we cannot tell yet whether your payment went through",
+      ),
+    );
+    expect(screen.getByRole("alert").textContent).not.toContain("Nothing was charged");
+    // The donor corrects a field and sends again: the first checkout, charged meanwhile, is the answer.
+    type("Last name", "Byron");
+    submit();
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
+    expect(server.charges).toHaveLength(1);
+    const [first, second] = server.api.checkouts();
+    expect(second.headers["Idempotency-Key"]).toBe(first.headers["Idempotency-Key"]);
+    expect(second.body).toEqual(first.body);
+    expect(server.api.checkouts()).toHaveLength(2);
+  });
+
+  it("after a lost answer to a checkout the server refused, sends the edited one under a new key", async () => {
+    // The first card is declined; its answer is lost on the way back.
+    const server = idempotentServer((body) =>
+      (body.paymentMethod as { number: string }).number.startsWith("4000")
+        ? { status: 402, body: { error: "Your card was declined.", code: "card_declined" } }
+        : paid(body),
+    );
+    renderCheckout(formView(), { api: server.api });
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    fillDonor();
+    fillCard("4000 0000 0000 0002");
+    server.loseAnswers(1);
+    submit();
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("cannot tell yet"));
+    fillCard();
+    submit();
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
+    const [first, again, fresh] = server.api.checkouts();
+    // Asked again as it was: declined, nothing charged; then the new card, under a key of its own.
+    expect(again.headers["Idempotency-Key"]).toBe(first.headers["Idempotency-Key"]);
+    expect(again.body).toEqual(first.body);
+    expect(fresh.headers["Idempotency-Key"]).not.toBe(first.headers["Idempotency-Key"]);
+    expect(fresh.body.paymentMethod).toMatchObject({ number: "4242 4242 4242 4242" });
+    expect(server.charges).toHaveLength(1);
+  });
+
+  it("keeps asking the earlier checkout while its answers keep being lost: one key, one charge, whatever the donor edits", async () => {
+    const server = idempotentServer(paid);
+    renderCheckout(formView(), { api: server.api });
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    fillDonor();
+    fillCard();
+    server.loseAnswers(2);
+    submit();
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("cannot tell yet"));
+    type("Last name", "Byron");
+    submit();
+    await waitFor(() => expect(server.api.checkouts()).toHaveLength(2));
+    await waitFor(() => expect(screen.getByRole("alert").textContent).toContain("cannot tell yet"));
+    type("Last name", "King");
+    submit();
+    await waitFor(() => expect(screen.getByRole("heading", { name: "Thank you!" })).toBeTruthy());
+    const keys = new Set(server.api.checkouts().map((call) => call.headers["Idempotency-Key"]));
+    expect(keys.size).toBe(1);
+    expect(server.charges).toHaveLength(1);
+  });
+
   it("pays by bank account", async () => {
     const { api } = renderCheckout(formView());
     fillDonor();

@@ -35,6 +35,8 @@ export interface PaymentCollector {
 export interface Sending {
   /** The idempotency key of the checkout being sent; kept while it may be sent again. */
   idempotencyKey: string | null;
+  /** The body sent under that key, sent again as it was while its outcome is not known. */
+  sentBody?: string;
   /** The processor's fields (stripe.js) once they are on the page; null: the app's own fields. */
   collector: PaymentCollector | null;
   /** Back from a decline, the processor's fields take the focus once they are on the page again. */

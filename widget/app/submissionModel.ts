@@ -187,29 +187,35 @@ async function sendOnce(c: Checkout): Promise<void> {
     }
     payload.paymentMethod = { type: "token", token: collected.token };
   }
-  sending.idempotencyKey ??= newKey();
-  let answer: { res: Response; body: Record<string, unknown> };
+  const sent = JSON.stringify(payload);
+  let answer: { res: Response; body: Record<string, unknown> } | undefined;
   try {
-    answer = await c.post("/checkout", JSON.stringify(payload), sending.idempotencyKey);
-    // The donor's bank asks them to confirm (3-D Secure): then the server records what came of it.
-    if (answer.res.status === 202 && typeof answer.body.clientSecret === "string") {
-      const collector = sending.collector;
-      const confirmed = collector ? await collector.confirm(answer.body.clientSecret) : { error: "" };
-      answer = await c.post(`/checkout/${encodeURIComponent(String(answer.body.paymentID))}/complete`, "{}");
-      // Stripe.js words a failed confirmation for the donor; the server's record has the API's wording.
-      if (confirmed.error && (answer.res.status === 202 || answer.res.status === 402))
-        answer = { res: new Response(null, { status: 402 }), body: { error: confirmed.error } };
+    // A checkout sent before got no answer, and may have been charged. Before anything the donor changed
+    // since is sent as a new checkout, the earlier one is sent again as it was (its key, its body), so the
+    // server answers what came of it: charged, or still not known, that answer is the one shown.
+    const { idempotencyKey: key, sentBody } = sending;
+    if (key && sentBody && sentBody !== sent) answer = await exchange(c, sentBody, key);
+    if (!answer || (answer.res.status !== 201 && !unsettled(answer.res.status))) {
+      // Refused (nothing was charged), or nothing sent before: this body, under a key of its own.
+      if (answer) sending.idempotencyKey = null;
+      sending.idempotencyKey ??= newKey();
+      sending.sentBody = sent;
+      answer = await exchange(c, sent, sending.idempotencyKey);
     }
   } catch {
     batch(() => {
       status.value = "form";
-      formError.value = tr("checkout.error.network");
+      // The checkout went out and no answer came: whether it was charged is not known yet.
+      formError.value = tr("checkout.error.noAnswer");
     });
     return;
   }
   const { res, body } = answer;
   // A definitive answer ends this attempt; the next one is a new checkout.
-  if (res.status !== 409 && res.status < 500) sending.idempotencyKey = null;
+  if (!unsettled(res.status)) {
+    sending.idempotencyKey = null;
+    sending.sentBody = undefined;
+  }
   batch(() => {
     if (res.status === 201) {
       c.receipt.value = body.payment as Receipt;
@@ -235,6 +241,34 @@ async function sendOnce(c: Checkout): Promise<void> {
     }
   });
   if (res.status === 201 && c.receipt.value) c.env.onComplete?.(c.receipt.value);
+}
+
+/**
+ * Whether an answer leaves the attempt's outcome open, so that sending again must reuse its key: a
+ * conflict (409: the same checkout still under way), the key refused for another body (422), a server
+ * error or the processor out of reach (5xx).
+ */
+const unsettled = (status: number): boolean => status === 409 || status === 422 || status >= 500;
+
+/**
+ * Sends one checkout body under its key; when the donor's bank asks them to confirm (3-D Secure), has them
+ * confirm, then asks the server what came of it. Throws when no answer comes.
+ */
+async function exchange(
+  c: Checkout,
+  body: string,
+  key: string,
+): Promise<{ res: Response; body: Record<string, unknown> }> {
+  let answer = await c.post("/checkout", body, key);
+  if (answer.res.status === 202 && typeof answer.body.clientSecret === "string") {
+    const collector = c.sending.collector;
+    const confirmed = collector ? await collector.confirm(answer.body.clientSecret) : { error: "" };
+    answer = await c.post(`/checkout/${encodeURIComponent(String(answer.body.paymentID))}/complete`, "{}");
+    // Stripe.js words a failed confirmation for the donor; the server's record has the API's wording.
+    if (confirmed.error && (answer.res.status === 202 || answer.res.status === 402))
+      answer = { res: new Response(null, { status: 402 }), body: { error: confirmed.error } };
+  }
+  return answer;
 }
 
 /** Back from a decline: the card fields are cleared so the donor enters another one. */

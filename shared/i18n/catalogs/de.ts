@@ -180,6 +180,8 @@ export const de: Catalog = {
     "Die Zahlungsfelder konnten nicht geladen werden. Prüfen Sie Ihre Verbindung und laden Sie die Seite neu.",
   "checkout.error.network":
     "Der Server war nicht erreichbar. Es wurde nichts abgebucht; prüfen Sie Ihre Verbindung und versuchen Sie es erneut.",
+  "checkout.error.noAnswer":
+    "Der Server hat nicht geantwortet, daher wissen wir noch nicht, ob Ihre Zahlung durchgegangen ist. Prüfen Sie Ihre Verbindung und drücken Sie die Schaltfläche erneut: Es wird nicht doppelt abgebucht.",
   "checkout.error.notConfirmed":
     "Die Zahlung wurde nicht bestätigt. Versuchen Sie es erneut oder nutzen Sie eine andere Zahlungsmethode.",
   "checkout.error.quote": "Für diese Bestellung kann kein Preis berechnet werden.",

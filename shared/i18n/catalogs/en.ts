@@ -177,6 +177,8 @@ export const en = {
     "The payment fields could not be loaded. Check your connection and reload the page.",
   "checkout.error.network":
     "We could not reach the server. Nothing was charged; check your connection and try again.",
+  "checkout.error.noAnswer":
+    "We did not hear back from the server, so we cannot tell yet whether your payment went through. Check your connection and press the button again: you will not be charged twice.",
   "checkout.error.notConfirmed": "The payment was not confirmed. Try again, or use another payment method.",
   "checkout.error.quote": "This order cannot be priced.",
   "checkout.error.quoteNetwork": "The total could not be updated. Check your connection.",

@@ -177,6 +177,8 @@ export const es: Catalog = {
     "No se pudieron cargar los campos de pago. Revisa tu conexión y recarga la página.",
   "checkout.error.network":
     "No pudimos conectar con el servidor. No se cobró nada; revisa tu conexión e inténtalo de nuevo.",
+  "checkout.error.noAnswer":
+    "El servidor no respondió, así que aún no sabemos si tu pago se realizó. Revisa tu conexión y vuelve a pulsar el botón: no se te cobrará dos veces.",
   "checkout.error.notConfirmed": "El pago no se confirmó. Inténtalo de nuevo o usa otro método de pago.",
   "checkout.error.quote": "No se puede calcular el precio de este pedido.",
   "checkout.error.quoteNetwork": "No se pudo actualizar el total. Revisa tu conexión.",

@@ -177,6 +177,8 @@ export const fr: Catalog = {
     "Les champs de paiement n’ont pas pu être chargés. Vérifiez votre connexion et rechargez la page.",
   "checkout.error.network":
     "Impossible de joindre le serveur. Rien n’a été débité ; vérifiez votre connexion et réessayez.",
+  "checkout.error.noAnswer":
+    "Le serveur n’a pas répondu : nous ne savons pas encore si votre paiement a abouti. Vérifiez votre connexion et appuyez à nouveau sur le bouton : vous ne serez pas débité deux fois.",
   "checkout.error.notConfirmed":
     "Le paiement n’a pas été confirmé. Réessayez, ou utilisez un autre moyen de paiement.",
   "checkout.error.quote": "Cette commande ne peut pas être chiffrée.",

@@ -176,6 +176,8 @@ export const ptBR: Catalog = {
     "Não foi possível carregar os campos de pagamento. Verifique sua conexão e recarregue a página.",
   "checkout.error.network":
     "Não conseguimos falar com o servidor. Nada foi cobrado; verifique sua conexão e tente de novo.",
+  "checkout.error.noAnswer":
+    "O servidor não respondeu, então ainda não sabemos se seu pagamento foi concluído. Verifique sua conexão e toque no botão de novo: você não será cobrado duas vezes.",
   "checkout.error.notConfirmed":
     "O pagamento não foi confirmado. Tente de novo ou use outra forma de pagamento.",
   "checkout.error.quote": "Não é possível calcular o preço deste pedido.",
