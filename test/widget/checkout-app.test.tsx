@@ -1,6 +1,7 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/preact";
 import { afterEach, describe, expect, it } from "vitest";
+import { submit as submitCheckout } from "../../widget/app/submissionModel.js";
 import { fakeApi, formView, renderCheckout, useLocale } from "./support/checkout.js";
 
 /**
@@ -884,6 +885,51 @@ describe("questions and choices", () => {
     submit();
     await waitFor(() => expect(small.api.checkouts()).toHaveLength(1));
     expect(screen.queryByRole("region", { name: "Make it monthly?" })).toBeNull();
+  });
+
+  it("names in the offer what each answer gives now: the total with a covered fee, and the gift chosen after the offer showed", async () => {
+    const options = { ...formView().options, coverFees: true, monthlyUpsell: { ratio: 0.3, minimum: 50 } };
+    const view = formView({ options, defaultAmount: 100, frequencies: ["ONE_TIME", "MONTHLY"] });
+    const api = fakeApi({
+      price: (order) => {
+        const amount = Number(order.amount ?? 0);
+        const fee = order.coverFees ? Math.round(amount * 3.3) / 100 : 0;
+        return { subtotal: amount, total: amount + fee };
+      },
+    });
+    renderCheckout(view, { api });
+    fireEvent.click(byLabel(/so all of my gift goes to/));
+    fillDonor();
+    fillCard();
+    await waitFor(() => expect(screen.getByRole("button", { name: /^Donate \$103\.30/ })).toBeTruthy());
+    submit();
+    expect(await screen.findByRole("button", { name: "No, give $103.30 once" })).toBeTruthy();
+    // Another amount chosen while the offer shows: both answers follow it.
+    fireEvent.click(screen.getByRole("radio", { name: "$50" }));
+    expect(await screen.findByRole("button", { name: "Yes, give $15 monthly" })).toBeTruthy();
+    await waitFor(() => expect(screen.getByRole("button", { name: "No, give $51.65 once" })).toBeTruthy());
+    // Below the offer's minimum, the offer goes and the form's own button is back.
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    await waitFor(() => expect(screen.queryByRole("region", { name: "Make it monthly?" })).toBeNull());
+    expect(api.checkouts()).toHaveLength(0);
+  });
+
+  it("does not send the one-time gift past the offer on a second press of the form's button", async () => {
+    const options = { ...formView().options, monthlyUpsell: { ratio: 0.3, minimum: 50 } };
+    const { api, c } = renderCheckout(
+      formView({ options, defaultAmount: 100, frequencies: ["ONE_TIME", "MONTHLY"] }),
+    );
+    fillDonor();
+    fillCard();
+    const form = screen.getByRole("button", { name: /^Donate/ }).closest("form") as HTMLFormElement;
+    fireEvent.submit(form);
+    fireEvent.submit(form);
+    await screen.findByRole("region", { name: "Make it monthly?" });
+    // A press queued behind the first one, as while the sending code loads.
+    await submitCheckout(c);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(api.checkouts()).toHaveLength(0);
+    expect(screen.getByRole("region", { name: "Make it monthly?" })).toBeTruthy();
   });
 
   it("suggests a monthly amount the form takes: raised to its minimum, and no offer when that is not less", async () => {

@@ -2,7 +2,7 @@ import { useEffect, useRef } from "preact/hooks";
 import { cardBrandName } from "../../shared/cardBrands.js";
 import { t } from "./locale.js";
 import type { Checkout } from "./store.js";
-import { acceptUpsell, keepOneTime, retry } from "./submissionModel.js";
+import { acceptUpsell, keepOneTime, monthlySuggestion, retry } from "./submissionModel.js";
 import { adverbOf, longDate, money } from "./view.js";
 
 /**
@@ -14,10 +14,16 @@ import { adverbOf, longDate, money } from "./view.js";
 export function UpsellOffer({ c }: { c: Checkout }) {
   const ref = useRef<HTMLElement>(null);
   useEffect(() => ref.current?.focus(), []);
+  // Both answers name the order as it is now: "No" the total it charges (a covered fee included), "Yes" the
+  // monthly share of the gift now chosen. An order changed so that it no longer qualifies takes the offer away.
+  const suggested = monthlySuggestion(c);
+  useEffect(() => {
+    if (suggested === null) c.upsell.value = null;
+  }, [suggested]);
   const offer = c.upsell.value;
-  if (!offer) return null;
-  const monthly = money(offer.monthly);
-  const once = money(offer.once);
+  if (!offer || suggested === null) return null;
+  const monthly = money(suggested);
+  const once = money(c.total.value ?? offer.once);
   return (
     <section class="alm-upsell" aria-labelledby="alm-h-upsell" tabIndex={-1} ref={ref}>
       <h2 id="alm-h-upsell">{t("checkout.upsell.heading")}</h2>

@@ -82,6 +82,9 @@ function refusalInPageLanguage(status: number, error: string, placed: Record<str
 
 /** Sends the checkout; a one-time gift that qualifies is first offered as a monthly one (once). */
 export async function submit(c: Checkout): Promise<void> {
+  // The offer is on the screen: it is answered by its own buttons (a second press of the form's button,
+  // queued while the code loaded, does not send the one-time gift past it).
+  if (c.upsell.value) return;
   if (Object.keys(validate(c)).length === 0 && offerMonthly(c)) return;
   await send(c);
 }
@@ -93,27 +96,33 @@ export async function keepOneTime(c: Checkout): Promise<void> {
 }
 
 /**
- * "Make it monthly": on forms that enable it, a donor sending a one-time gift at or above the form's minimum
- * is offered, once, a monthly gift of the form's share of it instead. Whether sending now should first show
- * the offer (and shows it).
+ * "Make it monthly": on forms that enable it, a one-time gift at or above the form's minimum may become a
+ * monthly gift of the form's share of it. The monthly amount suggested for the order as it is now, or null
+ * when it does not qualify (read again whenever the order changes while the offer shows).
  */
-function offerMonthly(c: Checkout): boolean {
+export function monthlySuggestion(c: Checkout): number | null {
   const { view } = c;
   const offer = view.options.monthlyUpsell;
   const once = c.chosenAmount.value;
   if (
     !offer ||
-    c.sending.upsellOffered ||
     !view.allowCustomAmount ||
     (view.formType !== "EMBED_FORM" && view.formType !== "CROWDFUNDING_FORM") ||
     c.frequency.value !== "ONE_TIME" ||
     once === null ||
     once < offer.minimum
   )
-    return false;
+    return null;
   // The suggestion is a whole amount the form itself takes; none when that is not less than the gift.
   const monthly = Math.min(view.maxAmount, Math.max(view.minAmount, 1, Math.round(once * offer.ratio)));
-  if (monthly >= once) return false;
+  return monthly < once ? monthly : null;
+}
+
+/** Whether sending now should first show the monthly offer (made at most once per checkout), and shows it. */
+function offerMonthly(c: Checkout): boolean {
+  const once = c.chosenAmount.value;
+  const monthly = monthlySuggestion(c);
+  if (c.sending.upsellOffered || monthly === null || once === null) return false;
   c.sending.upsellOffered = true;
   // Every field is right now: what an earlier try said of them no longer holds.
   c.errors.value = {};
@@ -124,12 +133,12 @@ function offerMonthly(c: Checkout): boolean {
 
 /** Accepting the offer switches the choice to the monthly amount; the donor confirms with the form's button. */
 export function acceptUpsell(c: Checkout): void {
-  const chosen = c.upsell.value;
-  if (!chosen) return;
+  const monthly = monthlySuggestion(c);
+  if (!c.upsell.value || monthly === null) return;
   batch(() => {
     c.setFrequency("MONTHLY");
     c.useCustom.value = true;
-    c.text.customAmount.value = String(chosen.monthly);
+    c.text.customAmount.value = String(monthly);
     c.upsell.value = null;
   });
 }
