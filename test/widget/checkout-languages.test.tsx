@@ -137,6 +137,25 @@ describe("a checkout page not in English", () => {
     expect(api.checkouts()[0].body.amount).toBe(1500);
   });
 
+  it("offers to cover the fee in whole yen, rounded up as the server charges it (¥1,500: ¥46, not ¥45)", async () => {
+    useLocale("en", "JPY");
+    const { c } = renderCheckout(
+      formView({
+        currency: "JPY",
+        allowCustomAmount: true,
+        minAmount: 100,
+        options: { ...formView().options, coverFees: true },
+      }),
+    );
+    c.useCustom.value = true;
+    c.text.customAmount.value = "1500";
+    // 2.9% + ¥0.3 on ¥1,500 is ¥45.11: the server charges ¥46.
+    await waitFor(() => expect(screen.getByLabelText(/so all of my gift goes to/)).toBeTruthy());
+    await waitFor(() =>
+      expect(document.querySelector('label[for="alm-coverFees"]')?.textContent).toMatch(/¥46\b/),
+    );
+  });
+
   it("names the gift line of the summary in its own words, and a giving level as the organization wrote it", async () => {
     renderIn("es", { status: 201, body: {} });
     await waitFor(() => expect(document.querySelector(".alm-summary dt")?.textContent).toBe("Donación"));

@@ -1,5 +1,6 @@
 import { useEffect, useRef } from "preact/hooks";
 import { COUNTRY_CODES } from "../../shared/countries.js";
+import { decimalsOf } from "../../shared/currency.js";
 import { coverFeeCents } from "../../shared/pricing/fees.js";
 import { ErrorText, errorProps, fieldId, Group, Radio, Req, TextInput } from "./fields.js";
 import { loadLater } from "./later.js";
@@ -137,13 +138,15 @@ export function Choices({ c }: { c: Checkout }) {
       ? c.quote.value.subtotal - c.quote.value.discount
       : (c.total.value ?? 0);
   const rate = c.view.feeRate;
-  const fee =
+  const cents =
     base > 0
       ? coverFeeCents(Math.round(base * 100), {
           percentBps: Math.round(rate.percent * 100),
           fixedCents: Math.round(rate.fixed * 100),
-        }) / 100
+        })
       : 0;
+  // Whole units in a currency without decimals, rounded up as the server charges it (¥45.4 is ¥46, not ¥45).
+  const fee = decimalsOf(c.view.currency) ? cents / 100 : Math.ceil(cents / 100);
   if (!coverFees && !anonymous) return null;
   return (
     <div class="alm-options">
