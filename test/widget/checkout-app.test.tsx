@@ -1,7 +1,7 @@
 // @vitest-environment happy-dom
 import { cleanup, fireEvent, screen, waitFor, within } from "@testing-library/preact";
 import { afterEach, describe, expect, it } from "vitest";
-import { submit as submitCheckout } from "../../widget/app/submissionModel.js";
+import { fieldErrors, submit as submitCheckout } from "../../widget/app/submissionModel.js";
 import { fakeApi, formView, renderCheckout, useLocale } from "./support/checkout.js";
 
 /**
@@ -336,6 +336,37 @@ describe("standard form", () => {
     const keys = new Set(server.api.checkouts().map((call) => call.headers["Idempotency-Key"]));
     expect(keys.size).toBe(1);
     expect(server.charges).toHaveLength(1);
+  });
+
+  it.each([
+    ["Expiry (MM/YY)", "paymentMethod Your card's expiration date is invalid."],
+    ["CVC", "paymentMethod Your card's security code is invalid."],
+    ["Card number", "paymentMethod Your card number is invalid."],
+  ])("ties the processor's refusal to its own field: %s", async (label, detail) => {
+    const api = fakeApi({
+      checkout: [{ status: 400, body: { error: "Validation failed", details: [detail] } }],
+    });
+    renderCheckout(formView({ defaultAmount: 25 }), { api });
+    fillDonor();
+    fillCard();
+    submit();
+    expect(await fieldError(label)).toBe(detail);
+    for (const other of ["Expiry (MM/YY)", "CVC", "Card number"].filter((l) => l !== label))
+      expect(byLabel(other).getAttribute("aria-invalid")).toBe("false");
+  });
+
+  it("places the sandbox's and Stripe's bank refusals at the bank fields (fieldErrors)", () => {
+    expect(
+      fieldErrors([
+        "paymentMethod The routing number must be a valid 9-digit number.",
+        "paymentMethod The account number is invalid.",
+        "paymentMethod Enter the account holder's name.",
+      ]),
+    ).toEqual({
+      routingNumber: "paymentMethod The routing number must be a valid 9-digit number.",
+      accountNumber: "paymentMethod The account number is invalid.",
+      accountHolder: "paymentMethod Enter the account holder's name.",
+    });
   });
 
   it("pays by bank account", async () => {
