@@ -603,6 +603,31 @@ describe("event", () => {
       ],
     } as never);
 
+  it("says a ticket sold out meanwhile once, at the tickets", async () => {
+    const api = fakeApi({
+      checkout: [
+        {
+          status: 400,
+          body: {
+            error: 'Sold out: "General admission" tickets are sold out',
+            details: ['"General admission" tickets are sold out'],
+          },
+        },
+      ],
+    });
+    renderCheckout(event(), { api });
+    fireEvent.input(byLabel("General admission"), { target: { value: "2" } });
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() =>
+      expect(screen.getByRole("alert").textContent).toBe(
+        'Sold out: "General admission" tickets are sold out',
+      ),
+    );
+    expect(screen.getByRole("group", { name: "Tickets" }).getAttribute("aria-invalid")).toBe("true");
+  });
+
   it("shows date, time, time zone and location, and tickets with prices, group size, stock and limits", () => {
     renderCheckout(event());
     const details = screen.getByRole("region", { name: "When and where" });

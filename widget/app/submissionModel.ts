@@ -37,7 +37,8 @@ export function fieldErrors(details: string[]): Record<string, string> {
     [/^paymentMethod\.number|^paymentMethod .*card/i, "cardNumber"],
     [PROMO_CODE_DETAIL, "promoCode"],
     [/^amount/, "customAmount"],
-    [/^tickets/, "tickets"],
+    // A ticket's own refusal names it in words ('"Adult" tickets are sold out', 'Only 2 "Adult" tickets are left').
+    [/^tickets|\btickets?\b/i, "tickets"],
     [/^product/, "product"],
   ];
   const out: Record<string, string> = {};
@@ -245,7 +246,9 @@ async function sendOnce(c: Checkout): Promise<void> {
       // their words are kept as the server wrote them.
       if (pageLanguage() === "en" || (res.status !== 400 && res.status !== 429)) {
         errors.value = placed;
-        formError.value = [String(body.error ?? tr("checkout.error.generic")), ...details].join(" ");
+        const error = String(body.error ?? tr("checkout.error.generic"));
+        // A sold-out refusal's error already quotes its details ("Sold out: …"): each is said once.
+        formError.value = [error, ...details.filter((d) => !error.includes(d))].join(" ");
       } else {
         // The server's refusals are in English (the API's language): the page says them in its own words.
         errors.value = ownWords(placed);
