@@ -24,8 +24,6 @@ export interface AppProps {
   c: Checkout;
   /** Inside an iframe (embed or overlay): no page chrome. */
   embedded?: boolean;
-  /** The title's heading: h1 on the checkout's own page, h3 in the dashboard editor's preview. */
-  Title?: "h1" | "h3";
 }
 
 function FundraisingBar({ c }: { c: Checkout }) {
@@ -256,7 +254,7 @@ function DonorList({ c }: { c: Checkout }) {
   );
 }
 
-export function App({ c, embedded, Title = "h1" }: AppProps) {
+export function App({ c, embedded }: AppProps) {
   const v = c.view;
   const status = c.status.value;
   // The answer's screens come with sending (later.ts), so they are there whenever the status asks for them.
@@ -265,7 +263,7 @@ export function App({ c, embedded, Title = "h1" }: AppProps) {
     <div class={`alm${embedded ? " alm-embedded" : ""}`}>
       {v.headerImage && <img class="alm-header-img" src={v.headerImage} alt="" />}
       <header class="alm-head">
-        <Title id="alm-title">{v.title}</Title>
+        <h1 id="alm-title">{v.title}</h1>
         {v.description && <p class="alm-lede">{v.description}</p>}
         <p class="alm-org">{v.organization.name}</p>
       </header>

@@ -1,4 +1,4 @@
-import type { ComponentChildren, JSX } from "preact";
+import { type ComponentChildren, type JSX, options } from "preact";
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import "../../app/app.css";
 import "./FormEditor.css";
@@ -1420,16 +1420,24 @@ function CheckoutPreview(props: { preview: Preview }) {
   }, []);
   return (
     <div ref={box}>
-      <App c={checkout} embedded={false} Title="h3" />
+      <App c={checkout} embedded={false} />
     </div>
   );
 }
 
 /**
  * The checkout inside the editor's page is a picture of it, not a part of the page: its title is a heading
- * under "Preview" (h3, not a second h1: App's `Title`), and its form, without the name that made it one,
- * is no landmark of the page's own. Preact leaves attributes it did not change alone, so this holds.
+ * under "Preview" (an h3, not a second h1), and its form, without the name that made it one, is no landmark
+ * of the page's own. The title's element is made an h3 as Preact creates it (a vnode hook of this chunk's,
+ * matching only the checkout's `#alm-title`), so the checkout's own bundle carries nothing for it; the
+ * form's name is taken off once drawn (Preact leaves attributes it did not change alone).
  */
+const previousVnodeHook = options.vnode;
+options.vnode = (vnode) => {
+  if (vnode.type === "h1" && (vnode.props as { id?: unknown }).id === "alm-title") vnode.type = "h3";
+  previousVnodeHook?.(vnode);
+};
+
 function demote(root: HTMLElement): void {
   for (const form of root.querySelectorAll("form[aria-labelledby]")) form.removeAttribute("aria-labelledby");
 }
