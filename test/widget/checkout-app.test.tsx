@@ -146,6 +146,18 @@ describe("standard form", () => {
     expect(api.checkouts()).toHaveLength(0);
   });
 
+  it("drops what was said of a typed amount once a preset is chosen instead", async () => {
+    renderCheckout(formView());
+    type("Other amount", "0");
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() => expect(byLabel("Other amount").getAttribute("aria-invalid")).toBe("true"));
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    await waitFor(() => expect(byLabel("Other amount").getAttribute("aria-invalid")).toBe("false"));
+    expect(document.getElementById("alm-customAmount-err")).toBeNull();
+  });
+
   it("completes a one-time card gift: body, idempotency key, success screen", async () => {
     const { api } = renderCheckout(formView(), {
       env: { utm: { source: "newsletter", campaign: "spring" }, elementId: "link-1" },

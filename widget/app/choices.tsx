@@ -91,6 +91,8 @@ export function AmountPicker({ c }: { c: Checkout }) {
                 c.amount.value = a;
                 c.useCustom.value = false;
                 c.clearError("amount");
+                // The typed amount no longer counts: what was said of it goes too.
+                c.clearError("customAmount");
               }}
             >
               {money(a)}
