@@ -708,6 +708,28 @@ describe("event", () => {
     expect(api.checkouts()[0].body.amount).toBeUndefined();
   });
 
+  it("applies the promo code on Enter in its field, sending nothing, and keeps the focus there", async () => {
+    const api = fakeApi({
+      price: (o) => ({
+        subtotal: 75,
+        discount: o.promoCode ? 15 : 0,
+        promoCode: o.promoCode ? "EARLYBIRD" : null,
+        total: o.promoCode ? 60 : 75,
+      }),
+    });
+    renderCheckout(event(), { api });
+    fireEvent.input(byLabel("General admission"), { target: { value: "1" } });
+    type("Promo code", "earlybird");
+    const promo = byLabel("Promo code") as HTMLInputElement;
+    promo.focus();
+    // Enter in a text field submits its form.
+    fireEvent.submit(promo.closest("form") as HTMLFormElement);
+    await waitFor(() => expect(screen.getByText("Promo code EARLYBIRD applied: you save $15.")).toBeTruthy());
+    expect(api.checkouts()).toHaveLength(0);
+    expect(screen.getByRole("alert").textContent).toBe("");
+    await waitFor(() => expect(document.activeElement).toBe(promo));
+  });
+
   it("registers for free tickets without asking for payment", async () => {
     const api = fakeApi({ price: () => ({ total: 0, subtotal: 0 }) });
     renderCheckout(

@@ -87,6 +87,14 @@ function refusalInPageLanguage(status: number, error: string, placed: Record<str
 
 /** Sends the checkout; a one-time gift that qualifies is first offered as a monthly one (once). */
 export async function submit(c: Checkout): Promise<void> {
+  // Enter in the promo code's field applies the code, as its Apply button does, and sends nothing; the
+  // field keeps the focus (the form's own handler moves it first, to what needs attention).
+  const promo = document.getElementById("alm-promoCode");
+  if (promo && document.activeElement === promo) {
+    c.applyPromo();
+    setTimeout(() => promo.focus());
+    return;
+  }
   // The offer is on the screen: it is answered by its own buttons (a second press of the form's button,
   // queued while the code loaded, does not send the one-time gift past it).
   if (c.upsell.value) return;
