@@ -460,6 +460,7 @@ async function run(
       const keys = await listApiKeys(store.db, org.id);
       const rows = keys.map((k) => ({
         keyId: k.keyId,
+        name: k.name,
         prefix: `${k.prefix}…`,
         permissions: k.permissions,
         createdAt: k.createdAt,
@@ -469,7 +470,10 @@ async function run(
         json: { keys: rows },
         text:
           rows
-            .map((k) => `${k.keyId}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : "live"}`)
+            .map(
+              (k) =>
+                `${k.keyId}  ${k.prefix}  ${k.revokedAt ? `revoked ${k.revokedAt}` : "live"}${k.name ? `  ${k.name}` : ""}`,
+            )
             .join("\n") || "No keys.",
       };
     }

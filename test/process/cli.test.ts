@@ -309,6 +309,19 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     expect(result.stdout).not.toContain(fullKey.key.slice(8));
   });
 
+  it("key list names each key as it was created (--name), as the dashboard lists it", async () => {
+    const named = ok<KeyJson>(
+      await cli("key", "create", "--org", acme.organizationId, "--name", "Website sync", "--json"),
+    );
+    const list = ok<{ keys: { keyId: string; name: string }[] }>(
+      await cli("key", "list", "--org", acme.organizationId, "--json"),
+    );
+    expect(list.keys.find((k) => k.keyId === named.keyId)?.name).toBe("Website sync");
+    const text = await cli("key", "list", "--org", acme.organizationId);
+    expect(lines(text.stdout).find((line) => line.startsWith(named.keyId))).toMatch(/ {2}Website sync$/);
+    ok(await cli("key", "revoke", "--key", named.keyId, "--json"));
+  });
+
   it("key revoke --json revokes at once: the server answers 401, other keys keep working", async () => {
     const spare = ok<KeyJson>(await cli("key", "create", "--org", acme.organizationId, "--json"));
     // Warm the server with the key first, so that a cached lookup would show.
