@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Config } from "./config.js";
 import { StartupError } from "./errors.js";
 import { openStripeSecrets } from "./processors/stripe/connection.js";
@@ -50,7 +51,11 @@ export async function checkSealedSecrets(
   });
   if (sealed.length > 0 && unopened.length === sealed.length)
     throw new StartupError(
-      "SECRETS_KEY does not open the payment processor keys stored in the database: set the key they were sealed with",
+      config.secretsKey
+        ? "SECRETS_KEY does not open the payment processor keys stored in the database: set the key they were sealed with"
+        : // Outside production without SECRETS_KEY the key is the file beside the database: a restored
+          // database without its file (or with another instance's) meets a new one.
+          `SECRETS_KEY does not open the payment processor keys stored in the database: SECRETS_KEY is not set, so the key is ${path.join(config.dataDir, "secrets.key")}, which is not the one they were sealed with (restore that file with the database, or set SECRETS_KEY to the key they were sealed with)`,
     );
   return { unopened: unopened.map((u) => u.organizationId) };
 }

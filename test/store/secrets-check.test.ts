@@ -1,3 +1,6 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { StartupError } from "../../server/errors.js";
 import { sealStripeSecrets } from "../../server/processors/stripe/connection.js";
@@ -66,6 +69,24 @@ describe(`SECRETS_KEY checked against the stored processor keys at start (${dial
       ),
     );
     await expect(checkSealedSecrets(store.db, config(undefined))).rejects.toThrow(/SECRETS_KEY is not set/);
+  });
+
+  it("outside production without SECRETS_KEY, names the key file beside the database (a restore without it)", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "almoner-secrets-"));
+    try {
+      // The instance's key file is made afresh there: it opens none of the stored keys.
+      const error = await checkSealedSecrets(store.db, {
+        production: false,
+        secretsKey: undefined,
+        dataDir,
+      }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(StartupError);
+      expect((error as Error).message).toBe(
+        `SECRETS_KEY does not open the payment processor keys stored in the database: SECRETS_KEY is not set, so the key is ${path.join(dataDir, "secrets.key")}, which is not the one they were sealed with (restore that file with the database, or set SECRETS_KEY to the key they were sealed with)`,
+      );
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   it("starts quietly when every stored key opens", async () => {
