@@ -299,6 +299,10 @@ function commandOf(positionals: string[]): Command {
   const key = `${group ?? ""} ${action ?? ""}`.trim();
   const known = COMMANDS.find((c) => c === key);
   if (!known) throw new UsageError(group ? `Unknown command: ${key} ${SEE_USAGE}` : USAGE);
+  // A word past the command (a value whose flag was mistyped or left out) is refused, never ignored:
+  // only `key revoke` takes one, the key's id.
+  const extra = positionals.slice(known === "key revoke" ? 3 : 2);
+  if (extra.length > 0) throw new UsageError(`Unexpected argument: ${JSON.stringify(extra[0])} ${SEE_USAGE}`);
   return known;
 }
 

@@ -523,6 +523,19 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
       expect(parsed.error).toContain("root");
     });
 
+    it.concurrent("a word past the command (a mistyped or missing flag), refused before anything is made", async ({
+      expect,
+    }) => {
+      const result = await cli("org", "create", "--name", "Stray", "--json", "extra");
+      const message = failed(result);
+      expect((JSON.parse(message) as { error: string }).error).toContain('Unexpected argument: "extra"');
+      const list = await cli("org", "list", "--json");
+      expect(JSON.parse(list.stdout).organizations.map((o: { name: string }) => o.name)).not.toContain(
+        "Stray",
+      );
+      expect(failed(await cli("key", "revoke", "key_a", "key_b"))).toContain('Unexpected argument: "key_b"');
+    });
+
     it.concurrent("key create without --org", async ({ expect }) => {
       const message = failed(await cli("key", "create"));
       expect(message).toContain("--org");
