@@ -126,7 +126,13 @@ async function main(): Promise<void> {
         ? `Cannot listen on ${config.host}:${config.port}: the port is in use (set PORT)`
         : `Cannot listen on ${config.host}:${config.port}: ${err.message} (check HOST and PORT)`,
     );
-    process.exit(1);
+    // Nothing was served or claimed: its heartbeat row goes (the other processes would otherwise count a
+    // process that never ran until it went stale), and the database is closed, before it exits.
+    void (async () => {
+      await heartbeat.stop().catch(() => {});
+      await metrics.close().catch(() => {});
+      await store.close().catch(() => {});
+    })().finally(() => process.exit(1));
   });
 
   const upkeep = setInterval(

@@ -489,3 +489,31 @@ describe.skipIf(dialect !== "sqlite")(
     });
   },
 );
+
+describe.skipIf(dialect !== "sqlite")("server process: a port already in use", { timeout: 120_000 }, () => {
+  let temp: TempDir;
+  let first: ServerProcess;
+  beforeAll(async () => {
+    temp = tempDir();
+    first = await startServer({ DATA_DIR: temp.dir });
+  });
+  afterAll(async () => {
+    await first?.stop();
+    await killAll();
+    temp?.remove();
+  });
+
+  it("exits with one line and leaves no heartbeat row of a process that never served", async () => {
+    const second = await runServerToExit({ DATA_DIR: temp.dir, PORT: String(first.port) }, 100_000);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`the port is in use (set PORT)`);
+    const db = new SQLite(path.join(temp.dir, "almoner.db"), { readonly: true, fileMustExist: true });
+    try {
+      const rows = db.prepare("select count(*) as n from processes").get() as { n: number };
+      // The first server's own row, and no other.
+      expect(rows.n).toBe(1);
+    } finally {
+      db.close();
+    }
+  });
+});
