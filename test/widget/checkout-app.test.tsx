@@ -730,6 +730,36 @@ describe("event", () => {
     await waitFor(() => expect(document.activeElement).toBe(promo));
   });
 
+  it("takes off an applied promo code whose field was emptied, says so, and sends the order only on the next press", async () => {
+    const api = fakeApi({
+      price: (o) => ({
+        subtotal: 75,
+        discount: o.promoCode ? 15 : 0,
+        promoCode: o.promoCode ? "EARLYBIRD" : null,
+        total: o.promoCode ? 60 : 75,
+      }),
+    });
+    renderCheckout(event(), { api });
+    fireEvent.input(byLabel("General admission"), { target: { value: "1" } });
+    type("Promo code", "earlybird");
+    fireEvent.click(screen.getByRole("button", { name: "Apply" }));
+    await waitFor(() => expect(screen.getByRole("button", { name: "Pay $60" })).toBeTruthy());
+    type("Promo code", "");
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() =>
+      expect(screen.getByRole("alert").textContent).toBe(
+        "The promo code is taken off, as its field is empty: check the new total, then press the button again.",
+      ),
+    );
+    expect(api.checkouts()).toHaveLength(0);
+    await waitFor(() => expect(screen.getByRole("button", { name: "Pay $75" })).toBeTruthy());
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.promoCode).toBeUndefined();
+  });
+
   it("registers for free tickets without asking for payment", async () => {
     const api = fakeApi({ price: () => ({ total: 0, subtotal: 0 }) });
     renderCheckout(

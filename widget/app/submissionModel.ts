@@ -95,6 +95,13 @@ export async function submit(c: Checkout): Promise<void> {
     setTimeout(() => promo.focus());
     return;
   }
+  // A code applied, then its field emptied without Apply: the order the donor now sees has no code. It is
+  // taken off (the total is priced again) and nothing is sent until the donor has seen the new total.
+  if (c.appliedPromo.value && !c.text.promoCode.value.trim()) {
+    c.applyPromo();
+    c.formError.value = tr("checkout.promo.removed");
+    return;
+  }
   // The offer is on the screen: it is answered by its own buttons (a second press of the form's button,
   // queued while the code loaded, does not send the one-time gift past it).
   if (c.upsell.value) return;

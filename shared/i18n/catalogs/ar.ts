@@ -93,6 +93,7 @@ export const ar: Catalog = {
   "checkout.promo": "رمز الخصم",
   "checkout.promo.apply": "تطبيق",
   "checkout.promo.applied": "طُبّق رمز الخصم {code}: وفّرت {amount}.",
+  "checkout.promo.removed": "أُزيل رمز الخصم لأن حقله فارغ: راجع المجموع الجديد ثم اضغط الزر مجددًا.",
   "checkout.extraDonation": "أضف تبرعًا (اختياري)",
 
   "checkout.questions": "بعض الأسئلة",

@@ -97,6 +97,8 @@ export const de: Catalog = {
   "checkout.promo": "Gutscheincode",
   "checkout.promo.apply": "Einlösen",
   "checkout.promo.applied": "Gutscheincode {code} eingelöst: Sie sparen {amount}.",
+  "checkout.promo.removed":
+    "Der Aktionscode wurde entfernt, da sein Feld leer ist: Prüfen Sie den neuen Betrag und drücken Sie die Schaltfläche erneut.",
   "checkout.extraDonation": "Spende hinzufügen (optional)",
 
   "checkout.questions": "Ein paar Fragen",

@@ -97,6 +97,8 @@ export const en = {
   "checkout.promo": "Promo code",
   "checkout.promo.apply": "Apply",
   "checkout.promo.applied": "Promo code {code} applied: you save {amount}.",
+  "checkout.promo.removed":
+    "The promo code is taken off, as its field is empty: check the new total, then press the button again.",
   "checkout.extraDonation": "Add a donation (optional)",
 
   "checkout.questions": "A few questions",

@@ -96,6 +96,8 @@ export const es: Catalog = {
   "checkout.promo": "Código promocional",
   "checkout.promo.apply": "Aplicar",
   "checkout.promo.applied": "Código {code} aplicado: ahorras {amount}.",
+  "checkout.promo.removed":
+    "Se quitó el código promocional, porque su campo está vacío: revisa el nuevo total y vuelve a pulsar el botón.",
   "checkout.extraDonation": "Añadir una donación (opcional)",
 
   "checkout.questions": "Algunas preguntas",

@@ -96,6 +96,8 @@ export const fr: Catalog = {
   "checkout.promo": "Code promo",
   "checkout.promo.apply": "Appliquer",
   "checkout.promo.applied": "Code promo {code} appliqué : vous économisez {amount}.",
+  "checkout.promo.removed":
+    "Le code promo est retiré, car son champ est vide : vérifiez le nouveau total, puis appuyez à nouveau sur le bouton.",
   "checkout.extraDonation": "Ajouter un don (facultatif)",
 
   "checkout.questions": "Quelques questions",

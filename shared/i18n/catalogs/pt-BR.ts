@@ -95,6 +95,8 @@ export const ptBR: Catalog = {
   "checkout.promo": "Cupom",
   "checkout.promo.apply": "Aplicar",
   "checkout.promo.applied": "Cupom {code} aplicado: você economiza {amount}.",
+  "checkout.promo.removed":
+    "O código promocional foi retirado, pois o campo está vazio: confira o novo total e toque no botão de novo.",
   "checkout.extraDonation": "Adicionar uma doação (opcional)",
 
   "checkout.questions": "Algumas perguntas",
