@@ -56,8 +56,8 @@ export function parseDatabaseUrl(url: string): { name: DialectName; target: stri
 }
 
 /**
- * A SQLite database's file. No file (\`sqlite:\` with nothing after it, as a template such as
- * \`sqlite:${DB_PATH}\` gives when the variable is unset) and \`:memory:\` are refused: SQLite would open a
+ * A SQLite database's file. No file (`sqlite:` with nothing after it, as a template such as
+ * `sqlite:${DB_PATH}` gives when the variable is unset) and `:memory:` are refused: SQLite would open a
  * database that vanishes when the process ends, and every gift taken meanwhile with it.
  */
 function sqliteFile(target: string): { name: DialectName; target: string } {
