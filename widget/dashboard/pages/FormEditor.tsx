@@ -1,5 +1,5 @@
 import { type ComponentChildren, type JSX, options } from "preact";
-import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import "../../app/app.css";
 import "./FormEditor.css";
 import { EVENT_DETAILS_MAX, QUESTION_ID_MAX } from "../../../shared/formLimits.js";
@@ -1408,36 +1408,19 @@ function CheckoutPreview(props: { preview: Preview }) {
     const boot: Boot = { view, language, messages };
     return createCheckout(boot, {});
   }, [view, language, messages]);
-  const box = useRef<HTMLDivElement>(null);
-  // Before the browser paints: no moment in which the page has two level-1 headings.
-  useLayoutEffect(() => {
-    const root = box.current;
-    if (!root) return;
-    demote(root);
-    const watcher = new MutationObserver(() => demote(root));
-    watcher.observe(root, { childList: true, subtree: true });
-    return () => watcher.disconnect();
-  }, []);
-  return (
-    <div ref={box}>
-      <App c={checkout} embedded={false} />
-    </div>
-  );
+  return <App c={checkout} embedded={false} />;
 }
 
 /**
  * The checkout inside the editor's page is a picture of it, not a part of the page: its title is a heading
  * under "Preview" (an h3, not a second h1), and its form, without the name that made it one, is no landmark
- * of the page's own. The title's element is made an h3 as Preact creates it (a vnode hook of this chunk's,
- * matching only the checkout's `#alm-title`), so the checkout's own bundle carries nothing for it; the
- * form's name is taken off once drawn (Preact leaves attributes it did not change alone).
+ * of the page's own. Both are changed as Preact creates the elements (a vnode hook of this chunk's, matching
+ * only the checkout's `#alm-title` and the form it names), so the checkout's own bundle carries nothing for it.
  */
 const previousVnodeHook = options.vnode;
 options.vnode = (vnode) => {
-  if (vnode.type === "h1" && (vnode.props as { id?: unknown }).id === "alm-title") vnode.type = "h3";
+  const props = vnode.props as Record<string, unknown>;
+  if (vnode.type === "h1" && props.id === "alm-title") vnode.type = "h3";
+  if (vnode.type === "form" && props["aria-labelledby"] === "alm-title") delete props["aria-labelledby"];
   previousVnodeHook?.(vnode);
 };
-
-function demote(root: HTMLElement): void {
-  for (const form of root.querySelectorAll("form[aria-labelledby]")) form.removeAttribute("aria-labelledby");
-}
