@@ -18,12 +18,12 @@ export function UpsellOffer({ c }: { c: Checkout }) {
   // monthly share of the gift now chosen. An order changed so that it no longer qualifies takes the offer away.
   const suggested = monthlySuggestion(c);
   useEffect(() => {
-    if (suggested === null) c.upsell.value = null;
+    if (suggested === null) c.upsell.value = false;
   }, [suggested]);
-  const offer = c.upsell.value;
-  if (!offer || suggested === null) return null;
+  if (!c.upsell.value || suggested === null) return null;
   const monthly = money(suggested);
-  const once = money(c.total.value ?? offer.once);
+  // A suggestion needs a gift chosen, so there is a total: the quote's, or the gift until it comes.
+  const once = money(c.total.value ?? 0);
   return (
     <section class="alm-upsell" aria-labelledby="alm-h-upsell" tabIndex={-1} ref={ref}>
       <h2 id="alm-h-upsell">{t("checkout.upsell.heading")}</h2>

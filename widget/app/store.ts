@@ -79,8 +79,11 @@ export function createCheckout(boot: Boot, env: CheckoutEnv = {}) {
     receipt: signal<Receipt | null>(null),
     thanks: signal(""),
     declineMessage: signal(""),
-    /** "Make it monthly?": the offer shown in place of the button, once, when a qualifying gift is sent. */
-    upsell: signal<{ monthly: number; once: number } | null>(null),
+    /**
+     * "Make it monthly?": the offer is shown in place of the button, once, when a qualifying gift is sent;
+     * its amounts are read from the order as it is (submissionModel.ts, monthlySuggestion).
+     */
+    upsell: signal(false),
     sending,
   };
 }

@@ -111,7 +111,7 @@ export async function submit(c: Checkout): Promise<void> {
 
 /** Declines the monthly offer and sends the one-time gift as chosen. */
 export async function keepOneTime(c: Checkout): Promise<void> {
-  c.upsell.value = null;
+  c.upsell.value = false;
   await send(c);
 }
 
@@ -140,14 +140,12 @@ export function monthlySuggestion(c: Checkout): number | null {
 
 /** Whether sending now should first show the monthly offer (made at most once per checkout), and shows it. */
 function offerMonthly(c: Checkout): boolean {
-  const once = c.chosenAmount.value;
-  const monthly = monthlySuggestion(c);
-  if (c.sending.upsellOffered || monthly === null || once === null) return false;
+  if (c.sending.upsellOffered || monthlySuggestion(c) === null) return false;
   c.sending.upsellOffered = true;
   // Every field is right now: what an earlier try said of them no longer holds.
   c.errors.value = {};
   c.formError.value = null;
-  c.upsell.value = { once, monthly };
+  c.upsell.value = true;
   return true;
 }
 
@@ -159,7 +157,7 @@ export function acceptUpsell(c: Checkout): void {
     c.setFrequency("MONTHLY");
     c.useCustom.value = true;
     c.text.customAmount.value = String(monthly);
-    c.upsell.value = null;
+    c.upsell.value = false;
   });
 }
 
