@@ -142,6 +142,26 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     expect(new URL(page.url()).search).toBe("");
   }
 
+  /** A new member made on the command line (an Owner unless `role` says), signed in on `on` by their set-up link. */
+  async function signUp(on: Page, email: string, role = "owner") {
+    const made = await cli(
+      "user",
+      "create",
+      "--org",
+      served.t.org.id,
+      "--email",
+      email,
+      "--role",
+      role,
+      "--json",
+    );
+    await on.goto(made.setupUrl);
+    await on.getByLabel("Password", { exact: true }).fill(PASSWORD);
+    await on.getByLabel("The same password again").fill(PASSWORD);
+    await on.getByRole("button", { name: /Set password and sign in/ }).click();
+    await on.getByRole("navigation", { name: "Dashboard" }).waitFor();
+  }
+
   async function signOut() {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("heading", { name: /Sign in/ }).waitFor();
@@ -355,22 +375,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     const phone = await browser.context.newPage();
     await phone.setViewportSize({ width: 360, height: 740 });
     const email = uniqueEmail("phone");
-    const made = await cli(
-      "user",
-      "create",
-      "--org",
-      served.t.org.id,
-      "--email",
-      email,
-      "--role",
-      "owner",
-      "--json",
-    );
-    await phone.goto(made.setupUrl);
-    await phone.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await phone.getByLabel("The same password again").fill(PASSWORD);
-    await phone.getByRole("button", { name: /Set password and sign in/ }).click();
-    await phone.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    await signUp(phone, email);
     await phone.goto(`${served.baseUrl}/dashboard/payments`);
     await phone.getByRole("heading", { name: "Payments", level: 1 }).waitFor();
     await phone.reload();
@@ -446,22 +451,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
 
     const phone = await browser.context.newPage();
     await phone.setViewportSize({ width: 320, height: 640 });
-    const made = await cli(
-      "user",
-      "create",
-      "--org",
-      served.t.org.id,
-      "--email",
-      uniqueEmail("narrow"),
-      "--role",
-      "owner",
-      "--json",
-    );
-    await phone.goto(made.setupUrl);
-    await phone.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await phone.getByLabel("The same password again").fill(PASSWORD);
-    await phone.getByRole("button", { name: /Set password and sign in/ }).click();
-    await phone.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    await signUp(phone, uniqueEmail("narrow"));
     const widths: Record<string, number> = {};
     for (const name of [
       "forms",
@@ -491,22 +481,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     const editor = await browser.context.newPage();
     editor.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
     const email = uniqueEmail("editor");
-    const made = await cli(
-      "user",
-      "create",
-      "--org",
-      served.t.org.id,
-      "--email",
-      email,
-      "--role",
-      "owner",
-      "--json",
-    );
-    await editor.goto(made.setupUrl);
-    await editor.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await editor.getByLabel("The same password again").fill(PASSWORD);
-    await editor.getByRole("button", { name: /Set password and sign in/ }).click();
-    await editor.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    await signUp(editor, email);
 
     const { formID } = await createForm(served, {
       title: "Spring gala",
@@ -643,22 +618,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
   it("edits a donation form's FAQs, default amount, phone switch and monthly suggestion in their own fields, each in the preview before saving", async () => {
     const editor = await browser.context.newPage();
     editor.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    const made = await cli(
-      "user",
-      "create",
-      "--org",
-      served.t.org.id,
-      "--email",
-      uniqueEmail("donation-editor"),
-      "--role",
-      "owner",
-      "--json",
-    );
-    await editor.goto(made.setupUrl);
-    await editor.getByLabel("Password", { exact: true }).fill(PASSWORD);
-    await editor.getByLabel("The same password again").fill(PASSWORD);
-    await editor.getByRole("button", { name: /Set password and sign in/ }).click();
-    await editor.getByRole("navigation", { name: "Dashboard" }).waitFor();
+    await signUp(editor, uniqueEmail("donation-editor"));
 
     const { formID } = await createForm(served, {
       title: "Winter appeal",
@@ -723,25 +683,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
   it("starts a sponsorship form from New form in its editor, edits its packages beside the preview, shows a bad amount at its field; Finance reads it without Save", async () => {
     const editor = await browser.context.newPage();
     editor.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-    const signUp = async (role: string) => {
-      const made = await cli(
-        "user",
-        "create",
-        "--org",
-        served.t.org.id,
-        "--email",
-        uniqueEmail(`sponsorship-${role}`),
-        "--role",
-        role,
-        "--json",
-      );
-      await editor.goto(made.setupUrl);
-      await editor.getByLabel("Password", { exact: true }).fill(PASSWORD);
-      await editor.getByLabel("The same password again").fill(PASSWORD);
-      await editor.getByRole("button", { name: /Set password and sign in/ }).click();
-      await editor.getByRole("navigation", { name: "Dashboard" }).waitFor();
-    };
-    await signUp("owner");
+    await signUp(editor, uniqueEmail("sponsorship-owner"));
 
     // "New form" offers every kind, and opens the new form's editor.
     await editor.getByRole("link", { name: "Forms" }).click();
@@ -800,7 +742,7 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     ]);
 
     // Finance may read forms but not change them: the editor opened by its address offers no Save.
-    await signUp("finance");
+    await signUp(editor, uniqueEmail("sponsorship-finance"), "finance");
     await editor.goto(`${served.baseUrl}/dashboard/forms/${formID}/edit`);
     await editor.getByRole("heading", { name: "Edit Spring fair sponsors" }).waitFor();
     await expect.poll(() => preview.textContent()).toContain("Gold table");

@@ -29,18 +29,19 @@ const OWNER = [
 
 const signedIn = (role: Role = "OWNER", permissions: string[] = OWNER) => signedInAs(role, permissions);
 
-describe("team roles", () => {
-  const member = (userId: string, email: string, role: string) => ({
-    userId,
-    email,
-    role,
-    joinedAt: "2026-01-01T00:00:00.000Z",
-    passwordSet: true,
-    invitePending: false,
-    inviteExpiresAt: null,
-    lastSignInAt: null,
-  });
+/** A member as GET /api/staff/team lists them: joined, or only invited (no password here yet). */
+const member = (userId: string, email: string, role: string, invitePending = false) => ({
+  userId,
+  email,
+  role,
+  joinedAt: "2026-01-01T00:00:00.000Z",
+  passwordSet: !invitePending,
+  invitePending,
+  inviteExpiresAt: invitePending ? "2026-01-02T00:00:00.000Z" : null,
+  lastSignInAt: null,
+});
 
+describe("team roles", () => {
   beforeEach(() => {
     signedIn();
     const members = [
@@ -630,16 +631,6 @@ describe("the payments list", () => {
 });
 
 describe("the team's last Owner", () => {
-  const member = (userId: string, email: string, role: string, invitePending = false) => ({
-    userId,
-    email,
-    role,
-    joinedAt: "2026-01-01T00:00:00.000Z",
-    passwordSet: !invitePending,
-    invitePending,
-    inviteExpiresAt: invitePending ? "2026-01-02T00:00:00.000Z" : null,
-    lastSignInAt: null,
-  });
   const rowOf = async (email: string) => (await screen.findByText(email)).closest("tr") as HTMLElement;
 
   it("is offered neither Remove… nor another role, and the row says why", async () => {
