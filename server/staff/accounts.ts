@@ -121,7 +121,13 @@ export async function createStaffMember(
       throw new StaffError("member", `${input.email.trim()} is already a member of this organization`);
     await trx
       .insertInto("staff_memberships")
-      .values({ user_id: id, organization_id: input.organizationId, role: input.role, created_at: now })
+      .values({
+        user_id: id,
+        organization_id: input.organizationId,
+        role: input.role,
+        created_at: now,
+        invited_email: input.email.trim(),
+      })
       .execute();
     await recordAudit(
       trx,

@@ -53,6 +53,7 @@ export async function listTeam(db: Db, organizationId: string, userId?: string):
     .select((eb) => [
       "staff_memberships.user_id",
       "staff_users.email",
+      "staff_memberships.invited_email",
       "staff_memberships.role",
       "staff_memberships.created_at",
       joinedHere(eb).as("joined"),
@@ -79,7 +80,9 @@ export async function listTeam(db: Db, organizationId: string, userId?: string):
     const passwordSet = Boolean(row.joined);
     return {
       userId: row.user_id,
-      email: row.email,
+      // Until the person joins, the address as this organization spelled it: the spelling of an account
+      // made elsewhere would show that the account exists.
+      email: passwordSet ? row.email : (row.invited_email ?? row.email),
       role: row.role as StaffRole,
       joinedAt: row.created_at,
       passwordSet,
@@ -209,7 +212,7 @@ export async function issueSetupLink(
     if (current.joined) throw already;
     await trx
       .updateTable("staff_memberships")
-      .set({ role: input.role })
+      .set({ role: input.role, invited_email: email })
       .where("user_id", "=", current.user_id)
       .where("organization_id", "=", input.organizationId)
       .execute();
@@ -297,20 +300,19 @@ export async function inviteMember(
   const org = await getOrganization(store.db, input.organizationId);
   if (!org) throw new TeamError("notFound", "No such organization");
   const link = await issueSetupLink(store, input);
-  // To the address as the person first gave it (a re-invitation may spell it in another case).
   const member = await memberOrThrow(store.db, input.organizationId, link.userId);
   const person = await store.db
     .selectFrom("staff_users")
-    .select("password_hash")
+    .select(["email", "password_hash"])
     .where("id", "=", link.userId)
-    .executeTakeFirst();
+    .executeTakeFirstOrThrow();
   const mail = renderStaffInvite({
     organizationName: org.name,
     invitedBy: input.invitedBy,
     role: input.role,
     url: link.setupUrl,
     hours: SETUP_LINK_HOURS,
-    hasPassword: person?.password_hash != null,
+    hasPassword: person.password_hash != null,
   });
   // Queued once the link exists; should this fail, the person stays invited and inviting again mails a
   // fresh link.
@@ -318,7 +320,8 @@ export async function inviteMember(
     store.db,
     {
       organizationId: org.id,
-      to: member.email,
+      // To the address as the person first gave it (an invitation may spell it in another case).
+      to: person.email,
       fromName: org.name,
       replyTo: input.invitedBy,
       subject: mail.subject,

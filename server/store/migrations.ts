@@ -29,6 +29,7 @@ import { phoneDigitKeys } from "./migrations/025-phone-digit-keys.js";
 import { apiMetricsByKey } from "./migrations/026-api-metrics-by-key.js";
 import { phoneKeysByNumber } from "./migrations/027-phone-keys-by-number.js";
 import { donorEmailKeys } from "./migrations/028-donor-email-keys.js";
+import { invitedEmail } from "./migrations/029-invited-email.js";
 import type { Migration } from "./migrations/shared.js";
 import type { Database } from "./schema.js";
 
@@ -66,6 +67,7 @@ export const MIGRATIONS: Migration[] = [
   apiMetricsByKey,
   phoneKeysByNumber,
   donorEmailKeys,
+  invitedEmail,
 ];
 
 // The highest version, wherever it is listed (migrations written side by side may land out of order).

@@ -471,6 +471,8 @@ export interface StaffMembershipsTable {
   organization_id: string;
   role: string;
   created_at: string;
+  /** The address as the invitation spelled it (shown until the person joins); null before migration 29. */
+  invited_email: string | null;
 }
 
 /** A single-use link of a staff member's (kind `setup`): only the token's hash. */

@@ -129,6 +129,36 @@ describe(`set-up links of people who have a password (${dialect})`, () => {
     expect(again.status).toBe(409);
   });
 
+  it("an invitation answers with the address as the Owner typed it until the person joins, not the spelling of an account elsewhere", async () => {
+    await member("OWNER", "Carol.Smith@A.example");
+    const orgB = await t.newOrg({ name: "Org B" });
+    const bob = await member("OWNER", "bob@b.example", orgB.id);
+
+    // The address comes back as typed, whether or not it has an account.
+    const known = await post("/api/staff/invites", { email: "CAROL.SMITH@a.example", role: "STAFF" }, bob);
+    expect(known.status, known.text).toBe(201);
+    expect(known.body.email).toBe("CAROL.SMITH@a.example");
+    const unknown = await post("/api/staff/invites", { email: "Dan.Jones@B.example", role: "STAFF" }, bob);
+    expect(unknown.status, unknown.text).toBe(201);
+    expect(unknown.body.email).toBe("Dan.Jones@B.example");
+    const team = async () =>
+      (await send("GET", "/api/staff/team", { cookie: bob })).body.members.map((m: { email: string }) => m.email);
+    expect(await team()).toContain("CAROL.SMITH@a.example");
+    expect(await team()).not.toContain("Carol.Smith@A.example");
+
+    // Invited again in another spelling: that one.
+    now += 60_000;
+    const again = await post("/api/staff/invites", { email: "dan.jones@b.example", role: "STAFF" }, bob);
+    expect(again.status, again.text).toBe(201);
+    expect(again.body.email).toBe("dan.jones@b.example");
+
+    // Once the person has joined, their own spelling.
+    const token = await mailedToken("Dan.Jones@B.example", "setup");
+    const setup = await post("/api/staff/setup", { token, password: "a long passphrase 42" });
+    expect(setup.status, setup.text).toBe(200);
+    expect(await team()).toContain("Dan.Jones@B.example");
+  });
+
   it("an invitee who chose a password with a reset link: her unused set-up link later sets nothing and signs in no one", async () => {
     const made = await createStaffMember(t.store, {
       organizationId: t.org.id,
