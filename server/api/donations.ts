@@ -7,7 +7,8 @@ import type { PaymentsTable } from "../store/schema.js";
 import { presentDonation } from "../wire/donation.js";
 import type { AppDeps, AppEnv } from "./env.js";
 import { loadCallerOrganization } from "./organization.js";
-import { pageSchema, paginationQuery } from "./pagination.js";
+import { PAYMENT_FILTERS_DOC, PAYMENT_LIST_RULES, paymentFilters, paymentListQuery } from "./listFilters.js";
+import { pageSchema } from "./pagination.js";
 import { PAYMENT_ID, paymentIdParams, paymentPage } from "./payments.js";
 import { defineRoute, errorSchema, type RouteSpec, standardErrors } from "./route.js";
 
@@ -73,9 +74,10 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
       permission: "donations:read",
       tags,
       summary: "List donations (deprecated)",
-      description: note,
+      description: `${note} ${PAYMENT_FILTERS_DOC}`,
       deprecated: true,
-      query: paginationQuery(),
+      query: paymentListQuery,
+      rules: PAYMENT_LIST_RULES,
       responses: {
         200: { description: "A page of donations", schema: pageSchema("donations", donationSchema), headers },
         ...standardErrors,
@@ -83,8 +85,11 @@ export function donationRoutes(deps: AppDeps): RouteSpec[] {
       },
       handler: async (c, { query }) => {
         const orgId = c.get("auth").organizationId;
+        const filters = await paymentFilters(db, orgId, query);
         const org = await loadCallerOrganization(deps, orgId);
-        return c.json(await paymentPage(db, orgId, "donations", query, (r) => presentDonation(r, org.name)));
+        return c.json(
+          await paymentPage(db, orgId, "donations", query, (r) => presentDonation(r, org.name), filters),
+        );
       },
     }),
     defineRoute({

@@ -82,6 +82,44 @@ describe("/v1/donations", () => {
     expect(one.body.donationID).toBe(paid[0]);
   });
 
+  it("takes the query parameters of /v1/payments: its filters narrow the list, and the same values are refused", async () => {
+    const formId = await createForm(t, validForms.standard());
+    for (const [email, amount] of [["ann@example.org", 20], ["bea@example.org", 75]] as const) {
+      const res = await checkout(t, formId, { amount, donor: donor(email), paymentMethod: card() });
+      expect(res.status).toBe(201);
+    }
+    const declined = await checkout(t, formId, {
+      amount: 30,
+      donor: donor("cy@example.org"),
+      paymentMethod: card("4000000000000002"),
+    });
+    expect(declined.status).toBe(402);
+    type Page = { donations: Json[]; count: number };
+    const list = async (query: string) => {
+      const res = await t.request<Page>("GET", `/v1/donations?${query}`);
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      expectDeprecated(res.headers);
+      return res.body.donations.map((d) => d.donorEmail).sort();
+    };
+    for (const query of ["status=FAILED", "search=bea", "minAmount=50", "maxAmount=25&status=COMPLETED"]) {
+      const payments = await t.request<{ payments: Json[] }>("GET", `/v1/payments?${query}`);
+      expect(await list(query), query).toEqual(payments.body.payments.map((p) => p.email).sort());
+    }
+    expect(await list("status=FAILED")).toEqual(["cy@example.org"]);
+    expect(await list("search=bea")).toEqual(["bea@example.org"]);
+
+    for (const query of ["status=garbage", "from=bad", "minAmount=x", "minAmount=80&maxAmount=10"]) {
+      const refused = await t.request<Json>("GET", `/v1/donations?${query}`);
+      expect(refused.status, query).toBe(400);
+      expect(refused.body.error).toBe("Validation failed");
+      expectDeprecated(refused.headers);
+    }
+    // A cursor is the list's with its filters, as on /v1/payments.
+    const first = await t.request<{ lastEvaluatedKey: string }>("GET", "/v1/donations?status=COMPLETED&limit=1");
+    const other = await t.request("GET", `/v1/donations?status=FAILED&lastEvaluatedKey=${first.body.lastEvaluatedKey}`);
+    expect(other.status).toBe(400);
+  });
+
   it("keeps the deprecation headers on errors, and applies permissions and tenants like payments", async () => {
     const formId = await createForm(t, validForms.standard());
     const res = await checkout(t, formId, { amount: 20, donor: donor(), paymentMethod: card() });
