@@ -13,13 +13,17 @@ export interface KeysetPosition {
   id: string;
 }
 
-function scope(list: string, organizationId: string): string {
-  return sha256Hex(`${list}:${organizationId}`).slice(0, 16);
+/**
+ * A cursor's seal: binds its position to its list and merchant, so that a cursor of another list, or one
+ * whose position was changed (cut short, edited), is refused instead of ending or restarting the list.
+ */
+function seal(list: string, organizationId: string, position: KeysetPosition): string {
+  return sha256Hex(JSON.stringify([list, organizationId, position.sort, position.id])).slice(0, 16);
 }
 
 export function encodeCursor(list: string, organizationId: string, position: KeysetPosition): string {
   return Buffer.from(
-    JSON.stringify({ s: scope(list, organizationId), k: position.sort, i: position.id }),
+    JSON.stringify({ s: seal(list, organizationId, position), k: position.sort, i: position.id }),
   ).toString("base64url");
 }
 
@@ -57,9 +61,10 @@ export function decodeCursor(
   param = "lastEvaluatedKey",
 ): KeysetPosition {
   const parsed = parseCursor(cursor);
-  if (!parsed || parsed.s !== scope(list, organizationId))
+  const position = parsed && { sort: parsed.k, id: parsed.i };
+  if (!parsed || !position || parsed.s !== seal(list, organizationId, position))
     throw ApiError.validation([`${param} ${NOT_A_CURSOR}`]);
-  return { sort: parsed.k, id: parsed.i };
+  return position;
 }
 
 /**

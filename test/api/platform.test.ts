@@ -809,6 +809,44 @@ describe(`platform (${dialect})`, () => {
       expectErrorBody(res.body);
     });
 
+    it.each([
+      ["its position emptied", { k: "" }],
+      ["a position that is not a date", { k: "not-a-date" }],
+      ["a position far ahead", { k: "2099-01-01T00:00:00.000Z" }],
+      ["another id", { i: "con_00000000000000000000000000" }],
+    ])(
+      "rejects a cursor of this list whose position was edited (%s) with 400, not a page",
+      async (_label, edit) => {
+        const org = await t.newOrg();
+        for (const name of ["Ann", "Bea"]) {
+          const made = await t.request("POST", "/v1/contacts", {
+            key: org.key,
+            body: { firstName: name, lastName: "Reader", email: `${name}@example.org` },
+          });
+          expect(made.status, made.text).toBe(201);
+        }
+        const page = await t.request<{ lastEvaluatedKey: string }>("GET", "/v1/contacts?limit=1", {
+          key: org.key,
+        });
+        const cursor = JSON.parse(Buffer.from(page.body.lastEvaluatedKey, "base64url").toString("utf8"));
+        const edited = Buffer.from(JSON.stringify({ ...cursor, ...edit })).toString("base64url");
+        const res = await t.request<ErrorBody>("GET", `/v1/contacts?limit=1&lastEvaluatedKey=${edited}`, {
+          key: org.key,
+        });
+        expect(res.status, JSON.stringify(res.body)).toBe(400);
+        expect(res.body.details).toEqual(["lastEvaluatedKey is not a cursor returned by this list"]);
+        // The cursor as it was given still pages.
+        const next = await t.request(
+          "GET",
+          `/v1/contacts?limit=1&lastEvaluatedKey=${page.body.lastEvaluatedKey}`,
+          {
+            key: org.key,
+          },
+        );
+        expect(next.status).toBe(200);
+      },
+    );
+
     it("rejects a forms cursor issued to another organization with 400", async () => {
       const owner = await t.newOrg();
       await createForm(owner.key);
