@@ -84,7 +84,10 @@ describe("/v1/donations", () => {
 
   it("takes the query parameters of /v1/payments: its filters narrow the list, and the same values are refused", async () => {
     const formId = await createForm(t, validForms.standard());
-    for (const [email, amount] of [["ann@example.org", 20], ["bea@example.org", 75]] as const) {
+    for (const [email, amount] of [
+      ["ann@example.org", 20],
+      ["bea@example.org", 75],
+    ] as const) {
       const res = await checkout(t, formId, { amount, donor: donor(email), paymentMethod: card() });
       expect(res.status).toBe(201);
     }
@@ -115,8 +118,14 @@ describe("/v1/donations", () => {
       expectDeprecated(refused.headers);
     }
     // A cursor is the list's with its filters, as on /v1/payments.
-    const first = await t.request<{ lastEvaluatedKey: string }>("GET", "/v1/donations?status=COMPLETED&limit=1");
-    const other = await t.request("GET", `/v1/donations?status=FAILED&lastEvaluatedKey=${first.body.lastEvaluatedKey}`);
+    const first = await t.request<{ lastEvaluatedKey: string }>(
+      "GET",
+      "/v1/donations?status=COMPLETED&limit=1",
+    );
+    const other = await t.request(
+      "GET",
+      `/v1/donations?status=FAILED&lastEvaluatedKey=${first.body.lastEvaluatedKey}`,
+    );
     expect(other.status).toBe(400);
   });
 

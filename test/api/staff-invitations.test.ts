@@ -142,7 +142,9 @@ describe(`set-up links of people who have a password (${dialect})`, () => {
     expect(unknown.status, unknown.text).toBe(201);
     expect(unknown.body.email).toBe("Dan.Jones@B.example");
     const team = async () =>
-      (await send("GET", "/api/staff/team", { cookie: bob })).body.members.map((m: { email: string }) => m.email);
+      (await send("GET", "/api/staff/team", { cookie: bob })).body.members.map(
+        (m: { email: string }) => m.email,
+      );
     expect(await team()).toContain("CAROL.SMITH@a.example");
     expect(await team()).not.toContain("Carol.Smith@A.example");
 
