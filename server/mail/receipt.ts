@@ -58,6 +58,17 @@ export interface ReceiptInput {
   portalUrl?: string;
   /** An event order's tickets (not voided): each listed with its code and the code's QR image. */
   tickets?: { code: string; ticketType: string; admits: number }[];
+  /** An event order's when and where, as its form states them (the form's time and location, when shown). */
+  event?: EventWhenWhere;
+}
+
+/** An event's day (YYYY-MM-DD), times (HH:MM, 24-hour) in its time zone (IANA), and place. */
+export interface EventWhenWhere {
+  date: string | null;
+  startTime: string | null;
+  endTime: string | null;
+  timeZone: string | null;
+  location: string | null;
 }
 
 export interface RenderedReceipt {
@@ -99,6 +110,54 @@ export function formatDate(iso: string, language: Language, timeZone = "UTC"): s
     LONG_DATES.set(key, format);
   }
   return format.format(d);
+}
+
+const locale = (language: Language) => (language === "en" ? "en-US" : language);
+
+/** An event's day as the language writes it in full, weekday included (`Saturday, May 15, 2027`). */
+function eventDay(date: string, language: Language): string {
+  const [y, m, d] = date.split("-").map(Number);
+  if (!y || !m || !d) return date;
+  return new Intl.DateTimeFormat(locale(language), { dateStyle: "full", timeZone: "UTC" }).format(
+    Date.UTC(y, m - 1, d),
+  );
+}
+
+/** 18:30 as the language writes the time of day (`6:30 PM`, `18:30`). */
+function eventClock(hhmm: string, language: Language): string {
+  const [h, m] = hhmm.split(":").map(Number);
+  if (!Number.isInteger(h) || !Number.isInteger(m)) return hhmm;
+  return new Intl.DateTimeFormat(locale(language), {
+    hour: "numeric",
+    minute: "2-digit",
+    timeZone: "UTC",
+  }).format(Date.UTC(2000, 0, 1, h, m));
+}
+
+/** America/New_York as the language names it (`Eastern Time`); the zone's own name where there is none. */
+function zoneLabel(zone: string, language: Language): string {
+  try {
+    return (
+      new Intl.DateTimeFormat(locale(language), { timeZone: zone, timeZoneName: "longGeneric" })
+        .formatToParts(0)
+        .find((p) => p.type === "timeZoneName")?.value ?? zone
+    );
+  } catch {
+    return zone.replace(/_/g, " ");
+  }
+}
+
+/** The rows an event order's receipt tells its when and where in: the day, the times, the place. */
+function eventRows(event: EventWhenWhere, language: Language, tr: Translate, data: (text: string) => string) {
+  const rows: [string, string][] = [];
+  if (event.date) rows.push([tr("checkout.event.date"), eventDay(event.date, language)]);
+  if (event.startTime) {
+    const end = event.endTime ? ` – ${eventClock(event.endTime, language)}` : "";
+    const zone = event.timeZone ? ` (${zoneLabel(event.timeZone, language)})` : "";
+    rows.push([tr("checkout.event.time"), `${eventClock(event.startTime, language)}${end}${zone}`]);
+  }
+  if (event.location?.trim()) rows.push([tr("checkout.event.location"), data(event.location.trim())]);
+  return rows;
 }
 
 /** Brand and last four digits only: whatever the processor stored, no more digits than four get out. */
@@ -166,6 +225,7 @@ function compose(input: ReceiptInput) {
     [tr("mail.receipt.fund"), data(input.fund)],
     [isEvent ? tr("mail.receipt.event") : tr("mail.receipt.form"), data(input.formTitle)],
   );
+  if (isEvent && input.event) summary.push(...eventRows(input.event, language, tr, data));
   if (input.paymentMethod)
     summary.push([tr("mail.receipt.method"), paymentMethodLabel(input.paymentMethod, tr)]);
   if (input.status === "PENDING") summary.push([tr("mail.receipt.status"), tr("mail.receipt.processing")]);

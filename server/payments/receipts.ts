@@ -75,6 +75,15 @@ export async function receiptOutboxRow(
     currency: row.currency,
     ...(d.tribute && { tribute: { kind: d.tribute.kind, honoreeName: d.tribute.honoreeName } }),
     ...(d.language && { language: d.language }),
+    ...(c.enableTimeAndLocation && {
+      event: {
+        date: c.eventDate ?? null,
+        startTime: c.startTime ?? null,
+        endTime: c.endTime ?? null,
+        timeZone: c.timeZone ?? null,
+        location: c.location ?? null,
+      },
+    }),
     ...(tickets.length > 0 && {
       tickets: tickets
         .filter((t) => t.voided_at === null)

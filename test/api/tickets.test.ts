@@ -165,6 +165,46 @@ describe(`event tickets (${dialect})`, () => {
     expect(text).toContain("Table (admits 8 people)");
   });
 
+  it("the receipt of an event order tells when and where the event is, as the form shows it", async () => {
+    const formId = await createForm(t, {
+      ...validForms.event(),
+      enableTimeAndLocation: true,
+      eventDate: "2027-05-15",
+      startTime: "18:30",
+      endTime: "22:00",
+      timeZone: "America/New_York",
+      location: "Riverside Hall, 12 Quay Street",
+    });
+    const email = `when-${Math.random().toString(36).slice(2, 8)}@example.org`;
+    await buy(formId, email, [{ name: "Adult", quantity: 1 }]);
+    const outbox = await t.store.db
+      .selectFrom("email_outbox")
+      .select(["text_body", "html_body"])
+      .where("to_address", "=", email)
+      .executeTakeFirstOrThrow();
+    for (const body of [outbox.text_body, outbox.html_body]) {
+      expect(body).toContain("Saturday, May 15, 2027");
+      expect(body).toMatch(/6:30\s?PM – 10:00\s?PM \(Eastern Time\)/);
+      expect(body).toContain("Riverside Hall, 12 Quay Street");
+    }
+    // A form that does not show its time and place: the receipt tells none.
+    const hidden = await createForm(t, {
+      ...validForms.event(),
+      enableTimeAndLocation: false,
+      eventDate: "2027-05-15",
+      location: "Riverside Hall",
+    });
+    const other = `none-${Math.random().toString(36).slice(2, 8)}@example.org`;
+    await buy(hidden, other, [{ name: "Adult", quantity: 1 }]);
+    const plain = await t.store.db
+      .selectFrom("email_outbox")
+      .select("text_body")
+      .where("to_address", "=", other)
+      .executeTakeFirstOrThrow();
+    expect(plain.text_body).not.toContain("Riverside Hall");
+    expect(plain.text_body).not.toContain("2027");
+  });
+
   it("a refund in full voids the order's tickets: check-in is refused (409)", async () => {
     const { formId, paymentId } = await eventOrder();
     const refund = await t.request("POST", `/v1/payments/${paymentId}/refund`);

@@ -26,6 +26,36 @@ const base = (extra: Partial<ReceiptInput> = {}): ReceiptInput => ({
 const HOSTILE = `<script>alert("x")</script> & 'Gala' <img src=x onerror=alert(1)>`;
 
 describe("the receipt e-mail", () => {
+  it("an event order's receipt tells the event's day, times and place in the donor's language, escaped", () => {
+    const event = {
+      date: "2027-05-15",
+      startTime: "18:30",
+      endTime: "22:00",
+      timeZone: "America/New_York",
+      location: `Stadthalle <b>"Nord"</b>`,
+    };
+    const order = base({
+      formTitle: "Gala",
+      lines: [{ label: "Adult", quantity: 2, amountCents: 10000, kind: "ticket" }],
+      event,
+    });
+    const en = renderReceipt(order);
+    expect(en.text).toContain("Saturday, May 15, 2027");
+    expect(en.text).toMatch(/6:30\s?PM – 10:00\s?PM \(Eastern Time\)/);
+    expect(en.text).toContain(`Stadthalle <b>"Nord"</b>`);
+    expect(en.html).toContain("Stadthalle &#60;b&#62;&#34;Nord&#34;&#60;/b&#62;");
+    expect(en.html).not.toContain("<b>");
+    const de = renderReceipt({ ...order, language: "de" });
+    expect(de.text).toContain("Samstag, 15. Mai 2027");
+    expect(de.text).toMatch(/18:30 – 22:00 \(\p{L}+/u);
+    // A gift's receipt tells no event, even with one given; an event without a time tells the day alone.
+    expect(renderReceipt(base({ event })).text).not.toContain("2027");
+    const dayOnly = renderReceipt({ ...order, event: { ...event, startTime: null, location: null } });
+    expect(dayOnly.text).toContain("Saturday, May 15, 2027");
+    expect(dayOnly.text).not.toContain("Stadthalle");
+    expect(dayOnly.text).not.toMatch(/PM/);
+  });
+
   it("thanks the donor with a clear summary in both parts", () => {
     const r = renderReceipt(base());
     expect(r.subject).toBe("Thank you for your gift to Acme Food Bank");
