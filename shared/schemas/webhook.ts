@@ -33,15 +33,19 @@ export function webhookUrl(opts: { httpsOnly: boolean }) {
       .meta(opts.httpsOnly ? HTTPS_URL : HTTP_OR_HTTPS_URL)
       .check(
         z.superRefine((value, ctx) => {
+          // What this server takes, said as such: http too in development.
+          const absolute = opts.httpsOnly
+            ? "must be an absolute https URL"
+            : "must be an absolute http or https URL";
           let url: URL;
           try {
             url = new URL(value);
           } catch {
-            ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+            ctx.addIssue({ code: "custom", message: absolute });
             return;
           }
           if (url.protocol !== "https:" && url.protocol !== "http:")
-            ctx.addIssue({ code: "custom", message: "must be an absolute https URL" });
+            ctx.addIssue({ code: "custom", message: absolute });
           else if (opts.httpsOnly && url.protocol !== "https:")
             ctx.addIssue({
               code: "custom",

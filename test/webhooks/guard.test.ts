@@ -268,3 +268,17 @@ describe(`webhook target guard: registration and delivery (${dialect})`, () => {
     expect(r.received).toHaveLength(0);
   });
 });
+
+describe("a webhook address's refusal says what the server takes", () => {
+  it("an https-only server asks for an https URL; a development one for http or https", async () => {
+    const { webhookCreateSchema } = await import("../../shared/schemas/webhook.js");
+    const messages = (httpsOnly: boolean, url: string) => {
+      const parsed = webhookCreateSchema({ httpsOnly }).safeParse({ url, events: ["form.created"] });
+      return parsed.success ? [] : parsed.error.issues.map((i) => i.message);
+    };
+    expect(messages(true, "not a url")).toEqual(["must be an absolute https URL"]);
+    expect(messages(true, "ftp://example.org/x")).toEqual(["must be an absolute https URL"]);
+    expect(messages(false, "not a url")).toEqual(["must be an absolute http or https URL"]);
+    expect(messages(false, "http://example.org/x")).toEqual([]);
+  });
+});
