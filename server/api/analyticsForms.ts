@@ -1,8 +1,10 @@
 import { z } from "zod";
 import { centsToDollars } from "../../shared/money.js";
 import { currency, majorUnits } from "../../shared/schemas/wire.js";
+import { ApiError } from "../errors.js";
 import { isUuid } from "../ids.js";
 import { raisedByForm } from "../store/analytics.js";
+import { formsOfOthers } from "../store/forms.js";
 import type { AppDeps } from "./env.js";
 import { loadCallerOrganization } from "./organization.js";
 import { defineRoute, type RouteSpec, standardErrors } from "./route.js";
@@ -71,7 +73,7 @@ export function analyticsFormRoutes(deps: AppDeps): RouteSpec[] {
       tags: ["Analytics"],
       summary: "What each form raised",
       description:
-        "For the forms named in `formIDs`: what each raised since it began (completed payments net of refunds, in the organization's currency, as the summary counts them), its number of gifts in every currency, and apart (`otherCurrencies`) what was raised in currencies the organization used before. An id that is not one of the caller's forms answers 0. Permission `analytics:read` or `donations:read`: whoever may read the payments may read what they add up to.",
+        "For the forms named in `formIDs`: what each raised since it began (completed payments net of refunds, in the organization's currency, as the summary counts them), its number of gifts in every currency, and apart (`otherCurrencies`) what was raised in currencies the organization used before. An id of no form answers 0; another organization's form is a 403. Permission `analytics:read` or `donations:read`: whoever may read the payments may read what they add up to.",
       query,
       responses: { 200: { description: "Per form", schema: answer }, ...standardErrors },
       handler: async (c, { query: q }) => {
@@ -79,6 +81,9 @@ export function analyticsFormRoutes(deps: AppDeps): RouteSpec[] {
         // Each id answered as it was sent (in its case, repeats included); looked up once, in lower case.
         const asked = q.formIDs.split(",");
         const ids = [...new Set(asked.map((id) => id.toLowerCase()))];
+        // Another organization's form is refused, as everywhere; an id of no form answers 0.
+        if ((await formsOfOthers(deps.store.db, org.id, ids)).length > 0)
+          throw new ApiError(403, "Form belongs to another organization");
         const sums = await raisedByForm(deps.store.db, org.id, org.currency, ids);
         return c.json({
           currency: org.currency,

@@ -91,6 +91,18 @@ export async function listLiveForms(
  * SQLite's writes run one at a time): what checkouts take stock against (inventory.ts). Undefined when
  * the form was deleted.
  */
+/** Which of `ids` (lower case) are forms of another organization than `organizationId`, deleted ones included. */
+export async function formsOfOthers(db: Db, organizationId: string, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db
+    .selectFrom("forms")
+    .select("id")
+    .where("id", "in", ids)
+    .where("organization_id", "!=", organizationId)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
 export async function lockLiveForm(trx: Db, id: string): Promise<FormRecord | undefined> {
   let query = trx.selectFrom("forms").selectAll().where("id", "=", id).where("deleted_at", "is", null);
   if (isPostgres(trx)) query = query.forUpdate();
