@@ -188,9 +188,31 @@ function inputsOf(
   if (bodyError) throw bodyError;
   return {
     params: route.params ? parseWith(route.params, c.req.param()) : {},
-    query: route.query ? parseWith(route.query, c.req.query()) : {},
+    query: route.query ? parseWith(route.query, queryOnce(c, route.query)) : {},
     body: rawBody !== undefined && route.body ? parseBodyWith(route.body, rawBody, nulPaths) : undefined,
   };
+}
+
+/**
+ * The query's parameters, each the route takes given once: a parameter given twice (`limit=1&limit=abc`,
+ * `status=A&status=B`) is a 400, not its first value taken without a word. Parameters the route does not
+ * take are ignored, repeated or not, as everywhere in the API.
+ */
+function queryOnce(c: Context<AppEnv>, schema: z.ZodType): Record<string, string> {
+  const url = c.req.url;
+  const start = url.indexOf("?");
+  if (start < 0) return {};
+  const taken = schema instanceof z.ZodObject ? schema.shape : null;
+  const seen = new Set<string>();
+  const twice = new Set<string>();
+  for (const name of new URLSearchParams(url.slice(start)).keys()) {
+    if (taken && !(name in taken)) continue;
+    if (seen.has(name)) twice.add(name);
+    seen.add(name);
+  }
+  if (twice.size > 0)
+    throw ApiError.validation([...twice].map((name) => `${name} is given more than once: send it once`));
+  return c.req.query();
 }
 
 /** JSON text of a parsed body with every object's keys in sorted order: one text for one request. */

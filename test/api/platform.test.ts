@@ -847,6 +847,21 @@ describe(`platform (${dialect})`, () => {
       },
     );
 
+    it("refuses a query parameter given twice with 400 naming it, rather than taking its first value", async () => {
+      for (const [path, name] of [
+        ["/v1/forms?limit=1&limit=abc", "limit"],
+        ["/v1/payments?status=COMPLETED&status=FAILED", "status"],
+        ["/v1/contacts?limit=5&email=a@example.org&limit=5", "limit"],
+      ]) {
+        const res = await t.request<ErrorBody>("GET", path);
+        expect(res.status, path).toBe(400);
+        expect(res.body.error).toBe("Validation failed");
+        expect(res.body.details).toEqual([`${name} is given more than once: send it once`]);
+      }
+      // A parameter the list does not take is ignored, repeated or not.
+      expect((await t.request("GET", "/v1/forms?utm=a&utm=b&limit=2")).status).toBe(200);
+    });
+
     it("rejects a forms cursor issued to another organization with 400", async () => {
       const owner = await t.newOrg();
       await createForm(owner.key);
