@@ -46,10 +46,22 @@ export function ulid(now: number): string {
 
 /** `prefix_` and a ulid dated `nowMs` (the injected clock, as for ulid). */
 export function prefixedId(
-  prefix: "pay" | "sub" | "wh" | "log" | "met" | "evt" | "key" | "org" | "usr",
+  prefix: "pay" | "sub" | "wh" | "log" | "met" | "evt" | "key" | "org",
   nowMs: number,
 ): string {
   return `${prefix}_${ulid(nowMs)}`;
+}
+
+/**
+ * `prefix_` and 26 random characters in the ulid's alphabet, without its time: for records whose id other
+ * parties see, and whose age is not theirs to know (a person's account, shown to each organization that
+ * invites them).
+ */
+export function undatedId(prefix: "usr"): string {
+  const bytes = randomChunk(26);
+  let rand = "";
+  for (let i = 0; i < 26; i++) rand += CROCKFORD[bytes[i] % 32];
+  return `${prefix}_${rand}`;
 }
 
 export const uuid = (): string => crypto.randomUUID();

@@ -3,7 +3,7 @@ import { emailKey } from "../../shared/email.js";
 import type { Permission } from "../../shared/enums.js";
 import { STAFF_ROLES, type StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
-import { isSecretToken, newSecretToken, prefixedId, sha256Hex } from "../ids.js";
+import { isSecretToken, newSecretToken, prefixedId, sha256Hex, undatedId } from "../ids.js";
 import type { SecretBox } from "../secrets.js";
 import { type AuditActor, recordAudit, SYSTEM_ACTOR } from "../store/auditLog.js";
 import type { Db, Store } from "../store/database.js";
@@ -103,7 +103,9 @@ export async function createStaffMember(
       .select("id")
       .where("email_key", "=", key)
       .executeTakeFirst();
-    const id = existing?.id ?? prefixedId("usr", input.nowMs);
+    // Undated: the id is shown to every organization that invites the person, and a date in it would tell
+    // them the account was made before (by another organization).
+    const id = existing?.id ?? undatedId("usr");
     if (!existing)
       await trx
         .insertInto("staff_users")

@@ -161,6 +161,28 @@ describe(`set-up links of people who have a password (${dialect})`, () => {
     expect(await team()).toContain("Dan.Jones@B.example");
   });
 
+  it("a person's user id tells no organization when their account was made", async () => {
+    now = Date.parse("2026-01-05T09:00:00Z");
+    await member("OWNER", "early@a.example");
+    const orgB = await t.newOrg({ name: "Org B" });
+    now = START;
+    const bob = await member("OWNER", "bob@b.example", orgB.id);
+    const known = await post("/api/staff/invites", { email: "early@a.example", role: "STAFF" }, bob);
+    const fresh = await post("/api/staff/invites", { email: "fresh@b.example", role: "STAFF" }, bob);
+    expect(known.status, known.text).toBe(201);
+    expect(fresh.status, fresh.text).toBe(201);
+    // A ulid's first ten characters are its time (milliseconds, base 32): these ids hold no time.
+    const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz";
+    const timeOf = (id: string) => [...id.slice(4, 14)].reduce((t, ch) => t * 32 + ALPHABET.indexOf(ch), 0);
+    for (const id of [known.body.userId, fresh.body.userId]) {
+      expect(id).toMatch(/^usr_[0-9a-hjkmnp-tv-z]{26}$/);
+      const dated = timeOf(id);
+      // (A random one falls within a day of either moment once in millions.)
+      for (const made of [START, Date.parse("2026-01-05T09:00:00Z")])
+        expect(Math.abs(dated - made) < 86_400_000, id).toBe(false);
+    }
+  });
+
   it("an invitee who chose a password with a reset link: her unused set-up link later sets nothing and signs in no one", async () => {
     const made = await createStaffMember(t.store, {
       organizationId: t.org.id,
