@@ -166,19 +166,26 @@ export function paymentRoutes(deps: AppDeps): RouteSpec[] {
           },
           actor,
         );
-        return c.json({
-          message: !done.refund
-            ? "Free order cancelled: its tickets are void and its places given back"
-            : done.payment.status === "REFUNDED"
-              ? "Payment refunded in full"
-              : "Payment refunded in part",
-          refund: done.refund && {
-            id: done.refund.id,
-            amount: centsToDollars(done.refund.amountCents),
-            status: done.refund.status,
+        return c.json(
+          {
+            message: !done.refund
+              ? "Free order cancelled: its tickets are void and its places given back"
+              : done.replayed
+                ? `No refund was made now: an identical request (the same amount, while the payment stood the same) made refund ${done.refund.id} already. To make another refund, send it with an Idempotency-Key of its own.`
+                : done.payment.status === "REFUNDED"
+                  ? "Payment refunded in full"
+                  : "Payment refunded in part",
+            refund: done.refund && {
+              id: done.refund.id,
+              amount: centsToDollars(done.refund.amountCents),
+              status: done.refund.status,
+            },
+            payment: presentPayment(done.payment),
           },
-          payment: presentPayment(done.payment),
-        });
+          200,
+          // The answer of a request made before, as a replayed Idempotency-Key's is marked.
+          done.replayed ? { "Idempotent-Replayed": "true" } : {},
+        );
       },
     }),
   ];

@@ -25,6 +25,11 @@ export interface RefundOutcome {
   payment: PaymentsTable;
   /** Null when a free order was cancelled: nothing was charged, so no refund was made. */
   refund: { id: string; amountCents: number; status: "succeeded" | "pending" } | null;
+  /**
+   * The refund answered was made for an earlier request the processor took as this one (an identical request
+   * a moment before, or this one tried before with its answer lost): no money moved for this request.
+   */
+  replayed?: boolean;
 }
 
 /**
@@ -140,6 +145,7 @@ export async function refundPayment(
   return {
     payment: recorded.row,
     refund: { id: result.refundId, amountCents: result.amountCents, status: result.status },
+    ...(result.replayed && { replayed: true }),
   };
 }
 

@@ -260,6 +260,11 @@ export type RefundResult =
       /** Total refunded on the payment, this refund included, when the processor says. */
       refundedTotalCents?: number;
       status: "succeeded" | "pending";
+      /**
+       * The processor had made this refund already, for an earlier request with the same key (an identical
+       * request, or a retry of one whose answer was lost): this answer is that refund's, none was made now.
+       */
+      replayed?: boolean;
     }
   | { ok: false; code: RefundErrorCode; message: string };
 

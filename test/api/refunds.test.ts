@@ -86,7 +86,7 @@ describe("refunding a payment", () => {
     }
   });
 
-  it("identical refunds asked at once make one refund, audited once", async () => {
+  it("identical refunds asked at once make one refund, audited once, and the others' answers say so", async () => {
     const id = await gift(50);
     // "At once": every request has read the payment before any reaches the processor (as a double click's
     // do while the first waits on Stripe). Without this the sandbox, which answers at once, could finish
@@ -113,6 +113,13 @@ describe("refunding a payment", () => {
     expect(made.length).toBeGreaterThan(0);
     const refundIds = new Set(made.map((a) => (a.body.refund as { id: string }).id));
     expect(refundIds.size).toBe(1);
+    // One answer made the refund; the others say that they made none, as a replay is marked.
+    const fresh = made.filter((a) => a.headers.get("Idempotent-Replayed") === null);
+    expect(fresh.map((a) => a.body.message)).toEqual(["Payment refunded in part"]);
+    for (const again of made.filter((a) => a !== fresh[0])) {
+      expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(again.body.message).toMatch(/^No refund was made now: an identical request .* made refund re_/);
+    }
     const row = await t.store.db
       .selectFrom("payments")
       .selectAll()

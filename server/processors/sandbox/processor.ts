@@ -216,6 +216,8 @@ interface RefundEntry {
   amount: number;
   /** Hash of the request, to spot a reused idempotency key. */
   h: string;
+  /** Random, per write: tells the request that wrote the entry from another that wrote the same one at once. */
+  w?: string;
 }
 
 const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64url");
@@ -371,6 +373,7 @@ export class SandboxProcessor implements PaymentProcessor {
           amountCents: own.amount,
           refundedTotalCents: total,
           status: "succeeded",
+          replayed: true,
         };
       }
       if (this.statusOf(p) !== "succeeded")
@@ -385,19 +388,20 @@ export class SandboxProcessor implements PaymentProcessor {
           code: "invalid_amount",
           message: "The refund amount is more than what is left of the payment.",
         };
-      const entry: RefundEntry = { id: refundId, amount, h: requestHash };
-      const written = await this.ledger.putIfAbsent(
-        `refund:${p.id}:${refunds.length}`,
-        JSON.stringify(entry),
-      );
+      const entry: RefundEntry = { id: refundId, amount, h: requestHash, w: randomId() };
+      const written = JSON.parse(
+        await this.ledger.putIfAbsent(`refund:${p.id}:${refunds.length}`, JSON.stringify(entry)),
+      ) as RefundEntry;
       // Someone else took this slot first: read the log again and start over.
-      if ((JSON.parse(written) as RefundEntry).id !== refundId) continue;
+      if (written.id !== refundId) continue;
       return {
         ok: true,
         refundId,
         amountCents: amount,
         refundedTotalCents: total + amount,
         status: "succeeded",
+        // The same refund, written a moment before by an identical request.
+        ...(written.w !== entry.w && { replayed: true }),
       };
     }
   }

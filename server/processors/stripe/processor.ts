@@ -683,8 +683,8 @@ export class StripeProcessor implements PaymentProcessor {
         input.idempotencyKey ? { idempotencyKey: input.idempotencyKey } : undefined,
       );
       // A replay is the refund's first answer: it may have failed since, which only a fresh read tells.
-      if (refund.lastResponse?.headers?.["idempotent-replayed"] === "true")
-        refund = await this.client.refunds.retrieve(refund.id);
+      const replayed = refund.lastResponse?.headers?.["idempotent-replayed"] === "true";
+      if (replayed) refund = await this.client.refunds.retrieve(refund.id);
       if (refund.status === "failed" || refund.status === "canceled")
         return {
           ok: false,
@@ -702,6 +702,7 @@ export class StripeProcessor implements PaymentProcessor {
         // Unknown when the charge could not be read back: the refund's own amount is counted instead.
         ...(charge ? { refundedTotalCents: fromMinorUnits(charge.amount_refunded, refund.currency) } : {}),
         status: refund.status === "succeeded" ? "succeeded" : "pending",
+        ...(replayed && { replayed }),
       };
     } catch (err) {
       if (notFound(err))
