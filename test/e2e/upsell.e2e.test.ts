@@ -164,4 +164,34 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
     expect(problems).toEqual([]);
     await page.close();
   });
+  it("declining the offer with a card the payment refuses takes the focus to the card's field, not the page", async () => {
+    const { formUrl } = await createForm(served, {
+      title: "Keep the roof on",
+      funds: ["General"],
+      frequencies: ["ONE_TIME", "MONTHLY"],
+      oneTimeAmounts: [50, 100],
+      monthlyAmounts: [10, 25],
+      enableMonthlyUpsell: true,
+      monthlyUpsellRatio: 0.25,
+      monthlyUpsellMinimum: 75,
+    });
+    const page = await browser.context.newPage();
+    await page.goto(formUrl);
+    await page.waitForFunction(() => {
+      const root = document.getElementById("almoner-app");
+      return !!root && Object.keys(root).some((k) => k.startsWith("__"));
+    });
+    await page.getByRole("radio", { name: "$100", exact: true }).check();
+    await fillDonor(page, uniqueEmail("upsell-bad-card"));
+    // Sixteen digits that fail the card number's checksum: the browser sends them, the sandbox refuses them.
+    await fillCard(page, "4242 4242 4242 4241");
+    await page.getByRole("button", { name: /^Donate \$100$/ }).click();
+    await page.getByRole("region", { name: "Make it monthly?" }).waitFor();
+    await page.getByRole("button", { name: "No, give $100 once" }).click();
+    await expect
+      .poll(() => page.evaluate(() => document.activeElement?.id ?? document.activeElement?.tagName))
+      .toBe("alm-cardNumber");
+    expect(await page.getByLabel("Card number").getAttribute("aria-invalid")).toBe("true");
+    await page.close();
+  });
 });

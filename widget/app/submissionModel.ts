@@ -113,6 +113,15 @@ export async function submit(c: Checkout): Promise<void> {
 export async function keepOneTime(c: Checkout): Promise<void> {
   c.upsell.value = false;
   await send(c);
+  // The offer, which had the focus, is gone: a refusal takes the donor to what needs attention, as the
+  // form's own button does (once the refusal is drawn).
+  if (c.status.value === "form")
+    setTimeout(() =>
+      (
+        document.querySelector<HTMLElement>('.alm-form [aria-invalid="true"]') ??
+        document.querySelector<HTMLElement>(".alm-alert")
+      )?.focus(),
+    );
 }
 
 /**
