@@ -60,6 +60,11 @@ export interface ReceiptInput {
   tickets?: { code: string; ticketType: string; admits: number }[];
   /** An event order's when and where, as its form states them (the form's time and location, when shown). */
   event?: EventWhenWhere;
+  /**
+   * An organization that states a tax id receipts gifts for tax: its legal name and id, the deductible part
+   * of the payment (less the fair-market value of what was bought, its tickets') and the note that says so.
+   */
+  tax?: { taxId: string; legalName: string | null; fairMarketCents: number; deductibleCents: number };
 }
 
 /** An event's day (YYYY-MM-DD), times (HH:MM, 24-hour) in its time zone (IANA), and place. */
@@ -231,6 +236,10 @@ function compose(input: ReceiptInput) {
   if (input.status === "PENDING") summary.push([tr("mail.receipt.status"), tr("mail.receipt.processing")]);
   if (recurring && input.nextBillingDate)
     summary.push([tr("mail.receipt.next"), formatDate(input.nextBillingDate, language, input.timeZone)]);
+  if (input.tax) {
+    if (input.tax.fairMarketCents > 0) summary.push([tr("doc.fmv"), money(-input.tax.fairMarketCents)]);
+    summary.push([tr("doc.deductible"), money(input.tax.deductibleCents)]);
+  }
 
   const items: [string, string][] = input.lines.map((l) => [
     l.quantity > 1 ? `${lineLabel(l, say)} × ${l.quantity}` : lineLabel(l, say),
@@ -247,6 +256,7 @@ function compose(input: ReceiptInput) {
   if (items.length > 0) items.push([tr("mail.receipt.total"), money(input.amountCents)]);
 
   const closing = [tr("mail.receipt.forRecords")];
+  if (input.tax) closing.push(input.tax.fairMarketCents > 0 ? tr("doc.note.fmv") : tr("doc.note.none"));
   const portal = input.portalUrl ? `${tr("mail.receipt.portal")} ${input.portalUrl}` : null;
   if (nonEmpty(custom?.replyToAddress)) closing.push(tr("mail.receipt.reply"));
 
@@ -268,6 +278,15 @@ function compose(input: ReceiptInput) {
     closing: closing.join(" "),
     portal,
     signature: organization,
+    // An organization that receipts for tax: its legal name (when it differs) and tax id under its name.
+    legal: input.tax
+      ? [
+          ...(input.tax.legalName?.trim() && input.tax.legalName.trim() !== organization
+            ? [data(input.tax.legalName.trim())]
+            : []),
+          tr("doc.taxId", { taxId: data(input.tax.taxId) }),
+        ]
+      : [],
     language,
     headings: { receipt: tr("mail.receipt.heading"), details: tr("mail.receipt.details") },
     portalHtml: input.portalUrl
@@ -344,7 +363,7 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
     ...(r.tickets.length > 0 ? [textTickets(r)] : []),
     r.closing,
     ...(r.portal ? [r.portal] : []),
-    r.signature,
+    [r.signature, ...r.legal].join("\n"),
   ].join("\n\n");
 
   const html = [
@@ -371,7 +390,7 @@ export function renderReceipt(input: ReceiptInput): RenderedReceipt {
     ...(r.tickets.length > 0 ? [htmlTickets(r)] : []),
     htmlParagraphs(r.closing),
     r.portalHtml ? `<p style="margin:0 0 12px">${r.portalHtml}</p>` : "",
-    `<p style="margin:0">${escapeHtml(r.signature)}</p>`,
+    `<p style="margin:0">${[r.signature, ...r.legal].map(escapeHtml).join("<br>")}</p>`,
     "</div></body></html>",
   ].join("\n");
 

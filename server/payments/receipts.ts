@@ -1,6 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
 import { DEFAULT_LANGUAGE } from "../../shared/languages.js";
 import { isoAt } from "../../shared/time.js";
+import { deductibleCents, fairMarketCents } from "../documents/givingDocuments.js";
 import { mailDueMs, outboxRow, queueEmail } from "../mail/outbox.js";
 import { renderReceipt } from "../mail/receipt.js";
 import { renderTributeNotice } from "../mail/tribute.js";
@@ -75,6 +76,14 @@ export async function receiptOutboxRow(
     currency: row.currency,
     ...(d.tribute && { tribute: { kind: d.tribute.kind, honoreeName: d.tribute.honoreeName } }),
     ...(d.language && { language: d.language }),
+    ...(org.legal.taxId && {
+      tax: {
+        taxId: org.legal.taxId,
+        legalName: org.legal.name,
+        fairMarketCents: fairMarketCents(row),
+        deductibleCents: deductibleCents(row),
+      },
+    }),
     ...(c.enableTimeAndLocation && {
       event: {
         date: c.eventDate ?? null,

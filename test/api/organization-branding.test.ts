@@ -136,6 +136,31 @@ describe(`organization branding and test receipts (${dialect})`, () => {
       expect(mail?.html_body).toContain("border-top:4px solid #1A7F5A");
     });
 
+    it("an organization that states its tax id sends receipts with it, its legal name and the deductible amount", async () => {
+      const org = await t.newOrg({ name: "Tax Org" });
+      expect((await put(org, { legalName: "Tax Org Foundation Inc.", taxId: "98-7654321" })).status).toBe(
+        200,
+      );
+      const made = await t.request<{ formID: string }>("POST", "/v1/forms", {
+        key: org.key,
+        body: validForms.standard(),
+      });
+      expect(made.status, made.text).toBe(201);
+      const gift = await checkout({ ...t, org } as TestApp, made.body.formID, {
+        amount: 25,
+        donor: donor(),
+        paymentMethod: card(),
+      });
+      expect(gift.status, gift.text).toBe(201);
+      const [mail] = await outbox(org.id);
+      for (const body of [mail?.text_body, mail?.html_body]) {
+        expect(body).toContain("Tax Org Foundation Inc.");
+        expect(body).toContain("Tax id: 98-7654321");
+        expect(body).toContain("Deductible amount");
+        expect(body).toContain("No goods or services were provided in return for this gift.");
+      }
+    });
+
     it("a form with its own custom e-mail settings keeps them over the organization's", async () => {
       await put(t.org, BRANDING);
       const formId = await createForm(t, {

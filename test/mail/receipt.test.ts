@@ -56,6 +56,40 @@ describe("the receipt e-mail", () => {
     expect(dayOnly.text).not.toMatch(/PM/);
   });
 
+  it("an organization that states a tax id gets receipts with its legal name, tax id, the deductible part and the note", () => {
+    const tax = {
+      taxId: "12-3456789",
+      legalName: "Acme Food Bank Inc.",
+      fairMarketCents: 0,
+      deductibleCents: 2550,
+    };
+    const gift = renderReceipt(base({ tax }));
+    for (const part of [gift.text, gift.html]) {
+      expect(part).toContain("Acme Food Bank Inc.");
+      expect(part).toContain("Tax id: 12-3456789");
+      expect(part).toContain("Deductible amount");
+      expect(part).toContain("No goods or services were provided in return for this gift.");
+      expect(part).not.toContain("Fair-market value");
+    }
+    // Tickets are goods: their fair-market value is not deductible, and the note says what is.
+    const order = renderReceipt(
+      base({
+        amountCents: 15000,
+        lines: [{ label: "Gala seat", quantity: 1, amountCents: 15000, kind: "ticket" }],
+        tax: { ...tax, fairMarketCents: 6000, deductibleCents: 9000 },
+      }),
+    );
+    expect(order.text).toMatch(/Fair-market value of goods and services received\s+-\$60/);
+    expect(order.text).toMatch(/Deductible amount\s+\$90/);
+    expect(order.text).toContain("less the fair-market value of what you received");
+    expect(order.text).not.toContain("No goods or services");
+    // In the donor's language, from the same catalog as the portal's documents.
+    expect(renderReceipt(base({ tax, language: "es" })).text).toContain("12-3456789");
+    // Without a tax id: none of it.
+    const plain = renderReceipt(base());
+    expect(plain.text).not.toMatch(/Tax id|Deductible|No goods/);
+  });
+
   it("thanks the donor with a clear summary in both parts", () => {
     const r = renderReceipt(base());
     expect(r.subject).toBe("Thank you for your gift to Acme Food Bank");
