@@ -100,4 +100,25 @@ describe("the portal's frequency choice", () => {
     const put = fetch.mock.calls.find(([, init]) => init?.method === "PUT");
     expect(JSON.parse(String(put?.[1]?.body))).toEqual({ frequency: "ANNUALLY" });
   });
+  it("sends nothing and says so when the amount or frequency asked for is the gift's own", async () => {
+    speak("de");
+    const fetch = await portalWith([sub("sub_a", ["MONTHLY", "ANNUALLY"])], { status: 200, body: {} });
+    const article = screen.getByRole("article");
+    const de = translator("de");
+    const submit = (name: string) =>
+      fireEvent.submit(within(article).getByRole("button", { name }).closest("form") as HTMLFormElement);
+    submit(de("portal.changeAmount"));
+    expect((await within(article).findByText(de("portal.unchanged"))).textContent).toBe(
+      de("portal.unchanged"),
+    );
+    expect(within(article).queryByText(de("portal.done.amount"))).toBeNull();
+    submit(de("portal.changeFrequency"));
+    expect(fetch.mock.calls.filter(([, init]) => init?.method === "PUT")).toEqual([]);
+    // A real change is sent.
+    fireEvent.input(within(article).getByLabelText(de("portal.amount")), { target: { value: "30" } });
+    submit(de("portal.changeAmount"));
+    await within(article).findByText(de("portal.done.amount"));
+    const put = fetch.mock.calls.find(([, init]) => init?.method === "PUT");
+    expect(JSON.parse(String(put?.[1]?.body))).toEqual({ amount: 30 });
+  });
 });

@@ -315,7 +315,9 @@ function RecurringGift(props: {
           <form
             onSubmit={(e) => {
               e.preventDefault();
-              void change({ amount: Number(amount) }, t("portal.done.amount"));
+              // The gift as it is: said so, and nothing sent (no change announced that was not made).
+              if (Number(amount) === sub.amount) setMessage({ text: t("portal.unchanged"), error: false });
+              else void change({ amount: Number(amount) }, t("portal.done.amount"));
             }}
           >
             <label for={`amount-${sub.id}`}>{t("portal.amount")}</label>
@@ -334,7 +336,8 @@ function RecurringGift(props: {
             <form
               onSubmit={(e) => {
                 e.preventDefault();
-                void change({ frequency }, t("portal.done.frequency"));
+                if (frequency === sub.frequency) setMessage({ text: t("portal.unchanged"), error: false });
+                else void change({ frequency }, t("portal.done.frequency"));
               }}
             >
               <label for={`frequency-${sub.id}`}>{t("portal.frequency")}</label>

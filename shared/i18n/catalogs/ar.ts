@@ -405,6 +405,7 @@ export const ar: Catalog = {
   "portal.done.frequency": "تم تغيير التكرار.",
   "portal.done.skip": "سيُتخطّى التبرع التالي.",
   "portal.done.cancel": "تم إلغاء تبرعك المتكرر.",
+  "portal.unchanged": "لا شيء لتغييره: تبرعك على هذا النحو بالفعل.",
   "portal.status.COMPLETED": "مكتمل",
   "portal.status.PENDING": "قيد الانتظار",
   "portal.status.FAILED": "فشل",

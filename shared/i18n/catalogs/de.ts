@@ -434,6 +434,7 @@ export const de: Catalog = {
   "portal.done.frequency": "Die Häufigkeit ist geändert.",
   "portal.done.skip": "Die nächste Spende wird ausgesetzt.",
   "portal.done.cancel": "Ihre regelmäßige Spende ist beendet.",
+  "portal.unchanged": "Nichts zu ändern: Ihre Spende ist bereits so.",
   "portal.status.COMPLETED": "abgeschlossen",
   "portal.status.PENDING": "ausstehend",
   "portal.status.FAILED": "fehlgeschlagen",

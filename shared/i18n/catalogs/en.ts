@@ -418,6 +418,7 @@ export const en = {
   "portal.done.frequency": "The frequency is changed.",
   "portal.done.skip": "The next gift is skipped.",
   "portal.done.cancel": "Your recurring gift is cancelled.",
+  "portal.unchanged": "Nothing to change: your gift is already so.",
   "portal.status.COMPLETED": "completed",
   "portal.status.PENDING": "pending",
   "portal.status.FAILED": "failed",

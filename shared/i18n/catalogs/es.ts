@@ -420,6 +420,7 @@ export const es: Catalog = {
   "portal.done.frequency": "La frecuencia se cambió.",
   "portal.done.skip": "La próxima donación se saltará.",
   "portal.done.cancel": "Tu donación periódica está cancelada.",
+  "portal.unchanged": "No hay nada que cambiar: tu donación ya es así.",
   "portal.status.COMPLETED": "completado",
   "portal.status.PENDING": "pendiente",
   "portal.status.FAILED": "fallido",

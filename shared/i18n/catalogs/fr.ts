@@ -426,6 +426,7 @@ export const fr: Catalog = {
   "portal.done.frequency": "La fréquence est modifiée.",
   "portal.done.skip": "Le prochain don est sauté.",
   "portal.done.cancel": "Votre don régulier est annulé.",
+  "portal.unchanged": "Rien à changer : votre don est déjà ainsi.",
   "portal.status.COMPLETED": "effectué",
   "portal.status.PENDING": "en attente",
   "portal.status.FAILED": "échoué",

@@ -416,6 +416,7 @@ export const ptBR: Catalog = {
   "portal.done.frequency": "A frequência foi alterada.",
   "portal.done.skip": "A próxima doação será pulada.",
   "portal.done.cancel": "Sua doação recorrente foi cancelada.",
+  "portal.unchanged": "Nada a alterar: sua doação já está assim.",
   "portal.status.COMPLETED": "concluída",
   "portal.status.PENDING": "pendente",
   "portal.status.FAILED": "falhou",
