@@ -690,9 +690,18 @@ async function main(): Promise<number> {
     return 2;
   }
   const { values, positionals } = parsed;
-  if (values.help || positionals.length === 0) {
-    console.log(USAGE);
+  // With --json, what a script reads: the usage asked for as JSON, a missing command as its one-line error.
+  if (values.help) {
+    console.log(values.json ? JSON.stringify({ usage: USAGE }) : USAGE);
     return 0;
+  }
+  if (positionals.length === 0) {
+    if (!values.json) {
+      console.log(USAGE);
+      return 0;
+    }
+    console.error(JSON.stringify({ error: `No command given ${SEE_USAGE}` }));
+    return 2;
   }
   let store: Store | undefined;
   try {

@@ -354,6 +354,23 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     expect(help.stdout.trim()).toBe(shown?.trim());
   });
 
+  it("with --json, speaks JSON without a command too: the usage asked for, or a missing command's error", async () => {
+    const usage = await cli("--help", "--json");
+    expect(usage.code).toBe(0);
+    // The same text as --help prints.
+    expect(JSON.parse(usage.stdout).usage.trim()).toBe((await cli("--help")).stdout.trim());
+    const none = await cli("--json");
+    expect(none.code).toBe(2);
+    expect(none.stdout).toBe("");
+    expect(JSON.parse(none.stderr)).toEqual({
+      error: "No command given (the usage: npm run --silent cli -- --help)",
+    });
+    // Without --json, no command prints the usage, as --help does.
+    const plain = await cli();
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toMatch(/^Usage: /);
+  });
+
   it("a sandbox organization gets cs_test_ keys", async () => {
     const sandbox = ok<OrgJson>(await cli("org", "create", "--name", "Sandbox Org", "--sandbox", "--json"));
     const key = ok<KeyJson>(await cli("key", "create", "--org", sandbox.organizationId, "--json"));
