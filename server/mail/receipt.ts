@@ -98,6 +98,9 @@ const CARD_BRANDS: Record<string, string> = {
 const nonEmpty = (value: string | undefined): string | undefined =>
   value?.trim() ? value.trim() : undefined;
 
+/** The Intl locale a language's dates and times are written in (English: the United States'). */
+const locale = (language: Language) => (language === "en" ? "en-US" : language);
+
 /** Built once per language and zone: constructing an Intl formatter costs far more than formatting with it. */
 const LONG_DATES = new Map<string, Intl.DateTimeFormat>();
 
@@ -111,13 +114,11 @@ export function formatDate(iso: string, language: Language, timeZone = "UTC"): s
   const key = `${language} ${timeZone}`;
   let format = LONG_DATES.get(key);
   if (!format) {
-    format = new Intl.DateTimeFormat(language === "en" ? "en-US" : language, { dateStyle: "long", timeZone });
+    format = new Intl.DateTimeFormat(locale(language), { dateStyle: "long", timeZone });
     LONG_DATES.set(key, format);
   }
   return format.format(d);
 }
-
-const locale = (language: Language) => (language === "en" ? "en-US" : language);
 
 /** An event's day as the language writes it in full, weekday included (`Saturday, May 15, 2027`). */
 function eventDay(date: string, language: Language): string {

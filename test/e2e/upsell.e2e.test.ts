@@ -1,3 +1,4 @@
+import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type Browser,
@@ -29,9 +30,10 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
     await served?.close();
   });
 
-  it("offers a $100 one-time gift as $25 a month; accepting makes a monthly gift with a subscription", async () => {
-    const { formID, formUrl } = await createForm(served, {
-      title: "Keep the lights on",
+  /** A form that offers a one-time gift of $75 or more as a monthly gift of a quarter of it. */
+  const offerForm = (title: string) =>
+    createForm(served, {
+      title,
       funds: ["General"],
       frequencies: ["ONE_TIME", "MONTHLY"],
       oneTimeAmounts: [50, 100],
@@ -40,14 +42,22 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
       monthlyUpsellRatio: 0.25,
       monthlyUpsellMinimum: 75,
     });
-    const page = await browser.context.newPage();
-    const problems: string[] = [];
-    page.on("pageerror", (e) => problems.push(e.message));
-    await page.goto(formUrl);
+
+  /** Opens the hosted page and waits until the checkout is hydrated (Preact's own keys on its root). */
+  async function openHydrated(page: Page, url: string): Promise<void> {
+    await page.goto(url);
     await page.waitForFunction(() => {
       const root = document.getElementById("almoner-app");
       return !!root && Object.keys(root).some((k) => k.startsWith("__"));
     });
+  }
+
+  it("offers a $100 one-time gift as $25 a month; accepting makes a monthly gift with a subscription", async () => {
+    const { formID, formUrl } = await offerForm("Keep the lights on");
+    const page = await browser.context.newPage();
+    const problems: string[] = [];
+    page.on("pageerror", (e) => problems.push(e.message));
+    await openHydrated(page, formUrl);
     await page.getByRole("radio", { name: "$100", exact: true }).check();
     const email = uniqueEmail("upsell");
     await fillDonor(page, email);
@@ -71,24 +81,11 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
   });
 
   it("declining the offer gives the $100 once, with no subscription; the offer is not made again on the page", async () => {
-    const { formID, formUrl } = await createForm(served, {
-      title: "Keep the doors open",
-      funds: ["General"],
-      frequencies: ["ONE_TIME", "MONTHLY"],
-      oneTimeAmounts: [50, 100],
-      monthlyAmounts: [10, 25],
-      enableMonthlyUpsell: true,
-      monthlyUpsellRatio: 0.25,
-      monthlyUpsellMinimum: 75,
-    });
+    const { formID, formUrl } = await offerForm("Keep the doors open");
     const page = await browser.context.newPage();
     const problems: string[] = [];
     page.on("pageerror", (e) => problems.push(e.message));
-    await page.goto(formUrl);
-    await page.waitForFunction(() => {
-      const root = document.getElementById("almoner-app");
-      return !!root && Object.keys(root).some((k) => k.startsWith("__"));
-    });
+    await openHydrated(page, formUrl);
     // Counts every time the offer appears on the page, however briefly.
     await page.evaluate(() => {
       const w = window as unknown as { offersShown: number };
@@ -165,22 +162,9 @@ describe.skipIf(!browserAvailable)("monthly upsell in Chromium", () => {
     await page.close();
   });
   it("declining the offer with a card the payment refuses takes the focus to the card's field, not the page", async () => {
-    const { formUrl } = await createForm(served, {
-      title: "Keep the roof on",
-      funds: ["General"],
-      frequencies: ["ONE_TIME", "MONTHLY"],
-      oneTimeAmounts: [50, 100],
-      monthlyAmounts: [10, 25],
-      enableMonthlyUpsell: true,
-      monthlyUpsellRatio: 0.25,
-      monthlyUpsellMinimum: 75,
-    });
+    const { formUrl } = await offerForm("Keep the roof on");
     const page = await browser.context.newPage();
-    await page.goto(formUrl);
-    await page.waitForFunction(() => {
-      const root = document.getElementById("almoner-app");
-      return !!root && Object.keys(root).some((k) => k.startsWith("__"));
-    });
+    await openHydrated(page, formUrl);
     await page.getByRole("radio", { name: "$100", exact: true }).check();
     await fillDonor(page, uniqueEmail("upsell-bad-card"));
     // Sixteen digits that fail the card number's checksum: the browser sends them, the sandbox refuses them.
