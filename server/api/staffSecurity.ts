@@ -144,7 +144,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Start enrolling in two-factor sign-in: a new TOTP secret",
       description:
-        "Answers a new secret and its `otpauth://` URI (for an authenticator app, typed in or as a QR code). Nothing changes until `POST /api/staff/two-factor/confirm` with a code from it; starting again replaces a secret not yet confirmed. The secret is kept sealed with the instance key (SECRETS_KEY).",
+        "Answers a new secret, its `otpauth://` URI and that URI as a QR code (an SVG image), for an authenticator app to take typed in, opened or scanned. Nothing changes until `POST /api/staff/two-factor/confirm` with a code from it; starting again replaces a secret not yet confirmed. The secret is kept sealed with the instance key (SECRETS_KEY).",
       before: withSession,
       responses: {
         200: { description: "The secret to add to an authenticator app", schema: twoFactorEnrolmentSchema },

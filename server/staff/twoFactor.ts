@@ -1,5 +1,6 @@
 import crypto from "node:crypto";
 import { Secret, TOTP } from "otpauth";
+import QRCode from "qrcode";
 import { emailKey } from "../../shared/email.js";
 import type { StaffRole } from "../../shared/schemas/staff.js";
 import { isoAt } from "../../shared/time.js";
@@ -150,7 +151,7 @@ export async function startEnrolment(
   store: Store,
   box: SecretBox,
   person: { userId: string; email: string },
-): Promise<{ secret: string; uri: string }> {
+): Promise<{ secret: string; uri: string; qrCode: string }> {
   const user = await store.db
     .selectFrom("staff_users")
     .select("totp_secret")
@@ -164,7 +165,10 @@ export async function startEnrolment(
     .set({ totp_pending_secret: seal(box, secret, person.userId) })
     .where("id", "=", person.userId)
     .execute();
-  return { secret, uri: totpOf(secret, person.email).toString() };
+  const uri = totpOf(secret, person.email).toString();
+  // The URI as a QR code (SVG, medium error correction, a quiet zone of 4 modules) for the app's camera.
+  const qrCode = await QRCode.toString(uri, { type: "svg", errorCorrectionLevel: "M", margin: 4 });
+  return { secret, uri, qrCode };
 }
 
 /**

@@ -86,6 +86,9 @@ export const twoFactorEnrolmentSchema = z.object({
   uri: z.string().meta({
     description: "The same as an `otpauth://totp/…` URI (SHA-1, 6 digits, 30 seconds), for a QR code",
   }),
+  qrCode: z.string().meta({
+    description: "The URI drawn as a QR code: an SVG image (`<svg …>…</svg>`) for the app's camera to read",
+  }),
 });
 
 export const twoFactorConfirmBodySchema = z.strictObject({ code: sixDigits });

@@ -96,6 +96,8 @@ describe(`staff two-factor sign-in (${dialect})`, () => {
     expect(secret).toMatch(/^[A-Z2-7]{32}$/);
     expect(started.body.uri).toMatch(/^otpauth:\/\/totp\/Almoner:owner%40example\.org\?/);
     expect(started.body.uri).toContain(`secret=${secret}`);
+    // The URI drawn as a QR code, an SVG image (the dashboard's e2e test scans it back to the URI).
+    expect(started.body.qrCode).toMatch(/^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"[^>]*>.*<\/svg>\s*$/s);
     // Nothing is on until a code confirms the secret.
     expect((await get("/api/staff/me", cookie)).body.twoFactorEnabled).toBe(false);
     expect((await login("owner@example.org")).status).toBe(200);

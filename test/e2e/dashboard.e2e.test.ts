@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import jsQR from "jsqr";
 import * as OTPAuth from "otpauth";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -217,11 +218,16 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     await page.getByRole("heading", { level: 1 }).waitFor();
     await accessible("home", false);
 
-    // Two-step sign-in: the key from the page into an authenticator (here, the otpauth library).
+    // Two-step sign-in: the page's QR code scanned (the image drawn as the browser shows it, read by jsQR)
+    // into an authenticator (here, the otpauth library); the key typed in is the same secret.
     await page.getByRole("link", { name: "Account" }).click();
     await page.getByRole("button", { name: "Set up two-step sign-in" }).click();
     const secret = (await page.locator("[data-secret]").textContent())?.trim() ?? "";
-    const totp = new OTPAuth.TOTP({ secret: OTPAuth.Secret.fromBase32(secret) });
+    const scanned = await scanQr(page, "QR code of the key, for your authenticator app's camera");
+    const totp = OTPAuth.URI.parse(scanned);
+    expect(totp).toBeInstanceOf(OTPAuth.TOTP);
+    expect((totp as OTPAuth.TOTP).secret.base32).toBe(secret);
+    expect(totp.label).toBe(ownerEmail);
     await page.getByLabel("The 6-digit code the app shows").fill(totp.generate());
     await accessible("two-step enrolment");
     await page.getByRole("button", { name: "Turn it on" }).click();
@@ -753,3 +759,26 @@ describe.skipIf(!browserAvailable)("staff dashboard in Chromium", () => {
     await editor.close();
   });
 });
+
+/** The text of the QR code an image on the page shows (by its alt text), read from its pixels as drawn. */
+async function scanQr(page: Page, alt: string): Promise<string> {
+  const image = page.getByRole("img", { name: alt });
+  await image.waitFor();
+  const pixels = await image.evaluate(async (element) => {
+    const img = element as HTMLImageElement;
+    await img.decode();
+    const canvas = document.createElement("canvas");
+    canvas.width = img.width;
+    canvas.height = img.height;
+    const context = canvas.getContext("2d");
+    if (!context) throw new Error("no 2D canvas");
+    context.fillStyle = "#fff";
+    context.fillRect(0, 0, canvas.width, canvas.height);
+    context.drawImage(img, 0, 0, canvas.width, canvas.height);
+    const data = context.getImageData(0, 0, canvas.width, canvas.height);
+    return { width: data.width, height: data.height, data: Array.from(data.data) };
+  });
+  const code = jsQR(Uint8ClampedArray.from(pixels.data), pixels.width, pixels.height);
+  if (!code) throw new Error(`no QR code could be read from the image "${alt}"`);
+  return code.data;
+}

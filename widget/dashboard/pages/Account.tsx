@@ -93,7 +93,7 @@ function Password() {
 
 function TwoFactor() {
   const on = me.value?.twoFactorEnabled === true;
-  const [enrolment, setEnrolment] = useState<{ secret: string; uri: string } | null>(null);
+  const [enrolment, setEnrolment] = useState<{ secret: string; uri: string; qrCode: string } | null>(null);
   const [code, setCode] = useState("");
   const [password, setPassword] = useState("");
   const [recoveryCodes, setRecoveryCodes] = useState<string[] | null>(null);
@@ -153,7 +153,10 @@ function TwoFactor() {
             onClick={() =>
               attempt(async () =>
                 setEnrolment(
-                  await call<{ secret: string; uri: string }>("POST", "/api/staff/two-factor/enrolment"),
+                  await call<{ secret: string; uri: string; qrCode: string }>(
+                    "POST",
+                    "/api/staff/two-factor/enrolment",
+                  ),
                 ),
               )
             }
@@ -181,8 +184,17 @@ function TwoFactor() {
           }}
         >
           <p>
-            In your authenticator app, add an account with this key (or open the link on the phone that has
-            the app):
+            In your authenticator app, add an account by scanning this QR code, or by typing the key below it
+            (or open the link on the phone that has the app):
+          </p>
+          <p>
+            <img
+              class="qr"
+              src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(enrolment.qrCode)}`}
+              alt="QR code of the key, for your authenticator app's camera"
+              width={200}
+              height={200}
+            />
           </p>
           <p>
             <code class="secret" data-secret>
