@@ -1,5 +1,6 @@
 import { formatMoney } from "../../shared/currency.js";
 import type { Frequency } from "../../shared/enums.js";
+import { clock, longDate, zoneName } from "../../shared/eventTime.js";
 import { escapeHtml } from "../../shared/html.js";
 import type { MessageKey } from "../../shared/i18n/catalogs/en.js";
 import type { MessageValues } from "../../shared/i18n/format.js";
@@ -120,47 +121,14 @@ export function formatDate(iso: string, language: Language, timeZone = "UTC"): s
   return format.format(d);
 }
 
-/** An event's day as the language writes it in full, weekday included (`Saturday, May 15, 2027`). */
-function eventDay(date: string, language: Language): string {
-  const [y, m, d] = date.split("-").map(Number);
-  if (!y || !m || !d) return date;
-  return new Intl.DateTimeFormat(locale(language), { dateStyle: "full", timeZone: "UTC" }).format(
-    Date.UTC(y, m - 1, d),
-  );
-}
-
-/** 18:30 as the language writes the time of day (`6:30 PM`, `18:30`). */
-function eventClock(hhmm: string, language: Language): string {
-  const [h, m] = hhmm.split(":").map(Number);
-  if (!Number.isInteger(h) || !Number.isInteger(m)) return hhmm;
-  return new Intl.DateTimeFormat(locale(language), {
-    hour: "numeric",
-    minute: "2-digit",
-    timeZone: "UTC",
-  }).format(Date.UTC(2000, 0, 1, h, m));
-}
-
-/** America/New_York as the language names it (`Eastern Time`); the zone's own name where there is none. */
-function zoneLabel(zone: string, language: Language): string {
-  try {
-    return (
-      new Intl.DateTimeFormat(locale(language), { timeZone: zone, timeZoneName: "longGeneric" })
-        .formatToParts(0)
-        .find((p) => p.type === "timeZoneName")?.value ?? zone
-    );
-  } catch {
-    return zone.replace(/_/g, " ");
-  }
-}
-
 /** The rows an event order's receipt tells its when and where in: the day, the times, the place. */
 function eventRows(event: EventWhenWhere, language: Language, tr: Translate, data: (text: string) => string) {
   const rows: [string, string][] = [];
-  if (event.date) rows.push([tr("checkout.event.date"), eventDay(event.date, language)]);
+  if (event.date) rows.push([tr("checkout.event.date"), longDate(event.date, language)]);
   if (event.startTime) {
-    const end = event.endTime ? ` – ${eventClock(event.endTime, language)}` : "";
-    const zone = event.timeZone ? ` (${zoneLabel(event.timeZone, language)})` : "";
-    rows.push([tr("checkout.event.time"), `${eventClock(event.startTime, language)}${end}${zone}`]);
+    const end = event.endTime ? ` – ${clock(event.endTime, language)}` : "";
+    const zone = event.timeZone ? ` (${zoneName(event.timeZone, language)})` : "";
+    rows.push([tr("checkout.event.time"), `${clock(event.startTime, language)}${end}${zone}`]);
   }
   if (event.location?.trim()) rows.push([tr("checkout.event.location"), data(event.location.trim())]);
   return rows;

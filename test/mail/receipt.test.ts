@@ -41,7 +41,8 @@ describe("the receipt e-mail", () => {
     });
     const en = renderReceipt(order);
     expect(en.text).toContain("Saturday, May 15, 2027");
-    expect(en.text).toMatch(/6:30\s?PM – 10:00\s?PM \(Eastern Time\)/);
+    // Written as the checkout page writes it (one module, shared/eventTime.ts): a plain space before PM.
+    expect(en.text).toContain("6:30 PM – 10:00 PM (Eastern Time)");
     expect(en.text).toContain(`Stadthalle <b>"Nord"</b>`);
     expect(en.html).toContain("Stadthalle &#60;b&#62;&#34;Nord&#34;&#60;/b&#62;");
     expect(en.html).not.toContain("<b>");

@@ -11,7 +11,7 @@ import {
 } from "./choices.js";
 import { Choices, CustomInputs, Dedication, DonorDetails, Payment } from "./donor.js";
 import { later, loadLater } from "./later.js";
-import { t } from "./locale.js";
+import { pageLanguage, t } from "./locale.js";
 import type { Checkout } from "./store.js";
 import { adverbOf, clock, longDate, money, perPeriod, zoneName } from "./view.js";
 
@@ -57,16 +57,16 @@ function EventDetails({ c }: { c: Checkout }) {
         {e.date && (
           <>
             <dt>{t("checkout.event.date")}</dt>
-            <dd>{longDate(e.date)}</dd>
+            <dd>{longDate(e.date, pageLanguage())}</dd>
           </>
         )}
         {e.startTime && (
           <>
             <dt>{t("checkout.event.time")}</dt>
             <dd>
-              {clock(e.startTime)}
-              {e.endTime ? ` – ${clock(e.endTime)}` : ""}
-              {e.timeZone ? ` (${zoneName(e.timeZone)})` : ""}
+              {clock(e.startTime, pageLanguage())}
+              {e.endTime ? ` – ${clock(e.endTime, pageLanguage())}` : ""}
+              {e.timeZone ? ` (${zoneName(e.timeZone, pageLanguage())})` : ""}
             </dd>
           </>
         )}

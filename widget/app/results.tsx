@@ -1,6 +1,6 @@
 import { useEffect, useRef } from "preact/hooks";
 import { cardBrandName } from "../../shared/cardBrands.js";
-import { t } from "./locale.js";
+import { pageLanguage, t } from "./locale.js";
 import type { Checkout } from "./store.js";
 import { acceptUpsell, keepOneTime, monthlySuggestion, retry } from "./submissionModel.js";
 import { adverbOf, longDate, money } from "./view.js";
@@ -80,7 +80,7 @@ export function Success({ c }: { c: Checkout }) {
           {r.subscription && (
             <>
               <dt>{t("checkout.success.next")}</dt>
-              <dd>{longDate(r.subscription.nextBillingDay)}</dd>
+              <dd>{longDate(r.subscription.nextBillingDay, pageLanguage())}</dd>
             </>
           )}
           <dt>{t("checkout.success.reference")}</dt>

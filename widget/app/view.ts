@@ -1,7 +1,7 @@
 import type { Frequency } from "../../shared/enums.js";
 import type { CompiledCatalog } from "../../shared/i18n/format.js";
 import type { PublicFormView } from "../../shared/schemas/publicForm.js";
-import { pageLanguage, t } from "./locale.js";
+import { t } from "./locale.js";
 
 /**
  * The data the checkout app starts from: the public form view (GET /api/forms/{id}, amounts in dollars) and,
@@ -68,49 +68,6 @@ export function adverbOf(f: Frequency): string {
   return f === "ONE_TIME" ? "" : t(`checkout.adverb.${f}`);
 }
 
+// An event's day, times of day and time zone, written as the page's language writes them.
+export { clock, longDate, zoneName } from "../../shared/eventTime.js";
 export { money } from "./locale.js";
-
-const MONTHS = "January February March April May June July August September October November December".split(
-  " ",
-);
-const DAYS = "Sunday Monday Tuesday Wednesday Thursday Friday Saturday".split(" ");
-
-/**
- * 2027-05-15 → Saturday, May 15, 2027 (the event's own calendar date, no time zone shift); in another
- * language as Intl writes it ("sábado, 15 de mayo de 2027").
- */
-export function longDate(iso: string): string {
-  const [y, m, d] = iso.split("-").map(Number);
-  if (!y || !m || !d) return iso;
-  const at = Date.UTC(y, m - 1, d);
-  if (pageLanguage() !== "en")
-    return new Intl.DateTimeFormat(pageLanguage(), { dateStyle: "full", timeZone: "UTC" }).format(at);
-  const day = new Date(at).getUTCDay();
-  return `${DAYS[day]}, ${MONTHS[m - 1]} ${d}, ${y}`;
-}
-
-/** America/New_York → "Eastern Time", in the page's language; the zone's own name where the runtime has none. */
-export function zoneName(zone: string): string {
-  try {
-    return (
-      new Intl.DateTimeFormat(pageLanguage(), { timeZone: zone, timeZoneName: "longGeneric" })
-        .formatToParts(0)
-        .find((p) => p.type === "timeZoneName")?.value ?? zone
-    );
-  } catch {
-    return zone.replace(/_/g, " ");
-  }
-}
-
-/** 18:30 → 6:30 PM (18:30 in languages that write the 24-hour clock). */
-export function clock(hhmm: string): string {
-  const [h, m] = hhmm.split(":").map(Number);
-  if (Number.isNaN(h) || Number.isNaN(m)) return hhmm;
-  if (pageLanguage() !== "en")
-    return new Intl.DateTimeFormat(pageLanguage(), {
-      hour: "numeric",
-      minute: "2-digit",
-      timeZone: "UTC",
-    }).format(Date.UTC(2000, 0, 1, h, m));
-  return `${h % 12 || 12}:${String(m).padStart(2, "0")} ${h < 12 ? "AM" : "PM"}`;
-}
