@@ -58,7 +58,10 @@ export function createApp(deps: AppDeps) {
     const path = c.req.path;
     const methods = patterns.find((p) => p.regex.test(path))?.methods;
     if (methods && !methods.has(c.req.method))
-      throw new ApiError(405, "Method not allowed", undefined, { Allow: [...methods].join(", ") });
+      throw new ApiError(405, "Method not allowed", undefined, {
+        // HEAD is answered wherever GET is (the same answer without its body).
+        Allow: [...methods, ...(methods.has("GET") && !methods.has("HEAD") ? ["HEAD"] : [])].join(", "),
+      });
     // The API's paths answer in the API's shape; only the pages' paths get the HTML page.
     if (/^\/(v1|api)(\/|$)/.test(path)) throw new ApiError(404, "Not found");
     // A page like the others: no scripts, never framed.

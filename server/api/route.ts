@@ -234,6 +234,12 @@ async function runWithBody(c: Context<AppEnv>, route: RouteSpec, deps: AppDeps):
   if (BODY_METHODS.has(route.method) && route.body) {
     if (!isJsonMediaType(c.req.header("Content-Type")))
       throw new ApiError(415, "The request body must be JSON: send Content-Type: application/json");
+    const charset = charsetOf(c.req.header("Content-Type"));
+    if (charset !== undefined && !UTF8_CHARSETS.has(charset))
+      throw new ApiError(
+        415,
+        `The request body must be UTF-8: Content-Type charset=${charset} is not taken (send charset=utf-8, or no charset)`,
+      );
     const encoding = c.req.header("Content-Encoding")?.trim().toLowerCase();
     if (encoding && encoding !== "identity")
       throw new ApiError(
@@ -361,6 +367,15 @@ function isJsonMediaType(header: string | undefined): boolean {
   );
 }
 
+/** Charsets a JSON body may be declared in: UTF-8, and ASCII, which is a part of it. */
+const UTF8_CHARSETS = new Set(["utf-8", "utf8", "us-ascii", "ascii"]);
+
+/** The `charset` parameter of a Content-Type, lower case and unquoted; undefined where there is none. */
+function charsetOf(header: string | undefined): string | undefined {
+  const match = header?.match(/;\s*charset\s*=\s*("?)([^";\s]*)\1/i);
+  return match ? match[2].toLowerCase() : undefined;
+}
+
 /**
  * The most an Idempotency-Key keeps of one answer. The request body limit keeps every real answer far
  * below it; one larger is not kept (the key is freed, and a retry runs afresh).
@@ -442,9 +457,10 @@ function pipelineResponses(route: RouteSpec): RouteSpec["responses"] {
     // Any path or query may hold `%00`, which every route refuses before anything else.
     400: { description: `Validation failed: ${NUL_IN_URL}`, schema: errorSchema },
     405: {
-      description: "The path exists, but not with this method: `Allow` lists its methods",
+      description:
+        "The path exists, but not with this method: `Allow` lists its methods (HEAD wherever GET is)",
       schema: errorSchema,
-      headers: { Allow: "GET, POST" },
+      headers: { Allow: "GET, POST, HEAD" },
     },
   };
   // The body limit applies to every request but a GET's, whether or not the route reads a body.
@@ -452,7 +468,8 @@ function pipelineResponses(route: RouteSpec): RouteSpec["responses"] {
     extra[413] = { description: "The request body is larger than the server's limit", schema: errorSchema };
   if (BODY_METHODS.has(route.method) && route.body) {
     extra[415] = {
-      description: "The request body is declared as another media type than JSON",
+      description:
+        "The request body is declared as another media type than JSON, in another charset than UTF-8, or with a Content-Encoding",
       schema: errorSchema,
     };
   }

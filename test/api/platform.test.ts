@@ -266,6 +266,18 @@ describe(`platform (${dialect})`, () => {
       expect(allow).not.toContain("DELETE");
     });
 
+    it("lists HEAD in Allow wherever GET is, and answers HEAD there with GET's status and no body", async () => {
+      const res = await t.request("DELETE", "/v1/payments");
+      expect(res.status).toBe(405);
+      expect(allowed(res.headers).sort()).toEqual(["GET", "HEAD"]);
+      const post = await t.request("GET", "/v1/payments/pay_unknown/refund");
+      expect(post.status).toBe(405);
+      expect(allowed(post.headers)).toEqual(["POST"]);
+      const head = await t.request("HEAD", "/v1/payments");
+      expect(head.status).toBe(200);
+      expect(head.text).toBe("");
+    });
+
     it("answers DELETE /v1/organization with 405 and Allow: GET, PUT", async () => {
       const res = await t.request("DELETE", "/v1/organization");
       expect(res.status).toBe(405);

@@ -490,6 +490,36 @@ describe(`a body is taken as it is sent (${dialect})`, () => {
     const identity = await send("identity", '{"firstName":"Zip","lastName":"Ped"}');
     expect(identity.status).toBe(201);
   });
+
+  it("refuses a body declared in another charset than UTF-8 with a 415 naming it, and takes UTF-8 however it is written", async () => {
+    const send = (contentType: string, body: BodyInit) =>
+      t.app.request("/v1/contacts", {
+        method: "POST",
+        headers: { Authorization: `Bearer ${t.org.key}`, "Content-Type": contentType },
+        body,
+      });
+    // "José" in Latin-1: read as UTF-8 it would be a broken byte, so the declared charset is refused first.
+    const latin1 = await send(
+      "application/json; charset=ISO-8859-1",
+      new Uint8Array(Buffer.from('{"firstName":"Jos\u00e9","lastName":"Latin"}', "latin1")),
+    );
+    expect(latin1.status).toBe(415);
+    expect(await latin1.json()).toEqual({
+      error:
+        "The request body must be UTF-8: Content-Type charset=iso-8859-1 is not taken (send charset=utf-8, or no charset)",
+    });
+    expect((await send('application/json; charset="utf-16"', "{}")).status).toBe(415);
+    for (const [i, type] of [
+      "application/json; charset=UTF-8",
+      'application/json;charset="utf-8"',
+      "application/json; charset=utf8",
+      "text/plain;charset=UTF-8",
+    ].entries()) {
+      const ok = await send(type, JSON.stringify({ firstName: "José", lastName: `Utf${"x".repeat(i + 1)}` }));
+      expect(ok.status, type).toBe(201);
+      expect(((await ok.json()) as { contact: { firstName: string } }).contact.firstName).toBe("José");
+    }
+  });
 });
 
 describe(`an organization's data is not cached on the way (${dialect})`, () => {
