@@ -235,6 +235,50 @@ describe.skipIf(!browserAvailable)("hosted checkout in Chromium", () => {
     }
   });
 
+  it("after Back to the page, what it shows is what is priced and charged: the choices start again, none is put back half", async () => {
+    const { formID, formUrl } = ids.standard;
+    const { page, problems } = await open(formUrl);
+    try {
+      await page.getByRole("radio", { name: "Monthly" }).check();
+      await page.getByRole("radio", { name: /^\$100/ }).check();
+      await page.getByLabel("Designate my gift to").selectOption("Scholarships");
+      await fillDonor(page, uniqueEmail("away"));
+      const button = page.locator(".alm-submit");
+      await expect.poll(() => button.textContent()).toBe("Donate $100 monthly");
+      // Away and Back: the page loads again (a browser puts form fields back after such a load, by their
+      // places in the page; the amounts' places differ by frequency).
+      await page.goto(`${served.baseUrl}/health`);
+      await page.goBack();
+      await page.getByRole("radio", { name: "One time" }).waitFor();
+      await page.waitForLoadState("load");
+      const shown = async () => ({
+        frequency: await page.locator('input[name="frequency"]:checked').getAttribute("value"),
+        amount: await page.locator('input[name="amount"]:checked').getAttribute("value"),
+        fund: await page.getByLabel("Designate my gift to").inputValue(),
+        button: await button.textContent(),
+      });
+      await expect
+        .poll(shown)
+        .toEqual({ frequency: "ONE_TIME", amount: "50", fund: "General Fund", button: "Donate $50" });
+      const email = uniqueEmail("back");
+      await fillDonor(page, email);
+      await fillCard(page);
+      await pay(page, "Donate $50");
+      await page.getByRole("heading", { name: "Thank you!" }).waitFor();
+      const payment = (await paymentsOf(served, formID)).find((p) => p.email === email);
+      expect(payment).toMatchObject({
+        status: "COMPLETED",
+        amount_cents: 5000,
+        frequency: "ONE_TIME",
+        fund: "General Fund",
+      });
+      // The page away (JSON) has no icon: its 404 is the browser's, not the checkout's.
+      expect(problems.filter((p) => !p.includes("404"))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
+
   it("a giving level", async () => {
     const { formID, formUrl } = ids.givingLevel;
     const { page, problems } = await open(formUrl);

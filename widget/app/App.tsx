@@ -161,6 +161,10 @@ function CheckoutForm({ c }: { c: Checkout }) {
     <form
       class="alm-form"
       noValidate
+      // After Back, the browser puts back only fields with an autocomplete token of their own (names, e-mail,
+      // card; hydrate.tsx replays them): choices whose lists depend on other choices (amounts on the
+      // frequency) would come back in the wrong places, so they start again from what the page shows.
+      autoComplete="off"
       aria-labelledby="alm-title"
       onSubmit={async (e) => {
         e.preventDefault();

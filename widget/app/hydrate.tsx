@@ -12,7 +12,11 @@ export function takeOver(root: HTMLElement, c: Checkout, embedded: boolean): () 
   // need it at once, so for them it is on its way while the page hydrates.
   if (c.view.payment?.processor === "stripe") void loadLater().catch(() => {});
   hydrate(<App c={c} embedded={embedded} />, root);
-  replayEarlyInput(root);
+  const replay = () => replayEarlyInput(root);
+  replay();
+  // Coming Back to the page, the browser puts the donor's choices back after the load event, then says
+  // `pageshow`: they are replayed then too, so what is shown is what is priced and sent.
+  addEventListener("pageshow", replay);
   c.ready.value = true;
   // For `npm run bench` (test/bench/widget.ts): the moment the checkout became usable.
   performance.mark("almoner:hydrated");
@@ -25,7 +29,7 @@ export function takeOver(root: HTMLElement, c: Checkout, embedded: boolean): () 
  */
 function replayEarlyInput(root: HTMLElement): void {
   for (const el of root.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement>(
-    "input, select, textarea",
+    "input,select,textarea",
   )) {
     let changed: string | null = null;
     if (el instanceof HTMLInputElement && el.type === "radio")
