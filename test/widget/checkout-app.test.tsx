@@ -923,6 +923,30 @@ describe("questions and choices", () => {
     expect(screen.queryByLabelText(/anonymous/)).toBeNull();
   });
 
+  it("keeps drawing after an amount too large to price (a card number pasted in the amount): the button names each later choice", async () => {
+    const on = {
+      coverFees: true,
+      anonymous: false,
+      organizationName: false,
+      billingAddress: false,
+      country: false,
+      phone: false,
+      tribute: false,
+      monthlyUpsell: null,
+    };
+    renderCheckout(formView({ options: on, frequencies: ["ONE_TIME", "MONTHLY"] }));
+    type("Other amount", "4242424242424242");
+    await waitFor(() =>
+      expect(screen.getByRole("button", { name: /^Donate \$4,242,424,242,424,242/ })).toBeTruthy(),
+    );
+    type("Other amount", "30");
+    await waitFor(() => expect(screen.getByRole("button", { name: "Donate $30" })).toBeTruthy());
+    expect(byLabel(/Add \$1\.\d\d so all of my gift goes to Green Org/)).toBeTruthy();
+    fireEvent.click(screen.getByRole("radio", { name: "Monthly" }));
+    fireEvent.click(screen.getByRole("radio", { name: /^\$20/ }));
+    await waitFor(() => expect(screen.getByRole("button", { name: "Donate $20 monthly" })).toBeTruthy());
+  });
+
   it("offers a dedication only where the form takes one, needs the honoree's name, and sends the tribute", async () => {
     const options = { ...formView().options, tribute: true };
     const { api } = renderCheckout(formView({ options, defaultAmount: 50 }));

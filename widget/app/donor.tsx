@@ -138,8 +138,9 @@ export function Choices({ c }: { c: Checkout }) {
       ? c.quote.value.subtotal - c.quote.value.discount
       : (c.total.value ?? 0);
   const rate = c.view.feeRate;
+  // No fee is named for an amount no checkout takes (a card number pasted in the amount): the server refuses it.
   const cents =
-    base > 0
+    base > 0 && base < 1e9
       ? coverFeeCents(Math.round(base * 100), {
           percentBps: Math.round(rate.percent * 100),
           fixedCents: Math.round(rate.fixed * 100),
