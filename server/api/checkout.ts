@@ -141,17 +141,18 @@ const declineSchema = z.object({
   paymentID: z.string(),
 });
 
-/** Runs `work`, counting a refused promo code against the donor's address on the form. */
+/** Runs `work`, counting a refused promo code (`promoCode`) against the donor's address on the form. */
 async function countingPromoRefusals<T>(
   deps: AppDeps,
   ip: string,
   formId: string,
+  promoCode: string | undefined,
   work: () => Promise<T>,
 ): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof PromoCodeRefused) await countPromoFailure(deps, ip, formId);
+    if (err instanceof PromoCodeRefused) await countPromoFailure(deps, ip, formId, promoCode);
     throw err;
   }
 }
@@ -297,7 +298,7 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         const formId = params.formId.toLowerCase();
         await checkQuoteLimits(deps, ip, formId);
         await checkPromoGuesses(deps, ip, formId, body.promoCode);
-        const quote = await countingPromoRefusals(deps, ip, formId, () =>
+        const quote = await countingPromoRefusals(deps, ip, formId, body.promoCode, () =>
           quoteOrder(deps, params.formId, body),
         );
         return c.json(quote, 200, { "Access-Control-Allow-Origin": "*" });
@@ -349,8 +350,12 @@ export function checkoutRoutes(deps: AppDeps): RouteSpec[] {
         const ip = clientIp(c, deps.config.trustProxyHops);
         await checkAttemptLimits(deps, ip, params.formId.toLowerCase());
         await checkPromoGuesses(deps, ip, params.formId.toLowerCase(), body.promoCode);
-        const result = await countingPromoRefusals(deps, ip, params.formId.toLowerCase(), () =>
-          runCheckout(deps, params.formId, body, { acceptLanguage: c.req.header("Accept-Language") }),
+        const result = await countingPromoRefusals(
+          deps,
+          ip,
+          params.formId.toLowerCase(),
+          body.promoCode,
+          () => runCheckout(deps, params.formId, body, { acceptLanguage: c.req.header("Accept-Language") }),
         );
         if (result.status === 402) await countDecline(deps, ip, params.formId.toLowerCase());
         return c.json(result.body, result.status);

@@ -1,6 +1,7 @@
 import { isoAt } from "../../shared/time.js";
 import type { AppDeps } from "../deps.js";
 import { ApiError } from "../errors.js";
+import { sha256Hex } from "../ids.js";
 import { countAgainstLimit } from "../overLimit.js";
 import { capStartedAt, type DeclineCap } from "../store/payments.js";
 import { countEvent, countInWindow } from "../store/rateLimits.js";
@@ -59,8 +60,8 @@ export async function checkQuoteLimits(deps: AppDeps, ip: string, formId: string
 const promoKey = (ip: string, formId: string) => `promo-fail:${formId}:${ip}`;
 
 /**
- * 429 for an order with a promo code from an address that has had PROMO_FAILURE_LIMIT codes refused on
- * this form in the rolling hour: codes cannot be found by trying them.
+ * 429 for an order with a promo code from an address that has had PROMO_FAILURE_LIMIT different codes
+ * refused on this form in the rolling hour: codes cannot be found by trying them.
  */
 export async function checkPromoGuesses(
   deps: AppDeps,
@@ -75,8 +76,23 @@ export async function checkPromoGuesses(
     throw ApiError.tooMany("Too many promo codes were tried; try again later", tried.retryAfterSeconds);
 }
 
-export async function countPromoFailure(deps: AppDeps, ip: string, formId: string): Promise<void> {
-  await countEvent(deps.store.db, promoKey(ip, formId), deps.now());
+/**
+ * Counts a refused promo code against the address on the form, once per code in the rolling hour: the same
+ * code priced again as the donor changes the order (or sent again) is one guess, not one more each time.
+ * The code is kept only as a hash, in the key of its own marker.
+ */
+export async function countPromoFailure(
+  deps: AppDeps,
+  ip: string,
+  formId: string,
+  promoCode: string | undefined,
+): Promise<void> {
+  const db = deps.store.db;
+  const code = (promoCode ?? "").trim().toUpperCase();
+  const marker = `promo-tried:${formId}:${ip}:${sha256Hex(code).slice(0, 32)}`;
+  if ((await countInWindow(db, marker, deps.now())).count > 0) return;
+  await countEvent(db, marker, deps.now());
+  await countEvent(db, promoKey(ip, formId), deps.now());
 }
 
 /**

@@ -3,8 +3,9 @@ import { createForm } from "../support/checkout.js";
 import { setupTestApp, type TestApp, validForms } from "../support/testApp.js";
 
 /**
- * Guessing promo codes through /quote: every refused code gets the same answer, and after 20 refused
- * codes in an hour an address gets 429 with Retry-After for any code on that form, the right one included.
+ * Guessing promo codes through /quote: every refused code gets the same answer, and after 20 different
+ * refused codes in an hour an address gets 429 with Retry-After for any code on that form, the right one
+ * included.
  * Quotes themselves are limited per address and per form.
  */
 
@@ -77,6 +78,19 @@ describe("promo codes", () => {
       },
     });
     expect(checkout.status).toBe(429);
+  });
+
+  it("counts each refused code once: the same one priced again and again (as a donor changes the order) is one guess, in any case", async () => {
+    t = await setupTestApp();
+    const formId = await createForm(t, eventForm());
+    // KIDS is not for the Adult ticket: refused each time the order is priced, 30 times.
+    for (let i = 0; i < 30; i++)
+      expect((await quote(formId, i % 2 ? "KIDS" : " kids ")).status, `attempt ${i}`).toBe(400);
+    const right = await quote(formId, "SECRET10");
+    expect(right.status, right.text).toBe(200);
+    // 19 other codes make 20 different ones: then the address is refused.
+    for (let i = 0; i < 19; i++) expect((await quote(formId, `GUESS${i}`)).status).toBe(400);
+    expect((await quote(formId, "SECRET10")).status).toBe(429);
   });
 
   it("quotes are limited per address", async () => {
