@@ -362,7 +362,9 @@ describe("standard form", () => {
     fillDonor();
     fillCard();
     submit();
-    expect(await fieldError(label)).toBe(detail);
+    // Said as the donor reads it: without the API's name of the field, which the field itself shows.
+    expect(await fieldError(label)).toBe(detail.replace("paymentMethod ", ""));
+    expect(screen.getByRole("alert").textContent).toBe("Please fix 1 field: each one says what is missing.");
     for (const other of ["Expiry (MM/YY)", "CVC", "Card number"].filter((l) => l !== label))
       expect(byLabel(other).getAttribute("aria-invalid")).toBe("false");
   });
@@ -446,9 +448,49 @@ describe("standard form", () => {
     fillCard();
     submit();
     await waitFor(() =>
-      expect(screen.getByRole("alert").textContent).toContain("donor.email must be an email address"),
+      expect(screen.getByRole("alert").textContent).toBe(
+        "Please fix 1 field: each one says what is missing.",
+      ),
     );
-    expect(byLabel("Email").getAttribute("aria-invalid")).toBe("true");
+    expect(await fieldError("Email")).toBe("Must be an email address");
+  });
+
+  it("says in the alert what the server refused that no field shows, in the donor's words", async () => {
+    const api = fakeApi({
+      checkout: [
+        {
+          status: 400,
+          body: {
+            error: "Validation failed",
+            details: ["donor.email must be an email address", "customInputs.T-shirt size is required"],
+          },
+        },
+      ],
+    });
+    renderCheckout(formView(), { api });
+    fillDonor();
+    fillCard();
+    submit();
+    await waitFor(() =>
+      expect(screen.getByRole("alert").textContent).toBe(
+        "Please fix 1 field: each one says what is missing. T-shirt size is required",
+      ),
+    );
+  });
+
+  it("refuses an expired card before sending, and takes a four-digit year as typed", async () => {
+    const { api } = renderCheckout(formView({ defaultAmount: 25 }));
+    fillDonor();
+    fillCard();
+    type("Expiry (MM/YY)", "01/20");
+    submit();
+    expect(await fieldError("Expiry (MM/YY)")).toBe("This card has expired: check the expiry date.");
+    expect(api.checkouts()).toHaveLength(0);
+    type("Expiry (MM/YY)", "12 / 2030");
+    expect(byLabel("Expiry (MM/YY)").getAttribute("maxlength")).toBe("9");
+    submit();
+    await waitFor(() => expect(api.checkouts()).toHaveLength(1));
+    expect(api.checkouts()[0].body.paymentMethod).toMatchObject({ expMonth: 12, expYear: 2030 });
   });
 });
 

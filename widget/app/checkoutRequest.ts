@@ -95,7 +95,12 @@ function paymentProblems(c: Checkout): Record<string, string> {
   if (c.method.value === "card") {
     const digits = t("cardNumber").replace(/[\s-]/g, "");
     if (!/^\d{12,19}$/.test(digits)) e.cardNumber = tr("checkout.error.cardNumber");
-    if (!parseExpiry(t("cardExp"))) e.cardExp = tr("checkout.error.cardExp");
+    const exp = parseExpiry(t("cardExp"));
+    const now = new Date();
+    if (!exp) e.cardExp = tr("checkout.error.cardExp");
+    // A card is good to the end of its month (as the processor checks it, by the donor's calendar here).
+    else if (exp.year * 12 + exp.month < now.getFullYear() * 12 + now.getMonth() + 1)
+      e.cardExp = tr("checkout.error.cardExpired");
     if (!/^\d{3,4}$/.test(t("cardCvc"))) e.cardCvc = tr("checkout.error.cardCvc");
   } else {
     if (!/^\d{9}$/.test(t("routingNumber").replace(/[\s-]/g, "")))

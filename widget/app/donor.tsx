@@ -436,7 +436,7 @@ export function Payment({ c }: { c: Checkout }) {
             required
             autoComplete="cc-exp"
             inputMode="numeric"
-            maxLength={7}
+            maxLength={9}
           />
           <TextInput
             c={c}

@@ -49,6 +49,19 @@ export function fieldErrors(details: string[]): Record<string, string> {
   return out;
 }
 
+/**
+ * A server detail as a donor reads it: without the field's name in the API's terms, which starts it
+ * ("paymentMethod Your card's …", "donor.email must be …"; a question is named by its title after
+ * "customInputs."), and starting with a capital.
+ */
+export function donorWords(detail: string): string {
+  const words = detail.replace(
+    /^(?:(?:donor|paymentMethod|amount|tickets|promoCode|product)\b[\w.[\]]*\s+|customInputs\.)/,
+    "",
+  );
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
 /** The catalog's message for each field the server may refuse. */
 const FIELD_WORDS: Record<string, MessageKey> = {
   email: "checkout.error.email",
@@ -267,10 +280,17 @@ async function sendOnce(c: Checkout): Promise<void> {
       // Other answers (a conflict, the processor out of reach) say exactly what happened to the money:
       // their words are kept as the server wrote them.
       if (pageLanguage() === "en" || (res.status !== 400 && res.status !== 429)) {
-        errors.value = placed;
+        const said = Object.values(placed);
+        errors.value = Object.fromEntries(Object.entries(placed).map(([f, d]) => [f, donorWords(d)]));
         const error = String(body.error ?? tr("checkout.error.generic"));
-        // A sold-out refusal's error already quotes its details ("Sold out: …"): each is said once.
-        formError.value = [error, ...details.filter((d) => !error.includes(d))].join(" ");
+        // Fields refused are each told at the field, and counted here, as the page's own checks are; what
+        // no field shows is said here. A sold-out refusal's error already quotes its details: once each.
+        formError.value = [
+          error === "Validation failed" && said.length
+            ? tr("checkout.error.fix", { count: said.length })
+            : error,
+          ...details.filter((d) => !error.includes(d) && !said.includes(d)).map(donorWords),
+        ].join(" ");
       } else {
         // The server's refusals are in English (the API's language): the page says them in its own words.
         errors.value = ownWords(placed);

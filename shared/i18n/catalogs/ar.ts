@@ -161,6 +161,7 @@ export const ar: Catalog = {
   "checkout.error.promoCode": "طبّق رمز الخصم أو امسحه.",
   "checkout.error.cardNumber": "أدخل رقم البطاقة (من 12 إلى 19 رقمًا).",
   "checkout.error.cardExp": "أدخل تاريخ الانتهاء بصيغة MM/YY.",
+  "checkout.error.cardExpired": "انتهت صلاحية هذه البطاقة: تحقّق من تاريخ الانتهاء.",
   "checkout.error.cardCvc": "أدخل رمز التحقق المكوّن من 3 أو 4 أرقام.",
   "checkout.error.routingNumber": "أدخل رقم التوجيه المكوّن من 9 أرقام.",
   "checkout.error.accountNumber": "أدخل رقم الحساب (من 4 إلى 17 رقمًا).",

@@ -168,6 +168,7 @@ export const de: Catalog = {
   "checkout.error.promoCode": "Lösen Sie den Gutscheincode ein oder löschen Sie ihn.",
   "checkout.error.cardNumber": "Bitte geben Sie die Kartennummer ein (12 bis 19 Ziffern).",
   "checkout.error.cardExp": "Bitte geben Sie das Ablaufdatum als MM/JJ ein.",
+  "checkout.error.cardExpired": "Diese Karte ist abgelaufen: Bitte prüfen Sie das Ablaufdatum.",
   "checkout.error.cardCvc": "Bitte geben Sie die 3- oder 4-stellige Prüfnummer ein.",
   "checkout.error.routingNumber": "Bitte geben Sie die 9-stellige Bankleitzahl ein.",
   "checkout.error.accountNumber": "Bitte geben Sie die Kontonummer ein (4 bis 17 Ziffern).",

@@ -166,6 +166,7 @@ export const en = {
   "checkout.error.promoCode": "Apply the promo code, or clear it.",
   "checkout.error.cardNumber": "Enter the card number (12 to 19 digits).",
   "checkout.error.cardExp": "Enter the expiry as MM/YY.",
+  "checkout.error.cardExpired": "This card has expired: check the expiry date.",
   "checkout.error.cardCvc": "Enter the 3 or 4 digit security code.",
   "checkout.error.routingNumber": "Enter the 9-digit routing number.",
   "checkout.error.accountNumber": "Enter the account number (4 to 17 digits).",

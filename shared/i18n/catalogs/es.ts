@@ -166,6 +166,7 @@ export const es: Catalog = {
   "checkout.error.promoCode": "Aplica el código promocional o bórralo.",
   "checkout.error.cardNumber": "Escribe el número de tarjeta (de 12 a 19 dígitos).",
   "checkout.error.cardExp": "Escribe la caducidad como MM/AA.",
+  "checkout.error.cardExpired": "Esta tarjeta ha caducado: revisa la fecha de caducidad.",
   "checkout.error.cardCvc": "Escribe el código de seguridad de 3 o 4 dígitos.",
   "checkout.error.routingNumber": "Escribe el número de ruta de 9 dígitos.",
   "checkout.error.accountNumber": "Escribe el número de cuenta (de 4 a 17 dígitos).",

@@ -166,6 +166,7 @@ export const fr: Catalog = {
   "checkout.error.promoCode": "Appliquez le code promo, ou effacez-le.",
   "checkout.error.cardNumber": "Indiquez le numéro de carte (12 à 19 chiffres).",
   "checkout.error.cardExp": "Indiquez l’expiration au format MM/AA.",
+  "checkout.error.cardExpired": "Cette carte a expiré : vérifiez la date d’expiration.",
   "checkout.error.cardCvc": "Indiquez le code de sécurité à 3 ou 4 chiffres.",
   "checkout.error.routingNumber": "Indiquez le numéro de routage à 9 chiffres.",
   "checkout.error.accountNumber": "Indiquez le numéro de compte (4 à 17 chiffres).",

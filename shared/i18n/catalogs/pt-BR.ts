@@ -165,6 +165,7 @@ export const ptBR: Catalog = {
   "checkout.error.promoCode": "Aplique o cupom ou apague-o.",
   "checkout.error.cardNumber": "Informe o número do cartão (12 a 19 dígitos).",
   "checkout.error.cardExp": "Informe a validade como MM/AA.",
+  "checkout.error.cardExpired": "Este cartão está vencido: confira a data de validade.",
   "checkout.error.cardCvc": "Informe o código de segurança de 3 ou 4 dígitos.",
   "checkout.error.routingNumber": "Informe o número de roteamento de 9 dígitos.",
   "checkout.error.accountNumber": "Informe o número da conta (4 a 17 dígitos).",
