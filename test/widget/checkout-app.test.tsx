@@ -158,6 +158,27 @@ describe("standard form", () => {
     expect(document.getElementById("alm-customAmount-err")).toBeNull();
   });
 
+  it("empties the typed amount once a preset or a level is chosen, so that only what counts is shown", async () => {
+    renderCheckout(formView({ frequencies: ["ONE_TIME", "MONTHLY"] }));
+    type("Other amount", "42");
+    await waitFor(() => expect(screen.getByRole("button", { name: "Donate $42" })).toBeTruthy());
+    fireEvent.click(screen.getByRole("radio", { name: "$25" }));
+    await waitFor(() => expect(screen.getByRole("button", { name: "Donate $25" })).toBeTruthy());
+    expect((byLabel("Other amount") as HTMLInputElement).value).toBe("");
+    fireEvent.click(screen.getByRole("radio", { name: "Monthly" }));
+    expect((byLabel("Other amount") as HTMLInputElement).value).toBe("");
+    cleanup();
+    renderCheckout(
+      formView({
+        formType: "CROWDFUNDING_FORM",
+        givingLevels: [{ title: "Friend", amount: 50, description: "A week of supplies" }],
+      }),
+    );
+    type("Or give another amount", "75");
+    fireEvent.click(screen.getByRole("radio", { name: /Friend/ }));
+    await waitFor(() => expect((byLabel("Or give another amount") as HTMLInputElement).value).toBe(""));
+  });
+
   it("completes a one-time card gift: body, idempotency key, success screen", async () => {
     const { api } = renderCheckout(formView(), {
       env: { utm: { source: "newsletter", campaign: "spring" }, elementId: "link-1" },

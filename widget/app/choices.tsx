@@ -58,9 +58,6 @@ function CustomAmount({ c, label }: { c: Checkout; label: string }) {
         inputMode="decimal"
         autoComplete="off"
         value={c.text.customAmount.value}
-        onFocus={() => {
-          if (c.text.customAmount.value) c.useCustom.value = true;
-        }}
         onInput={(e) => {
           c.text.customAmount.value = e.currentTarget.value;
           c.useCustom.value = e.currentTarget.value.trim() !== "";
@@ -72,6 +69,14 @@ function CustomAmount({ c, label }: { c: Checkout; label: string }) {
       <ErrorText c={c} name="customAmount" />
     </div>
   );
+}
+
+/** A preset amount or level chosen: the typed amount is emptied (it no longer counts), and what was said of it. */
+function choosePreset(c: Checkout): void {
+  c.useCustom.value = false;
+  c.text.customAmount.value = "";
+  c.clearError("amount");
+  c.clearError("customAmount");
 }
 
 export function AmountPicker({ c }: { c: Checkout }) {
@@ -89,10 +94,7 @@ export function AmountPicker({ c }: { c: Checkout }) {
               checked={!c.useCustom.value && c.amount.value === a}
               onSelect={() => {
                 c.amount.value = a;
-                c.useCustom.value = false;
-                c.clearError("amount");
-                // The typed amount no longer counts: what was said of it goes too.
-                c.clearError("customAmount");
+                choosePreset(c);
               }}
             >
               {money(a)}
@@ -119,8 +121,7 @@ export function LevelPicker({ c }: { c: Checkout }) {
             checked={!c.useCustom.value && c.level.value === l.title}
             onSelect={() => {
               c.level.value = l.title;
-              c.useCustom.value = false;
-              c.clearError("amount");
+              choosePreset(c);
             }}
           >
             <strong>{l.title}</strong> <span class="alm-price">{money(l.amount)}</span>
