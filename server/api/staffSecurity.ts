@@ -169,7 +169,7 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
       tags,
       summary: "Turn two-factor sign-in on with a code from the new secret",
       description:
-        "Answers ten one-time recovery codes, this once (only their hashes are kept). From now on signing in takes a code.",
+        "Answers ten one-time recovery codes, this once (only their hashes are kept). From now on signing in takes a code; every other session of the person's ends (this one goes on).",
       body: twoFactorConfirmBodySchema,
       before: withSession,
       responses: {
@@ -181,11 +181,11 @@ export function staffSecurityRoutes(deps: AppDeps): RouteSpec[] {
         503: e("The instance cannot open sealed secrets"),
       },
       handler: async (c, { body }) => {
-        const { session } = await signedIn(c, true);
+        const { session, token } = await signedIn(c, true);
         const confirmed = await confirmEnrolment(
           store,
           deps.secrets,
-          session.userId,
+          { userId: session.userId, currentToken: token },
           body.code,
           deps.now(),
         ).catch(refusal);

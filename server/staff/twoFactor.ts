@@ -173,15 +173,18 @@ export async function startEnrolment(
 
 /**
  * Confirms enrolment with a code from the new secret: TOTP is on from now, and ten recovery codes (any
- * earlier ones are dropped) are returned, this once; only their hashes are kept.
+ * earlier ones are dropped) are returned, this once; only their hashes are kept. Every other session of the
+ * person's ends (one opened without the second step, in other hands, would outlive it); the session of
+ * `currentToken` goes on.
  */
 export async function confirmEnrolment(
   store: Store,
   box: SecretBox,
-  userId: string,
+  person: { userId: string; currentToken: string },
   code: string,
   nowMs: number,
 ): Promise<{ recoveryCodes: string[] }> {
+  const { userId } = person;
   const user = await store.db
     .selectFrom("staff_users")
     .select(["totp_secret", "totp_pending_secret"])
@@ -216,6 +219,13 @@ export async function confirmEnrolment(
       .executeTakeFirst();
     if (Number(on.numUpdatedRows) !== 1) throw new StaffError("conflict", "Two-factor sign-in is already on");
     await replaceRecoveryCodes(trx, userId, recoveryCodes, nowMs);
+    await trx
+      .updateTable("staff_sessions")
+      .set({ revoked_at: now })
+      .where("user_id", "=", userId)
+      .where("token_hash", "!=", sha256Hex(person.currentToken))
+      .where("revoked_at", "is", null)
+      .execute();
     await recordAccountChange(trx, userId, "staff.two_factor_enabled", nowMs);
   });
   return { recoveryCodes };

@@ -477,6 +477,17 @@ describe(`staff passwords (${dialect})`, () => {
     ).toBe(200);
   });
 
+  it("turning two-factor sign-in on ends the person's other sessions (opened without a code); the one that turned it on goes on", async () => {
+    const mine = await member("STAFF", "enrol-sessions@example.org");
+    const other = cookieOf(await login("enrol-sessions@example.org"));
+    expect((await get("/api/staff/me", other)).status).toBe(200);
+    const { secret } = await enrol(mine);
+    expect((await get("/api/staff/me", mine)).status).toBe(200);
+    expect((await get("/api/staff/me", other)).status).toBe(401);
+    // Signing in again takes the code.
+    expect((await login("enrol-sessions@example.org", codeAt(secret, now + 30_000))).status).toBe(200);
+  });
+
   it("changes the password with the current one: the other sessions end, this one goes on, and a reset link asked for before stops working", async () => {
     const mine = await member("STAFF", "change@example.org");
     const other = cookieOf(await login("change@example.org"));
