@@ -147,26 +147,28 @@ export function DayChart(props: {
       </svg>
       <details>
         <summary>The figures as a table</summary>
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Day</th>
-              <th scope="col">Raised</th>
-              <th scope="col">Gifts</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows
-              .filter((r) => r.count > 0 || r.amount !== 0)
-              .map((r) => (
-                <tr key={r.date}>
-                  <td>{day(r.date)}</td>
-                  <td>{money(r.amount, props.currency)}</td>
-                  <td>{r.count}</td>
-                </tr>
-              ))}
-          </tbody>
-        </table>
+        <div class="table-wrap">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                <th scope="col">Raised</th>
+                <th scope="col">Gifts</th>
+              </tr>
+            </thead>
+            <tbody>
+              {rows
+                .filter((r) => r.count > 0 || r.amount !== 0)
+                .map((r) => (
+                  <tr key={r.date}>
+                    <td>{day(r.date)}</td>
+                    <td>{money(r.amount, props.currency)}</td>
+                    <td>{r.count}</td>
+                  </tr>
+                ))}
+            </tbody>
+          </table>
+        </div>
       </details>
     </figure>
   );
