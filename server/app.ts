@@ -69,6 +69,9 @@ export function createApp(deps: AppDeps) {
   });
 
   app.get("/health", (c) => c.json({ status: "ok" }));
+  // No icon: said without an error, so that a browser asking for one (on a page that names none, JSON
+  // included) logs no 404, and asks again only a day later.
+  app.get("/favicon.ico", (c) => c.body(null, 204, { "Cache-Control": "public, max-age=86400" }));
 
   // The document itself: public, so mounted before the API key gate of /v1.
   mountRoutes(

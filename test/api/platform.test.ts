@@ -238,6 +238,13 @@ describe(`platform (${dialect})`, () => {
       expect(res.body).toEqual({ status: "ok" });
     });
 
+    it("answers a browser's ask for /favicon.ico with 204 and a day's caching, not a 404 its console logs", async () => {
+      const res = await t.request("GET", "/favicon.ico", { key: null });
+      expect(res.status).toBe(204);
+      expect(res.text).toBe("");
+      expect(res.headers.get("Cache-Control")).toBe("public, max-age=86400");
+    });
+
     it.each(["/v1/no-such-thing", "/v1/forms/x/y/z", "/v1", "/api", "/api/nope", "/api/forms/x/y/z"])(
       "answers an unknown route %s with 404 {error: Not found}",
       async (path) => {

@@ -532,6 +532,8 @@ describe("the settings page", () => {
       "timeZone must be an IANA time zone name",
     );
     expect(screen.getByLabelText("Name").getAttribute("aria-invalid")).toBeNull();
+    // The first field marked takes the focus, as a refused checkout's does.
+    await waitFor(() => expect(document.activeElement).toBe(colour));
     // A problem with no field of its own is listed under the sentence.
     expect(screen.getByText("plan is not a setting")).toBeTruthy();
   });

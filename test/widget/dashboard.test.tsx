@@ -279,6 +279,42 @@ describe("what a role is offered", () => {
   });
 });
 
+describe("pages a role reads, and pages that are not there", () => {
+  it("tells Staff the settings are theirs to read, not change, with every field disabled", async () => {
+    signedIn("STAFF", [...STAFF, "organization:read"]);
+    on("GET", /^\/v1\/organization$/, () => ({
+      body: {
+        organizationName: "Green Org",
+        organizationBaseURLs: ["https://green.example"],
+        timeZone: "UTC",
+        currency: "USD",
+        language: "en",
+        logoUrl: null,
+        brandColor: null,
+        receiptReplyTo: null,
+        receiptSubject: null,
+        receiptMessage: null,
+        requireTwoFactor: false,
+      },
+    }));
+    on("GET", /^\/v1\/organization\/payments$/, () => ({
+      body: { processor: "sandbox", mode: "test", stripe: null },
+    }));
+    open("/dashboard/settings");
+    const note = await screen.findByText(/Your role may read the organization's settings, not change them/);
+    expect(note.textContent).toContain("ask an Owner");
+    expect((screen.getByLabelText("Name") as HTMLInputElement).disabled).toBe(true);
+  });
+
+  it("moves the focus to the heading of a page that is not there, as every page does", async () => {
+    signedIn("OWNER", [...FINANCE, "organization:read"]);
+    open("/dashboard/audit");
+    const heading = await screen.findByRole("heading", { name: "Page not found", level: 1 });
+    await waitFor(() => expect(document.activeElement).toBe(heading));
+    expect(document.title).toBe("Page not found · Almoner");
+  });
+});
+
 /**
  * The refund endpoint as server/api/route.ts keeps answers by Idempotency-Key: an answer below 500 but 429
  * is kept and replayed to the same request, and another request with the key is a 422; a 5xx, a 429 or no

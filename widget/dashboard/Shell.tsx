@@ -4,7 +4,7 @@ import { call, whenSignedOut } from "./api.js";
 import type { PageProps } from "./page.js";
 import { location, navigate, to } from "./router.js";
 import { can, isOwner, loadMe, me } from "./session.js";
-import { ErrorNote, messageOf } from "./ui.js";
+import { ErrorNote, messageOf, PageTitle } from "./ui.js";
 
 /**
  * The dashboard's frame: who is signed in, the pages their role may open, and the page the address names.
@@ -87,7 +87,7 @@ function LazyPage(props: { name: string } & PageProps) {
 function NotFound() {
   return (
     <>
-      <h1>Page not found</h1>
+      <PageTitle title="Page not found">Page not found</PageTitle>
       <p>
         There is no such page. <a href={to("")}>Go to the home page</a>.
       </p>

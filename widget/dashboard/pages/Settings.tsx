@@ -116,6 +116,8 @@ export default function Settings() {
           ? "The settings were not saved: fix the problems shown at their fields."
           : messageOf(err),
       );
+      // Once drawn, the first field marked takes the focus (the sentence above is announced as an alert).
+      setTimeout(() => document.querySelector<HTMLElement>('.editor [aria-invalid="true"]')?.focus());
     }
   };
   /** Problems the page has no field for, listed under the message. */
@@ -161,6 +163,11 @@ export default function Settings() {
   return (
     <>
       <PageTitle title="Settings">Settings</PageTitle>
+      {!writable && (
+        <p class="notice" id="settings-read-only">
+          Your role may read the organization's settings, not change them: ask an Owner for changes.
+        </p>
+      )}
       <form class="editor" onSubmit={save} aria-label="The organization's settings">
         <h2>Organization</h2>
         {field("organizationName", "Name", input("organizationName"))}
