@@ -434,7 +434,9 @@ async function run(
             organizationId: org.id,
             sandbox: org.sandbox,
             permissions: parsePermissions(values.permissions),
-            ...(values.name !== undefined && { name: keyName(values.name) }),
+            // Named as the API requires a name: without --name, for where it was made and when.
+            name:
+              values.name !== undefined ? keyName(values.name) : `Command line, ${isoAt(nowMs).slice(0, 10)}`,
           },
           nowMs,
         );

@@ -111,6 +111,13 @@ describe(`cli process (${dialect})`, { timeout: 120_000 }, () => {
     expect(fullKey.keyId).not.toBe(fullKey.key);
     expect(fullKey.key).not.toContain(fullKey.keyId);
     expect([...fullKey.permissions].sort()).toEqual([...PERMISSIONS].sort());
+    // Without --name it is named, as the API requires every key to be, for where and when it was made.
+    const listed = ok<{ keys: { keyId: string; name: string }[] }>(
+      await cli("key", "list", "--org", acme.organizationId, "--json"),
+    );
+    expect(listed.keys.find((k) => k.keyId === fullKey.keyId)?.name).toMatch(
+      /^Command line, \d{4}-\d{2}-\d{2}$/,
+    );
   });
 
   it("the created key works against the running server", async () => {
