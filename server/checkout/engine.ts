@@ -335,6 +335,11 @@ export async function runCheckout(
   }
   const quote = priced.ok ? priced.quote : null;
   if (quote && quote.totalCents > 0 && !req.paymentMethod) details.push("paymentMethod is required");
+  // As Stripe's US bank accounts: dollars only (the page offers a bank account only to such forms).
+  if (req.paymentMethod?.type === "bank" && org.currency !== "USD")
+    details.push(
+      `paymentMethod Bank accounts pay in US dollars only, and this form takes ${org.currency}: pay by card`,
+    );
   if (details.length || !quote) refuse(details, soldOut, !priced.ok && refusesPromo(priced.errors));
 
   const charged = quote.totalCents > 0;

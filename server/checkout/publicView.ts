@@ -32,7 +32,8 @@ export function paymentOptions(
       // A stand-in Stripe.js (tests, development) only ever with test keys: live card details reach Stripe.
       ...(urls.stripeJsUrl && !processor.livemode ? { jsUrl: urls.stripeJsUrl } : {}),
     };
-  return { processor: "sandbox", methods: ["card", "bank"] };
+  // A (US) bank account pays in dollars only, as at Stripe: other currencies are offered cards.
+  return { processor: "sandbox", methods: org.currency === "USD" ? ["card", "bank"] : ["card"] };
 }
 
 /*

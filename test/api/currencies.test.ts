@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { card, checkout, createForm } from "../support/checkout.js";
+import { bank, card, checkout, createForm } from "../support/checkout.js";
 import { dialect, setupTestApp, type TestApp, type TestOrg, validForms } from "../support/testApp.js";
 
 /** The organization's currency: new gifts are taken in it, with its decimals (none for JPY). */
@@ -86,6 +86,41 @@ describe(`organization currency (${dialect})`, () => {
     expect(receipt.text_body).toContain("€1,234.50");
     const view = await t.request<{ currency: string }>("GET", `/api/forms/${formId}`, { key: null });
     expect(view.body.currency).toBe("EUR");
+  });
+
+  it("offers a bank account only in US dollars: a EUR form's page offers cards, and its checkout refuses a bank account", async () => {
+    const euro = await orgIn("EUR");
+    const formId = await createForm(actingAs(euro), validForms.standard());
+    const view = await t.request<{ payment: { methods: string[] } }>("GET", `/api/forms/${formId}`, {
+      key: null,
+    });
+    expect(view.body.payment.methods).toEqual(["card"]);
+    const refused = await checkout(t, formId, {
+      amount: 25,
+      frequency: "ONE_TIME",
+      donor,
+      paymentMethod: bank(),
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.details).toEqual([
+      "paymentMethod Bank accounts pay in US dollars only, and this form takes EUR: pay by card",
+    ]);
+    expect(
+      await t.store.db.selectFrom("payments").select("id").where("form_id", "=", formId).execute(),
+    ).toEqual([]);
+    const dollars = await orgIn("USD");
+    const usForm = await createForm(actingAs(dollars), validForms.standard());
+    const usView = await t.request<{ payment: { methods: string[] } }>("GET", `/api/forms/${usForm}`, {
+      key: null,
+    });
+    expect(usView.body.payment.methods).toEqual(["card", "bank"]);
+    const paid = await checkout(t, usForm, {
+      amount: 25,
+      frequency: "ONE_TIME",
+      donor,
+      paymentMethod: bank(),
+    });
+    expect(paid.status, paid.text).toBe(201);
   });
 
   it("names amounts in the organization's currency when the checkout refuses one", async () => {
