@@ -121,4 +121,26 @@ describe("the portal's frequency choice", () => {
     const put = fetch.mock.calls.find(([, init]) => init?.method === "PUT");
     expect(JSON.parse(String(put?.[1]?.body))).toEqual({ amount: 30 });
   });
+
+  it("asks before cancelling with the gift's amount and frequency once, in the page's language", async () => {
+    for (const language of ["en", "fr"] as const) {
+      speak(language);
+      const asked: string[] = [];
+      vi.stubGlobal("confirm", (question: string) => {
+        asked.push(question);
+        return false;
+      });
+      const fetch = await portalWith([sub("sub_a", ["MONTHLY"])], { status: 200, body: {} });
+      const tr = translator(language);
+      fireEvent.click(screen.getByRole("button", { name: tr("portal.cancel") }));
+      const expected = {
+        en: "Cancel your recurring gift of $25.00 monthly? This cannot be undone.",
+        fr: "Annuler votre don régulier de 25,00 $US mensuel ? C’est définitif.",
+      }[language];
+      expect(asked.map((q) => q.replace(/\u00a0|\u202f/g, " "))).toEqual([expected]);
+      // Answered no: nothing is sent.
+      expect(fetch.mock.calls.filter(([, init]) => init?.method === "PUT")).toEqual([]);
+      cleanup();
+    }
+  });
 });

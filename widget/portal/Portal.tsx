@@ -266,10 +266,11 @@ function RecurringGift(props: {
   const [frequency, setFrequency] = useState(sub.frequency);
   const [message, setMessage] = useState<{ text: string; error: boolean } | null>(null);
   const active = sub.status === "ACTIVE";
-  const label = t("portal.recurringGift", {
+  const amountAndFrequency = {
     amount: money(sub.amount, sub.currency),
     frequency: frequencyWord(sub.frequency).toLocaleLowerCase(portalLanguage()),
-  });
+  };
+  const label = t("portal.recurringGift", amountAndFrequency);
   // What the gift's form takes (the server says), and the gift's own frequency whatever it is.
   const choices = sub.frequencies.includes(sub.frequency)
     ? sub.frequencies
@@ -377,7 +378,7 @@ function RecurringGift(props: {
             type="button"
             class="danger"
             onClick={() => {
-              if (confirm(t("portal.confirmCancel", { amount: label })))
+              if (confirm(t("portal.confirmCancel", amountAndFrequency)))
                 void change({ status: "CANCELLED" }, t("portal.done.cancel"));
             }}
           >

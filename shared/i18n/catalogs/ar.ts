@@ -401,7 +401,7 @@ export const ar: Catalog = {
   "portal.skip": "تخطَّ التبرع التالي",
   "portal.updateMethod": "حدّث طريقة الدفع",
   "portal.cancel": "ألغِ التبرع المتكرر",
-  "portal.confirmCancel": "هل تريد إلغاء تبرعك المتكرر بمبلغ {amount}؟ لا يمكن التراجع عن ذلك.",
+  "portal.confirmCancel": "هل تريد إلغاء تبرعك المتكرر بمبلغ {amount} {frequency}؟ لا يمكن التراجع عن ذلك.",
   "portal.done.amount": "تم تغيير المبلغ.",
   "portal.done.frequency": "تم تغيير التكرار.",
   "portal.done.skip": "سيُتخطّى التبرع التالي.",

@@ -430,7 +430,7 @@ export const de: Catalog = {
   "portal.updateMethod": "Zahlungsmethode aktualisieren",
   "portal.cancel": "Regelmäßige Spende beenden",
   "portal.confirmCancel":
-    "Ihre regelmäßige Spende von {amount} beenden? Das lässt sich nicht rückgängig machen.",
+    "Ihre regelmäßige Spende von {amount} {frequency} beenden? Das lässt sich nicht rückgängig machen.",
   "portal.done.amount": "Der Betrag ist geändert.",
   "portal.done.frequency": "Die Häufigkeit ist geändert.",
   "portal.done.skip": "Die nächste Spende wird ausgesetzt.",

@@ -414,7 +414,7 @@ export const en = {
   "portal.skip": "Skip the next gift",
   "portal.updateMethod": "Update payment method",
   "portal.cancel": "Cancel recurring gift",
-  "portal.confirmCancel": "Cancel your recurring gift of {amount}? This cannot be undone.",
+  "portal.confirmCancel": "Cancel your recurring gift of {amount} {frequency}? This cannot be undone.",
   "portal.done.amount": "The amount is changed.",
   "portal.done.frequency": "The frequency is changed.",
   "portal.done.skip": "The next gift is skipped.",

@@ -416,7 +416,7 @@ export const es: Catalog = {
   "portal.skip": "Saltar la próxima donación",
   "portal.updateMethod": "Actualizar el método de pago",
   "portal.cancel": "Cancelar la donación periódica",
-  "portal.confirmCancel": "¿Cancelar tu donación periódica de {amount}? No se puede deshacer.",
+  "portal.confirmCancel": "¿Cancelar tu donación periódica de {amount} {frequency}? No se puede deshacer.",
   "portal.done.amount": "El importe se cambió.",
   "portal.done.frequency": "La frecuencia se cambió.",
   "portal.done.skip": "La próxima donación se saltará.",

@@ -422,7 +422,7 @@ export const fr: Catalog = {
   "portal.skip": "Sauter le prochain don",
   "portal.updateMethod": "Mettre à jour le moyen de paiement",
   "portal.cancel": "Annuler le don régulier",
-  "portal.confirmCancel": "Annuler votre don régulier de {amount} ? C’est définitif.",
+  "portal.confirmCancel": "Annuler votre don régulier de {amount} {frequency} ? C’est définitif.",
   "portal.done.amount": "Le montant est modifié.",
   "portal.done.frequency": "La fréquence est modifiée.",
   "portal.done.skip": "Le prochain don est sauté.",

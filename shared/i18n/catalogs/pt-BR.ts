@@ -412,7 +412,8 @@ export const ptBR: Catalog = {
   "portal.skip": "Pular a próxima doação",
   "portal.updateMethod": "Atualizar forma de pagamento",
   "portal.cancel": "Cancelar doação recorrente",
-  "portal.confirmCancel": "Cancelar sua doação recorrente de {amount}? Isso não pode ser desfeito.",
+  "portal.confirmCancel":
+    "Cancelar sua doação recorrente de {amount} {frequency}? Isso não pode ser desfeito.",
   "portal.done.amount": "O valor foi alterado.",
   "portal.done.frequency": "A frequência foi alterada.",
   "portal.done.skip": "A próxima doação será pulada.",
