@@ -124,7 +124,8 @@ export function formatDate(iso: string, language: Language, timeZone = "UTC"): s
 /** The rows an event order's receipt tells its when and where in: the day, the times, the place. */
 function eventRows(event: EventWhenWhere, language: Language, tr: Translate, data: (text: string) => string) {
   const rows: [string, string][] = [];
-  if (event.date) rows.push([tr("checkout.event.date"), longDate(event.date, language)]);
+  // "Event date", not the checkout's "Date": the receipt's own date is a row above it.
+  if (event.date) rows.push([tr("mail.receipt.eventDate"), longDate(event.date, language)]);
   if (event.startTime) {
     const end = event.endTime ? ` – ${clock(event.endTime, language)}` : "";
     const zone = event.timeZone ? ` (${zoneName(event.timeZone, language)})` : "";
@@ -182,6 +183,10 @@ function compose(input: ReceiptInput) {
     thanks = tr("mail.receipt.thanks.charge", { frequency, organization: inBody.organization });
   else if (recurring)
     thanks = tr("mail.receipt.thanks.recurring", { frequency, organization: inBody.organization });
+
+  // A name that ends a sentence with its own full stop ("Verein Hilfe e.V.") takes no second one.
+  // (In a right-to-left e-mail the name's isolate closes between the two.)
+  thanks = thanks.replace(/(?<!\.)\.(\u2069?)\.(?=\s|$)/g, ".$1");
 
   const notes: string[] = [];
   if (input.status === "PENDING")

@@ -40,7 +40,9 @@ describe("the receipt e-mail", () => {
       event,
     });
     const en = renderReceipt(order);
-    expect(en.text).toContain("Saturday, May 15, 2027");
+    // The event's day is named apart from the receipt's own date.
+    expect(en.text).toMatch(/Event date\W+Saturday, May 15, 2027/);
+    expect(en.text.match(/^\s*Date\b/gm) ?? []).toHaveLength(1);
     // Written as the checkout page writes it (one module, shared/eventTime.ts): a plain space before PM.
     expect(en.text).toContain("6:30 PM – 10:00 PM (Eastern Time)");
     expect(en.text).toContain(`Stadthalle <b>"Nord"</b>`);
@@ -107,6 +109,18 @@ describe("the receipt e-mail", () => {
       expect(part).not.toContain("processing");
     }
     expect(r.html).toMatch(/^<!doctype html>/);
+  });
+
+  it("ends the thanks with one full stop when the organization's name ends with its own, in any direction", () => {
+    for (const language of ["de", "en", "ar"] as const) {
+      const r = renderReceipt(base({ organizationName: "Verein Hilfe e.V.", language }));
+      for (const part of [r.text, r.html]) {
+        expect(part, language).toContain("e.V.");
+        expect(part, language).not.toMatch(/e\.V\.\u2069?\./);
+      }
+    }
+    // An ellipsis is the organization's own, kept.
+    expect(renderReceipt(base({ organizationName: "Wait..." })).text).toContain("Wait...");
   });
 
   it("escapes every donor- and organization-supplied value in the HTML part", () => {

@@ -218,6 +218,7 @@ export const ar: Catalog = {
   "mail.receipt.dedicated": "تبرعك مُهدى {kind, select, HONOR {تكريمًا لـ} other {تخليدًا لذكرى}} {name}.",
   "mail.receipt.number": "رقم الإيصال",
   "mail.receipt.date": "التاريخ",
+  "mail.receipt.eventDate": "تاريخ الفعالية",
   "mail.receipt.amount": "المبلغ",
   "mail.receipt.frequency": "التكرار",
   "mail.receipt.frequency.ONE_TIME": "مرة واحدة",

@@ -236,6 +236,7 @@ export const de: Catalog = {
     "Ihre Spende ist {kind, select, HONOR {zu Ehren} other {in Gedenken an}} {name} gewidmet.",
   "mail.receipt.number": "Belegnummer",
   "mail.receipt.date": "Datum",
+  "mail.receipt.eventDate": "Veranstaltungsdatum",
   "mail.receipt.amount": "Betrag",
   "mail.receipt.frequency": "Häufigkeit",
   "mail.receipt.frequency.ONE_TIME": "Einmalig",

@@ -228,6 +228,7 @@ export const en = {
     "Your gift is dedicated {kind, select, HONOR {in honor} other {in memory}} of {name}.",
   "mail.receipt.number": "Receipt number",
   "mail.receipt.date": "Date",
+  "mail.receipt.eventDate": "Event date",
   "mail.receipt.amount": "Amount",
   "mail.receipt.frequency": "Frequency",
   // The Frequency row's value, a word that stands alone (`mail.frequency.*` fits into sentences).

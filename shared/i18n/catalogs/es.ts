@@ -229,6 +229,7 @@ export const es: Catalog = {
     "Tu donación está dedicada {kind, select, HONOR {en honor} other {en memoria}} de {name}.",
   "mail.receipt.number": "Número de recibo",
   "mail.receipt.date": "Fecha",
+  "mail.receipt.eventDate": "Fecha del evento",
   "mail.receipt.amount": "Importe",
   "mail.receipt.frequency": "Frecuencia",
   "mail.receipt.frequency.ONE_TIME": "Una vez",

@@ -229,6 +229,7 @@ export const fr: Catalog = {
     "Votre don est dédié {kind, select, HONOR {en l’honneur} other {à la mémoire}} de {name}.",
   "mail.receipt.number": "Numéro de reçu",
   "mail.receipt.date": "Date",
+  "mail.receipt.eventDate": "Date de l’événement",
   "mail.receipt.amount": "Montant",
   "mail.receipt.frequency": "Fréquence",
   "mail.receipt.frequency.ONE_TIME": "Ponctuel",

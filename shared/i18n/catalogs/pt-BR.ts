@@ -228,6 +228,7 @@ export const ptBR: Catalog = {
     "Sua doação é dedicada {kind, select, HONOR {em homenagem a} other {em memória de}} {name}.",
   "mail.receipt.number": "Número do recibo",
   "mail.receipt.date": "Data",
+  "mail.receipt.eventDate": "Data do evento",
   "mail.receipt.amount": "Valor",
   "mail.receipt.frequency": "Frequência",
   "mail.receipt.frequency.ONE_TIME": "Única",
