@@ -3,6 +3,8 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import { z } from "zod";
 import { DEFAULT_CURRENCY } from "../../shared/currency.js";
 import {
+  staffLinkBodySchema,
+  staffLinkSchema,
   staffLoginBodySchema,
   staffMeSchema,
   staffSetupBodySchema,
@@ -11,6 +13,7 @@ import {
 import { ApiError } from "../errors.js";
 import {
   completeSetup,
+  describePasswordLink,
   endStaffSession,
   findStaffSession,
   SESSION_MAX_DAYS,
@@ -151,6 +154,28 @@ export function staffRoutes(deps: AppDeps): RouteSpec[] {
         }).catch(refusal);
         startSession(c, sessionToken);
         return me(c, await findStaffSession(deps.store, sessionToken, deps.now()));
+      },
+    }),
+    defineRoute({
+      method: "post",
+      path: "/api/staff/link",
+      operationId: "staffDescribeLink",
+      auth: false,
+      idempotent: false,
+      tags,
+      summary: "Whose a set-up or password-reset link is",
+      description:
+        "For the link's page to say before anything is typed: the person's address, the organization the link opens and, for a set-up link of a person who already has a password, that they sign in instead. Nothing is used up. A link used, expired or unknown is a 401, as using it would be.",
+      body: staffLinkBodySchema,
+      before: signingIn,
+      responses: {
+        200: { description: "The link is live", schema: staffLinkSchema },
+        401: e("The link has been used or has expired"),
+        403: e("Not sent from this instance's own pages, or sent with an API key"),
+      },
+      handler: async (c, { body }) => {
+        const link = await describePasswordLink(deps.store, body.token, body.kind, deps.now()).catch(refusal);
+        return c.json(link, 200, { "Cache-Control": "no-store" });
       },
     }),
     defineRoute({

@@ -198,6 +198,42 @@ export async function completeSetup(
   return redeemPasswordLink(store, { token, kind: "setup", passwordHash: hash, nowMs, origin }, refused);
 }
 
+/**
+ * Whose a live set-up or reset link is, for its page to say before anything is typed: the person's
+ * address, the organization it opens, and (set-up links) whether the person signs in with a password they
+ * already have. A link used, expired or unknown is the same refusal its use would get.
+ */
+export async function describePasswordLink(
+  store: Store,
+  token: string,
+  kind: "setup" | "reset",
+  nowMs: number,
+): Promise<{ email: string; organizationName: string; signInRequired: boolean }> {
+  const refused = new StaffError(
+    "token",
+    kind === "setup"
+      ? "This set-up link has been used or has expired: ask an Owner for a new one"
+      : "This reset link has been used or has expired: ask for a new one on the sign-in page",
+  );
+  if (!isSecretToken(token)) throw refused;
+  const live = await store.db
+    .selectFrom("staff_tokens")
+    .innerJoin("staff_users", "staff_users.id", "staff_tokens.user_id")
+    .innerJoin("organizations", "organizations.id", "staff_tokens.organization_id")
+    .select(["staff_users.email", "staff_users.password_hash", "organizations.name"])
+    .where("staff_tokens.token_hash", "=", sha256Hex(token))
+    .where("staff_tokens.kind", "=", kind)
+    .where("staff_tokens.used_at", "is", null)
+    .where("staff_tokens.expires_at", ">", isoAt(nowMs))
+    .executeTakeFirst();
+  if (!live) throw refused;
+  return {
+    email: live.email,
+    organizationName: live.name,
+    signInRequired: kind === "setup" && live.password_hash != null,
+  };
+}
+
 /** The answer to a set-up link of a person who already has a password. */
 const signInInstead = () =>
   new StaffError(

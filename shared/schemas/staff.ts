@@ -22,6 +22,23 @@ export const staffSetupBodySchema = z.strictObject({
   password,
 });
 
+export const staffLinkBodySchema = z.strictObject({
+  token: z.string().min(1).max(100).meta({ description: "The token of the link (`?token=`)" }),
+  kind: z.enum(["setup", "reset"]).meta({
+    description:
+      "`setup`: a set-up link (`/dashboard/setup`); `reset`: a password-reset link (`/dashboard/reset`)",
+  }),
+});
+
+export const staffLinkSchema = z.object({
+  email: z.string().meta({ description: "The address of the person the link is for" }),
+  organizationName: z.string().meta({ description: "The organization the link opens" }),
+  signInRequired: z.boolean().meta({
+    description:
+      "A set-up link of a person who already has a password: they sign in with it (and `invitation`) instead of choosing one",
+  }),
+});
+
 export const staffLoginBodySchema = z.strictObject({
   email: z.string().min(1).max(254),
   password: z.string().min(1).max(PASSWORD_MAX_LENGTH),

@@ -356,6 +356,37 @@ describe(`staff password reset (${dialect})`, () => {
     expect(await mailedResetToken("known@example.org")).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
+  it("says whose a live link is before it is used (POST /api/staff/link), and refuses it used, of another kind, or unknown", async () => {
+    await member("STAFF", "whose@example.org");
+    expect((await post("/api/staff/password-reset", { email: "whose@example.org" })).status).toBe(202);
+    const token = await mailedResetToken("whose@example.org");
+    const described = await post("/api/staff/link", { token, kind: "reset" });
+    expect(described.status, described.text).toBe(200);
+    expect(described.body).toEqual({
+      email: "whose@example.org",
+      organizationName: expect.any(String),
+      signInRequired: false,
+    });
+    expect(described.headers.get("Cache-Control")).toBe("no-store");
+    // Asking uses nothing up: the link still sets the password, once; then it is dead here too.
+    expect((await post("/api/staff/link", { token, kind: "setup" })).status).toBe(401);
+    expect((await post("/api/staff/link", { token: "x".repeat(43), kind: "reset" })).status).toBe(401);
+    const done = await post("/api/staff/password-reset/complete", {
+      token,
+      password: "a brand new passphrase",
+    });
+    expect(done.status, done.text).toBe(200);
+    const used = await post("/api/staff/link", { token, kind: "reset" });
+    expect(used.status).toBe(401);
+    expect(used.body.error).toMatch(/has been used or has expired/);
+    // From another site: refused, as every sign-in request is.
+    const cross = await send("POST", "/api/staff/link", {
+      body: { token, kind: "reset" },
+      origin: "https://evil.example",
+    });
+    expect(cross.status).toBe(403);
+  });
+
   it("sets the password once with a link of 30 minutes, ends every session and signs in", async () => {
     const first = await member("FINANCE", "reset@example.org");
     const second = cookieOf(await login("reset@example.org"));

@@ -72,6 +72,9 @@ describe("signing in", () => {
   });
 
   it("sets a password from a set-up link and refuses two that differ before sending anything", async () => {
+    on("POST", /^\/api\/staff\/link$/, () => ({
+      body: { email: "o@x.org", organizationName: "Tree Trust", signInRequired: false },
+    }));
     on("POST", /^\/api\/staff\/setup$/, () => ({
       body: {
         userId: "u",
@@ -85,6 +88,14 @@ describe("signing in", () => {
     on("GET", /^\/api\/staff\/me$/, () => ({ status: 401, body: { error: "Not signed in" } }));
     open("/dashboard/setup?token=tok_abc");
     const password = await screen.findByLabelText("Password");
+    // Whose account the link sets, said before anything is typed.
+    expect(screen.getByText(/^For/).textContent).toBe(
+      "For o@x.org at Tree Trust. Not you? Close this page: the link is someone else's.",
+    );
+    expect(calls.find((c) => c.path === "/api/staff/link")?.body).toEqual({
+      token: "tok_abc",
+      kind: "setup",
+    });
     fireEvent.input(password, { target: { value: "a long passphrase here" } });
     fireEvent.input(screen.getByLabelText("The same password again"), {
       target: { value: "another one entirely" },
@@ -106,7 +117,33 @@ describe("signing in", () => {
     expect(window.location.search).toBe("");
   });
 
+  it("says at once that a used or expired link is dead, asking for no password", async () => {
+    on("POST", /^\/api\/staff\/link$/, () => ({
+      status: 401,
+      body: { error: "This reset link has been used or has expired: ask for a new one on the sign-in page" },
+    }));
+    on("GET", /^\/api\/staff\/me$/, () => ({ status: 401, body: { error: "Not signed in" } }));
+    open("/dashboard/reset?token=tok_old");
+    expect((await screen.findByRole("alert")).textContent).toMatch(/has been used or has expired/);
+    expect(screen.queryByLabelText("Password")).toBeNull();
+    expect(screen.getByRole("link", { name: "Sign in" })).toBeTruthy();
+  });
+
+  it("takes a person with a password straight to signing in with the set-up link, their address filled in", async () => {
+    on("POST", /^\/api\/staff\/link$/, () => ({
+      body: { email: "o@x.org", organizationName: "River Trust", signInRequired: true },
+    }));
+    on("GET", /^\/api\/staff\/me$/, () => ({ status: 401, body: { error: "Not signed in" } }));
+    open("/dashboard/setup?token=tok_abc");
+    await screen.findByRole("heading", { name: "Sign in to accept the invitation" });
+    expect((screen.getByLabelText("E-mail address") as HTMLInputElement).value).toBe("o@x.org");
+    expect(screen.queryByLabelText("The same password again")).toBeNull();
+  });
+
   it("asks a person who already has a password to sign in with it and the set-up link, which opens the inviting organization", async () => {
+    on("POST", /^\/api\/staff\/link$/, () => ({
+      body: { email: "o@x.org", organizationName: "Tree Trust", signInRequired: false },
+    }));
     on("POST", /^\/api\/staff\/setup$/, () => ({
       status: 409,
       body: { error: "This address already has a password here", signInRequired: true },
@@ -151,6 +188,9 @@ describe("signing in", () => {
     expect(window.location.search).toBe("");
   });
   it("asks for the authenticator's code when a reset link's person has two-step sign-in on, says a refused code at its field, and takes a recovery code", async () => {
+    on("POST", /^\/api\/staff\/link$/, () => ({
+      body: { email: "o@x.org", organizationName: "Tree Trust", signInRequired: false },
+    }));
     const codes: (string | undefined)[] = [];
     on("POST", /^\/api\/staff\/password-reset\/complete$/, (call) => {
       const { code } = call.body as { code?: string };

@@ -8,6 +8,13 @@ import SignIn from "./SignIn.js";
 
 export const MIN_PASSWORD_LENGTH = 12;
 
+/** Whose a set-up or reset link is (POST /api/staff/link). */
+interface StaffLink {
+  email: string;
+  organizationName: string;
+  signInRequired: boolean;
+}
+
 /**
  * A set-up link (`/dashboard/setup?token=…`, from the command line or an invitation) or a reset link
  * (`/dashboard/reset?token=…`, mailed): the person chooses a password and is signed in. A set-up link of
@@ -33,6 +40,16 @@ export default function Setup(props: PageProps) {
     if (needsCode) codeInput.current?.focus();
   }, [needsCode]);
   const title = reset ? "Choose a new password" : "Set up your account";
+  // Whose the link is, asked before anything is typed: a link used or expired says so at once, and a
+  // person opening someone else's link sees whose account it sets.
+  const [link, setLink] = useState<StaffLink | null>(null);
+  const [dead, setDead] = useState<string | null>(null);
+  useEffect(() => {
+    if (!token) return;
+    call<StaffLink>("POST", "/api/staff/link", { token, kind: reset ? "reset" : "setup" })
+      .then(setLink)
+      .catch((err: unknown) => setDead(messageOf(err)));
+  }, [token, reset]);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -78,11 +95,33 @@ export default function Setup(props: PageProps) {
       </>
     );
 
-  if (signInInstead) return <SignIn invitation={token} />;
+  if (dead)
+    return (
+      <>
+        <PageTitle title={title}>{title}</PageTitle>
+        <ErrorNote message={dead} />
+        <p>
+          <a href={to("")}>Sign in</a>
+          {reset ? ", or ask for a new link there." : " if you already have a password."}
+        </p>
+      </>
+    );
+  if (!link)
+    return (
+      <>
+        <PageTitle title={title}>{title}</PageTitle>
+        <p aria-busy="true">Loading…</p>
+      </>
+    );
+  if (signInInstead || link.signInRequired) return <SignIn invitation={token} email={link.email} />;
 
   return (
     <>
       <PageTitle title={title}>{title}</PageTitle>
+      <p class="link-for">
+        For <strong>{link.email}</strong> at <strong>{link.organizationName}</strong>. Not you? Close this
+        page: the link is someone else's.
+      </p>
       <form onSubmit={submit}>
         <Field
           label="Password"

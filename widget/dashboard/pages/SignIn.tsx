@@ -11,9 +11,9 @@ import { ErrorNote, Field, messageOf, Notice, PageTitle } from "../ui.js";
  * set-up link's token, for a person who already has a password) the sign-in accepts the invitation and
  * opens the inviting organization.
  */
-export default function SignIn(props: Partial<PageProps> & { invitation?: string }) {
+export default function SignIn(props: Partial<PageProps> & { invitation?: string; email?: string }) {
   const invitation = props.invitation;
-  const [email, setEmail] = useState("");
+  const [email, setEmail] = useState(props.email ?? "");
   const [password, setPassword] = useState("");
   const [code, setCode] = useState("");
   const [needsCode, setNeedsCode] = useState(false);
