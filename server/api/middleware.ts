@@ -195,7 +195,16 @@ function authenticate(deps: AppDeps, then: MiddlewareHandler<AppEnv>): Middlewar
     const header = c.req.header("Authorization");
     if (!header) return bySession(c, next);
     const secret = bearerKey(header);
-    if (secret === null) throw new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
+    if (secret === null) {
+      const malformed = new ApiError(401, "Malformed Authorization header: expected Bearer <API_KEY>");
+      // Another scheme than Bearer is not this API's: a proxy's HTTP Basic sign-in in front of the
+      // dashboard, passed on with the request. A request with a staff session is judged by it.
+      if (/^bearer(\s|$)/i.test(header.trim())) throw malformed;
+      return staffSessionOf(c, deps).then((session) => {
+        if (!session) throw malformed;
+        return bySession(c, next);
+      });
+    }
     const key = peekKeyBySecret(deps.store, secret);
     if (key) return admit(c, next, key);
     return findKeyBySecretCached(deps.store, secret).then((found) => admit(c, next, found));

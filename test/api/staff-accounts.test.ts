@@ -142,6 +142,21 @@ describe(`staff sign-in and sessions (${dialect})`, () => {
     expect(refund.status).toBe(200);
   });
 
+  it("judges a request by its session when it also carries another Authorization scheme (a proxy's HTTP Basic)", async () => {
+    const staff = await member("STAFF", "behind-proxy@example.org");
+    const withHeader = (authorization: string, cookie?: string) =>
+      t.app.request("/v1/payments", {
+        headers: { Authorization: authorization, ...(cookie ? { Cookie: cookie } : {}) },
+      });
+    expect((await withHeader("Basic Zm9vOmJhcg==", staff)).status).toBe(200);
+    // Without a session, or with a Bearer that is not a key, the header is still the request's credential.
+    const bare = await withHeader("Basic Zm9vOmJhcg==");
+    expect(bare.status).toBe(401);
+    expect(await bare.json()).toEqual({ error: "Malformed Authorization header: expected Bearer <API_KEY>" });
+    expect((await withHeader("Bearer ", staff)).status).toBe(401);
+    expect((await withHeader("Bearer not-a-key", staff)).status).toBe(401);
+  });
+
   it("changes nothing without this instance's Origin: a cross-site post with the cookie is refused", async () => {
     const owner = await member("OWNER", "owner2@example.org");
     const body = { ...validForms.standard(), title: "Posted from elsewhere" };
