@@ -22,6 +22,7 @@ import {
   NO_CREDENTIALS,
   questionId,
   readOnlyFields,
+  requiredSingleLine,
   requiredString,
   urlTextProblem,
 } from "./common.js";
@@ -80,13 +81,13 @@ export function isTimeZone(value: string): boolean {
 const readOnly = readOnlyFields("quantitySold", "timesRedeemed");
 
 export const givingLevelSchema = z.strictObject({
-  title: requiredString(200),
+  title: requiredSingleLine(200),
   amount: money({ min: 0, max: MAX_AMOUNT, minExclusive: true }),
   description: boundedString(1000).default(""),
 });
 
 export const sponsorshipOptionSchema = z.strictObject({
-  optionTitle: requiredString(200),
+  optionTitle: requiredSingleLine(200),
   amount: money({ min: 0, max: MAX_AMOUNT, minExclusive: true }),
   description: boundedString(1000).default(""),
   quantity: positiveInt.nullable().optional(),
@@ -94,14 +95,14 @@ export const sponsorshipOptionSchema = z.strictObject({
 });
 
 export const sponsorshipGroupSchema = z.strictObject({
-  groupTitle: requiredString(200),
+  groupTitle: requiredSingleLine(200),
   description: boundedString(1000).default(""),
   options: z.array(sponsorshipOptionSchema).min(1).max(100),
 });
 
 export const ticketSchema = z
   .strictObject({
-    name: requiredString(200),
+    name: requiredSingleLine(200),
     price,
     quantity: positiveInt.nullable().optional(),
     ticketType: z.enum(TICKET_TYPES).default("INDIVIDUAL"),
@@ -139,7 +140,7 @@ export const promoCodeSchema = z
         "percentage: more than 0 and at most 100; amount: in the organization's currency, at most 2 decimals (whole units for zero-decimal currencies)",
     }),
     quantity: positiveInt.nullable().optional(),
-    applicableTickets: z.array(requiredString(200)).max(100).default([]),
+    applicableTickets: z.array(requiredSingleLine(200)).max(100).default([]),
     ...readOnly,
   })
   .meta({
@@ -150,7 +151,7 @@ export const promoCodeSchema = z
 
 /** The options of a custom input (form or organization): at most 100, each 1 to 200 characters. */
 export const inputOptionsSchema = z
-  .array(requiredString(200))
+  .array(requiredSingleLine(200))
   .max(100)
   .meta({ uniqueItems: true })
   .default([]);
@@ -182,8 +183,8 @@ export function dropdownOptionProblems(options: readonly string[]): string[] {
 export const customInputSchema = z
   .strictObject({
     id: questionId(QUESTION_ID_MAX).optional(),
-    title: requiredString(300).optional(),
-    question: requiredString(300).optional(),
+    title: requiredSingleLine(300).optional(),
+    question: requiredSingleLine(300).optional(),
     inputType: z.enum(CUSTOM_INPUT_TYPES),
     required: z.boolean().default(false),
     options: inputOptionsSchema,
@@ -225,7 +226,7 @@ export const faqSchema = z.strictObject({
 const amountList = z.array(formAmount).max(20);
 
 const FORM_FIELDS = {
-  title: requiredString(FORM_TITLE_MAX),
+  title: requiredSingleLine(FORM_TITLE_MAX),
   // null clears the description like "".
   description: boundedString(650)
     .nullable()
@@ -237,7 +238,7 @@ const FORM_FIELDS = {
     description:
       "How donors choose an amount on a fundraising form. Left out: standard, or what a stored `formType` implies (`CROWDFUNDING_FORM` giving_level, `PRODUCT` sponsorship, `EMBED_FORM` standard).",
   }),
-  funds: z.array(requiredString(200)).min(1).max(100).meta({ uniqueItems: true }),
+  funds: z.array(requiredSingleLine(200)).min(1).max(100).meta({ uniqueItems: true }),
   frequencies: z.array(z.enum(FREQUENCIES)).min(1).max(5).meta({ uniqueItems: true }).optional(),
   defaultFrequency: z.enum(FREQUENCIES).optional(),
   color: z.string().regex(HEX_COLOR, { message: "must be a hex color like #3B82F6" }).default("#3B82F6"),

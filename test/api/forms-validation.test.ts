@@ -469,6 +469,36 @@ describe(`POST /v1/forms validation (${dialect})`, () => {
     );
   });
 
+  it("takes names and titles on one line: a line break or tab in a title, fund, ticket, level or question is a 400 naming it", async () => {
+    const line = "must be a single line of text (no line breaks, tabs or other control characters)";
+    const event = await create({
+      ...validForms.event(),
+      title: "Spring\ngala",
+      funds: ["General", "Gala\tfund"],
+      tickets: [{ name: "Adult\nticket", price: 10 }],
+      customInputs: [{ title: "Diet\r", inputType: "single_select", options: ["Vegan", "None\n"] }],
+    });
+    expect(event.status).toBe(400);
+    expect(event.body.details).toEqual(
+      expect.arrayContaining([
+        `title ${line}`,
+        `funds[1] ${line}`,
+        `tickets[0].name ${line}`,
+        `customInputs[0].title ${line}`,
+        `customInputs[0].options[1] ${line}`,
+      ]),
+    );
+    const level = await create({
+      ...validForms.givingLevel(),
+      givingLevels: [{ title: "Friend\u0007", amount: 50 }],
+    });
+    expect(level.status).toBe(400);
+    expect(level.body.details).toContainEqual(`givingLevels[0].title ${line}`);
+    // Descriptions and answers are text of several lines, as before.
+    const ok = await create({ ...validForms.standard(), description: "Line one\nLine two" });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(201);
+  });
+
   it("reports every problem of an event form in a single response", async () => {
     const res = await create({
       title: "Gala problems",
