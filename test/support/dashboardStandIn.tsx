@@ -134,3 +134,18 @@ export const payment = (over: Record<string, unknown> = {}) => ({
   failureMessage: null,
   ...over,
 });
+
+/** The organization as `GET /v1/organization` answers it (a USD organization on the sandbox). */
+export const organization = {
+  organizationName: "Tree Trust",
+  organizationBaseURLs: ["https://trees.example"],
+  timeZone: "UTC",
+  currency: "USD",
+  language: "en",
+  logoUrl: null,
+  brandColor: null,
+  receiptReplyTo: null,
+  receiptSubject: null,
+  receiptMessage: null,
+  requireTwoFactor: false,
+};

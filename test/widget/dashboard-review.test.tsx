@@ -5,7 +5,14 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { ListFooter, usePagedList } from "../../widget/dashboard/list.js";
 import { navigate } from "../../widget/dashboard/router.js";
 import { ConfirmInline } from "../../widget/dashboard/ui.js";
-import { type Answer, openDashboard, payment, type Role, standInApi } from "../support/dashboardStandIn.js";
+import {
+  type Answer,
+  openDashboard,
+  organization,
+  payment,
+  type Role,
+  standInApi,
+} from "../support/dashboardStandIn.js";
 
 /**
  * The staff dashboard's pages (widget/dashboard) in happy-dom against a stand-in API, for what a review found:
@@ -479,20 +486,6 @@ describe("amounts in a currency without decimals", () => {
 });
 
 describe("the settings page", () => {
-  const organization = {
-    organizationName: "Tree Trust",
-    organizationBaseURLs: ["https://trees.example"],
-    timeZone: "UTC",
-    currency: "USD",
-    language: "en",
-    logoUrl: null,
-    brandColor: null,
-    receiptReplyTo: null,
-    receiptSubject: null,
-    receiptMessage: null,
-    requireTwoFactor: false,
-  };
-
   beforeEach(() => {
     signedIn("OWNER", [...OWNER, "organization:read", "organization:write"]);
     on("GET", /^\/v1\/organization$/, () => ({ body: organization }));

@@ -5,6 +5,7 @@ import {
   type Call,
   type Handler,
   openDashboard,
+  organization,
   payment,
   type Role,
   standInApi,
@@ -322,21 +323,7 @@ describe("what a role is offered", () => {
 describe("pages a role reads, and pages that are not there", () => {
   it("tells Staff the settings are theirs to read, not change, with every field disabled", async () => {
     signedIn("STAFF", [...STAFF, "organization:read"]);
-    on("GET", /^\/v1\/organization$/, () => ({
-      body: {
-        organizationName: "Green Org",
-        organizationBaseURLs: ["https://green.example"],
-        timeZone: "UTC",
-        currency: "USD",
-        language: "en",
-        logoUrl: null,
-        brandColor: null,
-        receiptReplyTo: null,
-        receiptSubject: null,
-        receiptMessage: null,
-        requireTwoFactor: false,
-      },
-    }));
+    on("GET", /^\/v1\/organization$/, () => ({ body: organization }));
     on("GET", /^\/v1\/organization\/payments$/, () => ({
       body: { processor: "sandbox", mode: "test", stripe: null },
     }));
