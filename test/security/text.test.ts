@@ -17,13 +17,21 @@ afterEach(async () => {
 });
 
 describe("titles and names", () => {
-  it("are stored without bidi overrides, zero-width and control characters", async () => {
+  it("are stored without bidi overrides and zero-width characters, and refused with a control character", async () => {
     const formId = await createForm(t, {
       ...validForms.standard(),
-      title: "Spring\u202e appeal\u200b\u0007",
+      title: "Spring\u202e appeal\u200b",
     });
     const form = await t.request<{ title: string }>("GET", `/v1/forms/${formId}`);
     expect(form.body.title).toBe("Spring appeal");
+    // A title is one line: a control character (a bell, a line break) is refused, naming the field.
+    const bell = await t.request<{ details: string[] }>("POST", "/v1/forms", {
+      body: { ...validForms.standard(), title: "Summer appeal\u0007" },
+    });
+    expect(bell.status).toBe(400);
+    expect(bell.body.details).toEqual([
+      "title must be a single line of text (no line breaks, tabs or other control characters)",
+    ]);
     const contact = await t.request<{ contact: { firstName: string } }>("POST", "/v1/contacts", {
       body: { firstName: "A\u200dda\u2066", lastName: "Lovelace" },
     });
