@@ -161,6 +161,30 @@ export async function createStaffMember(
   return { userId, setupUrl: `${input.publicUrl}${SETUP_PAGE_PATH}?token=${token}`, expiresAt };
 }
 
+/** The refusal of a set-up or reset link that is used, expired or unknown. */
+export function deadLink(kind: "setup" | "reset"): StaffError {
+  return new StaffError(
+    "token",
+    kind === "setup"
+      ? "This set-up link has been used or has expired: ask an Owner for a new one"
+      : "This reset link has been used or has expired: ask for a new one",
+  );
+}
+
+/**
+ * The live link of `token` (of `kind`, not used, not expired) joined to its person, for the caller to
+ * select from: a set-up's or reset's use, and the look at whose it is, read it the same way.
+ */
+export function liveLink(db: Db, token: string, kind: "setup" | "reset", nowMs: number) {
+  return db
+    .selectFrom("staff_tokens")
+    .innerJoin("staff_users", "staff_users.id", "staff_tokens.user_id")
+    .where("staff_tokens.token_hash", "=", sha256Hex(token))
+    .where("staff_tokens.kind", "=", kind)
+    .where("staff_tokens.used_at", "is", null)
+    .where("staff_tokens.expires_at", ">", isoAt(nowMs));
+}
+
 /**
  * Uses a set-up link: sets the person's password and signs them in. A used or expired link: a "token"
  * StaffError. A set-up link sets a password only while the person has none: a person who already has one
@@ -175,21 +199,11 @@ export async function completeSetup(
   nowMs: number,
   origin: SessionOrigin = {},
 ): Promise<{ sessionToken: string }> {
-  const refused = new StaffError(
-    "token",
-    "This set-up link has been used or has expired: ask an Owner for a new one",
-  );
+  const refused = deadLink("setup");
   if (!isSecretToken(token)) throw refused;
-  const now = isoAt(nowMs);
   // A cheap look first: hashing a password costs time no unknown link should buy.
-  const live = await store.db
-    .selectFrom("staff_tokens")
-    .innerJoin("staff_users", "staff_users.id", "staff_tokens.user_id")
+  const live = await liveLink(store.db, token, "setup", nowMs)
     .select("staff_users.password_hash")
-    .where("staff_tokens.token_hash", "=", sha256Hex(token))
-    .where("staff_tokens.kind", "=", "setup")
-    .where("staff_tokens.used_at", "is", null)
-    .where("staff_tokens.expires_at", ">", now)
     .executeTakeFirst();
   if (!live) throw refused;
   if (live.password_hash != null) throw signInInstead();
@@ -209,22 +223,11 @@ export async function describePasswordLink(
   kind: "setup" | "reset",
   nowMs: number,
 ): Promise<{ email: string; organizationName: string; signInRequired: boolean }> {
-  const refused = new StaffError(
-    "token",
-    kind === "setup"
-      ? "This set-up link has been used or has expired: ask an Owner for a new one"
-      : "This reset link has been used or has expired: ask for a new one on the sign-in page",
-  );
+  const refused = deadLink(kind);
   if (!isSecretToken(token)) throw refused;
-  const live = await store.db
-    .selectFrom("staff_tokens")
-    .innerJoin("staff_users", "staff_users.id", "staff_tokens.user_id")
+  const live = await liveLink(store.db, token, kind, nowMs)
     .innerJoin("organizations", "organizations.id", "staff_tokens.organization_id")
     .select(["staff_users.email", "staff_users.password_hash", "organizations.name"])
-    .where("staff_tokens.token_hash", "=", sha256Hex(token))
-    .where("staff_tokens.kind", "=", kind)
-    .where("staff_tokens.used_at", "is", null)
-    .where("staff_tokens.expires_at", ">", isoAt(nowMs))
     .executeTakeFirst();
   if (!live) throw refused;
   return {

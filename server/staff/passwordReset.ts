@@ -8,7 +8,9 @@ import type { Store } from "../store/database.js";
 import { insertRow } from "../store/fixedQuery.js";
 import {
   countAttempt,
+  deadLink,
   failureKeys,
+  liveLink,
   redeemPasswordLink,
   refuseCommonPassword,
   type SessionOrigin,
@@ -102,18 +104,14 @@ export async function completePasswordReset(
   box: SecretBox,
   input: { token: string; password: string; code?: string; nowMs: number } & SessionOrigin,
 ): Promise<{ sessionToken: string }> {
-  const refused = new StaffError("token", "This reset link has been used or has expired: ask for a new one");
+  const refused = deadLink("reset");
   if (!isSecretToken(input.token)) throw refused;
-  const now = isoAt(input.nowMs);
   const live = () =>
-    store.db
-      .selectFrom("staff_tokens")
-      .innerJoin("staff_users", "staff_users.id", "staff_tokens.user_id")
-      .select(["staff_tokens.user_id", "staff_users.email", "staff_users.totp_secret"])
-      .where("staff_tokens.token_hash", "=", sha256Hex(input.token))
-      .where("staff_tokens.kind", "=", "reset")
-      .where("staff_tokens.used_at", "is", null)
-      .where("staff_tokens.expires_at", ">", now);
+    liveLink(store.db, input.token, "reset", input.nowMs).select([
+      "staff_tokens.user_id",
+      "staff_users.email",
+      "staff_users.totp_secret",
+    ]);
   const link = await live().executeTakeFirst();
   if (!link) throw refused;
   refuseCommonPassword(input.password);
